@@ -1,0 +1,59 @@
+"""Optional dependencies, imported in one place (the shape of ``lightgbm/compat.py``).
+
+Each optional package has an ``*_INSTALLED`` flag; a missing one raises an ``ImportError``
+naming the exact ``pip install`` line only when a feature that needs it is used.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+try:  # tqdm: progress bars (extra "progress")
+    from tqdm.auto import tqdm as _tqdm
+
+    TQDM_INSTALLED = True
+except ImportError:  # pragma: no cover - exercised only without tqdm
+    _tqdm = None
+    TQDM_INSTALLED = False
+
+__all__ = ["TQDM_INSTALLED", "progress_bar", "require"]
+
+_EXTRAS = {
+    "matplotlib": "plot",
+    "tqdm": "progress",
+    "pandas": "pandas",
+    "dask": "dask",
+    "distributed": "dask",
+}
+
+
+def require(module: str, feature: str) -> Any:
+    """Import an optional ``module`` or raise an ImportError with the install line."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        extra = _EXTRAS.get(module.split(".")[0], module)
+        raise ImportError(
+            f"{feature} needs the optional package '{module.split('.')[0]}': "
+            f"pip install 'rankboost[{extra}]'"
+        ) from exc
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def set_postfix_str(self, s: str) -> None:
+        pass
+
+
+def progress_bar(total: int, disable: bool, desc: str) -> Any:
+    """A tqdm bar, or a silent stand-in when disabled or tqdm is not installed."""
+    if disable or _tqdm is None:
+        return _NoBar()
+    return _tqdm(total=total, desc=desc, leave=False)

@@ -1,0 +1,192 @@
+"""Input checks shared by every public entry point.
+
+Every message names the argument, says what is allowed and echoes what was received
+(STYLE.md rule 2). Public wrappers call these, then hand clean contiguous arrays to the
+numba kernels.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "check_feature_matrix",
+    "check_labels",
+    "check_qid",
+    "check_scores",
+    "group_sizes_to_qid",
+    "group_by_qid",
+]
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_feature_matrix(
+    X: ArrayLike, *, name: str = "X", n_features: int | None = None
+) -> NDArray[np.float64]:
+    """Return ``X`` as a C-contiguous float64 2-D array; NaN means "abstain".
+
+    Raises a ``TypeError`` for non-numeric input and a ``ValueError`` for a wrong shape or
+    infinite values.
+    """
+    if hasattr(X, "toarray") and callable(X.toarray):  # scipy.sparse: absent entries are 0
+        X = X.toarray()
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # ragged lists and friends
+        raise TypeError(
+            f"{name} must be a 2-D array-like of numbers; it could not be converted: {exc}"
+        ) from exc
+    if arr.dtype.kind in "OUSV" or arr.dtype.kind == "c":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"{name} must hold numbers (use NaN for a missing value); got an array of "
+                f"dtype {arr.dtype} that does not convert to float: {exc}"
+            ) from exc
+    if arr.dtype.kind == "b":
+        arr = arr.astype(np.float64)
+    if arr.ndim == 1:
+        raise ValueError(
+            f"{name} must be 2-D of shape (n_samples, n_features); got a 1-D array of shape "
+            f"{arr.shape}. Reshape a single feature with x.reshape(-1, 1)."
+        )
+    if arr.ndim != 2:
+        raise ValueError(
+            f"{name} must be 2-D of shape (n_samples, n_features); got shape {arr.shape}."
+        )
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ValueError(f"{name} must have at least one row and one column; got {arr.shape}.")
+    if n_features is not None and arr.shape[1] != n_features:
+        raise ValueError(
+            f"{name} has {arr.shape[1]} features but the model was trained on {n_features}."
+        )
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if np.isinf(arr).any():
+        row, col = np.argwhere(np.isinf(arr))[0]
+        raise ValueError(
+            f"{name} contains infinity (first at row {row}, column {col}); rankboost reads "
+            "NaN as 'this feature abstains', so replace missing values by NaN and clip "
+            "infinite ones."
+        )
+    return arr
+
+
+def check_labels(y: ArrayLike, *, name: str = "y", n_samples: int | None = None) -> NDArray:
+    """Return ``y`` as a 1-D float64 array without NaN or inf."""
+    try:
+        arr = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a 1-D array of numbers; got {_describe(y)}.") from exc
+    if arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D of shape (n_samples,); got shape {arr.shape}.")
+    if n_samples is not None and arr.shape[0] != n_samples:
+        raise ValueError(
+            f"{name} has {arr.shape[0]} entries but X has {n_samples} rows; pass one label per row."
+        )
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        raise ValueError(
+            f"{name} contains NaN or infinity (first at row {int(np.flatnonzero(bad)[0])}); "
+            "every row needs a finite label."
+        )
+    return np.ascontiguousarray(arr)
+
+
+def check_scores(scores: ArrayLike, *, name: str = "y_score", n_samples: int) -> NDArray:
+    """Return scores as a 1-D float64 array of length ``n_samples`` without NaN."""
+    arr = np.asarray(scores, dtype=np.float64)
+    if arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.ravel()
+    if arr.ndim != 1 or arr.shape[0] != n_samples:
+        raise ValueError(
+            f"{name} must be 1-D with {n_samples} entries (one per row); got shape {arr.shape}."
+        )
+    if np.isnan(arr).any():
+        raise ValueError(
+            f"{name} contains NaN (first at row {int(np.flatnonzero(np.isnan(arr))[0])}); "
+            "scores must be comparable numbers."
+        )
+    return np.ascontiguousarray(arr)
+
+
+def group_sizes_to_qid(group: ArrayLike, n_samples: int) -> NDArray[np.int64]:
+    """Turn LightGBM-style group sizes (consecutive rows) into a per-row query id."""
+    sizes = np.asarray(group)
+    if (
+        sizes.ndim != 1
+        or sizes.dtype.kind not in "iu"
+        and not (sizes.dtype.kind == "f" and np.all(np.mod(sizes, 1) == 0))
+    ):
+        raise ValueError(
+            f"group must be a 1-D array of positive integers (query sizes in row order); got "
+            f"{_describe(group)}."
+        )
+    sizes = sizes.astype(np.int64)
+    if (sizes <= 0).any():
+        raise ValueError("group sizes must all be positive; a query cannot be empty.")
+    if int(sizes.sum()) != n_samples:
+        raise ValueError(
+            f"group sizes sum to {int(sizes.sum())} but there are {n_samples} rows; they must "
+            "add up to the number of rows."
+        )
+    return np.repeat(np.arange(sizes.shape[0], dtype=np.int64), sizes)
+
+
+def check_qid(qid: ArrayLike | None, n_samples: int, *, name: str = "qid") -> NDArray[np.int64]:
+    """Return dense query codes ``0..Q-1`` (ordered by query id value), one per row.
+
+    ``qid`` may be any 1-D array of hashable, sortable values (ints, strings), in any
+    row order. ``None`` means every row belongs to one query.
+    """
+    if qid is None:
+        return np.zeros(n_samples, dtype=np.int64)
+    arr = np.asarray(qid)
+    if arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(
+            f"{name} must be 1-D of shape (n_samples,), one query id per row; got shape "
+            f"{arr.shape}."
+        )
+    if arr.shape[0] != n_samples:
+        raise ValueError(
+            f"{name} has {arr.shape[0]} entries but there are {n_samples} rows; pass one "
+            "query id per row (in any order), or group= sizes for consecutive rows."
+        )
+    if arr.dtype.kind == "f" and np.isnan(arr).any():
+        raise ValueError(f"{name} contains NaN; every row needs a query id.")
+    if arr.dtype.kind == "O":
+        try:
+            arr = arr.astype(str) if any(isinstance(v, str) for v in arr[:1]) else arr
+        except (TypeError, ValueError) as exc:  # pragma: no cover - defensive
+            raise TypeError(f"{name} values must be sortable (ints or strings).") from exc
+    try:
+        _, codes = np.unique(arr, return_inverse=True)
+    except TypeError as exc:
+        raise TypeError(
+            f"{name} values must be sortable, all ints or all strings; got {_describe(qid)}."
+        ) from exc
+    return codes.reshape(-1).astype(np.int64)
+
+
+def group_by_qid(codes: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Stable grouping of rows by query code.
+
+    Returns ``(order, starts)``: ``order`` lists row indices query by query (rows of a
+    query keep their input order) and ``starts`` has ``n_queries + 1`` offsets into it.
+    """
+    order = np.argsort(codes, kind="stable").astype(np.int64)
+    counts = np.bincount(codes) if codes.size else np.zeros(0, dtype=np.int64)
+    starts = np.zeros(counts.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    return order, starts

@@ -1,0 +1,156 @@
+"""Candidate thresholds and feature-major bin codes (SPEC section 4.1).
+
+A threshold weak ranker on feature ``i`` is ``h(x) = 1 if f_i(x) > theta``, ``0 if
+f_i(x) <= theta`` and ``q_def`` if ``f_i(x)`` is missing (NaN, the paper's "abstain", ⊥).
+The candidate thresholds of a feature are
+
+* ``thresholds="all"``: every distinct training value except the largest (a threshold at the
+  largest value gives ``h = 0`` on every ranked row, the same ranker as ``theta = +inf``), as
+  in the paper;
+* ``thresholds=B`` (int, default 255): the same when the feature has at most ``B`` distinct
+  values, otherwise ``B - 1`` values chosen at the ``k/B`` quantiles of the training rows
+  (a threshold is always a training value, and the choice depends only on the order of the
+  values, so it is invariant to strictly increasing transforms of the feature);
+
+plus ``theta = -inf`` in both cases, which with ``q_def = 0`` is the ranker "the feature does
+not abstain on x" (in meta-search: "list i returned x").
+
+Codes: 0 = NaN; ``k >= 1`` = ``1 + #{cuts < x}``. Threshold index ``t`` (``0 <= t <=
+n_cuts``) stands for ``theta = -inf`` when ``t = 0`` and ``theta = cuts[t - 1]`` otherwise,
+and ``h(x) = [code(x) > t]`` on ranked rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ._kernels.binning import _bin_rows, _sorted_columns
+
+__all__ = ["BinMapper", "check_thresholds"]
+
+
+def check_thresholds(thresholds: int | str) -> int | str:
+    """Validate the ``thresholds`` parameter; return it unchanged."""
+    if isinstance(thresholds, str):
+        if thresholds != "all":
+            raise ValueError(
+                f"thresholds must be 'all' or an int number of bins >= 2; got {thresholds!r}."
+            )
+        return thresholds
+    if isinstance(thresholds, bool) or not isinstance(thresholds, (int, np.integer)):
+        raise TypeError(
+            "thresholds must be 'all' or an int number of bins >= 2; got "
+            f"{type(thresholds).__name__} {thresholds!r}."
+        )
+    if thresholds < 2:
+        raise ValueError(
+            f"thresholds must be 'all' or an int number of bins >= 2; got {thresholds}."
+        )
+    return int(thresholds)
+
+
+def _cuts_from_sorted(values: NDArray[np.float64], thresholds: int | str) -> NDArray:
+    """Candidate cut values of one feature from its sorted non-NaN training values."""
+    if values.shape[0] == 0:
+        return np.empty(0, dtype=np.float64)
+    change = np.flatnonzero(values[1:] != values[:-1])
+    distinct = np.concatenate([values[change], values[-1:]])
+    if thresholds == "all" or distinct.shape[0] <= int(thresholds):
+        return distinct[:-1].copy()
+    n_bins = int(thresholds)
+    # cumulative counts at the end of each distinct value
+    ends = np.concatenate([change + 1, [values.shape[0]]])
+    targets = values.shape[0] * np.arange(1, n_bins, dtype=np.float64) / n_bins
+    idx = np.searchsorted(ends, targets, side="left")
+    idx = np.unique(idx[idx < distinct.shape[0] - 1])
+    return distinct[idx].copy()
+
+
+@dataclass
+class BinMapper:
+    """Per-feature candidate thresholds and the feature-major code matrix.
+
+    Parameters
+    ----------
+    thresholds : int or "all", default=255
+        See the module docstring.
+
+    Attributes
+    ----------
+    cuts_ : list of ndarray
+        Sorted cut values per feature (threshold candidates besides ``-inf``).
+    n_bins_ : ndarray of shape (n_features,)
+        Number of non-missing bins per feature (``len(cuts) + 1``, or 0 for an all-NaN
+        feature).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankboost.binning import BinMapper
+    >>> X = np.array([[0.1, np.nan], [0.5, 2.0], [0.5, 3.0], [0.9, 2.0]])
+    >>> bm = BinMapper("all").fit(X)
+    >>> bm.cuts_[0]
+    array([0.1, 0.5])
+    >>> bm.transform(X)
+    array([[1, 2, 2, 3],
+           [0, 1, 2, 1]], dtype=uint8)
+    """
+
+    thresholds: int | str = 255
+
+    def fit(self, X: NDArray[np.float64], rows: NDArray[np.int64] | None = None) -> BinMapper:
+        """Choose cut values from ``X[rows]`` (all rows when ``rows`` is None)."""
+        thresholds = check_thresholds(self.thresholds)
+        rows_ = np.arange(X.shape[0], dtype=np.int64) if rows is None else rows
+        rows_ = np.ascontiguousarray(rows_, dtype=np.int64)
+        d = X.shape[1]
+        sorted_cols = np.empty((d, rows_.shape[0]), dtype=np.float64)
+        if rows_.shape[0]:
+            _sorted_columns(X, rows_, sorted_cols)
+        self.cuts_: list[NDArray[np.float64]] = []
+        n_bins = np.zeros(d, dtype=np.int64)
+        for i in range(d):
+            col = sorted_cols[i]
+            n_valid = rows_.shape[0] - int(np.count_nonzero(np.isnan(col)))
+            cuts = _cuts_from_sorted(col[:n_valid], thresholds)
+            self.cuts_.append(cuts)
+            n_bins[i] = cuts.shape[0] + 1 if n_valid else 0
+        self.n_bins_ = n_bins
+        return self
+
+    @property
+    def n_codes(self) -> int:
+        """Number of distinct codes, missing code 0 included."""
+        return int(self.n_bins_.max(initial=0)) + 1
+
+    @property
+    def code_dtype(self) -> type[np.unsignedinteger]:
+        """Smallest unsigned dtype that holds every code."""
+        if self.n_codes <= 256:
+            return np.uint8
+        if self.n_codes <= 65536:
+            return np.uint16
+        return np.uint32
+
+    def threshold_value(self, feature: int, t: int) -> float:
+        """The threshold ``theta`` of threshold index ``t`` on ``feature``."""
+        return -np.inf if t == 0 else float(self.cuts_[feature][t - 1])
+
+    def transform(
+        self, X: NDArray[np.float64], rows: NDArray[np.int64] | None = None
+    ) -> NDArray[np.unsignedinteger]:
+        """Feature-major codes of shape (n_features, n_rows) for ``X[rows]``."""
+        rows_ = np.arange(X.shape[0], dtype=np.int64) if rows is None else rows
+        rows_ = np.ascontiguousarray(rows_, dtype=np.int64)
+        flat = (np.concatenate(self.cuts_) if self.cuts_ else np.empty(0, dtype=np.float64)).astype(
+            np.float64
+        )
+        starts = np.zeros(len(self.cuts_) + 1, dtype=np.int64)
+        np.cumsum([c.shape[0] for c in self.cuts_], out=starts[1:])
+        out = np.empty((X.shape[1], rows_.shape[0]), dtype=self.code_dtype)
+        if rows_.shape[0]:
+            _bin_rows(X, rows_, flat, starts, out)
+        return out

@@ -1,0 +1,437 @@
+"""Feedback: what should rank above what (SPEC sections 1 and 3; paper section 2, Knowl 8).
+
+Every feedback reduces to a non-negative weight ``Phi(x0, x1)`` on *crucial pairs*
+("``x1`` should rank above ``x0``") and the initial distribution ``D = Phi / sum(Phi)``.
+
+* :class:`PairFeedback`: an explicit list of pairs with weights (general RankBoost,
+  O(|Phi|) per round).
+* :class:`LayeredFeedback`: graded labels per query; every (lower grade, higher grade) pair
+  of a query is crucial with weight 1 (times a per-query constant, see ``normalize``).
+  O(n + K) per query and round by the factorisation of SPEC 3.3, never enumerating pairs.
+* :class:`BipartiteFeedback`: labels in {0, 1}, the two-level case (RankBoost.B).
+
+Internally, the distribution at round ``t`` is kept through the current scores ``H_t`` of
+the training rows: ``D_t(x0, x1) = D(x0, x1) exp(H_t(x0) - H_t(x1)) / M_t`` (SPEC 2 and
+3.3: the updates multiply by ``exp(alpha h(x0)) exp(-alpha h(x1))``), with every sum kept
+in log space, so ``Z_t = M_t / M_{t-1}`` and ``prod Z_t = M_T / M_0`` hold by construction.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import logsumexp
+
+from ._kernels.layered import _layered_log_mass, _layered_potential
+from ._kernels.pairwise import graded_pair_errors
+from ._validation import check_labels, check_qid, check_scores
+
+__all__ = ["BipartiteFeedback", "LayeredFeedback", "PairFeedback"]
+
+Normalize = Literal["pair", "query"]
+
+
+# --------------------------------------------------------------------------- internal states
+
+
+def _log_weights(h: NDArray[np.float64]) -> NDArray[np.float64]:
+    """log h with log 0 = -inf, without a divide-by-zero warning."""
+    out = np.full(h.shape[0], -np.inf)
+    pos = h > 0
+    out[pos] = np.log(h[pos])
+    return out
+
+
+class _LayeredState:
+    """Per-round statistics of layered feedback on the support rows (grouped by query)."""
+
+    def __init__(
+        self,
+        rows: NDArray[np.int64],
+        level: NDArray[np.int64],
+        qstart: NDArray[np.int64],
+        lstart: NDArray[np.int64],
+        log_c: NDArray[np.float64],
+    ) -> None:
+        self.rows = rows
+        self.level = level
+        self.qstart = qstart
+        self.lstart = lstart
+        self.log_c = log_c
+        self.H = np.zeros(rows.shape[0])
+        self._zeros = np.zeros(rows.shape[0])
+        n_levels = int(lstart[-1])
+        self._log_a = np.empty(n_levels)
+        self._log_b = np.empty(n_levels)
+        self._scratch_a = np.empty(n_levels)
+        self._scratch_b = np.empty(n_levels)
+        self._log_mass_q = np.empty(qstart.shape[0] - 1)
+        self.log_total = self._refresh()
+
+    @property
+    def n(self) -> int:
+        return int(self.rows.shape[0])
+
+    def _refresh(self) -> float:
+        # per-query-block statistics (level log sums), then the sum over blocks
+        _layered_log_mass(
+            self.H, self._zeros, self._zeros, self.level, self.qstart, self.lstart,
+            self.log_c, self._log_a, self._log_b, self._log_mass_q,
+        )  # fmt: skip
+        return float(logsumexp(self._log_mass_q))
+
+    def _log_mass(
+        self, G: NDArray[np.float64], wa: NDArray[np.float64], wb: NDArray[np.float64]
+    ) -> float:
+        out = np.empty(self._log_mass_q.shape[0])
+        _layered_log_mass(
+            G, wa, wb, self.level, self.qstart, self.lstart, self.log_c,
+            self._scratch_a, self._scratch_b, out,
+        )  # fmt: skip
+        return float(logsumexp(out))
+
+    def potential(self) -> NDArray[np.float64]:
+        """pi(x) = sum_x' D_t(x', x) - D_t(x, x') on the support rows."""
+        pi = np.empty(self.n)
+        _layered_potential(
+            self.H, self.level, self.qstart, self.lstart, self.log_c,
+            self._log_a, self._log_b, self.log_total, pi,
+        )  # fmt: skip
+        return pi
+
+    def log_total_at(self, h: NDArray[np.float64], alpha: float) -> float:
+        """log M for scores ``H + alpha h`` (``Z(alpha) = exp(log_total_at - log_total)``)."""
+        return self._log_mass(self.H + alpha * h, self._zeros, self._zeros)
+
+    def log_slopes_at(self, h: NDArray[np.float64], alpha: float) -> tuple[float, float]:
+        """``(log S_0, log S_1)`` with ``dM/dalpha = S_0 - S_1`` at ``H + alpha h``:
+        ``S_0 = sum D h(x0) e^(...)``, ``S_1 = sum D h(x1) e^(...)`` (unnormalised)."""
+        G = self.H + alpha * h
+        lh = _log_weights(h)
+        return self._log_mass(G, lh, self._zeros), self._log_mass(G, self._zeros, lh)
+
+    def binary_stats(self, h: NDArray[np.float64]) -> tuple[float, float, float]:
+        """(W_-, W_0, W_+) of a binary ranker under D_t (SPEC 3.3)."""
+        on = _log_weights(h)
+        off = _log_weights(1.0 - h)
+        w_minus = self._log_mass(self.H, off, on)  # h(x0) = 0, h(x1) = 1: correctly ordered
+        w_plus = self._log_mass(self.H, on, off)
+        w_00 = self._log_mass(self.H, off, off)
+        w_11 = self._log_mass(self.H, on, on)
+        w = np.exp(np.array([w_minus, w_00, w_11, w_plus]) - self.log_total)
+        return float(w[0]), float(w[1] + w[2]), float(w[3])
+
+    def update(self, h: NDArray[np.float64], alpha: float) -> float:
+        """Apply ``H <- H + alpha h``; return the exact ``Z_t``."""
+        if alpha != 0.0:
+            self.H += alpha * h
+        new = self._refresh()
+        z = float(np.exp(new - self.log_total))
+        self.log_total = new
+        return z
+
+    def rloss(self, tie_weight: float = 1.0) -> float:
+        """D-weighted fraction of crucial pairs misordered by the current ``H``."""
+        order = np.arange(self.n, dtype=np.int64)
+        errors, _ = graded_pair_errors(
+            self.H, self.level.astype(np.float64), order, self.qstart, tie_weight
+        )
+        return float(np.sum(np.exp(self.log_c) * errors))
+
+
+class _PairState:
+    """Per-round statistics of explicit pairs (SPEC 3.1), on the support rows."""
+
+    def __init__(
+        self, rows: NDArray[np.int64], i0: NDArray[np.int64], i1: NDArray[np.int64],
+        log_w: NDArray[np.float64],
+    ) -> None:  # fmt: skip
+        self.rows = rows
+        self.i0 = i0
+        self.i1 = i1
+        self.log_w = log_w
+        self.H = np.zeros(rows.shape[0])
+        self.log_total = float(logsumexp(log_w))
+
+    @property
+    def n(self) -> int:
+        return int(self.rows.shape[0])
+
+    def _pair_weights(self) -> NDArray[np.float64]:
+        return np.exp(self.log_w + self.H[self.i0] - self.H[self.i1] - self.log_total)
+
+    def potential(self) -> NDArray[np.float64]:
+        d = self._pair_weights()
+        return np.bincount(self.i1, d, self.n) - np.bincount(self.i0, d, self.n)
+
+    def log_total_at(self, h: NDArray[np.float64], alpha: float) -> float:
+        g = self.H + alpha * h
+        return float(logsumexp(self.log_w + g[self.i0] - g[self.i1]))
+
+    def log_slopes_at(self, h: NDArray[np.float64], alpha: float) -> tuple[float, float]:
+        g = self.H + alpha * h
+        base = self.log_w + g[self.i0] - g[self.i1]
+        return (
+            float(logsumexp(base + _log_weights(h[self.i0]))),
+            float(logsumexp(base + _log_weights(h[self.i1]))),
+        )
+
+    def binary_stats(self, h: NDArray[np.float64]) -> tuple[float, float, float]:
+        d = self._pair_weights()
+        diff = h[self.i0] - h[self.i1]
+        return float(d[diff < 0].sum()), float(d[diff == 0].sum()), float(d[diff > 0].sum())
+
+    def update(self, h: NDArray[np.float64], alpha: float) -> float:
+        if alpha != 0.0:
+            self.H += alpha * h
+        new = float(logsumexp(self.log_w + self.H[self.i0] - self.H[self.i1]))
+        z = float(np.exp(new - self.log_total))
+        self.log_total = new
+        return z
+
+    def rloss(self, tie_weight: float = 1.0) -> float:
+        d1 = np.exp(self.log_w - logsumexp(self.log_w))
+        s0 = self.H[self.i0]
+        s1 = self.H[self.i1]
+        return float(np.sum(d1 * ((s1 < s0) + tie_weight * (s1 == s0))))
+
+
+_FeedbackState = _LayeredState | _PairState
+
+
+# --------------------------------------------------------------------------- public classes
+
+
+class PairFeedback:
+    """Explicit crucial pairs with weights: general RankBoost (SPEC 3.1).
+
+    Parameters
+    ----------
+    pairs : array-like of shape (n_pairs, 2), int
+        Row ``(i, j)`` means "row ``j`` should rank above row ``i``".
+    weights : array-like of shape (n_pairs,), default=None
+        Positive importance of each pair (``Phi``); None gives every pair weight 1.
+        Duplicate pairs add their weights.
+    n_samples : int, default=None
+        Number of rows of the feature matrix; None means ``max(pairs) + 1``.
+
+    Examples
+    --------
+    >>> import rankboost as rb
+    >>> fb = rb.PairFeedback([[0, 1], [2, 1]], n_samples=3)
+    >>> fb.n_pairs, fb.n_samples
+    (2, 3)
+    """
+
+    def __init__(
+        self, pairs: ArrayLike, weights: ArrayLike | None = None, n_samples: int | None = None
+    ) -> None:
+        arr = np.asarray(pairs)
+        if arr.dtype.kind == "f" and arr.size and np.all(np.mod(arr, 1) == 0):
+            arr = arr.astype(np.int64)
+        if arr.ndim != 2 or arr.shape[1] != 2 or arr.dtype.kind not in "iu":
+            raise ValueError(
+                "pairs must be an integer array of shape (n_pairs, 2), row (i, j) meaning "
+                f"'row j above row i'; got shape {arr.shape} and dtype {arr.dtype}."
+            )
+        if arr.shape[0] == 0:
+            raise ValueError("pairs is empty; RankBoost needs at least one crucial pair.")
+        arr = arr.astype(np.int64)
+        if n_samples is None:
+            n_samples = int(arr.max()) + 1
+        if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)):
+            raise TypeError(f"n_samples must be an int; got {n_samples!r}.")
+        bad = (arr < 0) | (arr >= n_samples)
+        if bad.any():
+            k = int(np.flatnonzero(bad.any(axis=1))[0])
+            raise ValueError(
+                f"pairs[{k}] = {arr[k].tolist()} is out of range: row indices must lie in "
+                f"[0, {n_samples}) for n_samples={n_samples}."
+            )
+        same = arr[:, 0] == arr[:, 1]
+        if same.any():
+            k = int(np.flatnonzero(same)[0])
+            raise ValueError(
+                f"pairs[{k}] compares row {arr[k, 0]} with itself; a crucial pair needs two "
+                "different rows."
+            )
+        if weights is None:
+            w = np.ones(arr.shape[0])
+        else:
+            w = np.asarray(weights, dtype=np.float64).ravel()
+            if w.shape[0] != arr.shape[0]:
+                raise ValueError(
+                    f"weights has {w.shape[0]} entries but pairs has {arr.shape[0]} rows; "
+                    "pass one weight per pair."
+                )
+            if not np.all(np.isfinite(w)):
+                raise ValueError("weights contains NaN or infinity; pass finite positive weights.")
+            if (w <= 0).any():
+                k = int(np.flatnonzero(w <= 0)[0])
+                raise ValueError(
+                    f"weights must be positive (Phi > 0 on crucial pairs); weights[{k}] = "
+                    f"{w[k]!r}. Drop the pair instead of giving it weight 0."
+                )
+        self.pairs = arr
+        self.weights = w
+        self.n_samples = int(n_samples)
+
+    @property
+    def n_pairs(self) -> int:
+        """Number of pairs given (duplicates counted)."""
+        return int(self.pairs.shape[0])
+
+    def _make_state(self) -> _PairState:
+        rows, inv = np.unique(self.pairs.ravel(), return_inverse=True)
+        inv = inv.reshape(-1, 2).astype(np.int64)
+        log_w = np.log(self.weights / self.weights.sum())
+        return _PairState(rows.astype(np.int64), inv[:, 0].copy(), inv[:, 1].copy(), log_w)
+
+    def rloss(self, scores: ArrayLike, tie_weight: float = 1.0) -> float:
+        """D-weighted fraction of pairs with ``scores[j] < scores[i]`` (ties count
+        ``tie_weight``)."""
+        s = check_scores(scores, name="scores", n_samples=self.n_samples)
+        d = self.weights / self.weights.sum()
+        s0 = s[self.pairs[:, 0]]
+        s1 = s[self.pairs[:, 1]]
+        return float(np.sum(d * ((s1 < s0) + tie_weight * (s1 == s0))))
+
+    def __repr__(self) -> str:
+        return f"PairFeedback(n_pairs={self.n_pairs}, n_samples={self.n_samples})"
+
+
+class LayeredFeedback:
+    """Graded labels per query: within a query, every higher grade above every lower one.
+
+    Every crucial pair (same query, different grades) gets weight ``c_q``. Queries with a
+    single grade have no crucial pair and are skipped for training.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Grades (any finite numbers; only their order within a query matters).
+    qid : array-like of shape (n_samples,), default=None
+        Query id of each row, in any order (ints or strings); None = one query.
+    normalize : {"pair", "query"}, default="pair"
+        ``"pair"``: every crucial pair has the same weight globally (the paper's D, and
+        RankLib's). ``"query"``: each query with a crucial pair gets total mass
+        ``1 / n_queries``, spread evenly over its pairs.
+
+    Examples
+    --------
+    >>> import rankboost as rb
+    >>> fb = rb.LayeredFeedback([0, 1, 2, 0, 0], qid=[1, 1, 1, 2, 2])
+    >>> fb.n_pairs, fb.n_queries_with_pairs
+    (3, 1)
+    """
+
+    _binary_only = False
+
+    def __init__(
+        self, y: ArrayLike, qid: ArrayLike | None = None, *, normalize: Normalize = "pair"
+    ) -> None:
+        yv = check_labels(y, name="y")
+        if self._binary_only:
+            values = np.unique(yv)
+            if not np.isin(values, (0.0, 1.0)).all():
+                raise ValueError(
+                    "y must contain only 0 and 1 for BipartiteFeedback; got values "
+                    f"{values[:10].tolist()}. Use LayeredFeedback for graded labels."
+                )
+        if normalize not in ("pair", "query"):
+            raise ValueError(f"normalize must be 'pair' or 'query'; got {normalize!r}.")
+        codes = check_qid(qid, yv.shape[0])
+        n = yv.shape[0]
+        order = np.lexsort((yv, codes)).astype(np.int64)  # by query, then grade, then row
+        qs = codes[order]
+        ys = yv[order]
+        new_q = np.ones(n, dtype=bool)
+        new_q[1:] = qs[1:] != qs[:-1]
+        new_l = new_q.copy()
+        new_l[1:] |= ys[1:] != ys[:-1]
+        block = np.cumsum(new_l) - 1  # (query, level) block of each sorted row
+        n_queries = int(codes.max()) + 1 if n else 0
+        block_q = qs[new_l]
+        first_block = np.searchsorted(block_q, np.arange(n_queries))
+        k_q = np.bincount(block_q, minlength=n_queries)
+        block_count = np.bincount(block)
+        # rows of lower levels in the same query, per block
+        cum = np.cumsum(block_count) - block_count
+        below = cum - cum[first_block[block_q]]
+        pairs_q = np.bincount(block_q, block_count * below, minlength=n_queries)
+
+        self.y = yv
+        self.qid = qid
+        self.normalize = normalize
+        self.n_samples = n
+        self._codes = codes
+        self.pairs_per_query = pairs_q
+        self.n_pairs = int(pairs_q.sum())
+        self.n_queries = n_queries
+        self.n_queries_with_pairs = int(np.count_nonzero(k_q >= 2))
+        if self.n_pairs == 0:
+            raise ValueError(
+                "y has no crucial pair: every query has a single grade, so there is nothing "
+                "to rank. Check y and qid (each query needs at least two different grades)."
+            )
+        # support: rows of queries with at least two grades, grouped by query
+        keep_q = k_q >= 2
+        keep_rows = keep_q[qs]
+        self._rows = order[keep_rows]
+        self._level = (block - first_block[qs])[keep_rows].astype(np.int64)
+        sizes = np.bincount(qs[keep_rows], minlength=n_queries)[keep_q]
+        self._qstart = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self._lstart = np.concatenate([[0], np.cumsum(k_q[keep_q])]).astype(np.int64)
+        if normalize == "pair":
+            c = np.full(sizes.shape[0], 1.0 / self.n_pairs)
+        else:
+            c = 1.0 / (self.n_queries_with_pairs * pairs_q[keep_q])
+        self._log_c = np.log(c)
+
+    def _make_state(self) -> _LayeredState:
+        return _LayeredState(self._rows, self._level, self._qstart, self._lstart, self._log_c)
+
+    def rloss(self, scores: ArrayLike, tie_weight: float = 1.0) -> float:
+        """D-weighted fraction of crucial pairs misordered by ``scores`` (ties count
+        ``tie_weight``: 1 in the training loss of the theorem, 1/2 in expectation under random
+        tie-breaking). O(n log n) per query."""
+        s = check_scores(scores, name="scores", n_samples=self.n_samples)
+        errors, _ = graded_pair_errors(
+            s[self._rows], self._level.astype(np.float64), np.arange(self._rows.shape[0]),
+            self._qstart, tie_weight,
+        )  # fmt: skip
+        return float(np.sum(np.exp(self._log_c) * errors))
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(n_samples={self.n_samples}, n_queries={self.n_queries}, "
+            f"n_pairs={self.n_pairs}, normalize={self.normalize!r})"
+        )
+
+
+class BipartiteFeedback(LayeredFeedback):
+    """Labels in {0, 1} per query: every 1 above every 0 (RankBoost.B, SPEC 3.2).
+
+    The two-level case of :class:`LayeredFeedback`: the factorisation
+    ``D(x0, x1) = w_q v(x0) v(x1)`` of the paper is the layered one with K = 2, so the same
+    O(n) kernels run it.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        1 = relevant (preferred), 0 = not.
+    qid : array-like of shape (n_samples,), default=None
+        Query id per row, any order; None = one query.
+    normalize : {"pair", "query"}, default="pair"
+        See :class:`LayeredFeedback`.
+
+    Examples
+    --------
+    >>> import rankboost as rb
+    >>> rb.BipartiteFeedback([1, 0, 0, 1], qid=["a", "a", "b", "b"]).n_pairs
+    2
+    """
+
+    _binary_only = True

@@ -1,0 +1,182 @@
+"""Weak rankers and WeakLearn (SPEC section 4; paper section 4, Knowl 5 and 6).
+
+Two kinds of weak ranker, both functions of a single feature ``f_i`` with a default for rows
+where the feature abstains (NaN, the paper's ⊥):
+
+* :class:`ThresholdRanker` (binary, the paper's):
+  ``h(x) = 1 if f_i(x) > theta, 0 if f_i(x) <= theta, q_def if f_i(x) = ⊥``.
+* :class:`FeatureRanker` (real-valued, SPEC 4.3): ``h(x) = (b(x) - 1) / (n_bins - 1)`` in
+  [0, 1], where ``b(x)`` is the training bin of ``f_i(x)`` (a rank transform, so invariant to
+  strictly increasing transforms of the feature), ``q_def`` in {0, 1} on ⊥.
+
+WeakLearn picks the candidate maximising ``|r|`` where ``r = sum_x pi(x) h(x)`` and ``pi`` is
+the potential (Knowl 5). For a threshold ranker with threshold index ``t`` the scan gives
+``L(t) = sum_{code > t} pi`` and ``R = sum_{ranked} pi``, and ``r = L - q_def R``.
+
+Tie-break (documented, tests rely on it): candidates whose ``|r|`` is within
+``TIE_TOLERANCE`` of the best are tied, and the first in the order (smallest feature index,
+then largest threshold, then ``q_def = 0``; with ``weak_ranker="both"``, a feature's real-valued
+candidates come after its threshold candidates) wins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["FeatureRanker", "ThresholdRanker", "TIE_TOLERANCE", "WeakRanker"]
+
+#: |r| values closer than this to the best one count as tied (then the candidate order decides).
+TIE_TOLERANCE = 1e-10
+
+
+@dataclass(frozen=True)
+class ThresholdRanker:
+    """Binary weak ranker ``[f_i(x) > theta]`` with default ``q_def`` where ``f_i`` abstains.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankboost.weak_rankers import ThresholdRanker
+    >>> h = ThresholdRanker(feature=0, threshold=0.5, default=1.0)
+    >>> h.predict(np.array([[0.2], [0.7], [np.nan]]))
+    array([0., 1., 1.])
+    """
+
+    feature: int
+    threshold: float
+    default: float
+
+    kind = "threshold"
+
+    def predict(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Return ``h(x)`` for every row of ``X``."""
+        col = X[:, self.feature]
+        out = (col > self.threshold).astype(np.float64)
+        out[np.isnan(col)] = self.default
+        return out
+
+    def key(self) -> tuple[Any, ...]:
+        """Identity of the ranker for WeakLearn.cum's cumulative weights."""
+        return ("threshold", self.feature, self.threshold, self.default)
+
+
+@dataclass(frozen=True, eq=False)
+class FeatureRanker:
+    """Real-valued weak ranker: the training bin rank of ``f_i`` rescaled to [0, 1].
+
+    ``cuts`` are the training bin boundaries of the feature (``len(cuts) + 1`` bins); a value
+    in bin ``b`` (``b = 1 + #{cuts < x}``) maps to ``(b - 1) / len(cuts)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankboost.weak_rankers import FeatureRanker
+    >>> h = FeatureRanker(feature=0, cuts=np.array([1.0, 2.0]), default=0.0)
+    >>> h.predict(np.array([[0.5], [1.5], [9.0], [np.nan]]))
+    array([0. , 0.5, 1. , 0. ])
+    """
+
+    feature: int
+    cuts: NDArray[np.float64] = field(repr=False)
+    default: float
+
+    kind = "feature"
+    threshold = float("nan")
+
+    def predict(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Return ``h(x)`` for every row of ``X``."""
+        col = X[:, self.feature]
+        b = np.searchsorted(self.cuts, col, side="left")
+        out = b / float(self.cuts.shape[0])
+        out[np.isnan(col)] = self.default
+        return out
+
+    def key(self) -> tuple[Any, ...]:
+        """Identity of the ranker for WeakLearn.cum's cumulative weights."""
+        return ("feature", self.feature, self.default)
+
+
+WeakRanker = ThresholdRanker | FeatureRanker
+
+
+# --------------------------------------------------------------------------- candidate table
+
+
+@dataclass
+class CandidateTable:
+    """``r`` for every candidate of a round, in the canonical tie-break order.
+
+    ``r[i, j]``: feature ``i``; columns ``0 .. 2T-1`` are threshold candidates with threshold
+    index ``t = T - 1 - j // 2`` and ``q_def = j % 2``; with real-valued rankers two more
+    columns hold ``q_def = 0, 1``. ``valid`` masks candidates that exist.
+    """
+
+    r: NDArray[np.float64]
+    valid: NDArray[np.bool_]
+    n_thresholds: int  # T = max number of threshold indices over features
+    has_feature_rankers: bool
+
+    def decode(self, flat: int) -> tuple[int, str, int, int]:
+        """Flat index -> (feature, kind, threshold index t, q_def)."""
+        i, j = divmod(int(flat), self.r.shape[1])
+        if j < 2 * self.n_thresholds:
+            return i, "threshold", self.n_thresholds - 1 - j // 2, j % 2
+        return i, "feature", -1, j - 2 * self.n_thresholds
+
+    def best(self, tol: float = TIE_TOLERANCE, alive: NDArray[np.bool_] | None = None) -> int:
+        """Flat index of the first candidate whose ``|r|`` is within ``tol`` of the best."""
+        absr = np.where(self.valid if alive is None else alive, np.abs(self.r), -1.0).ravel()
+        top = absr.max()
+        return int(np.argmax(absr >= top - tol))
+
+
+def candidate_table(
+    hist: NDArray[np.float64], n_bins: NDArray[np.int64], weak_ranker: str
+) -> CandidateTable:
+    """All candidates' ``r`` from the potential histogram ``hist`` of shape (d, n_codes)."""
+    d, n_codes = hist.shape
+    n_t = n_codes - 1  # threshold indices 0 .. n_codes - 2
+    cols = []
+    valid = []
+    # L[i, t] = sum_{b > t} hist[i, b], t = 0 .. n_codes - 2
+    tail = np.cumsum(hist[:, :0:-1], axis=1)[:, ::-1]  # tail[:, t] = sum_{b >= t+1}
+    ranked = tail[:, 0]  # R
+    t_idx = np.arange(n_t)
+    t_ok = t_idx[None, :] <= (n_bins[:, None] - 1)  # t <= n_cuts
+    t_ok &= n_bins[:, None] >= 1
+    if weak_ranker in ("threshold", "both"):
+        thr = np.empty((d, n_t, 2))
+        thr[:, :, 0] = tail
+        thr[:, :, 1] = tail - ranked[:, None]
+        cols.append(thr[:, ::-1, :].reshape(d, 2 * n_t))
+        valid.append(np.repeat(t_ok[:, ::-1], 2, axis=1))
+    if weak_ranker in ("feature", "both"):
+        denom = np.maximum(n_bins - 1, 1).astype(np.float64)
+        vals = (np.arange(n_codes)[None, :] - 1) / denom[:, None]
+        vals[:, 0] = 0.0
+        in_range = np.arange(n_codes)[None, :] <= n_bins[:, None]
+        base = np.sum(np.where(in_range, hist * vals, 0.0), axis=1)
+        feat = np.stack([base, base + hist[:, 0]], axis=1)
+        cols.append(feat)
+        valid.append(np.repeat((n_bins >= 2)[:, None], 2, axis=1))
+    if not cols:
+        raise ValueError(
+            f"weak_ranker must be 'threshold', 'feature' or 'both'; got {weak_ranker!r}."
+        )
+    return CandidateTable(
+        r=np.ascontiguousarray(np.concatenate(cols, axis=1)),
+        valid=np.ascontiguousarray(np.concatenate(valid, axis=1)),
+        n_thresholds=n_t if weak_ranker in ("threshold", "both") else 0,
+        has_feature_rankers=weak_ranker in ("feature", "both"),
+    )
+
+
+def feature_table(n_bins: int) -> NDArray[np.float64]:
+    """Values of a real-valued ranker per code (code 0 is filled with the default later)."""
+    out = np.zeros(n_bins + 1)
+    out[1:] = np.arange(n_bins) / max(n_bins - 1, 1)
+    return out
