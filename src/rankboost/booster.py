@@ -98,7 +98,7 @@ def alpha_exact(w_minus: float, w_plus: float) -> float:
 
 
 def _alpha_line_search(state: _FeedbackState, h: NDArray[np.float64]) -> float:
-    """argmin of the convex Z(alpha) on [-MAX_ALPHA, MAX_ALPHA].
+    """Argmin of the convex Z(alpha) on [-MAX_ALPHA, MAX_ALPHA].
 
     dZ/dalpha = (S_0 - S_1) / M, with S_0, S_1 >= 0 (``log_slopes_at``), so the root of
     ``phi(alpha) = ln S_0 - ln S_1`` (increasing in alpha) is the minimiser. Root-finding on

@@ -37,7 +37,7 @@ Normalize = Literal["pair", "query"]
 
 
 def _log_weights(h: NDArray[np.float64]) -> NDArray[np.float64]:
-    """log h with log 0 = -inf, without a divide-by-zero warning."""
+    """Log h with log 0 = -inf, without a divide-by-zero warning."""
     out = np.full(h.shape[0], -np.inf)
     pos = h > 0
     out[pos] = np.log(h[pos])
@@ -102,12 +102,14 @@ class _LayeredState:
         return pi
 
     def log_total_at(self, h: NDArray[np.float64], alpha: float) -> float:
-        """log M for scores ``H + alpha h`` (``Z(alpha) = exp(log_total_at - log_total)``)."""
+        """Log M for scores ``H + alpha h`` (``Z(alpha) = exp(log_total_at - log_total)``)."""
         return self._log_mass(self.H + alpha * h, self._zeros, self._zeros)
 
     def log_slopes_at(self, h: NDArray[np.float64], alpha: float) -> tuple[float, float]:
-        """``(log S_0, log S_1)`` with ``dM/dalpha = S_0 - S_1`` at ``H + alpha h``:
-        ``S_0 = sum D h(x0) e^(...)``, ``S_1 = sum D h(x1) e^(...)`` (unnormalised)."""
+        """``(log S_0, log S_1)`` with ``dM/dalpha = S_0 - S_1`` at ``H + alpha h``.
+
+        ``S_0 = sum D h(x0) e^(...)``, ``S_1 = sum D h(x1) e^(...)`` (unnormalised).
+        """
         G = self.H + alpha * h
         lh = _log_weights(h)
         return self._log_mass(G, lh, self._zeros), self._log_mass(G, self._zeros, lh)
@@ -164,7 +166,9 @@ class _PairState:
 
     def potential(self) -> NDArray[np.float64]:
         d = self._pair_weights()
-        return np.bincount(self.i1, d, self.n) - np.bincount(self.i0, d, self.n)
+        up = np.bincount(self.i1, weights=d, minlength=self.n).astype(np.float64)
+        down = np.bincount(self.i0, weights=d, minlength=self.n).astype(np.float64)
+        return up - down
 
     def log_total_at(self, h: NDArray[np.float64], alpha: float) -> float:
         g = self.H + alpha * h
@@ -290,8 +294,10 @@ class PairFeedback:
         return _PairState(rows.astype(np.int64), inv[:, 0].copy(), inv[:, 1].copy(), log_w)
 
     def rloss(self, scores: ArrayLike, tie_weight: float = 1.0) -> float:
-        """D-weighted fraction of pairs with ``scores[j] < scores[i]`` (ties count
-        ``tie_weight``)."""
+        """D-weighted fraction of pairs with ``scores[j] < scores[i]``.
+
+        Ties count ``tie_weight``.
+        """
         s = check_scores(scores, name="scores", n_samples=self.n_samples)
         d = self.weights / self.weights.sum()
         s0 = s[self.pairs[:, 0]]
@@ -394,9 +400,11 @@ class LayeredFeedback:
         return _LayeredState(self._rows, self._level, self._qstart, self._lstart, self._log_c)
 
     def rloss(self, scores: ArrayLike, tie_weight: float = 1.0) -> float:
-        """D-weighted fraction of crucial pairs misordered by ``scores`` (ties count
-        ``tie_weight``: 1 in the training loss of the theorem, 1/2 in expectation under random
-        tie-breaking). O(n log n) per query."""
+        """D-weighted fraction of crucial pairs misordered by ``scores``.
+
+        Ties count ``tie_weight``: 1 in the training loss of the theorem, 1/2 in expectation
+        under random tie-breaking. O(n log n) per query.
+        """
         s = check_scores(scores, name="scores", n_samples=self.n_samples)
         errors, _ = graded_pair_errors(
             s[self._rows], self._level.astype(np.float64), np.arange(self._rows.shape[0]),

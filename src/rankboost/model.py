@@ -228,7 +228,8 @@ class RankBoostModel:
             )
         imp = np.bincount(feats, np.maximum(w, 0.0), minlength=self.n_features)
         total = imp.sum()
-        return imp / total if total > 0 else imp
+        out: NDArray[np.float64] = imp / total if total > 0 else imp.astype(np.float64)
+        return out
 
     @property
     def feature_importances_(self) -> NDArray[np.float64]:
@@ -345,8 +346,11 @@ class RankBoostModel:
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename,
-    so a crash never leaves a half-written file behind."""
+    """Write ``text`` to ``path`` atomically.
+
+    The text goes to a temporary file in the same folder, which is then renamed over
+    ``path``, so a crash never leaves a half-written file behind.
+    """
     target = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:

@@ -26,7 +26,7 @@ def _potential_histograms(codes: np.ndarray, pi: np.ndarray, out: np.ndarray) ->
 
 @njit(cache=True, parallel=True)
 def _threshold_values(codes: np.ndarray, feature: int, t: int, default: float) -> np.ndarray:
-    """h on every row for the threshold ranker ``[code > t]``, ``default`` where code 0."""
+    """H on every row for the threshold ranker ``[code > t]``, ``default`` where code 0."""
     n = codes.shape[1]
     out = np.empty(n)
     row = codes[feature]
@@ -43,7 +43,7 @@ def _threshold_values(codes: np.ndarray, feature: int, t: int, default: float) -
 
 @njit(cache=True, parallel=True)
 def _table_values(codes: np.ndarray, feature: int, table: np.ndarray) -> np.ndarray:
-    """h on every row as ``table[code]`` (real-valued rankers; ``table[0]`` = default)."""
+    """H on every row as ``table[code]`` (real-valued rankers; ``table[0]`` = default)."""
     n = codes.shape[1]
     out = np.empty(n)
     row = codes[feature]

@@ -82,7 +82,7 @@ def _level_log_sums(
 
 @njit(cache=True)
 def _cross_log_mass(log_a: np.ndarray, log_b: np.ndarray, base: int, k: int) -> float:
-    """log sum_{l0 < l1} A_l0 B_l1 for one query."""
+    """Log sum_{l0 < l1} A_l0 B_l1 for one query."""
     prefix = _NEG_INF
     total = _NEG_INF
     for lv in range(k):
@@ -105,9 +105,9 @@ def _layered_log_mass(
     log_b: np.ndarray,
     out_log_mass: np.ndarray,
 ) -> None:
-    """Per query: ``log(c_q sum_{l0<l1} A_l0 B_l1)`` for scores ``G`` and row log weights
-    ``wa`` (lower member x0) and ``wb`` (upper member x1).
+    """Per query: ``log(c_q sum_{l0<l1} A_l0 B_l1)`` for scores ``G``.
 
+    ``wa`` and ``wb`` are row log weights of the lower member x0 and the upper member x1.
     Fills the per-level ``log_a``/``log_b`` (used afterwards by ``_layered_potential``).
     """
     n_queries = qstart.shape[0] - 1

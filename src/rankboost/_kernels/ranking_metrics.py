@@ -1,0 +1,243 @@
+"""Per-query ranking-metric kernels (numba), used by ``rankboost.metrics``.
+
+Every kernel receives rows already grouped by query and sorted by decreasing score inside
+each query (``starts`` holds the ``n_queries + 1`` offsets). When ``expected`` is true, runs of
+equal scores are *tie blocks* and the kernel returns the exact expectation under uniformly
+random tie-breaking (SPEC section 6, Freund et al. 2003, Appendix A); when it is false every
+row is its own block, which gives the plain metric of the given order.
+
+All kernels are private, pure (array in, array out) and compiled with ``cache=True``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _block_end(scores: np.ndarray, j: int, hi: int, expected: bool) -> int:
+    """One past the last row of the tie block that starts at row ``j``."""
+    e = j + 1
+    if expected:
+        s0 = scores[j]
+        while e < hi and scores[e] == s0:
+            e += 1
+    return e
+
+
+@njit(cache=True)
+def _log_comb(log_fact: np.ndarray, a: int, b: int) -> float:
+    """``log C(a, b)`` from a table of ``log(i!)``; ``-inf`` outside ``0 <= b <= a``."""
+    if b < 0 or b > a:
+        return -np.inf
+    return log_fact[a] - log_fact[b] - log_fact[a - b]
+
+
+@njit(cache=True)
+def _rank_prob(
+    log_fact: np.ndarray, p: int, j: int, size: int, n_good: int, log_total: float
+) -> float:
+    """Negative hypergeometric law (SPEC section 6; paper Appendix A).
+
+    Probability that the ``j``-th good item (1-based) of a tie block of ``size`` items with
+    ``n_good`` good ones lands at position ``p`` (1-based) of the block:
+    ``C(p-1, j-1) C(size-p, n_good-j) / C(size, n_good)``; with ``i = R + p`` and ``j = k - r``
+    this is the paper's ``Pr[rank(t_k) = i]``.
+    """
+    return np.exp(
+        _log_comb(log_fact, p - 1, j - 1) + _log_comb(log_fact, size - p, n_good - j) - log_total
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# position-linear metrics: DCG@k, P@k (exact expectation by linearity)
+# ---------------------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _dcg_at_k(
+    gains: np.ndarray,
+    scores: np.ndarray,
+    starts: np.ndarray,
+    discount: np.ndarray,
+    expected: bool,
+    out: np.ndarray,
+) -> None:
+    """``out[q] = sum_x gain(x) E[disc(rank(x))]`` over the first ``k = len(discount)`` ranks.
+
+    A tie block at positions ``R+1..R+Q`` spreads each of its items uniformly over those
+    positions, so its contribution is ``(sum of gains) / Q * sum_{i=R+1}^{min(R+Q, k)} disc(i)``
+    (SPEC section 6, [D]). ``discount[i - 1]`` is the discount of rank ``i``.
+    """
+    k = discount.shape[0]
+    for q in range(starts.shape[0] - 1):
+        lo = starts[q]
+        hi = starts[q + 1]
+        total = 0.0
+        j = lo
+        while j < hi and j - lo < k:
+            e = _block_end(scores, j, hi, expected)
+            r_above = j - lo
+            size = e - j
+            if size == 1:
+                total += gains[j] * discount[r_above]
+            else:
+                g = 0.0
+                for t in range(j, e):
+                    g += gains[t]
+                if g != 0.0:
+                    d = 0.0
+                    for i in range(r_above, min(r_above + size, k)):
+                        d += discount[i]
+                    total += g * d / size
+            j = e
+        out[q] = total
+
+
+@njit(cache=True)
+def _ideal_dcg_at_k(
+    gains: np.ndarray, starts: np.ndarray, discount: np.ndarray, out: np.ndarray
+) -> None:
+    """DCG@k of the best order (gains sorted decreasingly) of each query."""
+    k = discount.shape[0]
+    for q in range(starts.shape[0] - 1):
+        lo = starts[q]
+        hi = starts[q + 1]
+        best = np.sort(gains[lo:hi])[::-1]
+        total = 0.0
+        for i in range(min(hi - lo, k)):
+            total += best[i] * discount[i]
+        out[q] = total
+
+
+# ---------------------------------------------------------------------------------------------
+# rank-of-good-item metrics: AP, RR (= PROT), coverage, via the negative hypergeometric law
+# ---------------------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _good_rank_metrics(
+    good: np.ndarray,
+    scores: np.ndarray,
+    starts: np.ndarray,
+    log_fact: np.ndarray,
+    cutoff: int,
+    expected: bool,
+    out_ap: np.ndarray,
+    out_rr: np.ndarray,
+    out_coverage: np.ndarray,
+    out_n_good: np.ndarray,
+) -> None:
+    """Per query ``E[AP@cutoff]``, ``E[RR@cutoff]``, ``E[coverage]`` and the number of good items.
+
+    With good items ``t_1..t_K`` (SPEC section 6, paper Appendix A):
+    ``AP = (1/K) sum_k k / rank(t_k)`` (only ranks ``<= cutoff`` count, denominator stays K),
+    ``RR = PROT = 1 / rank(t_1)`` (0 if ``rank(t_1) > cutoff``), ``coverage = K / rank(t_K)``.
+    Queries without a good item get 0 everywhere (the caller applies its ``empty`` policy).
+    Cost O(sum over tie blocks of Q * q).
+    """
+    for q in range(starts.shape[0] - 1):
+        lo = starts[q]
+        hi = starts[q + 1]
+        n_good = 0
+        for t in range(lo, hi):
+            if good[t]:
+                n_good += 1
+        out_n_good[q] = n_good
+        ap = 0.0
+        rr = 0.0
+        cov = 0.0
+        if n_good > 0:
+            r_good = 0  # good items strictly above the current block
+            j = lo
+            while j < hi and r_good < n_good:
+                e = _block_end(scores, j, hi, expected)
+                r_above = j - lo
+                size = e - j
+                g_block = 0
+                for t in range(j, e):
+                    if good[t]:
+                        g_block += 1
+                if g_block > 0:
+                    if size == 1:
+                        rank = r_above + 1
+                        kk = r_good + 1
+                        if rank <= cutoff:
+                            ap += kk / rank
+                            if kk == 1:
+                                rr = 1.0 / rank
+                        if kk == n_good:
+                            cov = n_good / rank
+                    else:
+                        log_total = _log_comb(log_fact, size, g_block)
+                        for jj in range(1, g_block + 1):
+                            kk = r_good + jj
+                            # position p in the block ranges over jj..size-g_block+jj
+                            for p in range(jj, size - g_block + jj + 1):
+                                rank = r_above + p
+                                pr = _rank_prob(log_fact, p, jj, size, g_block, log_total)
+                                if rank <= cutoff:
+                                    ap += kk * pr / rank
+                                    if kk == 1:
+                                        rr += pr / rank
+                                if kk == n_good:
+                                    cov += n_good * pr / rank
+                    r_good += g_block
+                j = e
+            ap /= n_good
+        out_ap[q] = ap
+        out_rr[q] = rr
+        out_coverage[q] = cov
+
+
+@njit(cache=True)
+def _first_good_rank(
+    good: np.ndarray,
+    scores: np.ndarray,
+    starts: np.ndarray,
+    log_fact: np.ndarray,
+    ks: np.ndarray,
+    cap: int,
+    expected: bool,
+    out_hits: np.ndarray,
+    out_rank: np.ndarray,
+) -> None:
+    """Per query ``Pr[rank(t_1) <= k]`` for each ``k`` in ``ks`` and ``E[min(rank(t_1), cap)]``.
+
+    A query without a good item never hits and has rank ``cap`` (the paper's meta-search table
+    sets unretrieved URLs to rank 31, section 6.2). ``out_hits`` has shape
+    ``(n_queries, len(ks))``.
+    """
+    for q in range(starts.shape[0] - 1):
+        lo = starts[q]
+        hi = starts[q + 1]
+        for c in range(ks.shape[0]):
+            out_hits[q, c] = 0.0
+        out_rank[q] = cap
+        j = lo
+        while j < hi:
+            e = _block_end(scores, j, hi, expected)
+            g_block = 0
+            for t in range(j, e):
+                if good[t]:
+                    g_block += 1
+            if g_block > 0:
+                r_above = j - lo
+                size = e - j
+                log_total = _log_comb(log_fact, size, g_block)
+                mean_rank = 0.0
+                for p in range(1, size - g_block + 2):
+                    rank = r_above + p
+                    pr = 1.0 if size == 1 else _rank_prob(log_fact, p, 1, size, g_block, log_total)
+                    mean_rank += pr * min(rank, cap)
+                    for c in range(ks.shape[0]):
+                        if rank <= ks[c]:
+                            out_hits[q, c] += pr
+                out_rank[q] = mean_rank
+                break
+            j = e
