@@ -25,7 +25,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
 
 from ._kernels.layered import _layered_log_mass, _layered_potential
-from ._kernels.pairwise import graded_pair_errors
+from ._kernels.pairwise import level_pair_errors
 from ._validation import check_labels, check_qid, check_scores
 
 __all__ = ["BipartiteFeedback", "LayeredFeedback", "PairFeedback"]
@@ -136,10 +136,7 @@ class _LayeredState:
 
     def rloss(self, tie_weight: float = 1.0) -> float:
         """D-weighted fraction of crucial pairs misordered by the current ``H``."""
-        order = np.arange(self.n, dtype=np.int64)
-        errors, _ = graded_pair_errors(
-            self.H, self.level.astype(np.float64), order, self.qstart, tie_weight
-        )
+        errors = level_pair_errors(self.H, self.level, self.qstart, self.lstart, tie_weight)
         return float(np.sum(np.exp(self.log_c) * errors))
 
 
@@ -406,9 +403,9 @@ class LayeredFeedback:
         under random tie-breaking. O(n log n) per query.
         """
         s = check_scores(scores, name="scores", n_samples=self.n_samples)
-        errors, _ = graded_pair_errors(
-            s[self._rows], self._level.astype(np.float64), np.arange(self._rows.shape[0]),
-            self._qstart, tie_weight,
+        errors = level_pair_errors(
+            np.ascontiguousarray(s[self._rows]), self._level, self._qstart, self._lstart,
+            tie_weight,
         )  # fmt: skip
         return float(np.sum(np.exp(self._log_c) * errors))
 

@@ -8,7 +8,7 @@ strictly above, and tied blocks contribute their cross-level pairs in closed for
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 
 @njit(cache=True)
@@ -31,6 +31,68 @@ def _fenwick_prefix(tree: np.ndarray, i: int) -> float:
 
 
 @njit(cache=True)
+def _query_errors(sc: np.ndarray, level: np.ndarray, k: int, tie_weight: float) -> float:
+    """Misordered crucial pairs of one query with local levels ``0..k-1``."""
+    m = sc.shape[0]
+    sorder = np.argsort(-sc, kind="mergesort")
+    tree = np.zeros(k + 1, dtype=np.float64)
+    group_counts = np.zeros(k, dtype=np.float64)
+    errors = 0.0
+    j = 0
+    while j < m:
+        e = j + 1
+        s0 = sc[sorder[j]]
+        while e < m and sc[sorder[e]] == s0:
+            e += 1
+        # strictly misordered: x1 here, x0 of a lower level strictly above
+        for t in range(j, e):
+            errors += _fenwick_prefix(tree, level[sorder[t]])
+        # tied cross-level pairs inside the block
+        if e - j > 1:
+            for t in range(j, e):
+                group_counts[level[sorder[t]]] += 1.0
+            g = float(e - j)
+            sq = 0.0
+            for t in range(j, e):
+                lv = level[sorder[t]]
+                if group_counts[lv] > 0.0:
+                    sq += group_counts[lv] * group_counts[lv]
+                    group_counts[lv] = 0.0
+            errors += tie_weight * 0.5 * (g * g - sq)
+        for t in range(j, e):
+            _fenwick_add(tree, level[sorder[t]], 1.0)
+        j = e
+    return errors
+
+
+@njit(cache=True, parallel=True)
+def _level_pair_errors(
+    scores: np.ndarray,
+    level: np.ndarray,
+    qstart: np.ndarray,
+    lstart: np.ndarray,
+    tie_weight: float,
+    out_errors: np.ndarray,
+) -> None:
+    """Per query: misordered crucial pairs of rows already grouped by query.
+
+    Rows of query ``q`` are ``qstart[q]:qstart[q+1]``, with local levels ``level`` in
+    ``0..K_q-1`` (``K_q = lstart[q+1] - lstart[q]``).
+
+    Queries are independent, so the parallel loop is deterministic.
+    """
+    n_queries = qstart.shape[0] - 1
+    for q in prange(n_queries):
+        lo = qstart[q]
+        hi = qstart[q + 1]
+        k = lstart[q + 1] - lstart[q]
+        if hi - lo < 2 or k < 2:
+            out_errors[q] = 0.0
+        else:
+            out_errors[q] = _query_errors(scores[lo:hi], level[lo:hi], k, tie_weight)
+
+
+@njit(cache=True, parallel=True)
 def _graded_pair_errors(
     scores: np.ndarray,
     labels: np.ndarray,
@@ -55,7 +117,7 @@ def _graded_pair_errors(
     out_errors, out_pairs : float64 arrays of shape (n_queries,), written.
     """
     n_queries = starts.shape[0] - 1
-    for q in range(n_queries):
+    for q in prange(n_queries):
         lo = starts[q]
         hi = starts[q + 1]
         m = hi - lo
@@ -90,36 +152,7 @@ def _graded_pair_errors(
             total += counts[lv] * below
             below += counts[lv]
         out_pairs[q] = total
-        # visit in decreasing score; tree counts items strictly above by level
-        sorder = np.argsort(-sc, kind="mergesort")
-        tree = np.zeros(k + 1, dtype=np.float64)
-        group_counts = np.zeros(k, dtype=np.float64)
-        errors = 0.0
-        j = 0
-        while j < m:
-            e = j + 1
-            s0 = sc[sorder[j]]
-            while e < m and sc[sorder[e]] == s0:
-                e += 1
-            # strictly misordered: x1 here, x0 of a lower level strictly above
-            for t in range(j, e):
-                errors += _fenwick_prefix(tree, level[sorder[t]])
-            # tied cross-level pairs inside the block
-            if e - j > 1:
-                for t in range(j, e):
-                    group_counts[level[sorder[t]]] += 1.0
-                g = float(e - j)
-                sq = 0.0
-                for t in range(j, e):
-                    lv = level[sorder[t]]
-                    if group_counts[lv] > 0.0:
-                        sq += group_counts[lv] * group_counts[lv]
-                        group_counts[lv] = 0.0
-                errors += tie_weight * 0.5 * (g * g - sq)
-            for t in range(j, e):
-                _fenwick_add(tree, level[sorder[t]], 1.0)
-            j = e
-        out_errors[q] = errors
+        out_errors[q] = _query_errors(sc, level, k, tie_weight)
 
 
 def graded_pair_errors(
@@ -143,3 +176,16 @@ def graded_pair_errors(
         pairs,
     )
     return errors, pairs
+
+
+def level_pair_errors(
+    scores: np.ndarray,
+    level: np.ndarray,
+    qstart: np.ndarray,
+    lstart: np.ndarray,
+    tie_weight: float,
+) -> np.ndarray:
+    """Misordered crucial pairs per query for pre-grouped rows; see ``_level_pair_errors``."""
+    out = np.empty(qstart.shape[0] - 1, dtype=np.float64)
+    _level_pair_errors(scores, level, qstart, lstart, float(tie_weight), out)
+    return out

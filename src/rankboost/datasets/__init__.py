@@ -1,0 +1,21 @@
+"""Ranking datasets: SVMlight/LETOR files, LightGBM group files, bundled MQ2008, MovieLens.
+
+Conventions: features are dense float64 with 1-based file indices (feature ``k`` of a
+LETOR/SVMlight line is column ``k - 1``); query ids are one per row, as in the file.
+"""
+
+from ._bundled import MQ2008_FEATURE_NAMES, load_mq2008
+from ._dataset import RankingDataset
+from ._movielens import RatingsDataset, load_movielens
+from ._svmlight import dump_svmlight, load_query_file, load_svmlight
+
+__all__ = [
+    "MQ2008_FEATURE_NAMES",
+    "RankingDataset",
+    "RatingsDataset",
+    "dump_svmlight",
+    "load_movielens",
+    "load_mq2008",
+    "load_query_file",
+    "load_svmlight",
+]
