@@ -107,17 +107,21 @@ class BinMapper:
         rows_ = np.arange(X.shape[0], dtype=np.int64) if rows is None else rows
         rows_ = np.ascontiguousarray(rows_, dtype=np.int64)
         d = X.shape[1]
-        sorted_cols = np.empty((d, rows_.shape[0]), dtype=np.float64)
-        if rows_.shape[0]:
-            _sorted_columns(X, rows_, sorted_cols)
         self.cuts_: list[NDArray[np.float64]] = []
         n_bins = np.zeros(d, dtype=np.int64)
-        for i in range(d):
-            col = sorted_cols[i]
-            n_valid = rows_.shape[0] - int(np.count_nonzero(np.isnan(col)))
-            cuts = _cuts_from_sorted(col[:n_valid], thresholds)
-            self.cuts_.append(cuts)
-            n_bins[i] = cuts.shape[0] + 1 if n_valid else 0
+        # sort a few columns at a time (in parallel) so memory stays O(n), not O(d n)
+        chunk = 8
+        sorted_cols = np.empty((min(chunk, d), rows_.shape[0]), dtype=np.float64)
+        for first in range(0, d, chunk):
+            block = sorted_cols[: min(chunk, d - first)]
+            if rows_.shape[0]:
+                _sorted_columns(X, rows_, first, block)
+            for k in range(block.shape[0]):
+                col = block[k]
+                n_valid = rows_.shape[0] - int(np.count_nonzero(np.isnan(col)))
+                cuts = _cuts_from_sorted(col[:n_valid], thresholds)
+                self.cuts_.append(cuts)
+                n_bins[first + k] = cuts.shape[0] + 1 if n_valid else 0
         self.n_bins_ = n_bins
         return self
 

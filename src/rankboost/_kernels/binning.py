@@ -11,15 +11,14 @@ from numba import njit, prange
 
 
 @njit(cache=True, parallel=True)
-def _sorted_columns(X: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
-    """``out[i, :]`` = sorted ``X[rows, i]`` with NaN last (numpy sort order)."""
-    d = X.shape[1]
+def _sorted_columns(X: np.ndarray, rows: np.ndarray, first: int, out: np.ndarray) -> None:
+    """``out[k, :]`` = sorted ``X[rows, first + k]`` with NaN last (numpy sort order)."""
     m = rows.shape[0]
-    for i in prange(d):
+    for k in prange(out.shape[0]):
         col = np.empty(m, dtype=np.float64)
         for j in range(m):
-            col[j] = X[rows[j], i]
-        out[i, :] = np.sort(col)
+            col[j] = X[rows[j], first + k]
+        out[k, :] = np.sort(col)
 
 
 @njit(cache=True, parallel=True)
