@@ -170,6 +170,16 @@ def check_qid(qid: ArrayLike | None, n_samples: int, *, name: str = "qid") -> ND
             arr = arr.astype(str) if any(isinstance(v, str) for v in arr[:1]) else arr
         except (TypeError, ValueError) as exc:  # pragma: no cover - defensive
             raise TypeError(f"{name} values must be sortable (ints or strings).") from exc
+    if arr.dtype.kind in "iu" and arr.shape[0]:
+        # O(n) path for integer ids of a compact range (the usual case): no sort
+        lo = int(arr.min())
+        span = int(arr.max()) - lo + 1
+        if span <= 4 * arr.shape[0] + 1024:
+            offset = (arr - lo).astype(np.int64)
+            present = np.zeros(span, dtype=bool)
+            present[offset] = True
+            remap = np.cumsum(present, dtype=np.int64) - 1
+            return remap[offset]
     try:
         _, codes = np.unique(arr, return_inverse=True)
     except TypeError as exc:
