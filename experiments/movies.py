@@ -1,0 +1,449 @@
+"""Movie recommendation on MovieLens 100K: Freund et al. (2003) section 6.2, three studies.
+
+Run (about 5 minutes on 2 cores)::
+
+    cd /work/main && PYTHONPATH=src .venv/bin/python experiments/movies.py --write-docs
+
+Studies (seeded; targets and feature users are always disjoint):
+
+1. number of feature users F in {50, 100, 200, 400, 600, 800};
+2. feature density: 100 feature users drawn from one rating-count group at a time;
+3. feedback density: n in {10, 20, 40, 80, 160} training ratings per target.
+
+Methods: RankBoost (:class:`rankboost.recommend.RankBoostRecommender`), VSIM (Breese et al.
+1998), nearest neighbour, least-squares linear regression, and scikit-surprise's user-based
+KNNWithMeans when it is installed. Metrics on each target's test movies: disagreement and the
+expected AP, PROT and coverage under random tie-breaking (good = rating >= 4). See
+docs/movies.md for the protocol and the discussion.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.linear_model import LinearRegression
+from threadpoolctl import threadpool_limits
+
+from rankboost import TrainingStoppedWarning
+from rankboost.datasets import load_movielens
+from rankboost.metrics import (
+    disagreement,
+    expected_average_precision,
+    expected_coverage,
+    expected_prot,
+)
+from rankboost.recommend import RankBoostRecommender, user_ranking_problem
+
+try:  # optional real-world peer
+    from surprise import Dataset, KNNWithMeans, Reader
+
+    SURPRISE = True
+except ImportError:  # pragma: no cover
+    SURPRISE = False
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path("/work/shared/data/movielens/ml-100k/u.data.gz")
+GOOD = 4.0  # a test movie is "good" when the target rated it >= 4
+METRICS = ("disagreement", "AP", "PROT", "coverage")
+N_TARGETS = 120
+
+
+# ----------------------------------------------------------------------------- protocol
+
+
+@dataclass
+class Config:
+    """One point of a study: targets, their train/test items, the feature users."""
+
+    label: str
+    targets: np.ndarray
+    train: dict[int, np.ndarray]  # target -> training item indices
+    test: dict[int, np.ndarray]  # target -> test item indices
+    features: np.ndarray
+
+
+def masked(R: sp.csr_matrix, cfg: Config) -> sp.csr_matrix:
+    """R without the targets' non-training ratings (nothing about the test can leak)."""
+    R = R.tolil(copy=True)
+    for u in cfg.targets:
+        keep = set(cfg.train[u].tolist())
+        for j in R.rows[u][:]:
+            if j not in keep:
+                R[u, j] = 0
+    out = sp.csr_matrix(R)
+    out.eliminate_zeros()  # MovieLens ratings are 1..5, so 0 only marks removed entries
+    return out
+
+
+def half_split(R, targets, rng):
+    """Study 1 and 2: a random half of each target's ratings is feedback, the rest test."""
+    train, test = {}, {}
+    for u in targets:
+        items = rng.permutation(R[u].indices)
+        h = items.shape[0] // 2
+        train[u], test[u] = np.sort(items[:h]), np.sort(items[h:])
+    return train, test
+
+
+# ----------------------------------------------------------------------------- baselines
+
+
+def vsim(Xtr, ytr, Xte, means):
+    """Vector similarity (Breese et al. 1998, eq. 1 and the cosine weight of section 2.1.2).
+
+    Weight of feature user f: cosine of the target's and f's ratings on co-rated training
+    movies. Prediction: sum_f w_f (v_fj - mean_f) / sum_f |w_f| over feature users who rated
+    movie j (the target's own mean is a constant and does not change its ranking); 0 when
+    nobody rated j.
+    """
+    M = ~np.isnan(Xtr)
+    X0 = np.where(M, Xtr, 0.0)
+    num = ytr @ X0
+    den = np.sqrt((ytr**2) @ M * (X0**2).sum(axis=0))
+    w = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+    Mte = ~np.isnan(Xte)
+    dev = np.where(Mte, Xte - means, 0.0)
+    norm = Mte @ np.abs(w)
+    return np.divide(dev @ w, norm, out=np.zeros(Xte.shape[0]), where=norm > 0)
+
+
+def nearest_neighbour(Xtr, ytr, Xte, means):
+    """The single feature user whose ratings best order the target's training movies.
+
+    Score of a movie: the neighbour's rating, or the neighbour's mean rating when the
+    neighbour did not rate it (the default for unrated movies); the neighbour is the feature
+    user with the smallest training disagreement of that scoring rule (ties: lowest index).
+    """
+    d = Xtr.shape[1]
+    S = np.where(np.isnan(Xtr), means, Xtr)
+    n = ytr.shape[0]
+    dis = disagreement(np.tile(ytr, d), S.T.ravel(), np.repeat(np.arange(d), n), per_query=True)
+    f = int(np.argmin(dis))
+    return np.where(np.isnan(Xte[:, f]), means[f], Xte[:, f])
+
+
+def linear_regression(Xtr, ytr, Xte, means):
+    """Least squares on mean-centred ratings, 0 (= the feature user's mean) where unrated.
+
+    With more feature users than training movies, sklearn's lstsq returns the minimum-norm
+    solution.
+    """
+    A = np.where(np.isnan(Xtr), 0.0, Xtr - means)
+    B = np.where(np.isnan(Xte), 0.0, Xte - means)
+    return LinearRegression().fit(A, ytr).predict(B)
+
+
+BASELINES = {"VSIM": vsim, "NN": nearest_neighbour, "LinReg": linear_regression}
+
+
+def surprise_scores(Rtr, cfg):
+    """User-based KNNWithMeans (pearson, k=40) on feature users + targets' training ratings.
+
+    Similarities between two targets are zeroed after fitting, so every target's
+    neighbours are feature users only, as for the other methods.
+    """
+    users = np.concatenate([cfg.features, cfg.targets])
+    sub = Rtr[users].tocoo()
+    import pandas as pd
+
+    frame = pd.DataFrame({"u": users[sub.row], "i": sub.col, "r": sub.data})
+    data = Dataset.load_from_df(frame[["u", "i", "r"]], Reader(rating_scale=(1, 5)))
+    trainset = data.build_full_trainset()
+    algo = KNNWithMeans(k=40, sim_options={"name": "pearson", "user_based": True}, verbose=False)
+    algo.fit(trainset)
+    inner = np.array([trainset.to_inner_uid(int(u)) for u in cfg.targets])
+    algo.sim[np.ix_(inner, inner)] = 0.0
+    algo.sim[inner, inner] = 1.0
+    out = {}
+    for u in cfg.targets:
+        out[u] = np.array([algo.predict(int(u), int(j)).est for j in cfg.test[u]])
+    return out
+
+
+# ----------------------------------------------------------------------------- evaluation
+
+
+def metrics_of(y, s, q):
+    """Mean over targets of the four metrics (targets with no good test movie skipped)."""
+    kw = {"relevance_threshold": GOOD, "empty": "skip"}
+    return {
+        "disagreement": float(disagreement(y, s, q)),
+        "AP": float(expected_average_precision(y, s, q, **kw)),
+        "PROT": float(expected_prot(y, s, q, **kw)),
+        "coverage": float(expected_coverage(y, s, q, **kw)),
+    }
+
+
+def run_config(R, cfg, args, counts):
+    """Scores of every method on every target's test movies; returns metrics per method."""
+    Rtr = masked(R, cfg)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrainingStoppedWarning)
+        rec = RankBoostRecommender(
+            feature_users=cfg.features,
+            n_estimators=args.rounds,
+            positive_cumulative=args.cumulative,
+            rating_range=(1, 5),
+            invalid_targets="skip",
+            n_jobs=args.n_jobs,
+        ).fit(Rtr, target_users=cfg.targets)
+    t_rb = time.perf_counter() - t0
+    for k in ("n_skipped", "n_features_dropped", "n_stopped_early"):
+        counts[k] = counts.get(k, 0) + rec.report_[k]
+    fitted = [u for u in cfg.targets if u in rec.models_]
+    counts["n_target_problems"] = counts.get("n_target_problems", 0) + len(fitted)
+    means = np.asarray(Rtr[cfg.features].sum(axis=1)).ravel() / np.maximum(
+        np.diff(Rtr[cfg.features].indptr), 1
+    )
+    scores = {m: [] for m in ("RankBoost", *BASELINES, "random")}
+    ys, qs = [], []
+    t0 = time.perf_counter()
+    for u in fitted:
+        n_tr = cfg.train[u].shape[0]
+        X, y = user_ranking_problem(
+            Rtr, u, cfg.features, np.concatenate([cfg.train[u], cfg.test[u]])
+        )
+        Xtr, ytr, Xte = X[:n_tr], y[:n_tr], X[n_tr:]
+        yte = R[u, cfg.test[u]].toarray().ravel()
+        scores["RankBoost"].append(rec.predict(u, cfg.test[u]))
+        for name, fn in BASELINES.items():
+            scores[name].append(fn(Xtr, ytr, Xte, means))
+        scores["random"].append(np.zeros(yte.shape[0]))  # all tied: expectation = random order
+        ys.append(yte)
+        qs.append(np.full(yte.shape[0], u))
+    t_base = time.perf_counter() - t0
+    t_sur = 0.0
+    if SURPRISE and not args.no_surprise:
+        t0 = time.perf_counter()
+        sur = surprise_scores(Rtr, cfg)
+        scores["KNN (surprise)"] = [sur[u] for u in fitted]
+        t_sur = time.perf_counter() - t0
+    y, q = np.concatenate(ys), np.concatenate(qs)
+    res = {m: metrics_of(y, np.concatenate(s), q) for m, s in scores.items()}
+    counts["n_no_good_test"] = counts.get("n_no_good_test", 0) + int(
+        sum((yy >= GOOD).sum() == 0 for yy in ys)
+    )
+    print(
+        f"  {cfg.label:>12}: {len(fitted)} targets, RankBoost fit {t_rb:.1f}s, "
+        f"baselines {t_base:.1f}s, surprise {t_sur:.1f}s",
+        file=sys.stderr,
+    )
+    return res
+
+
+# ----------------------------------------------------------------------------- studies
+
+
+def study_features(R, rng, args):
+    counts = np.diff(R.indptr)
+    targets = np.sort(rng.choice(np.flatnonzero(counts >= 40), args.n_targets, replace=False))
+    pool = rng.permutation(np.setdiff1d(np.arange(R.shape[0]), targets))
+    train, test = half_split(R, targets, rng)
+    sizes = [s for s in (50, 100, 200, 400, 600, 800) if s <= pool.shape[0]]
+    return (
+        [Config(f"F={f}", targets, train, test, np.sort(pool[:f])) for f in sizes],
+        targets,
+        pool,
+        (train, test),
+    )
+
+
+def study_feature_density(R, rng, targets, pool, split, group_size):
+    counts = np.diff(R.indptr)
+    edges = [(20, 29), (30, 49), (50, 99), (100, 199), (200, 10**6)]
+    out = []
+    for lo, hi in edges:
+        group = pool[(counts[pool] >= lo) & (counts[pool] <= hi)]
+        feats = np.sort(rng.choice(group, min(group_size, group.shape[0]), replace=False))
+        label = f"{lo}-{hi}" if hi < 10**6 else f"{lo}+"
+        out.append(Config(label, targets, split[0], split[1], feats))
+    return out
+
+
+def study_feedback(R, rng, args):
+    counts = np.diff(R.indptr)
+    eligible = np.flatnonzero(counts >= 200)
+    targets = np.sort(rng.choice(eligible, min(args.n_targets, eligible.shape[0]), replace=False))
+    pool = np.setdiff1d(np.arange(R.shape[0]), targets)
+    feats = np.sort(rng.choice(pool, 400, replace=False))
+    perm = {u: rng.permutation(R[u].indices) for u in targets}
+    test = {u: np.sort(perm[u][160:]) for u in targets}
+    return [
+        Config(f"n={n}", targets, {u: np.sort(perm[u][:n]) for u in targets}, test, feats)
+        for n in (10, 20, 40, 80, 160)
+    ]
+
+
+def pilot(R, args):
+    """Choose rounds and WeakLearn vs WeakLearn.cum on a separate seed (not the reported one).
+
+    Test disagreement and E[AP] after 10..300 rounds, for study 1's F=400 and study 3's n=40
+    configurations drawn with seed ``args.seed + 1000``.
+    """
+    rng = np.random.default_rng(args.seed + 1000)
+    c1, *_ = study_features(R, rng, args)
+    c3 = study_feedback(R, rng, args)
+    stages = (10, 25, 50, 100, 200, 300)
+    lines = ["| config | WeakLearn | " + " | ".join(f"T={t}" for t in stages) + " |",
+             "|---|---|" + "---:|" * len(stages)]  # fmt: skip
+    for cfg in (c1[3], c3[2]):
+        Rtr = masked(R, cfg)
+        for cum in (False, True):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", TrainingStoppedWarning)
+                rec = RankBoostRecommender(
+                    feature_users=cfg.features, n_estimators=max(stages),
+                    positive_cumulative=cum, invalid_targets="skip", n_jobs=args.n_jobs,
+                ).fit(Rtr, target_users=cfg.targets)  # fmt: skip
+            fitted = [u for u in cfg.targets if u in rec.models_]
+            y = np.concatenate([R[u, cfg.test[u]].toarray().ravel() for u in fitted])
+            q = np.concatenate([np.full(cfg.test[u].shape[0], u) for u in fitted])
+            cells = []
+            for t in stages:
+                s = []
+                for u in fitted:
+                    X, _ = user_ranking_problem(Rtr, u, rec.feature_users_[u], cfg.test[u])
+                    m = rec.models_[u]
+                    s.append(m.decision_function(X, n_rounds=min(t, m.n_rounds)))
+                r = metrics_of(y, np.concatenate(s), q)
+                cells.append(f"{r['disagreement']:.3f} / {r['AP']:.3f}")
+            lines.append(
+                f"| {cfg.label} | {'cum' if cum else 'plain'} | " + " | ".join(cells) + " |"
+            )
+    return "Pilot (disagreement / E[AP]):\n\n" + "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- output
+
+
+def table(title, rows):
+    methods = list(next(iter(rows.values())))
+    lines = [f"#### {title}", ""]
+    for metric in METRICS:
+        lines.append(
+            f"**{metric}** ({'lower' if metric == 'disagreement' else 'higher'} is better)"
+        )
+        lines.append("")
+        lines.append("| | " + " | ".join(methods) + " |")
+        lines.append("|---|" + "---:|" * len(methods))
+        for label, res in rows.items():
+            vals = [res[m][metric] for m in methods if m != "random"]
+            best = min(vals) if metric == "disagreement" else max(vals)
+            cells = []
+            for m in methods:
+                v = res[m][metric]
+                cells.append(f"**{v:.3f}**" if m != "random" and v == best else f"{v:.3f}")
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def plot(name, title, xlabel, rows, xs=None):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = list(rows)
+    x = np.arange(len(labels)) if xs is None else np.asarray(xs)
+    methods = [m for m in next(iter(rows.values())) if m != "random"]
+    fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
+    for ax, metric in zip(axes, METRICS, strict=True):
+        for m in methods:
+            ax.plot(x, [rows[lab][m][metric] for lab in labels], marker="o", label=m)
+        ax.plot(x, [rows[lab]["random"][metric] for lab in labels], "k--", label="random")
+        ax.set_title(metric)
+        ax.set_xlabel(xlabel)
+        if xs is None:
+            ax.set_xticks(x, labels, rotation=30)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    out = ROOT / "docs" / "img" / f"movies_{name}.png"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--n-targets", type=int, default=N_TARGETS)
+    ap.add_argument("--rounds", type=int, default=100)
+    ap.add_argument("--cumulative", action="store_true", help="WeakLearn.cum")
+    ap.add_argument("--group-size", type=int, default=100)
+    ap.add_argument("--n-jobs", type=int, default=2)
+    ap.add_argument("--no-surprise", action="store_true")
+    ap.add_argument("--studies", default="123")
+    ap.add_argument("--write-docs", action="store_true", help="update docs/movies.md tables")
+    ap.add_argument("--pilot", action="store_true", help="only run the rounds pilot")
+    ap.add_argument("--json", type=Path, default=None, help="also dump the results as JSON")
+    args = ap.parse_args(argv)
+
+    t_start = time.perf_counter()
+    R, _, _ = load_movielens(DATA).to_matrix()
+    if args.pilot:
+        print(pilot(R, args))
+        print(f"pilot runtime {time.perf_counter() - t_start:.0f} s", file=sys.stderr)
+        return
+    rng = np.random.default_rng(args.seed)
+    out, results, counts = [], {}, {}
+    configs1, targets, pool, split = study_features(R, rng, args)
+    rng2 = np.random.default_rng([args.seed, 2])
+    rng3 = np.random.default_rng([args.seed, 3])
+    if "1" in args.studies:
+        print("study 1: number of feature users", file=sys.stderr)
+        rows = {c.label: run_config(R, c, args, counts) for c in configs1}
+        results["features"] = rows
+        out.append(table("Study 1: number of feature users", rows))
+        plot("features", "Study 1: number of feature users", "feature users",
+             rows, [int(k[2:]) for k in rows])  # fmt: skip
+    if "2" in args.studies:
+        print("study 2: feature density", file=sys.stderr)
+        configs2 = study_feature_density(R, rng2, targets, pool, split, args.group_size)
+        rows = {c.label: run_config(R, c, args, counts) for c in configs2}
+        results["feature_density"] = rows
+        out.append(table(f"Study 2: feature density ({args.group_size} feature users of "
+                         "each rating-count group)", rows))  # fmt: skip
+        plot("feature_density", "Study 2: feature density", "ratings per feature user", rows)
+    if "3" in args.studies:
+        print("study 3: feedback density", file=sys.stderr)
+        rows = {c.label: run_config(R, c, args, counts) for c in study_feedback(R, rng3, args)}
+        results["feedback_density"] = rows
+        out.append(table("Study 3: feedback density (400 feature users)", rows))
+        plot("feedback", "Study 3: feedback density", "training ratings per target",
+             rows, [int(k[2:]) for k in rows])  # fmt: skip
+    elapsed = time.perf_counter() - t_start
+    footer = (
+        f"Seed {args.seed}, {args.n_targets} targets per study, RankBoost "
+        f"{args.rounds} rounds{' (WeakLearn.cum)' if args.cumulative else ''}; skips and "
+        f"counts over all configurations: {json.dumps(counts)}; total runtime "
+        f"{elapsed:.0f} s (n_jobs={args.n_jobs})."
+    )
+    text = "\n\n".join(out) + "\n\n" + footer + "\n"
+    print(text)
+    if args.json:
+        args.json.write_text(json.dumps({"results": results, "counts": counts}, indent=1))
+    if args.write_docs:
+        doc = ROOT / "docs" / "movies.md"
+        src = doc.read_text()
+        block = f"<!-- tables:begin -->\n{text}<!-- tables:end -->"
+        doc.write_text(re.sub(r"<!-- tables:begin -->.*<!-- tables:end -->", lambda m: block,
+                              src, flags=re.S))  # fmt: skip
+
+
+if __name__ == "__main__":
+    # one BLAS thread: the least-squares fits are small, and threads only contend here
+    with threadpool_limits(limits=1):
+        main()

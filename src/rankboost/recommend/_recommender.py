@@ -1,0 +1,419 @@
+"""The per-user RankBoost recommender (one model per target user, parallel over users)."""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+from joblib import Parallel, delayed, effective_n_jobs
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator
+
+from ..booster import TrainingStoppedWarning, train
+from ..feedback import LayeredFeedback
+from ..model import RankBoostModel
+from ._problem import _check_items, _check_users, _features, check_ratings
+
+__all__ = ["RankBoostRecommender"]
+
+_INVALID = ("raise", "skip")
+
+
+# --------------------------------------------------------------------------- fitting
+
+
+@contextlib.contextmanager
+def _numba_threads(n: int) -> Iterator[None]:
+    """Run numba kernels with ``n`` threads inside the block (thread-local, restored)."""
+    old = numba.get_num_threads()
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        numba.set_num_threads(old)
+
+
+def _fit_chunk(
+    by_item: sp.csr_matrix,
+    R: sp.csr_matrix,
+    jobs: list[tuple[int, NDArray[np.int64]]],
+    params: dict[str, Any],
+) -> list[tuple[int, RankBoostModel]]:
+    """Train the models of a chunk of target users (runs in a joblib worker)."""
+    out = []
+    column_of = np.full(R.shape[0], -1, dtype=np.int64)
+    with _numba_threads(1), warnings.catch_warnings():
+        # early stops are recorded in model.stop_reason and summarised by fit
+        warnings.simplefilter("ignore", TrainingStoppedWarning)
+        for user, feats in jobs:
+            row = R[user]
+            column_of[feats] = np.arange(feats.shape[0])
+            X = _features(by_item, row.indices.astype(np.int64), column_of, feats.shape[0])
+            column_of[feats] = -1
+            model = train(X, LayeredFeedback(row.data), **params)
+            out.append((user, model))
+    return out
+
+
+class RankBoostRecommender(BaseEstimator):
+    """One RankBoost ranking model per target user, from other users' ratings.
+
+    For each target user ``u`` the instances are the items ``u`` rated, the features are
+    the ratings of the feature users (NaN where unrated) and the feedback is
+    ``LayeredFeedback(ratings of u)``: every pair of items ``u`` rated differently must be
+    ordered by rating; equal ratings are not compared (Freund et al. 2003, section 6.2).
+
+    Parameters
+    ----------
+    feature_users : array-like of int, default=None
+        Users (rows of the ratings matrix) whose ratings are the features. None = every
+        user. A target never uses itself as a feature.
+    n_estimators : int, default=100
+        Boosting rounds per target user.
+    positive_cumulative : bool, default=False
+        WeakLearn.cum (paper section 4, Knowl 6): ``H`` non-decreasing in every feature
+        user's rating. Off by default because a feature user with opposite taste is
+        informative through a negative weight.
+    alpha : {"r", "exact", "line_search"}, default="r"
+        Step-size rule (see :func:`rankboost.train`).
+    thresholds : int or "all", default="all"
+        Candidate thresholds per feature (ratings take few values, so "all" is cheap).
+    min_overlap : int, default=1
+        A feature user enters a target's model only if they rated at least this many of
+        the target's training items; the others are dropped for that target (a feature
+        that abstains on every training item cannot be learned from). Counted in
+        ``report_["n_features_dropped"]``.
+    rating_range : tuple of (float, float), default=None
+        Inclusive bounds for every rating (e.g. ``(1, 5)`` for MovieLens); None only
+        requires finite ratings.
+    invalid_targets : {"raise", "skip"}, default="raise"
+        What to do with a target that cannot be trained: fewer than two distinct ratings
+        (no crucial pair) or no feature user left after ``min_overlap``. "raise" raises a
+        ValueError naming the user; "skip" leaves it out and records the reason in
+        ``skipped_users_``.
+    n_jobs : int, default=None
+        Parallel workers over target users (joblib; None = 1, -1 = all cores). Each
+        per-user fit runs its numba kernels single-threaded, so models are bit-identical
+        for every ``n_jobs``.
+    verbose : int, default=0
+        joblib verbosity.
+
+    Attributes
+    ----------
+    models_ : dict of int to RankBoostModel
+        The model of every fitted target user.
+    feature_users_ : dict of int to ndarray of int
+        The feature users (model columns, in order) of every fitted target user.
+    skipped_users_ : dict of int to str
+        Targets left out (``invalid_targets="skip"``) and why.
+    report_ : dict
+        Counts: ``n_targets``, ``n_fitted``, ``n_skipped``, ``n_features_dropped`` (feature
+        columns dropped by ``min_overlap``, summed over targets) and ``n_stopped_early``
+        (models whose training stopped before ``n_estimators``, see
+        ``models_[u].stop_reason``).
+    n_users_ : int
+        Rows of the ratings matrix seen in ``fit``.
+    n_items_ : int
+        Columns of the ratings matrix seen in ``fit``.
+
+    See Also
+    --------
+    user_ranking_problem : The ``(X, y)`` of one target user.
+    rankboost.train : The engine run once per target user.
+
+    References
+    ----------
+    .. [1] Y. Freund, R. Iyer, R. E. Schapire and Y. Singer, "An efficient boosting algorithm
+       for combining preferences", JMLR 4, 2003, section 6.2 (movie recommendations).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import scipy.sparse as sp
+    >>> from rankboost.recommend import RankBoostRecommender
+    >>> rng = np.random.default_rng(0)
+    >>> taste = rng.integers(1, 6, size=30).astype(float)
+    >>> R = np.vstack([taste, taste, 6 - taste, rng.integers(1, 6, size=30)])
+    >>> R[0, 20:] = np.nan  # the target has not seen items 20..29
+    >>> rec = RankBoostRecommender(feature_users=[1, 2, 3], n_estimators=20)
+    >>> rec = rec.fit(sp.csr_matrix(np.nan_to_num(R)), target_users=[0])
+    >>> items, scores = rec.recommend(0, k=3)  # unseen items only
+    >>> items, taste[items]
+    (array([21, 25, 22]), array([5., 5., 4.]))
+    >>> taste[rec.rank(0, items=np.arange(20, 30))]  # user 1's taste, recovered
+    array([5., 5., 4., 4., 4., 3., 2., 2., 1., 1.])
+    """
+
+    def __init__(
+        self,
+        *,
+        feature_users: ArrayLike | None = None,
+        n_estimators: int = 100,
+        positive_cumulative: bool = False,
+        alpha: str = "r",
+        thresholds: int | str = "all",
+        min_overlap: int = 1,
+        rating_range: tuple[float, float] | None = None,
+        invalid_targets: str = "raise",
+        n_jobs: int | None = None,
+        verbose: int = 0,
+    ) -> None:
+        self.feature_users = feature_users
+        self.n_estimators = n_estimators
+        self.positive_cumulative = positive_cumulative
+        self.alpha = alpha
+        self.thresholds = thresholds
+        self.min_overlap = min_overlap
+        self.rating_range = rating_range
+        self.invalid_targets = invalid_targets
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ fit
+    def _plan(
+        self, R: sp.csr_matrix, targets: NDArray[np.int64], feats: NDArray[np.int64]
+    ) -> tuple[list[tuple[int, NDArray[np.int64]]], dict[int, str], int]:
+        """Per target: its feature users after ``min_overlap``; or why it cannot be fitted."""
+        n_rated = np.diff(R.indptr)
+        lo = np.full(R.shape[0], np.inf)
+        hi = np.full(R.shape[0], -np.inf)
+        rows = np.repeat(np.arange(R.shape[0]), n_rated)
+        np.minimum.at(lo, rows, R.data)
+        np.maximum.at(hi, rows, R.data)
+        # co-rating counts target x feature user: one sparse product, no loop over ratings
+        B = R.copy()
+        B.data = np.ones_like(B.data)
+        overlap = (B[targets] @ B[feats].T).toarray()
+        plan: list[tuple[int, NDArray[np.int64]]] = []
+        skipped: dict[int, str] = {}
+        dropped = 0
+        for k, u in enumerate(targets.tolist()):
+            if not lo[u] < hi[u]:
+                why = (
+                    f"user {u} has {n_rated[u]} rating(s) with fewer than two distinct values, "
+                    "so no pair of items is crucial (nothing to learn)"
+                )
+                skipped[u] = why
+                continue
+            ok = (overlap[k] >= self.min_overlap) & (feats != u)
+            dropped += int(np.count_nonzero(~ok & (feats != u)))
+            if not ok.any():
+                skipped[u] = (
+                    f"user {u}: no feature user rated at least min_overlap={self.min_overlap} "
+                    "of this user's items"
+                )
+                continue
+            plan.append((u, feats[ok]))
+        return plan, skipped, dropped
+
+    def _check_params(self) -> None:
+        if self.invalid_targets not in _INVALID:
+            raise ValueError(
+                f"RankBoostRecommender.invalid_targets must be one of {_INVALID}; got "
+                f"{self.invalid_targets!r}."
+            )
+        m = self.min_overlap
+        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
+            raise ValueError(f"RankBoostRecommender.min_overlap must be an int >= 1; got {m!r}.")
+
+    def fit(self, ratings: Any, target_users: ArrayLike | None = None) -> RankBoostRecommender:
+        """Train one RankBoost model per target user.
+
+        Parameters
+        ----------
+        ratings : sparse matrix or array-like of shape (n_users, n_items)
+            User x item ratings; absent (sparse) or NaN (dense) = not rated. For an
+            evaluation, remove the targets' test ratings before calling ``fit``.
+        target_users : array-like of int, default=None
+            Users to fit a model for; None = every user.
+
+        Returns
+        -------
+        self : RankBoostRecommender
+            The fitted recommender.
+
+        Raises
+        ------
+        ValueError
+            For a rating that is not finite or outside ``rating_range`` (naming the user
+            and item), an unknown user in ``target_users`` or ``feature_users``, and, with
+            ``invalid_targets="raise"``, a target without a crucial pair or without any
+            feature user (naming the user).
+        """
+        self._check_params()
+        R = check_ratings(ratings, rating_range=self.rating_range)
+        n_users = R.shape[0]
+        targets = (
+            np.arange(n_users, dtype=np.int64)
+            if target_users is None
+            else _check_users(target_users, n_users, name="target_users")
+        )
+        feats = (
+            np.arange(n_users, dtype=np.int64)
+            if self.feature_users is None
+            else _check_users(self.feature_users, n_users, name="feature_users")
+        )
+        plan, skipped, dropped = self._plan(R, targets, feats)
+        if skipped and self.invalid_targets == "raise":
+            u, why = next(iter(skipped.items()))
+            raise ValueError(
+                f"cannot fit target {why}. Drop the user from target_users, or pass "
+                "invalid_targets='skip' to skip such users."
+            )
+        params = {
+            "n_rounds": self.n_estimators,
+            "alpha": self.alpha,
+            "positive_cumulative": self.positive_cumulative,
+            "thresholds": self.thresholds,
+        }
+        by_item = R.T.tocsr()
+        n_jobs = effective_n_jobs(self.n_jobs) if plan else 1
+        if n_jobs == 1 or len(plan) < 2:
+            results = _fit_chunk(by_item, R, plan, params)
+        else:
+            # a few chunks per worker: balances uneven users, ships the matrix once a chunk
+            n_chunks = min(len(plan), 4 * n_jobs)
+            chunks = [plan[i::n_chunks] for i in range(n_chunks)]
+            parts = Parallel(n_jobs=n_jobs, verbose=self.verbose)(
+                delayed(_fit_chunk)(by_item, R, c, params) for c in chunks
+            )
+            results = [r for part in parts for r in part]
+        order = {u: i for i, (u, _) in enumerate(plan)}
+        results.sort(key=lambda ur: order[ur[0]])
+        self.models_ = dict(results)
+        self.feature_users_ = dict(plan)
+        self.skipped_users_ = skipped
+        self.n_users_, self.n_items_ = R.shape
+        self._by_item = by_item
+        self._rated = {u: R[u].indices.astype(np.int64) for u, _ in plan}
+        stopped = sum(m.stop_reason is not None for m in self.models_.values())
+        self.report_ = {
+            "n_targets": int(targets.shape[0]),
+            "n_fitted": len(self.models_),
+            "n_skipped": len(skipped),
+            "n_features_dropped": dropped,
+            "n_stopped_early": int(stopped),
+        }
+        if stopped:
+            warnings.warn(
+                f"{stopped} of {len(self.models_)} per-user models stopped before "
+                f"n_estimators={self.n_estimators} rounds (see models_[user].stop_reason).",
+                TrainingStoppedWarning,
+                stacklevel=2,
+            )
+        return self
+
+    # ------------------------------------------------------------------ prediction
+    def _model_of(self, user: Any) -> tuple[int, RankBoostModel]:
+        if not hasattr(self, "models_"):
+            raise ValueError(
+                "This RankBoostRecommender is not fitted yet; call fit(ratings) first."
+            )
+        if isinstance(user, bool) or not isinstance(user, (int, np.integer)):
+            raise ValueError(f"user must be an int user index; got {user!r}.")
+        u = int(user)
+        if u in self.models_:
+            return u, self.models_[u]
+        if u in self.skipped_users_:
+            raise ValueError(
+                f"user {u} has no model: it was skipped in fit ({self.skipped_users_[u]})."
+            )
+        raise ValueError(
+            f"user {u} has no model: it was not among the fitted target users "
+            f"({len(self.models_)} fitted; pass it in target_users)."
+        )
+
+    def predict(self, user: int, items: ArrayLike | None = None) -> NDArray[np.float64]:
+        """Return the score ``H`` of items for ``user`` (higher = ranked higher).
+
+        Parameters
+        ----------
+        user : int
+            A fitted target user.
+        items : array-like of int, default=None
+            Item indices; None = every item.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_items,)
+        """
+        u, model = self._model_of(user)
+        it = (
+            np.arange(self.n_items_, dtype=np.int64)
+            if items is None
+            else _check_items(items, self.n_items_)
+        )
+        feats = self.feature_users_[u]
+        column_of = np.full(self.n_users_, -1, dtype=np.int64)
+        column_of[feats] = np.arange(feats.shape[0])
+        if it.shape[0] == 0:
+            return np.empty(0)
+        return model.decision_function(_features(self._by_item, it, column_of, feats.shape[0]))
+
+    def rank(self, user: int, items: ArrayLike | None = None) -> NDArray[np.int64]:
+        """Return ``items`` ordered by decreasing score (ties keep the given order).
+
+        Parameters
+        ----------
+        user : int
+            A fitted target user.
+        items : array-like of int, default=None
+            Item indices; None = every item.
+
+        Returns
+        -------
+        ranked : ndarray of int
+        """
+        u, _ = self._model_of(user)
+        it = (
+            np.arange(self.n_items_, dtype=np.int64)
+            if items is None
+            else _check_items(items, self.n_items_)
+        )
+        scores = self.predict(u, it)
+        return it[np.argsort(-scores, kind="stable")]
+
+    def recommend(
+        self,
+        user: int,
+        k: int = 10,
+        candidates: ArrayLike | None = None,
+        exclude_rated: bool = True,
+    ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """Return the ``k`` best items for ``user`` and their scores.
+
+        Parameters
+        ----------
+        user : int
+            A fitted target user.
+        k : int, default=10
+            Number of items (fewer if fewer candidates remain).
+        candidates : array-like of int, default=None
+            Items to choose from; None = every item.
+        exclude_rated : bool, default=True
+            Leave out the items ``user`` rated in the matrix given to ``fit``.
+
+        Returns
+        -------
+        items : ndarray of int of shape (min(k, n_candidates),)
+            Best first; equal scores keep candidate order.
+        scores : ndarray of float of the same shape
+        """
+        u, _ = self._model_of(user)
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"k must be an int >= 1; got {k!r}.")
+        it = (
+            np.arange(self.n_items_, dtype=np.int64)
+            if candidates is None
+            else _check_items(candidates, self.n_items_, name="candidates")
+        )
+        if exclude_rated:
+            it = it[~np.isin(it, self._rated[u])]
+        scores = self.predict(u, it)
+        top = np.argsort(-scores, kind="stable")[:k]
+        return it[top], scores[top]
