@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ._kernels.binning import _bin_rows, _sorted_columns
+from ._kernels.binning import bin_rows, sorted_columns
 
 __all__ = ["BinMapper", "check_thresholds"]
 
@@ -115,7 +115,7 @@ class BinMapper:
         for first in range(0, d, chunk):
             block = sorted_cols[: min(chunk, d - first)]
             if rows_.shape[0]:
-                _sorted_columns(X, rows_, first, block)
+                sorted_columns(X, rows_, first, block)
             for k in range(block.shape[0]):
                 col = block[k]
                 n_valid = rows_.shape[0] - int(np.count_nonzero(np.isnan(col)))
@@ -156,5 +156,5 @@ class BinMapper:
         np.cumsum([c.shape[0] for c in self.cuts_], out=starts[1:])
         out = np.empty((X.shape[1], rows_.shape[0]), dtype=self.code_dtype)
         if rows_.shape[0]:
-            _bin_rows(X, rows_, flat, starts, out)
+            bin_rows(X, rows_, flat, starts, out)
         return out

@@ -46,7 +46,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import brentq
 
 from ._compat import progress_bar
-from ._kernels.histogram import _potential_histograms, _table_values, _threshold_values
+from ._kernels.histogram import _table_values, _threshold_values, potential_histograms
 from ._validation import check_feature_matrix
 from .binning import BinMapper, check_thresholds
 from .callback import CallbackEnv, EarlyStopException
@@ -283,7 +283,7 @@ def train(
         for it in range(n_rounds):
             # 1-2. per-block statistics and their sum
             pi = state.potential()
-            _potential_histograms(codes, pi, hist)
+            potential_histograms(codes, pi, hist)
             table = candidate_table(hist, binner.n_bins_, weak_ranker)
             # 3. choose
             alive = table.valid.copy()

@@ -9,54 +9,98 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from . import use_parallel
 
-@njit(cache=True, parallel=True)
-def _sorted_columns(X: np.ndarray, rows: np.ndarray, first: int, out: np.ndarray) -> None:
-    """``out[k, :]`` = sorted ``X[rows, first + k]`` with NaN last (numpy sort order)."""
+
+@njit(cache=True)
+def _sort_column(X: np.ndarray, rows: np.ndarray, first: int, k: int, out: np.ndarray) -> None:
     m = rows.shape[0]
-    for k in prange(out.shape[0]):
-        col = np.empty(m, dtype=np.float64)
-        for j in range(m):
-            col[j] = X[rows[j], first + k]
-        out[k, :] = np.sort(col)
+    col = np.empty(m, dtype=np.float64)
+    for j in range(m):
+        col[j] = X[rows[j], first + k]
+    out[k, :] = np.sort(col)
+
+
+@njit(cache=True)
+def _sorted_columns_serial(X: np.ndarray, rows: np.ndarray, first: int, out: np.ndarray) -> None:
+    for k in range(out.shape[0]):
+        _sort_column(X, rows, first, k, out)
 
 
 @njit(cache=True, parallel=True)
-def _bin_rows(
+def _sorted_columns_parallel(X: np.ndarray, rows: np.ndarray, first: int, out: np.ndarray) -> None:
+    for k in prange(out.shape[0]):
+        _sort_column(X, rows, first, k, out)
+
+
+def sorted_columns(X: np.ndarray, rows: np.ndarray, first: int, out: np.ndarray) -> None:
+    """``out[k, :]`` = sorted ``X[rows, first + k]`` with NaN last (numpy sort order)."""
+    if use_parallel(out.shape[0] * rows.shape[0]):
+        _sorted_columns_parallel(X, rows, first, out)
+    else:
+        _sorted_columns_serial(X, rows, first, out)
+
+
+_CHUNK = 512
+
+
+@njit(cache=True)
+def _bin_chunk(
     X: np.ndarray,
     rows: np.ndarray,
     cuts: np.ndarray,
     cut_starts: np.ndarray,
+    c: int,
     out: np.ndarray,
 ) -> None:
-    """Write ``out[i, j]`` = code of ``X[rows[j], i]`` (feature-major).
+    """Codes of rows ``c*_CHUNK .. (c+1)*_CHUNK``.
 
-    Rows are processed in chunks so reads stay row-contiguous and writes stay
-    feature-contiguous inside a chunk.
+    Reads stay row-contiguous and writes stay feature-contiguous inside the chunk.
     """
     d = X.shape[1]
-    m = rows.shape[0]
-    chunk = 512
-    n_chunks = (m + chunk - 1) // chunk
-    for c in prange(n_chunks):
-        lo = c * chunk
-        hi = min(m, lo + chunk)
-        for j in range(lo, hi):
-            r = rows[j]
-            for i in range(d):
-                x = X[r, i]
-                if np.isnan(x):
-                    out[i, j] = 0
-                    continue
-                a = cut_starts[i]
-                b = cut_starts[i + 1]
-                # number of cuts strictly below x (searchsorted side='left')
-                lo_ = a
-                hi_ = b
-                while lo_ < hi_:
-                    mid = (lo_ + hi_) >> 1
-                    if cuts[mid] < x:
-                        lo_ = mid + 1
-                    else:
-                        hi_ = mid
-                out[i, j] = lo_ - a + 1
+    lo = c * _CHUNK
+    hi = min(rows.shape[0], lo + _CHUNK)
+    for j in range(lo, hi):
+        r = rows[j]
+        for i in range(d):
+            x = X[r, i]
+            if np.isnan(x):
+                out[i, j] = 0
+                continue
+            a = cut_starts[i]
+            # number of cuts strictly below x (searchsorted side='left')
+            lo_ = a
+            hi_ = cut_starts[i + 1]
+            while lo_ < hi_:
+                mid = (lo_ + hi_) >> 1
+                if cuts[mid] < x:
+                    lo_ = mid + 1
+                else:
+                    hi_ = mid
+            out[i, j] = lo_ - a + 1
+
+
+@njit(cache=True)
+def _bin_rows_serial(
+    X: np.ndarray, rows: np.ndarray, cuts: np.ndarray, cut_starts: np.ndarray, out: np.ndarray
+) -> None:
+    for c in range((rows.shape[0] + _CHUNK - 1) // _CHUNK):
+        _bin_chunk(X, rows, cuts, cut_starts, c, out)
+
+
+@njit(cache=True, parallel=True)
+def _bin_rows_parallel(
+    X: np.ndarray, rows: np.ndarray, cuts: np.ndarray, cut_starts: np.ndarray, out: np.ndarray
+) -> None:
+    for c in prange((rows.shape[0] + _CHUNK - 1) // _CHUNK):
+        _bin_chunk(X, rows, cuts, cut_starts, c, out)
+
+
+def bin_rows(
+    X: np.ndarray, rows: np.ndarray, cuts: np.ndarray, cut_starts: np.ndarray, out: np.ndarray
+) -> None:
+    """Write ``out[i, j]`` = code of ``X[rows[j], i]`` (feature-major)."""
+    if use_parallel(rows.shape[0] * X.shape[1]):
+        _bin_rows_parallel(X, rows, cuts, cut_starts, out)
+    else:
+        _bin_rows_serial(X, rows, cuts, cut_starts, out)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from . import use_parallel
+
 
 @njit(cache=True)
 def _fenwick_add(tree: np.ndarray, i: int, v: float) -> None:
@@ -65,8 +67,27 @@ def _query_errors(sc: np.ndarray, level: np.ndarray, k: int, tie_weight: float) 
     return errors
 
 
-@njit(cache=True, parallel=True)
-def _level_pair_errors(
+@njit(cache=True)
+def _level_query(
+    scores: np.ndarray,
+    level: np.ndarray,
+    qstart: np.ndarray,
+    lstart: np.ndarray,
+    tie_weight: float,
+    q: int,
+    out_errors: np.ndarray,
+) -> None:
+    lo = qstart[q]
+    hi = qstart[q + 1]
+    k = lstart[q + 1] - lstart[q]
+    if hi - lo < 2 or k < 2:
+        out_errors[q] = 0.0
+    else:
+        out_errors[q] = _query_errors(scores[lo:hi], level[lo:hi], k, tie_weight)
+
+
+@njit(cache=True)
+def _level_pair_errors_serial(
     scores: np.ndarray,
     level: np.ndarray,
     qstart: np.ndarray,
@@ -74,31 +95,31 @@ def _level_pair_errors(
     tie_weight: float,
     out_errors: np.ndarray,
 ) -> None:
-    """Per query: misordered crucial pairs of rows already grouped by query.
-
-    Rows of query ``q`` are ``qstart[q]:qstart[q+1]``, with local levels ``level`` in
-    ``0..K_q-1`` (``K_q = lstart[q+1] - lstart[q]``).
-
-    Queries are independent, so the parallel loop is deterministic.
-    """
-    n_queries = qstart.shape[0] - 1
-    for q in prange(n_queries):
-        lo = qstart[q]
-        hi = qstart[q + 1]
-        k = lstart[q + 1] - lstart[q]
-        if hi - lo < 2 or k < 2:
-            out_errors[q] = 0.0
-        else:
-            out_errors[q] = _query_errors(scores[lo:hi], level[lo:hi], k, tie_weight)
+    for q in range(qstart.shape[0] - 1):
+        _level_query(scores, level, qstart, lstart, tie_weight, q, out_errors)
 
 
 @njit(cache=True, parallel=True)
-def _graded_pair_errors(
+def _level_pair_errors_parallel(
+    scores: np.ndarray,
+    level: np.ndarray,
+    qstart: np.ndarray,
+    lstart: np.ndarray,
+    tie_weight: float,
+    out_errors: np.ndarray,
+) -> None:
+    for q in prange(qstart.shape[0] - 1):
+        _level_query(scores, level, qstart, lstart, tie_weight, q, out_errors)
+
+
+@njit(cache=True)
+def _graded_query(
     scores: np.ndarray,
     labels: np.ndarray,
     order: np.ndarray,
     starts: np.ndarray,
     tie_weight: float,
+    q: int,
     out_errors: np.ndarray,
     out_pairs: np.ndarray,
 ) -> None:
@@ -116,43 +137,69 @@ def _graded_pair_errors(
         0.5 is the expectation under random tie-breaking, 0.0 is optimistic.
     out_errors, out_pairs : float64 arrays of shape (n_queries,), written.
     """
-    n_queries = starts.shape[0] - 1
-    for q in prange(n_queries):
-        lo = starts[q]
-        hi = starts[q + 1]
-        m = hi - lo
-        out_errors[q] = 0.0
-        out_pairs[q] = 0.0
-        if m < 2:
-            continue
-        rows = order[lo:hi]
-        lab = np.empty(m, dtype=np.float64)
-        sc = np.empty(m, dtype=np.float64)
-        for j in range(m):
-            lab[j] = labels[rows[j]]
-            sc[j] = scores[rows[j]]
-        # compress labels to local levels 0..k-1
-        lorder = np.argsort(lab, kind="mergesort")
-        level = np.empty(m, dtype=np.int64)
-        k = 0
-        for j in range(m):
-            if j > 0 and lab[lorder[j]] != lab[lorder[j - 1]]:
-                k += 1
-            level[lorder[j]] = k
-        k += 1
-        if k < 2:
-            continue
-        counts = np.zeros(k, dtype=np.float64)
-        for j in range(m):
-            counts[level[j]] += 1.0
-        # total crucial pairs: sum over l of n_l * (# items of lower level)
-        below = 0.0
-        total = 0.0
-        for lv in range(k):
-            total += counts[lv] * below
-            below += counts[lv]
-        out_pairs[q] = total
-        out_errors[q] = _query_errors(sc, level, k, tie_weight)
+    lo = starts[q]
+    hi = starts[q + 1]
+    m = hi - lo
+    out_errors[q] = 0.0
+    out_pairs[q] = 0.0
+    if m < 2:
+        return
+    rows = order[lo:hi]
+    lab = np.empty(m, dtype=np.float64)
+    sc = np.empty(m, dtype=np.float64)
+    for j in range(m):
+        lab[j] = labels[rows[j]]
+        sc[j] = scores[rows[j]]
+    # compress labels to local levels 0..k-1
+    lorder = np.argsort(lab, kind="mergesort")
+    level = np.empty(m, dtype=np.int64)
+    k = 0
+    for j in range(m):
+        if j > 0 and lab[lorder[j]] != lab[lorder[j - 1]]:
+            k += 1
+        level[lorder[j]] = k
+    k += 1
+    if k < 2:
+        return
+    counts = np.zeros(k, dtype=np.float64)
+    for j in range(m):
+        counts[level[j]] += 1.0
+    # total crucial pairs: sum over l of n_l * (# items of lower level)
+    below = 0.0
+    total = 0.0
+    for lv in range(k):
+        total += counts[lv] * below
+        below += counts[lv]
+    out_pairs[q] = total
+    out_errors[q] = _query_errors(sc, level, k, tie_weight)
+
+
+@njit(cache=True)
+def _graded_pair_errors_serial(
+    scores: np.ndarray,
+    labels: np.ndarray,
+    order: np.ndarray,
+    starts: np.ndarray,
+    tie_weight: float,
+    out_errors: np.ndarray,
+    out_pairs: np.ndarray,
+) -> None:
+    for q in range(starts.shape[0] - 1):
+        _graded_query(scores, labels, order, starts, tie_weight, q, out_errors, out_pairs)
+
+
+@njit(cache=True, parallel=True)
+def _graded_pair_errors_parallel(
+    scores: np.ndarray,
+    labels: np.ndarray,
+    order: np.ndarray,
+    starts: np.ndarray,
+    tie_weight: float,
+    out_errors: np.ndarray,
+    out_pairs: np.ndarray,
+) -> None:
+    for q in prange(starts.shape[0] - 1):
+        _graded_query(scores, labels, order, starts, tie_weight, q, out_errors, out_pairs)
 
 
 def graded_pair_errors(
@@ -162,11 +209,14 @@ def graded_pair_errors(
     starts: np.ndarray,
     tie_weight: float,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Return ``(errors, pairs)`` per query; see ``_graded_pair_errors``."""
+    """Return ``(errors, pairs)`` per query; see ``_graded_query``."""
     n_queries = starts.shape[0] - 1
     errors = np.empty(n_queries, dtype=np.float64)
     pairs = np.empty(n_queries, dtype=np.float64)
-    _graded_pair_errors(
+    kernel = (
+        _graded_pair_errors_parallel if use_parallel(order.shape[0]) else _graded_pair_errors_serial
+    )
+    kernel(
         np.ascontiguousarray(scores, dtype=np.float64),
         np.ascontiguousarray(labels, dtype=np.float64),
         np.ascontiguousarray(order, dtype=np.int64),
@@ -185,7 +235,10 @@ def level_pair_errors(
     lstart: np.ndarray,
     tie_weight: float,
 ) -> np.ndarray:
-    """Misordered crucial pairs per query for pre-grouped rows; see ``_level_pair_errors``."""
+    """Misordered crucial pairs per query for pre-grouped rows; see ``_level_query``."""
     out = np.empty(qstart.shape[0] - 1, dtype=np.float64)
-    _level_pair_errors(scores, level, qstart, lstart, float(tie_weight), out)
+    if use_parallel(scores.shape[0]):
+        _level_pair_errors_parallel(scores, level, qstart, lstart, float(tie_weight), out)
+    else:
+        _level_pair_errors_serial(scores, level, qstart, lstart, float(tie_weight), out)
     return out
