@@ -145,9 +145,8 @@ def _check_params(
 class _Round:
     """The candidate chosen in one round, with its values on the training rows."""
 
-    def __init__(self, ranker: WeakRanker, key: tuple[Any, ...], h: NDArray, r: float) -> None:
+    def __init__(self, ranker: WeakRanker, h: NDArray, r: float) -> None:
         self.ranker = ranker
-        self.key = key
         self.h = h
         self.r = r
 
@@ -165,7 +164,7 @@ def _materialise(table: CandidateTable, flat: int, codes: NDArray, binner: BinMa
         full[: tab.shape[0]] = tab
         h = _table_values(codes, feature, full)
         ranker = FeatureRanker(feature, binner.cuts_[feature].copy(), float(q))
-    return _Round(ranker, (kind, feature, t, q), h, r)
+    return _Round(ranker, h, r)
 
 
 def _choose_alpha(method: str, state: _FeedbackState, rnd: _Round) -> float:
@@ -175,15 +174,6 @@ def _choose_alpha(method: str, state: _FeedbackState, rnd: _Round) -> float:
         w_minus, _, w_plus = state.binary_stats(rnd.h)
         return alpha_exact(w_minus, w_plus)
     return _alpha_line_search(state, rnd.h)
-
-
-def _flat_index(table: CandidateTable, key: tuple[Any, ...]) -> int:
-    kind, feature, t, q = key
-    width = table.r.shape[1]
-    col = (
-        2 * (table.n_thresholds - 1 - t) + q if kind == "threshold" else 2 * table.n_thresholds + q
-    )
-    return feature * width + col
 
 
 def train(
@@ -274,7 +264,7 @@ def train(
 
     records: dict[str, list[Any]] = {k: [] for k in HISTORY_KEYS}
     rankers: list[WeakRanker] = []
-    cumulative: dict[tuple[Any, ...], float] = {}
+    cumulative: NDArray[np.float64] | None = None
     bound = 1.0
     stop_reason: str | None = None
     best_iteration: int | None = None
@@ -287,16 +277,16 @@ def train(
             table = candidate_table(hist, binner.n_bins_, weak_ranker)
             # 3. choose
             alive = table.valid.copy()
+            if cumulative is None:
+                # candidates keep their flat index for the whole run (the table's shape is
+                # fixed by the binning), so WeakLearn.cum's c(h) is one array
+                cumulative = np.zeros(table.r.size)
             if positive_cumulative:
                 # a ranker with r <= 0 (so alpha <= 0) is allowed only while it lowers an
                 # existing positive cumulative weight
-                alive &= table.r > 0
-                for key, c in cumulative.items():
-                    if c > 0:
-                        alive.ravel()[_flat_index(table, key)] = table.valid.ravel()[
-                            _flat_index(table, key)
-                        ]
+                alive &= (table.r > 0) | (cumulative.reshape(table.r.shape) > 0)
             chosen: _Round | None = None
+            chosen_flat = -1
             a = 0.0
             best_abs = 0.0
             while alive.any():
@@ -306,8 +296,9 @@ def train(
                     break
                 rnd = _materialise(table, flat, codes, binner)
                 a = _choose_alpha(alpha, state, rnd)
-                if not positive_cumulative or cumulative.get(rnd.key, 0.0) + a > 0:
+                if not positive_cumulative or cumulative[flat] + a > 0:
                     chosen = rnd
+                    chosen_flat = flat
                     break
                 alive.ravel()[flat] = False
             if chosen is None:
@@ -321,8 +312,7 @@ def train(
             # 4. broadcast and update
             z = state.update(chosen.h, a)
             bound *= z
-            if positive_cumulative:
-                cumulative[chosen.key] = cumulative.get(chosen.key, 0.0) + a
+            cumulative[chosen_flat] += a
             rankers.append(chosen.ranker)
             for k, v in (
                 ("feature", chosen.ranker.feature),
