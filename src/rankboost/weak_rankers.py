@@ -138,6 +138,8 @@ def candidate_table(
     hist: NDArray[np.float64], n_bins: NDArray[np.int64], weak_ranker: str
 ) -> CandidateTable:
     """All candidates' ``r`` from the potential histogram ``hist`` of shape (d, n_codes)."""
+    if hist.shape[1] < 2:  # every feature abstains on every row: no candidate is valid
+        hist = np.concatenate([hist, np.zeros((hist.shape[0], 2 - hist.shape[1]))], axis=1)
     d, n_codes = hist.shape
     n_t = n_codes - 1  # threshold indices 0 .. n_codes - 2
     cols = []
