@@ -1,32 +1,46 @@
 # Two commands set everything up on a fresh machine with only python3 and make:
 #   make demo   train RankBoost on the bundled MQ2008 fold 1 and print its scores
 #   make test   run the test suite
+# Each creates a local virtualenv (.venv) and installs what it needs into it.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+CORE := $(VENV)/.core-installed
+TEST := $(VENV)/.test-installed
+BENCH := $(VENV)/.bench-installed
 
 .PHONY: demo test lint bench clean
 
-$(STAMP): pyproject.toml
+$(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test,dev]"
-	touch $(STAMP)
 
-demo: $(STAMP)
+$(CORE): pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install --quiet -e ".[progress]"
+	touch $@
+
+$(TEST): pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install --quiet -e ".[test,dev]"
+	touch $@ $(CORE)
+
+$(BENCH): pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install --quiet -e ".[test,dev,bench]"
+	touch $@ $(TEST) $(CORE)
+
+demo: $(CORE)
 	$(PY) -m rankboost demo
 
-test: $(STAMP)
+test: $(TEST)
 	$(PY) -m pytest -q
 
-lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests benchmarks
+lint: $(TEST)
+	$(VENV)/bin/ruff check src tests benchmarks experiments
+	$(VENV)/bin/ruff format --check src tests
 	$(VENV)/bin/mypy
 
-bench: $(STAMP)
-	$(PY) -m pip install --quiet -e ".[bench]"
+bench: $(BENCH)
 	$(PY) benchmarks/bench_engine.py
+	$(PY) benchmarks/letor.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info

@@ -1,11 +1,22 @@
-"""rankboost: RankBoost (Freund, Iyer, Schapire & Singer, JMLR 2003), faithful and fast."""
+"""rankboost: RankBoost (Freund, Iyer, Schapire & Singer, JMLR 2003), faithful and fast.
+
+The engine (:func:`train`, the feedback classes, :class:`RankBoostModel`), a scikit-learn
+ranker (:class:`RankBoostRanker`), ranking metrics (:mod:`rankboost.metrics`), data readers
+(:mod:`rankboost.datasets`), rank fusion (:mod:`rankboost.fusion`) and collaborative
+filtering (:mod:`rankboost.recommend`). Plots live in :mod:`rankboost.plotting` (needs
+matplotlib) and are not imported here.
+"""
 
 from importlib.metadata import PackageNotFoundError, version
 
+from . import datasets, metrics
+from ._early_stopping import EvaluationMonitor, early_stopping, log_evaluation, record_evaluation
 from .booster import TrainingStoppedWarning, train
 from .callback import CallbackEnv, EarlyStopException
 from .feedback import BipartiteFeedback, LayeredFeedback, PairFeedback
 from .model import RankBoostModel, load_model
+from .recommend import RankBoostRecommender
+from .sklearn import RankBoostRanker
 
 try:
     __version__ = version("rankboost")
@@ -16,11 +27,19 @@ __all__ = [
     "BipartiteFeedback",
     "CallbackEnv",
     "EarlyStopException",
+    "EvaluationMonitor",
     "LayeredFeedback",
     "PairFeedback",
     "RankBoostModel",
+    "RankBoostRanker",
+    "RankBoostRecommender",
     "TrainingStoppedWarning",
     "__version__",
+    "datasets",
+    "early_stopping",
     "load_model",
+    "log_evaluation",
+    "metrics",
+    "record_evaluation",
     "train",
 ]

@@ -1,0 +1,549 @@
+"""The ``rankboost`` command: train, predict, evaluate, info, demo (and fuse).
+
+Reads SVMlight/LETOR files (gzip, bzip2 and xz too) and writes models as versioned JSON.
+Exit status: 0 on success, 1 on an error (missing or malformed file, wrong feature count),
+2 on a usage error (unknown option, bad value, unknown metric). Every error is one line on
+stderr, ``rankboost: error: ...``, saying what to do; never a traceback for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import numpy as np
+
+from .datasets import RankingDataset, load_mq2008, load_svmlight
+from .metrics import evaluate, parse_metric
+from .model import RankBoostModel, atomic_write_text, load_model
+from .sklearn import RankBoostRanker
+
+__all__ = ["main"]
+
+PROG = "rankboost"
+DEFAULT_METRICS = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map")
+
+_EPILOG = """\
+examples:
+  rankboost demo                                   # MQ2008 fold 1, bundled: scores in ~20 s
+  rankboost train train.txt --valid vali.txt --early-stopping 50 -o model.json
+  rankboost predict model.json test.txt -o scores.txt
+  rankboost evaluate model.json test.txt --metric ndcg@10 --metric map
+  rankboost info model.json
+
+Data files are SVMlight/LETOR ("2 qid:10 1:0.5 2:0.1 ... #docid = D"), optionally
+compressed (.gz, .bz2, .xz). Exit status: 0 ok, 1 error, 2 usage error.
+"""
+
+
+class CLIError(Exception):
+    """A user-facing error: printed as one line, exit status 1."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors (exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{PROG}: error: {_one_line(message)} (see '{self.prog} --help')\n")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+# ---------------------------------------------------------------------- argument types
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _thresholds(text: str) -> int | str:
+    if text == "all":
+        return "all"
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 2:
+        raise argparse.ArgumentTypeError(
+            f"expected 'all' or an integer number of bins >= 2, got {text!r}"
+        )
+    return value
+
+
+def _metric(text: str) -> str:
+    try:
+        parse_metric(text)
+    except (TypeError, ValueError) as exc:
+        raise argparse.ArgumentTypeError(_one_line(str(exc))) from None
+    return text
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _load_data(path: str, n_features: int | None = None, what: str = "data file") -> Any:
+    if Path(path).is_dir():
+        raise CLIError(f"{what} {path!r} is a directory; pass an SVMlight/LETOR file.")
+    try:
+        return load_svmlight(path, n_features=n_features)
+    except FileNotFoundError:
+        raise CLIError(f"{what} {path!r} does not exist; check the path.") from None
+    except ValueError as exc:
+        msg = _one_line(str(exc))
+        if n_features is not None and ("n_features" in msg or "feature index" in msg):
+            raise CLIError(
+                f"{what} {path!r} has more features than the model's {n_features}: {msg} "
+                "Use data with the model's features, or retrain on it."
+            ) from None
+        raise CLIError(f"cannot read {what} {path!r}: {msg}") from None
+
+
+def _load_model(path: str) -> RankBoostModel:
+    try:
+        return load_model(path)
+    except FileNotFoundError:
+        raise CLIError(
+            f"model file {path!r} does not exist; train one with 'rankboost train DATA -o {path}'."
+        ) from None
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
+        raise CLIError(
+            f"cannot read model file {path!r}: {_one_line(str(exc))} "
+            "Pass a model written by 'rankboost train' or RankBoostModel.save."
+        ) from None
+
+
+def _check_width(data: RankingDataset, model: RankBoostModel, path: str) -> None:
+    if data.n_features != model.n_features:  # pragma: no cover - load_svmlight pads
+        raise CLIError(
+            f"data file {path!r} has {data.n_features} features but the model expects "
+            f"{model.n_features}; use data with the model's features."
+        )
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        atomic_write_text(path, text)
+    except OSError as exc:
+        raise CLIError(f"cannot write {path!r}: {exc.strerror or exc}; check the folder.") from None
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, (float, np.floating)):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """Plain-text table: text columns left-aligned, numbers right-aligned."""
+    cells = [[_fmt(v) for v in row] for row in rows]
+    numeric = [
+        all(isinstance(row[j], (int, float, np.number)) for row in rows) if rows else False
+        for j in range(len(headers))
+    ]
+    widths = [max([len(h)] + [len(r[j]) for r in cells]) for j, h in enumerate(headers)]
+
+    def line(values: Sequence[str]) -> str:
+        out = [
+            v.rjust(w) if num else v.ljust(w)
+            for v, w, num in zip(values, widths, numeric, strict=True)
+        ]
+        return "  ".join(out).rstrip()
+
+    return "\n".join([line(headers), *(line(r) for r in cells)])
+
+
+def _out(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text + "\n")
+
+
+def _rounds_to_use(model: RankBoostModel, rounds: int | None) -> int | None:
+    if rounds is None:
+        return model.best_iteration
+    if rounds > model.n_rounds:
+        raise CLIError(
+            f"--rounds {rounds} exceeds the {model.n_rounds} rounds in the model; pass at most "
+            f"{model.n_rounds}."
+        )
+    return rounds
+
+
+# ---------------------------------------------------------------------- commands
+
+
+def _check_output(path: str) -> None:
+    folder = Path(path).resolve().parent
+    if not folder.is_dir():
+        raise CLIError(f"cannot write {path!r}: folder {str(folder)!r} does not exist; create it.")
+    if Path(path).is_dir():
+        raise CLIError(f"cannot write {path!r}: it is a directory; pass a file name.")
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    _check_output(args.output)
+    train = _load_data(args.data, what="training file")
+    if train.qid is None:
+        _err(f"{PROG}: note: {args.data!r} has no qid: all rows form one query.")
+    if args.early_stopping is not None and args.valid is None:
+        raise CLIError("--early-stopping needs a validation file; pass --valid FILE.")
+    metrics = list(args.metric or ["ndcg@10"])
+    fit_kw: dict[str, Any] = {}
+    valid = None
+    if args.valid is not None:
+        valid = _load_data(args.valid, n_features=train.n_features, what="validation file")
+        fit_kw = {
+            "eval_set": [(valid.X, valid.y)],
+            "eval_qid": [valid.qid],
+            "eval_metric": metrics,
+            "early_stopping_rounds": args.early_stopping,
+        }
+    est = RankBoostRanker(
+        n_estimators=args.rounds,
+        alpha=args.alpha,
+        thresholds=args.thresholds,
+        positive_cumulative=args.positive_cumulative,
+        weak_ranker=args.weak_ranker,
+        feedback=args.feedback,
+        normalize=args.normalize,
+        verbose=not args.quiet,
+    )
+    start = time.perf_counter()
+    est.fit(train.X, train.y, qid=train.qid, **fit_kw)
+    seconds = time.perf_counter() - start
+    model = est.model_
+    if train.feature_names is not None:
+        model.feature_names = list(train.feature_names)
+    _write(args.output, json.dumps(model.to_dict(), indent=1, allow_nan=False) + "\n")
+    _out(
+        f"trained {model.n_rounds} rounds on {train.n_samples} rows, {train.n_queries} "
+        f"queries, {train.n_features} features in {seconds:.1f} s; wrote {args.output}"
+    )
+    if model.stop_reason:
+        _out(f"note: {model.stop_reason}")
+    if valid is not None:
+        used = est.best_iteration_ or model.n_rounds
+        scores = model.decision_function(valid.X, n_rounds=used)
+        res = evaluate(valid.y, scores, valid.qid, metrics=list(dict.fromkeys(metrics)))
+        label = "best round" if est.best_iteration_ else "rounds"
+        _out()
+        _out(_table(["split", label, *res], [["valid", used, *res.values()]]))
+    return 0
+
+
+def _cmd_predict(args: argparse.Namespace) -> int:
+    if args.output is not None:
+        _check_output(args.output)
+    model = _load_model(args.model)
+    data = _load_data(args.data, n_features=model.n_features)
+    _check_width(data, model, args.data)
+    scores = model.decision_function(data.X, n_rounds=_rounds_to_use(model, args.rounds))
+    text = "".join(f"{s!r}\n" for s in scores.tolist())
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        _write(args.output, text)
+        _err(f"wrote {len(scores)} scores to {args.output}")
+    return 0
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    model = _load_model(args.model)
+    data = _load_data(args.data, n_features=model.n_features)
+    _check_width(data, model, args.data)
+    rounds = _rounds_to_use(model, args.rounds)
+    scores = model.decision_function(data.X, n_rounds=rounds)
+    names = list(dict.fromkeys(args.metric or DEFAULT_METRICS))
+    try:
+        res = evaluate(data.y, scores, data.qid, metrics=names)
+    except ValueError as exc:
+        raise CLIError(f"cannot evaluate {args.data!r}: {_one_line(str(exc))}") from None
+    if args.json:
+        _out(json.dumps({k: float(v) for k, v in res.items()}))
+    else:
+        used = model.n_rounds if rounds is None else rounds
+        _out(_table(["metric", "value"], [[k, float(v)] for k, v in res.items()]))
+        _out(f"({data.n_queries} queries, {data.n_samples} rows, {used} rounds)")
+    return 0
+
+
+def _cmd_info(args: argparse.Namespace) -> int:
+    model = _load_model(args.model)
+    names = model.feature_names or [f"f{i + 1}" for i in range(model.n_features)]
+    h = model.history
+    _out(f"model: {args.model}")
+    best = "-" if model.best_iteration is None else str(model.best_iteration)
+    _out(f"rounds: {model.n_rounds} (best iteration: {best}), features: {model.n_features}")
+    params = " ".join(f"{k}={v}" for k, v in model.params.items() if k != "feedback")
+    _out(f"params: {params or '-'}")
+    if model.params.get("feedback"):
+        _out(f"feedback: {model.params['feedback']}")
+    if model.stop_reason:
+        _out(f"stopped: {model.stop_reason}")
+    if model.n_rounds == 0:
+        return 0
+    gain = model.feature_importances("gain")
+    split = np.bincount(h["feature"], minlength=model.n_features)
+    order = [int(i) for i in np.argsort(-gain, kind="stable") if split[i] > 0]
+    top = order if args.top == 0 else order[: args.top]
+    _out()
+    _out(f"feature importances ({len(order)} features used; gain = share of -sum ln Z_t)")
+    rows = [[i + 1, names[i], float(gain[i]), int(split[i])] for i in top]
+    _out(_table(["feature", "name", "gain", "rounds"], rows))
+    head = model.n_rounds if args.head == 0 else min(args.head, model.n_rounds)
+    _out()
+    _out(f"rounds (first {head} of {model.n_rounds}; feature numbers are 1-based as in LETOR)")
+    rows = [
+        [
+            t + 1,
+            int(h["feature"][t]) + 1,
+            float(h["threshold"][t]),
+            float(h["default"][t]),
+            float(h["alpha"][t]),
+            float(h["r"][t]),
+            float(h["z"][t]),
+            float(h["rloss"][t]),
+            float(h["bound"][t]),
+        ]
+        for t in range(head)
+    ]
+    _out(_table(["t", "feature", "threshold", "q_def", "alpha", "r", "Z", "rloss", "bound"], rows))
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    train, vali, test = load_mq2008(args.fold)
+    _out(
+        f"RankBoost on LETOR 4.0 MQ2008 fold {args.fold} (bundled): train {train.n_samples} "
+        f"rows / {train.n_queries} queries, {train.n_features} features"
+    )
+    est = RankBoostRanker(n_estimators=args.rounds, verbose=not args.quiet)
+    start = time.perf_counter()
+    est.fit(
+        train.X,
+        train.y,
+        qid=train.qid,
+        eval_set=[(vali.X, vali.y)],
+        eval_qid=[vali.qid],
+        eval_metric="map",
+        early_stopping_rounds=args.rounds,  # patience = all rounds: argmax of validation MAP
+    )
+    seconds = time.perf_counter() - start
+    best = est.best_iteration_
+    _out(
+        f"trained {est.n_estimators_} rounds in {seconds:.1f} s; round count chosen on "
+        f"validation MAP: {best}"
+    )
+    _out()
+    rows = []
+    for split, data in (("vali", vali), ("test", test)):
+        res = evaluate(data.y, est.predict(data.X), data.qid, metrics=list(DEFAULT_METRICS))
+        rows.append([split, best, *(float(v) for v in res.values())])
+    _out(_table(["split", "rounds", "NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "MAP"], rows))
+    _out()
+    _out(
+        "metrics: rankboost.metrics defaults (exp2 gain, log2 discount, ties = expected value, "
+        "queries without a relevant document score 0)"
+    )
+    return 0
+
+
+# ---------------------------------------------------------------------- parser
+
+
+def _add_train_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("boosting (defaults of rankboost.train)")
+    g.add_argument("--rounds", type=_positive_int, default=300, help="rounds T (default 300)")
+    g.add_argument(
+        "--alpha",
+        choices=("r", "exact", "line_search"),
+        default="r",
+        help="alpha rule: r = Rb-c (default), exact = Rb-d, line_search",
+    )
+    g.add_argument(
+        "--thresholds",
+        type=_thresholds,
+        default=255,
+        metavar="B|all",
+        help="candidate thresholds per feature (default 255; 'all' = every distinct value)",
+    )
+    g.add_argument(
+        "--weak-ranker",
+        choices=("threshold", "feature", "both"),
+        default="threshold",
+        help="weak rankers (default threshold)",
+    )
+    g.add_argument(
+        "--feedback",
+        choices=("layered", "bipartite"),
+        default="layered",
+        help="layered: higher grade above lower (default); bipartite: labels 0/1",
+    )
+    g.add_argument(
+        "--normalize",
+        choices=("pair", "query"),
+        default="pair",
+        help="pair: every crucial pair weighs the same (default); query: every query does",
+    )
+    g.add_argument(
+        "--positive-cumulative",
+        action="store_true",
+        help="WeakLearn.cum: keep the ranking function non-decreasing in every feature",
+    )
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description="RankBoost (Freund et al., JMLR 2003) for learning to rank.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    def add(name: str, func: Callable[[argparse.Namespace], int], help: str, epilog: str) -> Any:
+        p = sub.add_parser(
+            name,
+            help=help,
+            description=help,
+            epilog="example:\n  " + epilog,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        p.set_defaults(func=func)
+        return p
+
+    p = add(
+        "train",
+        _cmd_train,
+        "train a model on an SVMlight/LETOR file",
+        "rankboost train train.txt --valid vali.txt --early-stopping 50 -o model.json",
+    )
+    p.add_argument("data", metavar="DATA", help="training file (SVMlight/LETOR, may be .gz)")
+    p.add_argument("--valid", metavar="FILE", help="validation file: metrics every round")
+    p.add_argument("-o", "--output", default="model.json", help="model file (default model.json)")
+    p.add_argument(
+        "--early-stopping",
+        type=_positive_int,
+        metavar="N",
+        help="stop when the first --metric on --valid has not improved for N rounds",
+    )
+    p.add_argument(
+        "--metric",
+        action="append",
+        type=_metric,
+        help="validation metric, repeatable (default ndcg@10)",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    _add_train_options(p)
+
+    p = add(
+        "predict",
+        _cmd_predict,
+        "score every row of a file (one score per line, input order)",
+        "rankboost predict model.json test.txt -o scores.txt",
+    )
+    p.add_argument("model", metavar="MODEL", help="model file from 'rankboost train'")
+    p.add_argument("data", metavar="DATA", help="SVMlight/LETOR file to score")
+    p.add_argument("-o", "--output", help="scores file (default: standard output)")
+    p.add_argument(
+        "--rounds", type=_positive_int, help="use the first N rounds (default: best or all)"
+    )
+
+    p = add(
+        "evaluate",
+        _cmd_evaluate,
+        "evaluate a model on a labelled file",
+        "rankboost evaluate model.json test.txt --metric ndcg@10 --metric map",
+    )
+    p.add_argument("model", metavar="MODEL", help="model file from 'rankboost train'")
+    p.add_argument("data", metavar="DATA", help="labelled SVMlight/LETOR file")
+    p.add_argument(
+        "--metric",
+        action="append",
+        type=_metric,
+        help="metric, repeatable: ndcg@k, map, mrr, p@k, ... (default ndcg@1,3,5,10 and map)",
+    )
+    p.add_argument(
+        "--rounds", type=_positive_int, help="use the first N rounds (default: best or all)"
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
+
+    p = add(
+        "info",
+        _cmd_info,
+        "show a model's rounds and feature importances",
+        "rankboost info model.json --top 10 --head 20",
+    )
+    p.add_argument("model", metavar="MODEL", help="model file")
+    p.add_argument("--top", type=int, default=20, help="importance rows (default 20, 0 = all)")
+    p.add_argument("--head", type=int, default=10, help="round rows (default 10, 0 = all)")
+
+    p = add(
+        "demo",
+        _cmd_demo,
+        "train on the bundled MQ2008 fold and print validation/test scores",
+        "rankboost demo --fold 1",
+    )
+    p.add_argument("--fold", type=int, choices=range(1, 6), default=1, help="fold (default 1)")
+    p.add_argument("--rounds", type=_positive_int, default=300, help="rounds (default 300)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+
+    try:
+        from .fusion.cli import register as _register_fuse
+    except ImportError:  # the fusion subcommand is optional
+        pass
+    else:
+        _register_fuse(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``rankboost`` command line; return the exit status.
+
+    Parameters
+    ----------
+    argv : list of str, default=None
+        Arguments without the program name; None reads ``sys.argv[1:]``.
+
+    Returns
+    -------
+    status : int
+        0 on success, 1 on an error, 2 on a usage error.
+
+    Examples
+    --------
+    >>> from rankboost.cli import main
+    >>> main(["info", "no-such-model.json"])
+    1
+    """
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except CLIError as exc:
+        _err(f"{PROG}: error: {_one_line(str(exc))}")
+    except (ValueError, TypeError, OSError, ImportError) as exc:
+        _err(f"{PROG}: error: {_one_line(str(exc))}")
+    except KeyboardInterrupt:
+        _err(f"{PROG}: interrupted")
+        return 130
+    return 1

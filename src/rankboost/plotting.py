@@ -1,0 +1,254 @@
+"""Plots of a trained RankBoost model (matplotlib, optional: ``pip install 'rankboost[plot]'``).
+
+Every function takes a :class:`~rankboost.model.RankBoostModel` or a fitted
+:class:`~rankboost.sklearn.RankBoostRanker`, draws on ``ax`` (a new figure if None) and
+returns the matplotlib ``Axes``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._compat import require
+from .model import RankBoostModel
+from .sklearn import RankBoostRanker, _model_of
+
+__all__ = ["plot_feature_function", "plot_importance", "plot_training"]
+
+ModelLike = RankBoostModel | RankBoostRanker
+
+
+def _axes(ax: Any, feature: str) -> Any:
+    plt = require("matplotlib.pyplot", feature)
+    if ax is None:
+        _, ax = plt.subplots()
+    return ax
+
+
+def _names(model: RankBoostModel) -> list[str]:
+    return model.feature_names or [f"feature {i}" for i in range(model.n_features)]
+
+
+def plot_importance(
+    model: ModelLike,
+    *,
+    importance_type: str = "gain",
+    max_num_features: int | None = 20,
+    ax: Any = None,
+    title: str | None = "Feature importance",
+    color: str | None = None,
+) -> Any:
+    """Horizontal bar chart of the feature importances, largest on top.
+
+    Parameters
+    ----------
+    model : RankBoostModel or fitted RankBoostRanker
+        The model.
+    importance_type : {"gain", "split", "alpha"}, default="gain"
+        ``"gain"``: share of ``-sum ln Z_t`` (how much the feature lowered the training-loss
+        bound); ``"split"``: share of rounds; ``"alpha"``: share of ``sum |alpha_t|``.
+    max_num_features : int or None, default=20
+        Show at most this many features (None = every used feature).
+    ax : matplotlib Axes, default=None
+        Where to draw; None creates a figure.
+    title : str or None, default="Feature importance"
+        Axes title.
+    color : str, default=None
+        Bar colour (matplotlib default if None).
+
+    Returns
+    -------
+    ax : matplotlib Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> import rankboost as rb
+    >>> from rankboost.plotting import plot_importance
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(100, 3))
+    >>> y = X[:, 1] + 0.5 * rng.normal(size=100) > 0
+    >>> model = rb.train(X, rb.BipartiteFeedback(y), n_rounds=5, feature_names=["a", "b", "c"])
+    >>> ax = plot_importance(model)
+    >>> ax.get_yticklabels()[0].get_text()
+    'b'
+    """
+    m = _model_of(model)
+    ax = _axes(ax, "plot_importance")
+    imp = m.feature_importances(importance_type)
+    used = np.flatnonzero(imp > 0)
+    order = used[np.argsort(-imp[used], kind="stable")]
+    if max_num_features is not None:
+        order = order[:max_num_features]
+    names = _names(m)
+    pos = np.arange(order.shape[0])[::-1]
+    ax.barh(pos, imp[order], color=color)
+    ax.set_yticks(pos, [names[i] for i in order])
+    ax.set_xlabel(f"importance ({importance_type})")
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def plot_training(
+    model: ModelLike,
+    *,
+    metric: str | None = None,
+    ax: Any = None,
+    log_scale: bool = True,
+    title: str | None = "Training",
+) -> Any:
+    """Training rloss and its bound ``prod Z_t`` per round, plus validation metrics.
+
+    The bound of Freund et al. (2003, Theorem 1) says the training rloss of ``H_t`` (ties
+    counted as errors) never exceeds ``prod_{s <= t} Z_s``. With a fitted estimator that had
+    an ``eval_set``, the validation curves of ``evals_result_`` go on a second y-axis, with
+    ``best_iteration_`` marked.
+
+    Parameters
+    ----------
+    model : RankBoostModel or fitted RankBoostRanker
+        The model.
+    metric : str, default=None
+        Validation metric to draw (None = every recorded metric).
+    ax : matplotlib Axes, default=None
+        Where to draw; None creates a figure.
+    log_scale : bool, default=True
+        Logarithmic y-axis for the loss and the bound.
+    title : str or None, default="Training"
+        Axes title.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+        The axes of the training curves (the validation curves are on ``ax`` twin).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> from rankboost.sklearn import RankBoostRanker
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 3))
+    >>> y = (X[:, 0] + rng.normal(size=200) > 0).astype(int)
+    >>> est = RankBoostRanker(n_estimators=10).fit(X, y, eval_set=[(X, y)])
+    >>> ax = est.plot_training()
+    >>> [line.get_label() for line in ax.get_lines()]
+    ['training rloss', 'bound prod Z_t']
+    """
+    m = _model_of(model)
+    ax = _axes(ax, "plot_training")
+    rounds = np.arange(1, m.n_rounds + 1)
+    ax.plot(rounds, m.history["rloss"], label="training rloss")
+    ax.plot(rounds, m.history["bound"], linestyle="--", label="bound prod Z_t")
+    if log_scale and m.n_rounds and np.all(m.history["bound"] > 0):
+        ax.set_yscale("log")
+    ax.set_xlabel("round t")
+    ax.set_ylabel("ranking loss")
+    handles, labels = ax.get_legend_handles_labels()
+    evals = getattr(model, "evals_result_", None) or {}
+    if evals:
+        twin = ax.twinx()
+        for name, per_metric in evals.items():
+            for key, values in per_metric.items():
+                if metric is None or key == metric:
+                    twin.plot(
+                        np.arange(1, len(values) + 1), values, linestyle=":", label=f"{name} {key}"
+                    )
+        best = getattr(model, "best_iteration_", None)
+        if best is not None:
+            twin.axvline(best, color="grey", linewidth=0.8, label=f"best iteration {best}")
+        twin.set_ylabel("validation metric")
+        more_h, more_l = twin.get_legend_handles_labels()
+        handles, labels = handles + more_h, labels + more_l
+    ax.legend(handles, labels, loc="best")
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def plot_feature_function(
+    model: ModelLike,
+    feature: int | str,
+    *,
+    ax: Any = None,
+    title: str | None = None,
+    color: str | None = None,
+) -> Any:
+    """The learned step function ``H_i`` of one feature.
+
+    RankBoost's ranking function is additive, ``H(x) = sum_i H_i(f_i(x))`` (every weak
+    ranker looks at one feature), so ``H_i`` is the whole contribution of feature ``i``. Its
+    value where the feature abstains (NaN) is drawn as a dotted horizontal line.
+
+    Parameters
+    ----------
+    model : RankBoostModel or fitted RankBoostRanker
+        The model.
+    feature : int or str
+        Column index (0-based) or feature name.
+    ax : matplotlib Axes, default=None
+        Where to draw; None creates a figure.
+    title : str, default=None
+        Axes title (None = the feature's name).
+    color : str, default=None
+        Line colour.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> import rankboost as rb
+    >>> from rankboost.plotting import plot_feature_function
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(100, 2))
+    >>> y = X[:, 0] + 0.5 * rng.normal(size=100) > 0
+    >>> model = rb.train(X, rb.BipartiteFeedback(y), n_rounds=3)
+    >>> ax = plot_feature_function(model, 0)
+    >>> ax.get_xlabel()
+    'feature 0'
+    """
+    m = _model_of(model)
+    names = _names(m)
+    if isinstance(feature, str):
+        if feature not in names:
+            raise ValueError(
+                f"plot_feature_function: feature {feature!r} is not a feature name of the "
+                f"model; known names start with {names[:5]}."
+            )
+        index = names.index(feature)
+    elif (
+        isinstance(feature, (int, np.integer))
+        and not isinstance(feature, bool)
+        and 0 <= feature < m.n_features
+    ):
+        index = int(feature)
+    else:
+        raise ValueError(
+            f"plot_feature_function: feature must be a name or an index in [0, {m.n_features}); "
+            f"got {feature!r}."
+        )
+    ax = _axes(ax, "plot_feature_function")
+    breaks, values, missing = m.feature_function(index)
+    if breaks.shape[0]:
+        span = float(breaks[-1] - breaks[0]) or 1.0
+        edges = np.concatenate([[breaks[0] - 0.1 * span], breaks, [breaks[-1] + 0.1 * span]])
+    else:  # the feature is never used: H_i is 0 everywhere
+        edges = np.array([0.0, 1.0])
+    ax.stairs(values, edges, color=color, label="H_i(x)", baseline=None)
+    ax.axhline(missing, linestyle=":", color="grey", label="H_i where missing (NaN)")
+    ax.set_xlabel(names[index])
+    ax.set_ylabel("contribution to H(x)")
+    ax.legend(loc="best")
+    ax.set_title(names[index] if title is None else title)
+    return ax

@@ -1,0 +1,494 @@
+"""scikit-learn adapter: :class:`RankBoostRanker`, a thin layer over :func:`rankboost.train`.
+
+The estimator stores its parameters and nothing else; ``fit`` validates them, groups the rows
+by query (``qid`` in any order, LightGBM-style ``group`` sizes, or a ``qid`` column of a
+pandas DataFrame), builds the feedback and calls the functional engine. Everything learned
+lives in ``model_`` (a :class:`~rankboost.model.RankBoostModel`).
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from ._early_stopping import EvaluationMonitor, early_stopping
+from ._validation import check_qid, group_sizes_to_qid
+from .booster import train
+from .callback import CallbackEnv
+from .feedback import BipartiteFeedback, LayeredFeedback, PairFeedback
+from .metrics import ndcg_score
+from .model import RankBoostModel
+
+try:
+    from sklearn.utils.validation import validate_data as _sk_validate_data
+
+    _ENSURE_FINITE = "ensure_all_finite"
+except ImportError:  # pragma: no cover - remove when the minimum scikit-learn is >= 1.6
+    _sk_validate_data = None
+    _ENSURE_FINITE = "force_all_finite"
+
+__all__ = ["RankBoostRanker"]
+
+#: ``fit`` enumerates the crucial pairs when ``sample_weight`` is not constant; beyond this
+#: many pairs it refuses instead of exhausting memory.
+MAX_WEIGHTED_PAIRS = 20_000_000
+
+_FEEDBACKS = ("layered", "bipartite")
+QID_COLUMN = "qid"
+
+
+def _validate_data(est: BaseEstimator, X: Any, y: Any = "no_validation", **kw: Any) -> Any:
+    kw = {**kw, _ENSURE_FINITE: "allow-nan", "accept_sparse": ("csr", "csc")}
+    if _sk_validate_data is None:  # pragma: no cover - scikit-learn < 1.6
+        return est._validate_data(X, y, **kw)
+    return _sk_validate_data(est, X, y, **kw)
+
+
+def _is_frame(X: Any) -> bool:
+    return hasattr(X, "columns") and hasattr(X, "drop") and hasattr(X, "iloc")
+
+
+def _pop_qid(
+    X: Any, qid: ArrayLike | None, group: ArrayLike | None, *, x_name: str, owner: str
+) -> tuple[Any, ArrayLike | None]:
+    """Return ``(X without a qid column, per-row qid or None)`` from qid=, group= or X."""
+    if qid is not None and group is not None:
+        raise ValueError(
+            f"{owner} got both qid= and group=; pass only one (qid: one query id per row in "
+            "any order; group: sizes of consecutive queries)."
+        )
+    has_column = _is_frame(X) and QID_COLUMN in X.columns
+    if has_column:
+        if qid is not None or group is not None:
+            raise ValueError(
+                f"{owner}: {x_name} has a {QID_COLUMN!r} column and "
+                f"{'qid' if qid is not None else 'group'}= was given too; pass the queries "
+                f"only once (drop the column, or leave {'qid' if qid is not None else 'group'}="
+                "None to use it)."
+            )
+        qid = np.asarray(X[QID_COLUMN])
+        X = X.drop(columns=QID_COLUMN)
+    if group is not None:
+        qid = group_sizes_to_qid(group, len(X) if not hasattr(X, "shape") else X.shape[0])
+    return X, qid
+
+
+def _weighted_pairs(
+    fb: LayeredFeedback, y: NDArray[np.float64], codes: NDArray[np.int64], w: NDArray
+) -> PairFeedback:
+    """Crucial pairs of ``fb`` with ``Phi(x0, x1) = w(x0) w(x1)`` (row weight = multiplicity)."""
+    if fb.n_pairs > MAX_WEIGHTED_PAIRS:
+        raise ValueError(
+            f"sample_weight needs the {fb.n_pairs} crucial pairs listed explicitly, more than "
+            f"MAX_WEIGHTED_PAIRS={MAX_WEIGHTED_PAIRS}; fit without sample_weight, or train "
+            "on fewer or smaller queries."
+        )
+    order = np.lexsort((y, codes))
+    starts = np.flatnonzero(np.r_[True, codes[order][1:] != codes[order][:-1], True])
+    pairs, weights = [], []
+    for a, b in zip(starts[:-1], starts[1:], strict=True):
+        rows = order[a:b]
+        lo, hi = np.nonzero(y[rows][:, None] < y[rows][None, :])
+        phi = w[rows[lo]] * w[rows[hi]]
+        keep = phi > 0
+        if not keep.any():
+            continue
+        pairs.append(np.column_stack([rows[lo[keep]], rows[hi[keep]]]))
+        phi = phi[keep]
+        weights.append(phi / phi.sum() if fb.normalize == "query" else phi)
+    if not pairs:
+        raise ValueError(
+            "sample_weight leaves no crucial pair with a positive weight: every query needs "
+            "two rows of different grades with sample_weight > 0."
+        )
+    return PairFeedback(np.concatenate(pairs), np.concatenate(weights), n_samples=y.shape[0])
+
+
+class RankBoostRanker(BaseEstimator):
+    """RankBoost ranker with the scikit-learn estimator interface.
+
+    A thin adapter over :func:`rankboost.train` (Freund, Iyer, Schapire & Singer, 2003):
+    ``fit`` builds the feedback from graded labels grouped by query, and ``predict`` returns
+    the learned ranking function ``H(x) = sum_t alpha_t h_t(x)`` (higher ranks first).
+
+    Parameters
+    ----------
+    n_estimators : int, default=300
+        Number of boosting rounds ``T`` (``n_rounds`` of :func:`rankboost.train`).
+    alpha : {"r", "exact", "line_search"}, default="r"
+        How ``alpha_t`` is chosen: Rb-c ``1/2 ln((1 + r)/(1 - r))``, Rb-d (exact minimiser of
+        ``Z`` for binary rankers) or a line search on ``Z``.
+    thresholds : int or "all", default=255
+        Candidate thresholds per feature: quantile candidates, or every distinct value.
+    positive_cumulative : bool, default=False
+        WeakLearn.cum: keep ``H`` non-decreasing in every feature.
+    weak_ranker : {"threshold", "feature", "both"}, default="threshold"
+        Binary threshold rankers (the paper's), real-valued rank rankers, or both.
+    feedback : {"layered", "bipartite"}, default="layered"
+        ``"layered"``: within a query, every higher grade of ``y`` above every lower one.
+        ``"bipartite"``: ``y`` in {0, 1}, every 1 above every 0 (RankBoost.B).
+    normalize : {"pair", "query"}, default="pair"
+        ``"pair"``: every crucial pair weighs the same (the paper's ``D``); ``"query"``:
+        every query with a crucial pair gets the same total weight.
+    tol : float, default=1e-10
+        Stop when no weak ranker has ``|r| > tol``.
+    verbose : bool, default=False
+        Show a progress bar (tqdm) during ``fit``.
+
+    Attributes
+    ----------
+    model_ : RankBoostModel
+        The trained ranking function (every round, also those after ``best_iteration_``).
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Feature names, when ``X`` was a DataFrame with string column names (a ``qid``
+        column used as query ids is not a feature).
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Share of the loss bound's reduction ``-sum ln Z_t`` owed to each feature.
+    n_estimators_ : int
+        Rounds actually trained (fewer than ``n_estimators`` if training stopped early).
+    best_iteration_ : int or None
+        With ``early_stopping_rounds``: the best round (1-based) on the validation set,
+        which ``predict`` and ``score`` use. None otherwise.
+    evals_result_ : dict
+        ``evals_result_[set_name][metric] = [value after each round]`` for every
+        ``eval_set`` (LightGBM layout); empty without ``eval_set``.
+    history_ : dict of ndarray
+        Per-round records of the engine (``model_.history``): ``feature``, ``threshold``,
+        ``default``, ``alpha``, ``r``, ``z``, ``rloss``, ``bound``.
+
+    See Also
+    --------
+    rankboost.train : The functional engine.
+
+    Notes
+    -----
+    Queries are given per row (``qid``, any order), as ``group`` sizes of consecutive rows,
+    or, when ``X`` is a pandas DataFrame and neither is passed, as its ``"qid"`` column
+    (dropped from the features): the last form lets ``GroupKFold``, ``cross_val_score`` and
+    ``GridSearchCV`` pass the queries along with the rows.
+
+    ``sample_weight`` weighs rows as multiplicities: a crucial pair gets
+    ``Phi(x0, x1) = w(x0) w(x1)``, exactly as if each row were repeated ``w`` times. The
+    O(n)-per-round layered engine has no row weights yet, so a non-constant
+    ``sample_weight`` lists the crucial pairs explicitly (O(pairs) memory and time per
+    round; refused beyond ``MAX_WEIGHTED_PAIRS``).
+
+    References
+    ----------
+    .. [1] Y. Freund, R. Iyer, R. E. Schapire and Y. Singer, "An Efficient Boosting
+       Algorithm for Combining Preferences", JMLR 4 (2003) 933-969.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankboost.sklearn import RankBoostRanker
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 3))
+    >>> y = (X[:, 0] + 0.3 * rng.normal(size=200) > 0).astype(int)
+    >>> qid = np.repeat(np.arange(20), 10)
+    >>> ranker = RankBoostRanker(n_estimators=20).fit(X, y, qid=qid)
+    >>> ranker.predict(X[:3]).shape
+    (3,)
+    >>> round(ranker.score(X, y, qid=qid), 2) > 0.9
+    True
+    """
+
+    def __init__(
+        self,
+        *,
+        n_estimators: int = 300,
+        alpha: str = "r",
+        thresholds: int | str = 255,
+        positive_cumulative: bool = False,
+        weak_ranker: str = "threshold",
+        feedback: str = "layered",
+        normalize: str = "pair",
+        tol: float = 1e-10,
+        verbose: bool = False,
+    ) -> None:
+        self.n_estimators = n_estimators
+        self.alpha = alpha
+        self.thresholds = thresholds
+        self.positive_cumulative = positive_cumulative
+        self.weak_ranker = weak_ranker
+        self.feedback = feedback
+        self.normalize = normalize
+        self.tol = tol
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ sklearn tags
+    def __sklearn_tags__(self) -> Any:
+        """NaN allowed (the feature abstains), sparse accepted (densified), y required."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
+        tags.target_tags.required = True
+        return tags
+
+    # ------------------------------------------------------------------ fitting
+    def _check_params(self) -> None:
+        n = self.n_estimators
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+            raise ValueError(
+                f"The 'n_estimators' parameter of RankBoostRanker must be an int >= 1; got "
+                f"{n!r} instead."
+            )
+        if self.feedback not in _FEEDBACKS:
+            raise ValueError(
+                f"The 'feedback' parameter of RankBoostRanker must be one of {_FEEDBACKS}; got "
+                f"{self.feedback!r} instead."
+            )
+
+    def _make_feedback(
+        self, y: NDArray[np.float64], qid: ArrayLike | None, sample_weight: ArrayLike | None
+    ) -> LayeredFeedback | PairFeedback:
+        cls = BipartiteFeedback if self.feedback == "bipartite" else LayeredFeedback
+        fb = cls(y, qid, normalize=self.normalize)  # type: ignore[arg-type]
+        if sample_weight is None:
+            return fb
+        w = np.asarray(sample_weight, dtype=np.float64)
+        if w.ndim != 1 or w.shape[0] != y.shape[0]:
+            raise ValueError(
+                f"sample_weight must be 1-D with one weight per row ({y.shape[0]}); got shape "
+                f"{w.shape}."
+            )
+        if not np.isfinite(w).all() or (w < 0).any():
+            raise ValueError("sample_weight must hold finite non-negative numbers.")
+        if not w.any():
+            raise ValueError(
+                "sample_weight is zero for every row; at least one weight must be positive."
+            )
+        if w.max() == w.min() and w.max() > 0:  # a constant factor cancels out of D
+            return fb
+        return _weighted_pairs(fb, y, check_qid(qid, y.shape[0]), w)
+
+    def fit(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        *,
+        qid: ArrayLike | None = None,
+        group: ArrayLike | None = None,
+        sample_weight: ArrayLike | None = None,
+        eval_set: Sequence[tuple[ArrayLike, ArrayLike]] | None = None,
+        eval_qid: Sequence[ArrayLike | None] | None = None,
+        eval_metric: str | Callable[..., float] | Sequence[Any] = "ndcg@10",
+        early_stopping_rounds: int | None = None,
+        callbacks: Sequence[Callable[[CallbackEnv], None]] | None = None,
+    ) -> RankBoostRanker:
+        """Train on graded labels grouped by query.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Features; NaN where a feature abstains. A DataFrame may carry a ``"qid"``
+            column, used as ``qid`` (and dropped) when ``qid`` and ``group`` are None.
+        y : array-like of shape (n_samples,)
+            Relevance grades (only their order within a query matters for training).
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row, in any order (ints or strings). None and no ``group``
+            and no ``qid`` column: all rows form one query.
+        group : array-like of int, default=None
+            LightGBM-style query sizes of consecutive rows; exclusive with ``qid``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row multiplicities (non-negative): a crucial pair weighs ``w(x0) w(x1)``.
+            Non-constant weights enumerate the crucial pairs (see Notes of the class).
+        eval_set : list of (X, y), default=None
+            Validation sets, scored after every round into ``evals_result_``.
+        eval_qid : list of array-like, default=None
+            Query ids of each validation set (None entries: one query, or the set's
+            ``"qid"`` column).
+        eval_metric : str, callable or list of them, default="ndcg@10"
+            Metrics for ``eval_set`` (names of :func:`rankboost.metrics.parse_metric`, or
+            ``f(y_true, y_score, qid) -> float``, higher is better). The first one drives
+            early stopping.
+        early_stopping_rounds : int, default=None
+            Stop when the first metric on the last validation set has not improved for this
+            many rounds, and set ``best_iteration_``.
+        callbacks : list of callable, default=None
+            Extra callbacks for :func:`rankboost.train`.
+
+        Returns
+        -------
+        self : RankBoostRanker
+            The fitted estimator.
+        """
+        self._check_params()
+        X, qid = _pop_qid(X, qid, group, x_name="X", owner="RankBoostRanker.fit")
+        Xc, yc = _validate_data(self, X, y, y_numeric=True, reset=True)
+        if Xc.shape[0] < 2:
+            raise ValueError(
+                f"RankBoostRanker needs at least 2 samples to form a crucial pair; got "
+                f"{Xc.shape[0]} sample."
+            )
+        yc = np.asarray(yc, dtype=np.float64)
+        fb = self._make_feedback(yc, qid, sample_weight)
+
+        cbs: list[Callable[[CallbackEnv], None]] = []
+        monitor = None
+        if eval_set is not None:
+            monitor = self._make_monitor(eval_set, eval_qid, eval_metric)
+            cbs.append(monitor)
+        elif eval_qid is not None:
+            raise ValueError("RankBoostRanker.fit got eval_qid= without eval_set=; pass both.")
+        if early_stopping_rounds is not None:
+            if monitor is None:
+                raise ValueError(
+                    "RankBoostRanker.fit got early_stopping_rounds="
+                    f"{early_stopping_rounds!r} but no eval_set=; early stopping needs a "
+                    "validation set."
+                )
+            cbs.append(early_stopping(monitor, early_stopping_rounds))
+        cbs.extend(callbacks or [])
+
+        names = getattr(self, "feature_names_in_", None)
+        model = train(
+            Xc,
+            fb,
+            int(self.n_estimators),
+            alpha=self.alpha,
+            positive_cumulative=self.positive_cumulative,
+            thresholds=self.thresholds,
+            weak_ranker=self.weak_ranker,
+            callbacks=cbs or None,
+            tol=self.tol,
+            feature_names=None if names is None else [str(n) for n in names],
+            verbose=bool(self.verbose),
+        )
+        best = None
+        if early_stopping_rounds is not None and monitor is not None:
+            best = model.best_iteration or monitor.best_iteration()
+            model.best_iteration = best
+        self.model_ = model
+        self.n_estimators_ = model.n_rounds
+        self.best_iteration_ = best
+        self.evals_result_ = {} if monitor is None else monitor.results
+        self.history_ = model.history
+        self.feature_importances_ = model.feature_importances_
+        return self
+
+    def _make_monitor(self, eval_set: Any, eval_qid: Any, eval_metric: Any) -> EvaluationMonitor:
+        if (
+            isinstance(eval_set, tuple)
+            and len(eval_set) == 2
+            and not isinstance(eval_set[0], tuple)
+        ):
+            eval_set = [eval_set]
+        sets = list(eval_set)
+        qids = [None] * len(sets) if eval_qid is None else list(eval_qid)
+        if len(qids) != len(sets):
+            raise ValueError(
+                f"RankBoostRanker.fit got {len(sets)} eval_set entries but {len(qids)} eval_qid "
+                "entries; pass one qid array (or None) per validation set."
+            )
+        prepared = []
+        for i, (item, q) in enumerate(zip(sets, qids, strict=True)):
+            if not isinstance(item, (tuple, list)) or len(item) != 2:
+                raise ValueError(f"eval_set[{i}] must be a pair (X, y); got {type(item).__name__}.")
+            Xv, yv = item
+            Xv, q = _pop_qid(Xv, q, None, x_name=f"eval_set[{i}] X", owner="RankBoostRanker.fit")
+            Xv = _validate_data(self, Xv, reset=False)
+            prepared.append((Xv, yv, q))
+        return EvaluationMonitor(prepared, eval_metric)
+
+    # ------------------------------------------------------------------ prediction
+    def _transform(self, X: Any, qid: ArrayLike | None, group: ArrayLike | None) -> Any:
+        check_is_fitted(self)
+        X, qid = _pop_qid(X, qid, group, x_name="X", owner=type(self).__name__)
+        return _validate_data(self, X, reset=False), qid
+
+    def predict(self, X: ArrayLike, *, n_rounds: int | None = None) -> NDArray[np.float64]:
+        """Score every row: ``H(x)``, higher ranks first.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Features; a DataFrame's ``"qid"`` column is ignored.
+        n_rounds : int, default=None
+            Use the first ``n_rounds`` rounds; None = ``best_iteration_`` when early
+            stopping was used, else all.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+        """
+        Xc, _ = self._transform(X, None, None)
+        k = self.best_iteration_ if n_rounds is None else n_rounds
+        return self.model_.decision_function(Xc, n_rounds=k)
+
+    def score(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        *,
+        qid: ArrayLike | None = None,
+        group: ArrayLike | None = None,
+    ) -> float:
+        """Mean NDCG@10 over queries (:func:`rankboost.metrics.ndcg_score` defaults).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Features; a DataFrame's ``"qid"`` column gives the queries when ``qid`` and
+            ``group`` are None.
+        y : array-like of shape (n_samples,)
+            Non-negative relevance grades.
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row, in any order; None = one query.
+        group : array-like of int, default=None
+            Query sizes of consecutive rows; exclusive with ``qid``.
+
+        Returns
+        -------
+        score : float
+            Mean NDCG@10 (exp2 gain, expected value over ties, 0 for a query without a
+            relevant row).
+        """
+        Xc, qid = self._transform(X, qid, group)
+        k = self.best_iteration_
+        return float(ndcg_score(y, self.model_.decision_function(Xc, n_rounds=k), qid, k=10))
+
+    # ------------------------------------------------------------------ plots
+    def plot_importance(self, **kwargs: Any) -> Any:
+        """Bar chart of ``feature_importances_``; see :func:`rankboost.plotting.plot_importance`."""
+        from .plotting import plot_importance
+
+        return plot_importance(self, **kwargs)
+
+    def plot_training(self, **kwargs: Any) -> Any:
+        """Training loss, its bound and validation metrics per round.
+
+        See :func:`rankboost.plotting.plot_training`.
+        """
+        from .plotting import plot_training
+
+        return plot_training(self, **kwargs)
+
+    def plot_feature_function(self, feature: int | str, **kwargs: Any) -> Any:
+        """The learned step function of one feature.
+
+        See :func:`rankboost.plotting.plot_feature_function`.
+        """
+        from .plotting import plot_feature_function
+
+        return plot_feature_function(self, feature, **kwargs)
+
+
+def _model_of(obj: RankBoostModel | RankBoostRanker) -> RankBoostModel:
+    """The :class:`RankBoostModel` of a model or a fitted estimator."""
+    if isinstance(obj, RankBoostModel):
+        return obj
+    if isinstance(obj, RankBoostRanker):
+        check_is_fitted(obj)
+        return obj.model_
+    raise TypeError(
+        f"Expected a RankBoostModel or a fitted RankBoostRanker; got {type(obj).__name__}."
+    )

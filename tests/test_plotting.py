@@ -1,0 +1,118 @@
+"""Tests for ``rankboost.plotting`` (Agg backend) and the estimator's plot methods."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rankboost as rb
+from rankboost.sklearn import RankBoostRanker
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+plt = pytest.importorskip("matplotlib.pyplot")
+
+from rankboost.plotting import (  # noqa: E402
+    plot_feature_function,
+    plot_importance,
+    plot_training,
+)
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(240, 4))
+    X[rng.random(X.shape) < 0.1] = np.nan  # some abstentions
+    y = np.digitize(np.nan_to_num(X[:, 0]) + 0.5 * rng.normal(size=240), [-0.3, 0.8])
+    qid = np.repeat(np.arange(24), 10)
+    est = RankBoostRanker(n_estimators=25).fit(
+        X, y, qid=qid, eval_set=[(X, y)], eval_qid=[qid], early_stopping_rounds=50
+    )
+    est.model_.feature_names = ["bm25", "pagerank", "tf", "idf"]
+    return est, X
+
+
+def test_plot_importance_orders_bars(fitted):
+    est, _ = fitted
+    ax = plot_importance(est, max_num_features=2)
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    imp = est.model_.feature_importances("gain")
+    expected = [est.model_.feature_names[i] for i in np.argsort(-imp)[:2]]
+    assert labels == expected  # the largest bar on top
+    widths = sorted((p.get_width() for p in ax.patches), reverse=True)
+    np.testing.assert_allclose(widths, np.sort(imp)[::-1][:2])
+    assert ax.get_xlabel() == "importance (gain)"
+
+
+def test_plot_importance_on_a_given_axes_and_split_type(fitted):
+    est, _ = fitted
+    _, ax = plt.subplots()
+    assert plot_importance(est.model_, ax=ax, importance_type="split", title=None) is ax
+    assert ax.get_title() == ""
+    with pytest.raises(ValueError, match="importance_type must be 'gain', 'split' or 'alpha'"):
+        plot_importance(est, importance_type="cover")
+
+
+def test_plot_training_shows_loss_bound_and_validation(fitted):
+    est, _ = fitted
+    ax = est.plot_training()
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    np.testing.assert_array_equal(lines["training rloss"].get_ydata(), est.history_["rloss"])
+    np.testing.assert_array_equal(lines["bound prod Z_t"].get_ydata(), est.history_["bound"])
+    assert np.all(est.history_["rloss"] <= est.history_["bound"] + 1e-12)
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "valid_0 ndcg@10" in legend
+    assert f"best iteration {est.best_iteration_}" in legend
+
+
+def test_plot_training_of_a_bare_model_has_no_twin(fitted):
+    est, _ = fitted
+    ax = plot_training(est.model_, log_scale=False)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "training rloss",
+        "bound prod Z_t",
+    ]
+    assert ax.get_yscale() == "linear"
+
+
+def test_plot_feature_function_matches_the_model(fitted):
+    est, X = fitted
+    ax = est.plot_feature_function("bm25")
+    breaks, values, missing = est.model_.feature_function(0)
+    stairs = [p for p in ax.patches if hasattr(p, "get_data")][0]
+    np.testing.assert_array_equal(stairs.get_data().values, values)
+    np.testing.assert_array_equal(stairs.get_data().edges[1:-1], breaks)
+    assert ax.get_lines()[0].get_ydata()[0] == missing
+    assert ax.get_xlabel() == "bm25"
+    # the model is additive: H = sum of the per-feature functions
+    total = np.zeros(X.shape[0])
+    for i in range(X.shape[1]):
+        b, v, miss = est.model_.feature_function(i)
+        col = X[:, i]
+        total += np.where(np.isnan(col), miss, v[np.searchsorted(b, col, side="left")])
+    np.testing.assert_allclose(total, est.model_.decision_function(X), atol=1e-12)
+
+
+def test_plot_feature_function_of_an_unused_feature():
+    X = np.random.default_rng(1).normal(size=(60, 2))
+    with pytest.warns(rb.TrainingStoppedWarning, match="orders every crucial pair correctly"):
+        model = rb.train(X, rb.BipartiteFeedback(X[:, 0] > 0), 2)
+    ax = plot_feature_function(model, 1)
+    assert ax.get_xlabel() == "feature 1"
+
+
+def test_plot_errors(fitted):
+    est, _ = fitted
+    with pytest.raises(ValueError, match="feature 'bm42' is not a feature name"):
+        plot_feature_function(est, "bm42")
+    with pytest.raises(ValueError, match=r"an index in \[0, 4\); got 4"):
+        plot_feature_function(est, 4)
+    with pytest.raises(TypeError, match="Expected a RankBoostModel or a fitted RankBoostRanker"):
+        plot_importance("model.json")
