@@ -9,11 +9,12 @@ matplotlib) and are not imported here.
 
 from importlib.metadata import PackageNotFoundError, version
 
-from . import datasets, metrics
+from . import datasets, fusion, metrics
 from ._early_stopping import EvaluationMonitor, early_stopping, log_evaluation, record_evaluation
 from .booster import TrainingStoppedWarning, train
 from .callback import CallbackEnv, EarlyStopException
 from .feedback import BipartiteFeedback, LayeredFeedback, PairFeedback
+from .fusion import RankFusion
 from .model import RankBoostModel, load_model
 from .recommend import RankBoostRecommender
 from .sklearn import RankBoostRanker
@@ -31,12 +32,14 @@ __all__ = [
     "LayeredFeedback",
     "PairFeedback",
     "RankBoostModel",
+    "RankFusion",
     "RankBoostRanker",
     "RankBoostRecommender",
     "TrainingStoppedWarning",
     "__version__",
     "datasets",
     "early_stopping",
+    "fusion",
     "load_model",
     "log_evaluation",
     "metrics",

@@ -1,0 +1,207 @@
+"""The ``rankboost fuse`` command line: train / apply / evaluate a learned rank fusion.
+
+``rankboost.cli`` calls :func:`register` to add the ``fuse`` subcommand to its parser;
+each leaf subcommand sets ``func`` (via ``set_defaults``) to a handler that takes the parsed
+``argparse.Namespace`` and returns an exit code (0 = success). Handlers raise
+``ValueError`` / ``FileNotFoundError`` with a one-line message on bad input; the caller
+prints it as ``rankboost: error: ...``.
+
+Examples
+--------
+>>> import argparse
+>>> parser = argparse.ArgumentParser(prog="rankboost")
+>>> register(parser.add_subparsers(dest="command"))
+>>> args = parser.parse_args(["fuse", "train", "--runs", "a.run", "b.run",
+...                           "--qrels", "q.txt", "-o", "fusion.json"])
+>>> args.fuse_command, args.runs, args.n_rounds
+('train', ['a.run', 'b.run'], 300)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``fuse`` subcommand (train / apply / evaluate) to an argparse subparsers object.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The object returned by ``ArgumentParser.add_subparsers()``.
+    """
+    fuse = subparsers.add_parser(
+        "fuse",
+        help="learn to combine ranked lists (meta-search / rank fusion)",
+        description="Learned rank fusion with RankBoost (Freund et al. 2003, section 6.2).",
+    )
+    fuse.set_defaults(func=_help_handler(fuse))
+    sub = fuse.add_subparsers(dest="fuse_command", metavar="{train,apply,evaluate}")
+
+    # ---- train --------------------------------------------------------------------------
+    p = sub.add_parser("train", help="fit a fusion model on runs + qrels, save it as JSON")
+    _add_runs(p)
+    p.add_argument("--qrels", required=True, help="TREC qrels file (qid 0 docid rel), gz ok")
+    p.add_argument("-o", "--output", required=True, help="where to write the model (JSON)")
+    p.add_argument("--n-rounds", type=int, default=300, help="boosting rounds (default 300)")
+    p.add_argument(
+        "--unconstrained",
+        action="store_true",
+        help="plain WeakLearn instead of WeakLearn.cum (positive_cumulative=False)",
+    )
+    p.add_argument(
+        "--rank-feature",
+        choices=["neg_rank", "reciprocal"],
+        default="neg_rank",
+        help="decreasing function of the rank used as the feature (default neg_rank)",
+    )
+    p.add_argument(
+        "--score-features",
+        action="store_true",
+        help="also use per-query min-max normalised run scores as features",
+    )
+    p.add_argument(
+        "--normalize",
+        choices=["query", "pair"],
+        default="query",
+        help="pair-weight normalisation of the feedback (default query)",
+    )
+    p.add_argument("--thresholds", default="all", help='candidate thresholds: "all" or an int B')
+    p.add_argument("--depth", type=int, default=None, help="read only the top DEPTH of each run")
+    p.set_defaults(func=_train)
+
+    # ---- apply --------------------------------------------------------------------------
+    p = sub.add_parser("apply", help="fuse runs with a saved model, write a TREC run")
+    p.add_argument("model", help="fusion model JSON written by 'fuse train'")
+    _add_runs(p)
+    p.add_argument("-o", "--output", required=True, help="where to write the fused TREC run")
+    p.add_argument("--tag", default="rankboost", help="run tag (6th column, default rankboost)")
+    p.add_argument("--depth", type=int, default=None, help="keep the top DEPTH per query")
+    p.set_defaults(func=_apply)
+
+    # ---- evaluate -----------------------------------------------------------------------
+    p = sub.add_parser(
+        "evaluate",
+        help="evaluate a fusion model on runs, or run files themselves, against qrels",
+        description=(
+            "With MODEL: fuse --runs with it and evaluate the fused run. Without MODEL: "
+            "evaluate every --runs file on its own."
+        ),
+    )
+    p.add_argument("model", nargs="?", default=None, help="fusion model JSON (optional)")
+    _add_runs(p)
+    p.add_argument("--qrels", required=True, help="TREC qrels file (qid 0 docid rel), gz ok")
+    p.add_argument(
+        "--metric",
+        nargs="+",
+        default=["ndcg@10", "map"],
+        help="metric names: ndcg@K, map, p@K, mrr, average_rank, ... (default: ndcg@10 map)",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=_evaluate)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Dispatch parsed ``fuse`` arguments to their handler and return the exit code.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed arguments from a parser on which :func:`register` was called.
+
+    Returns
+    -------
+    int
+        0 on success, 1 on an error (the handler raises; callers print the message).
+    """
+    func = getattr(args, "func", None)
+    if func is None:
+        raise ValueError("no fuse subcommand given; use one of train, apply, evaluate")
+    return int(func(args))
+
+
+# ------------------------------------------------------------------ helpers -------------
+def _add_runs(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--runs",
+        nargs="+",
+        required=True,
+        metavar="RUN",
+        help="TREC run files (qid Q0 docid rank score tag), gz ok; order matters for a model",
+    )
+
+
+def _help_handler(parser: argparse.ArgumentParser) -> Any:
+    def handler(args: argparse.Namespace) -> int:
+        parser.print_help(sys.stderr)
+        return 1
+
+    return handler
+
+
+def _train(args: argparse.Namespace) -> int:
+    from .io import read_qrels, read_runs
+    from .learned import RankFusion
+
+    thresholds: int | str = args.thresholds
+    if thresholds != "all":
+        try:
+            thresholds = int(thresholds)
+        except ValueError:
+            raise ValueError(
+                f'--thresholds must be "all" or a positive integer. Got {args.thresholds!r}.'
+            ) from None
+    runs = read_runs(args.runs, depth=args.depth)
+    qrels = read_qrels(args.qrels)
+    model = RankFusion(
+        n_rounds=args.n_rounds,
+        positive_cumulative=not args.unconstrained,
+        rank_feature=args.rank_feature,
+        score_features=args.score_features,
+        normalize=args.normalize,
+        thresholds=thresholds,
+    ).fit(runs, qrels)
+    model.save(args.output)
+    return 0
+
+
+def _apply(args: argparse.Namespace) -> int:
+    from .io import read_runs, write_run
+    from .learned import RankFusion
+
+    model = RankFusion.load(args.model)
+    runs = read_runs(args.runs)
+    fused = model.fuse(runs, depth=args.depth)
+    write_run(args.output, fused, tag=args.tag)
+    return 0
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from .evaluation import evaluate_run
+    from .io import read_qrels, read_runs
+    from .learned import RankFusion
+
+    qrels = read_qrels(args.qrels)
+    runs = read_runs(args.runs)
+    rows: dict[str, dict[str, float]] = {}
+    if args.model is not None:
+        model = RankFusion.load(args.model)
+        rows[args.model] = evaluate_run(model.fuse(runs), qrels, args.metric)
+    else:
+        for name, one in zip(args.runs, runs.values(), strict=True):
+            rows[name] = evaluate_run(one, qrels, args.metric)
+    if args.json:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return 0
+    width = max(len(n) for n in rows)
+    head = "".join(f"{m:>12}" for m in args.metric)
+    sys.stdout.write(f"{'run':<{width}}{head}\n")
+    for name, vals in rows.items():
+        sys.stdout.write(f"{name:<{width}}" + "".join(f"{vals[m]:>12.4f}" for m in args.metric))
+        sys.stdout.write("\n")
+    return 0

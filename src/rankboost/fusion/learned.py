@@ -1,0 +1,531 @@
+"""Learned rank fusion with RankBoost: meta-search (Freund et al. 2003, section 6.2).
+
+Each input list ``i`` is a ranking feature: for a document ``d`` of query ``q``,
+``f_i(d) = g(rank_i(d))`` with ``g`` strictly decreasing (``-rank`` by default, or ``1/rank``),
+and ``f_i(d) = ⊥`` (NaN, the feature abstains) when list ``i`` did not return ``d``. A
+threshold weak ranker ``[f_i(d) > theta]`` then reads "``d`` is in the top ``k`` of list
+``i``" (paper, section 6.2). Optionally, per-query min-max normalised run scores are added as
+one more feature per list.
+
+Feedback: the qrels grades per query (:class:`rankboost.LayeredFeedback`, which is the
+bipartite RankBoost.B when grades are binary). Documents that a list returned but that the
+qrels do not judge get grade 0, the TREC convention. WeakLearn.cum
+(``positive_cumulative=True``, paper section 4, Knowl 6) is the default, as the paper
+recommends for this task: it makes the fused score non-decreasing in every list's rank
+feature, so moving a document up in any list never lowers its fused score.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..booster import train
+from ..feedback import LayeredFeedback
+from ..model import RankBoostModel, atomic_write_text
+from .run import Qrels, Run
+
+__all__ = ["FusionFeatures", "FusionWarning", "RankFusion", "fusion_features", "grades_for"]
+
+FORMAT_NAME = "rankboost-fusion"
+FORMAT_VERSION = 1
+_RANK_FEATURES = ("neg_rank", "reciprocal")
+
+RunsLike = Mapping[str, Run] | Sequence[Run]
+
+
+class FusionWarning(UserWarning):
+    """Runs and qrels do not cover the same queries (the message says which and how many)."""
+
+
+@dataclass
+class FusionFeatures:
+    """Rank features of the documents of a set of runs, one row per (query, document).
+
+    Attributes
+    ----------
+    X : ndarray of shape (n_rows, n_features)
+        One rank column per list (then one normalised-score column per list if asked);
+        NaN where the list did not return the document.
+    qid : ndarray of str of shape (n_rows,)
+        Query id of each row; rows are grouped by query.
+    docid : ndarray of str of shape (n_rows,)
+        Document id of each row.
+    feature_names : list of str
+        ``"rank:<list>"`` and ``"score:<list>"``.
+    """
+
+    X: NDArray[np.float64]
+    qid: NDArray[np.str_]
+    docid: NDArray[np.str_]
+    feature_names: list[str]
+
+
+def _as_run_list(runs: RunsLike, owner: str) -> list[Run]:
+    if isinstance(runs, Run):
+        raise TypeError(f"{owner}: runs must be a list (or dict) of Run objects; got one Run.")
+    items = list(runs.values()) if isinstance(runs, Mapping) else list(runs)
+    if not items:
+        raise ValueError(f"{owner}: runs is empty; pass at least one input list.")
+    for r in items:
+        if not isinstance(r, Run):
+            raise TypeError(
+                f"{owner}: every input list must be a rankboost.fusion.Run (read one with "
+                f"read_run); got {type(r).__name__}."
+            )
+    return items
+
+
+def _rank_values(rank: NDArray[np.int64], rank_feature: str) -> NDArray[np.float64]:
+    if rank_feature == "neg_rank":
+        return -rank.astype(np.float64)
+    return 1.0 / rank.astype(np.float64)
+
+
+def _minmax_per_query(qcode: NDArray[np.int64], s: NDArray[np.float64], n_q: int) -> NDArray:
+    lo = np.full(n_q, np.inf)
+    hi = np.full(n_q, -np.inf)
+    np.minimum.at(lo, qcode, s)
+    np.maximum.at(hi, qcode, s)
+    span = (hi - lo)[qcode]
+    out = np.ones(s.shape[0])
+    ok = span > 0
+    out[ok] = (s[ok] - lo[qcode][ok]) / span[ok]
+    return out
+
+
+def fusion_features(
+    runs: RunsLike, *, rank_feature: str = "neg_rank", score_features: bool = False
+) -> FusionFeatures:
+    """Build the fusion feature matrix of a set of runs.
+
+    Rows are the union of the documents the runs return, per query; queries appear in order
+    of first appearance across the runs, and documents within a query in order of first
+    appearance too.
+
+    Parameters
+    ----------
+    runs : list of Run or dict of str to Run
+        The input lists, in a fixed order (column ``i`` = list ``i``).
+    rank_feature : {"neg_rank", "reciprocal"}, default="neg_rank"
+        ``-rank`` or ``1/rank``. Both are strictly decreasing in the rank, so threshold
+        rankers (and hence RankBoost with threshold weak rankers) learn the same model with
+        either; the choice matters only for real-valued learners.
+    score_features : bool, default=False
+        Add, per list, the run's score min-max normalised within each query (1 when all
+        the query's scores are equal), NaN where the list did not return the document.
+
+    Returns
+    -------
+    FusionFeatures
+
+    Examples
+    --------
+    >>> from rankboost.fusion import Run, fusion_features
+    >>> a = Run(["q", "q"], ["d1", "d2"], [1, 2], name="a")
+    >>> b = Run(["q"], ["d2"], [1], name="b")
+    >>> f = fusion_features([a, b])
+    >>> f.docid.tolist(), f.X.tolist(), f.feature_names
+    (['d1', 'd2'], [[-1.0, nan], [-2.0, -1.0]], ['rank:a', 'rank:b'])
+    """
+    if rank_feature not in _RANK_FEATURES:
+        raise ValueError(
+            f"rank_feature must be one of {_RANK_FEATURES}; got {rank_feature!r} instead."
+        )
+    items = _as_run_list(runs, "fusion_features")
+    qids = np.concatenate([r.qid for r in items])
+    docs = np.concatenate([r.docid for r in items])
+    # first appearance order of queries, then of (query, document) keys
+    uq, q_first, q_inv = np.unique(qids, return_index=True, return_inverse=True)
+    q_rank = np.empty(uq.shape[0], dtype=np.int64)
+    q_rank[np.argsort(q_first, kind="stable")] = np.arange(uq.shape[0])
+    qcode_all = q_rank[q_inv.reshape(-1)]
+    keys = np.char.add(np.char.add(qids, "\x00"), docs)
+    uk, k_first, k_inv = np.unique(keys, return_index=True, return_inverse=True)
+    k_inv = k_inv.reshape(-1)
+    order = np.lexsort((k_first, qcode_all[k_first]))  # unique keys: by query, then first seen
+    row_of_key = np.empty(uk.shape[0], dtype=np.int64)
+    row_of_key[order] = np.arange(uk.shape[0])
+    rows = row_of_key[k_inv]
+    n_lists = len(items)
+    n_feat = n_lists * (2 if score_features else 1)
+    X = np.full((uk.shape[0], n_feat), np.nan)
+    start = 0
+    for i, r in enumerate(items):
+        stop = start + len(r)
+        idx = rows[start:stop]
+        X[idx, i] = _rank_values(r.rank, rank_feature)
+        if score_features:
+            X[idx, n_lists + i] = _minmax_per_query(qcode_all[start:stop], r.score, uq.shape[0])
+        start = stop
+    first = k_first[order]
+    names = [f"rank:{r.name}" for r in items]
+    if score_features:
+        names += [f"score:{r.name}" for r in items]
+    return FusionFeatures(X, qids[first], docs[first], names)
+
+
+def grades_for(features: FusionFeatures, qrels: Qrels) -> NDArray[np.int64]:
+    """Grade of every feature row from the qrels; 0 when unjudged (the TREC convention).
+
+    Examples
+    --------
+    >>> from rankboost.fusion import Qrels, Run, fusion_features, grades_for
+    >>> f = fusion_features([Run(["q", "q"], ["d1", "d2"], [1, 2])])
+    >>> grades_for(f, Qrels(["q"], ["d2"], [2])).tolist()
+    [0, 2]
+    """
+    table = qrels.to_dict()
+    return np.asarray(
+        [
+            table.get(q, {}).get(d, 0)
+            for q, d in zip(features.qid.tolist(), features.docid.tolist(), strict=True)
+        ],
+        dtype=np.int64,
+    )
+
+
+def _coverage_warnings(items: list[Run], qrels: Qrels) -> None:
+    judged = set(qrels.queries)
+    in_runs: set[str] = set()
+    for r in items:
+        qs = set(r.queries)
+        in_runs |= qs
+        extra = sorted(qs - judged)
+        if extra:
+            warnings.warn(
+                f"run {r.name}: {len(extra)} queries are not in the qrels (e.g. {extra[0]!r}); "
+                "they give no training signal and are ignored for training.",
+                FusionWarning,
+                stacklevel=3,
+            )
+    missing = sorted(judged - in_runs)
+    if missing:
+        warnings.warn(
+            f"qrels: {len(missing)} judged queries are in none of the runs (e.g. "
+            f"{missing[0]!r}); there is nothing to fuse for them, they are ignored.",
+            FusionWarning,
+            stacklevel=3,
+        )
+
+
+class RankFusion:
+    """Learn to combine ranked lists with RankBoost (meta-search).
+
+    Parameters
+    ----------
+    n_rounds : int, default=300
+        Boosting rounds.
+    positive_cumulative : bool, default=True
+        WeakLearn.cum (paper section 4, Knowl 6): the fused score is non-decreasing in every
+        list's rank feature. ``False`` = unconstrained WeakLearn.
+    rank_feature : {"neg_rank", "reciprocal"}, default="neg_rank"
+        Strictly decreasing function of the rank used as the feature (see
+        :func:`fusion_features`).
+    score_features : bool, default=False
+        Also use each list's per-query min-max normalised scores.
+    normalize : {"query", "pair"}, default="query"
+        Feedback normalisation (:class:`rankboost.LayeredFeedback`): every query with a
+        crucial pair gets the same mass (``"query"``), or every crucial pair does.
+    alpha : {"r", "exact", "line_search"}, default="r"
+        Step-size rule of :func:`rankboost.train`.
+    thresholds : int or "all", default="all"
+        Candidate thresholds per feature; ``"all"`` tries "top ``k`` of list ``i``" for
+        every rank ``k`` seen in training.
+    weak_ranker : {"threshold", "feature", "both"}, default="threshold"
+        Weak rankers of :func:`rankboost.train`.
+
+    Attributes
+    ----------
+    model_ : RankBoostModel
+        The fitted ranking function over :attr:`feature_names_`.
+    list_names_ : list of str
+        Names of the input lists seen in :meth:`fit`, in order.
+    feature_names_ : list of str
+        Names of the feature columns.
+    n_lists_ : int
+        Number of input lists; :meth:`fuse` needs the same number, in the same order.
+
+    References
+    ----------
+    .. [1] Y. Freund, R. Iyer, R. E. Schapire and Y. Singer, "An efficient boosting algorithm
+       for combining preferences", JMLR 4 (2003) 933-969, sections 4 (WeakLearn.cum) and
+       6.2 (meta-search).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankboost.fusion import Qrels, RankFusion, Run
+    >>> rng = np.random.default_rng(0)
+    >>> qs = np.repeat([f"q{i}" for i in range(20)], 10)
+    >>> ds = np.tile([f"d{j}" for j in range(10)], 20)
+    >>> rel = (np.tile(np.arange(10), 20) < 3).astype(int)  # d0, d1, d2 are relevant
+    >>> ranks = np.tile([1, 2, 4, 3, 5, 6, 7, 8, 9, 10], 20)  # d3 above d2: not perfect
+    >>> good = Run(qs, ds, ranks, name="good")
+    >>> noise = Run(qs, ds, np.concatenate([rng.permutation(10) + 1 for _ in range(20)]),
+    ...             name="noise")
+    >>> fusion = RankFusion(n_rounds=20).fit([good, noise], Qrels(qs, ds, rel))
+    >>> fusion.model_.feature_importances_.round(1).tolist()  # rank:good, rank:noise
+    [1.0, 0.0]
+    >>> fused = fusion.fuse([good, noise])
+    >>> fused.docid[(fused.qid == "q0") & (fused.rank <= 2)].tolist()
+    ['d0', 'd1']
+    """
+
+    def __init__(
+        self,
+        *,
+        n_rounds: int = 300,
+        positive_cumulative: bool = True,
+        rank_feature: str = "neg_rank",
+        score_features: bool = False,
+        normalize: str = "query",
+        alpha: str = "r",
+        thresholds: int | str = "all",
+        weak_ranker: str = "threshold",
+    ) -> None:
+        self.n_rounds = n_rounds
+        self.positive_cumulative = positive_cumulative
+        self.rank_feature = rank_feature
+        self.score_features = score_features
+        self.normalize = normalize
+        self.alpha = alpha
+        self.thresholds = thresholds
+        self.weak_ranker = weak_ranker
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor parameters (scikit-learn convention)."""
+        return {k: getattr(self, k) for k in _PARAMS}
+
+    def set_params(self, **params: Any) -> RankFusion:
+        """Set constructor parameters (scikit-learn convention)."""
+        for k, v in params.items():
+            if k not in _PARAMS:
+                raise ValueError(f"RankFusion has no parameter {k!r}; valid ones: {_PARAMS}.")
+            setattr(self, k, v)
+        return self
+
+    def features(self, runs: RunsLike) -> FusionFeatures:
+        """The feature matrix this fusion uses for ``runs`` (see :func:`fusion_features`)."""
+        return fusion_features(
+            runs, rank_feature=self.rank_feature, score_features=bool(self.score_features)
+        )
+
+    def fit(self, runs: RunsLike, qrels: Qrels, **train_kwargs: Any) -> RankFusion:
+        """Learn the fusion from input lists and relevance judgements.
+
+        Parameters
+        ----------
+        runs : list of Run or dict of str to Run
+            The input lists (their order is the model's feature order).
+        qrels : Qrels or dict
+            Grades per query; unjudged retrieved documents get grade 0. Queries of the runs
+            without judgements, and judged queries no run returns, raise a
+            :class:`FusionWarning` and are ignored.
+        **train_kwargs
+            Passed to :func:`rankboost.train` (e.g. ``callbacks``, ``verbose``).
+
+        Returns
+        -------
+        self : RankFusion
+        """
+        items = _as_run_list(runs, "RankFusion.fit")
+        if isinstance(qrels, Mapping):
+            qrels = Qrels.from_dict(qrels)
+        if not isinstance(qrels, Qrels):
+            raise TypeError(
+                f"RankFusion.fit: qrels must be a Qrels (see read_qrels) or a "
+                f"{{qid: {{docid: rel}}}} dict; got {type(qrels).__name__}."
+            )
+        if self.normalize not in ("query", "pair"):
+            raise ValueError(
+                f"RankFusion: normalize must be 'query' or 'pair'; got {self.normalize!r}."
+            )
+        _coverage_warnings(items, qrels)
+        feats = self.features(items)
+        y = grades_for(feats, qrels)
+        judged = np.isin(feats.qid, np.asarray(qrels.queries))
+        if not judged.any():
+            raise ValueError(
+                "RankFusion.fit: no query of the runs is judged in the qrels; check that the "
+                "query ids of the run files and the qrels file match."
+            )
+        try:
+            feedback = LayeredFeedback(
+                y[judged],
+                feats.qid[judged],
+                normalize=self.normalize,  # type: ignore[arg-type]
+            )
+        except ValueError as exc:
+            raise ValueError(
+                "RankFusion.fit: no judged query has two different grades among the "
+                f"documents the runs return ({exc})"
+            ) from None
+        self.model_ = train(
+            feats.X[judged],
+            feedback,
+            self.n_rounds,
+            alpha=self.alpha,
+            positive_cumulative=bool(self.positive_cumulative),
+            thresholds=self.thresholds,
+            weak_ranker=self.weak_ranker,
+            feature_names=feats.feature_names,
+            **train_kwargs,
+        )
+        self.list_names_ = [r.name for r in items]
+        self.feature_names_ = list(feats.feature_names)
+        self.n_lists_ = len(items)
+        return self
+
+    def _check_fitted(self, runs: RunsLike, owner: str) -> list[Run]:
+        if not hasattr(self, "model_"):
+            raise ValueError(f"{owner}: this RankFusion is not fitted yet; call fit first.")
+        items = _as_run_list(runs, owner)
+        if len(items) != self.n_lists_:
+            raise ValueError(
+                f"{owner}: the model was trained on {self.n_lists_} input lists "
+                f"({', '.join(self.list_names_)}) but {len(items)} were given; pass the same "
+                "lists in the same order."
+            )
+        return items
+
+    def decision_function(
+        self, runs: RunsLike, *, n_rounds: int | None = None
+    ) -> tuple[FusionFeatures, NDArray[np.float64]]:
+        """Fused scores of every document the runs return.
+
+        Returns
+        -------
+        features : FusionFeatures
+            The rows (``qid``, ``docid``) that were scored.
+        scores : ndarray of shape (n_rows,)
+            ``H`` of each row (higher = better).
+        """
+        items = self._check_fitted(runs, "RankFusion.decision_function")
+        feats = self.features(items)
+        return feats, self.model_.decision_function(feats.X, n_rounds=n_rounds)
+
+    def fuse(self, runs: RunsLike, *, n_rounds: int | None = None, depth: int | None = None) -> Run:
+        """Fuse input lists into one ranked list per query.
+
+        Parameters
+        ----------
+        runs : list of Run or dict of str to Run
+            The same lists (same order) as in :meth:`fit`, on any queries.
+        n_rounds : int, default=None
+            Use only the first ``n_rounds`` weak rankers (None = all).
+        depth : int, default=None
+            Keep the top ``depth`` documents per query (None = all).
+
+        Returns
+        -------
+        Run
+            Named ``"rankboost"``; ranks ``1..n`` per query by decreasing fused score,
+            equal scores ordered by document id.
+        """
+        feats, scores = self.decision_function(runs, n_rounds=n_rounds)
+        run = Run.from_dict(_nested(feats.qid, feats.docid, scores), name="rankboost")
+        if depth is not None:
+            keep = run.rank <= depth
+            run = Run(
+                run.qid[keep], run.docid[keep], run.rank[keep], run.score[keep], name=run.name
+            )
+        return run
+
+    # ------------------------------------------------------------------ persistence
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: parameters, list names, feature spec and the RankBoost model."""
+        if not hasattr(self, "model_"):
+            raise ValueError("RankFusion.to_dict: this RankFusion is not fitted yet.")
+        return {
+            "format": FORMAT_NAME,
+            "version": FORMAT_VERSION,
+            "params": self.get_params(),
+            "list_names": self.list_names_,
+            "feature_names": self.feature_names_,
+            "model": self.model_.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> RankFusion:
+        """Rebuild a fitted fusion from :meth:`to_dict` output."""
+        if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
+            raise ValueError(
+                f'not a rankboost fusion model: the JSON has no "format": "{FORMAT_NAME}" field.'
+            )
+        version = data.get("version")
+        if not isinstance(version, int) or version > FORMAT_VERSION:
+            raise ValueError(
+                f"fusion model format version {version!r} is not one this rankboost reads "
+                f"(<= {FORMAT_VERSION}); upgrade rankboost."
+            )
+        try:
+            params = {k: v for k, v in data["params"].items() if k in _PARAMS}
+            fusion = cls(**params)
+            fusion.model_ = RankBoostModel.from_dict(data["model"])
+            fusion.list_names_ = [str(n) for n in data["list_names"]]
+            fusion.feature_names_ = [str(n) for n in data["feature_names"]]
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"malformed fusion model: missing or bad field {exc}.") from None
+        fusion.n_lists_ = len(fusion.list_names_)
+        n_expected = fusion.n_lists_ * (2 if fusion.score_features else 1)
+        if fusion.model_.n_features != n_expected:
+            raise ValueError(
+                f"malformed fusion model: {fusion.n_lists_} lists need {n_expected} features "
+                f"but the model has {fusion.model_.n_features}."
+            )
+        return fusion
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the fitted fusion as versioned JSON (atomic)."""
+        text = json.dumps(self.to_dict(), indent=1, allow_nan=False)
+        atomic_write_text(path, text + "\n")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> RankFusion:
+        """Load a fusion saved by :meth:`save`.
+
+        Raises ``FileNotFoundError`` for a missing file and ``ValueError`` for one that is
+        not a fusion model.
+        """
+        p = Path(path)
+        if not p.is_file():
+            raise FileNotFoundError(f"{path}: no such file")
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path} is not valid JSON ({exc}); is it a fusion model?") from None
+        return cls.from_dict(data)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={getattr(self, k)!r}" for k in _PARAMS)
+        return f"RankFusion({args})"
+
+
+_PARAMS = (
+    "n_rounds",
+    "positive_cumulative",
+    "rank_feature",
+    "score_features",
+    "normalize",
+    "alpha",
+    "thresholds",
+    "weak_ranker",
+)
+
+
+def _nested(
+    qid: NDArray[np.str_], docid: NDArray[np.str_], scores: NDArray[np.float64]
+) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for q, d, s in zip(qid.tolist(), docid.tolist(), scores.tolist(), strict=True):
+        out.setdefault(q, {})[d] = s
+    return out
