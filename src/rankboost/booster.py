@@ -206,7 +206,9 @@ def train(
     positive_cumulative : bool, default=False
         WeakLearn.cum (Knowl 6): only accept a weak ranker whose cumulative weight
         ``sum_{s: h_s = h} alpha_s`` stays positive, so ``H`` is non-decreasing in every
-        feature. Candidates are tried in decreasing ``|r|``.
+        feature. Candidates are tried in decreasing ``|r|``. The guarantee is over the
+        values where the feature is defined; the (learned) value where it abstains is its
+        own step, which may sit anywhere relative to them.
     thresholds : int or "all", default=255
         Candidate thresholds per feature (:mod:`rankboost.binning`).
     weak_ranker : {"threshold", "feature", "both"}, default="threshold"
