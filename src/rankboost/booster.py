@@ -186,7 +186,7 @@ def train(
     thresholds: int | str = 255,
     weak_ranker: str = "threshold",
     callbacks: Sequence[Callable[[CallbackEnv], None]] | None = None,
-    tol: float = 1e-10,
+    tol: float = 1e-9,
     feature_names: Sequence[str] | None = None,
     verbose: bool = False,
 ) -> RankBoostModel:
@@ -206,17 +206,21 @@ def train(
     positive_cumulative : bool, default=False
         WeakLearn.cum (Knowl 6): only accept a weak ranker whose cumulative weight
         ``sum_{s: h_s = h} alpha_s`` stays positive, so ``H`` is non-decreasing in every
-        feature. Candidates are tried in decreasing ``|r|``. The guarantee is over the
-        values where the feature is defined; the (learned) value where it abstains is its
-        own step, which may sit anywhere relative to them.
+        feature. Candidates are tried in decreasing ``|r|`` among the eligible ones (new
+        rankers with ``r > 0``, and rankers with a positive cumulative weight), with the
+        tie window of :mod:`rankboost.weak_rankers` anchored at the best eligible one.
+        The guarantee is over the values where the feature is defined; the (learned) value
+        where it abstains is its own step, which may sit anywhere relative to them.
     thresholds : int or "all", default=255
         Candidate thresholds per feature (:mod:`rankboost.binning`).
     weak_ranker : {"threshold", "feature", "both"}, default="threshold"
         Binary threshold rankers (the paper), real-valued rank rankers in [0, 1], or both.
     callbacks : list of callable, default=None
         Called after every round with a :class:`~rankboost.callback.CallbackEnv`.
-    tol : float, default=1e-10
-        Stop when no candidate has ``|r| > tol``.
+    tol : float, default=1e-9
+        Stop when no candidate has ``|r| > tol``. Kept well above ``ALPHA_EPS`` (1e-10):
+        after a clipped alpha the chosen ranker's residual ``|r|`` is of that order, and it
+        must not decide whether training goes on.
     feature_names : list of str, default=None
         Names stored in the model (taken from ``X.columns`` for a DataFrame).
     verbose : bool, default=False
@@ -353,7 +357,7 @@ def train(
         "n_rounds": int(n_rounds),
         "alpha": alpha,
         "positive_cumulative": bool(positive_cumulative),
-        "thresholds": thresholds,
+        "thresholds": thresholds if isinstance(thresholds, str) else int(thresholds),
         "weak_ranker": weak_ranker,
         "tol": float(tol),
         "feedback": repr(feedback),

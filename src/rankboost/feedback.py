@@ -108,11 +108,14 @@ class _LayeredState:
     def log_slopes_at(self, h: NDArray[np.float64], alpha: float) -> tuple[float, float]:
         """``(log S_0, log S_1)`` with ``dM/dalpha = S_0 - S_1`` at ``H + alpha h``.
 
-        ``S_0 = sum D h(x0) e^(...)``, ``S_1 = sum D h(x1) e^(...)`` (unnormalised).
+        Since ``h0 - h1 = h0 (1 - h1) - (1 - h0) h1``, ``S_0 = sum D h(x0)(1 - h(x1)) e^(...)``
+        and ``S_1 = sum D (1 - h(x0)) h(x1) e^(...)`` (unnormalised): both non-negative for
+        ``h`` in [0, 1] and free of the tied pairs, so their difference does not cancel.
         """
         G = self.H + alpha * h
         lh = _log_weights(h)
-        return self._log_mass(G, lh, self._zeros), self._log_mass(G, self._zeros, lh)
+        l1h = _log_weights(1.0 - h)
+        return self._log_mass(G, lh, l1h), self._log_mass(G, l1h, lh)
 
     def binary_stats(self, h: NDArray[np.float64]) -> tuple[float, float, float]:
         """(W_-, W_0, W_+) of a binary ranker under D_t (SPEC 3.3)."""
@@ -174,9 +177,11 @@ class _PairState:
     def log_slopes_at(self, h: NDArray[np.float64], alpha: float) -> tuple[float, float]:
         g = self.H + alpha * h
         base = self.log_w + g[self.i0] - g[self.i1]
+        h0 = h[self.i0]
+        h1 = h[self.i1]
         return (
-            float(logsumexp(base + _log_weights(h[self.i0]))),
-            float(logsumexp(base + _log_weights(h[self.i1]))),
+            float(logsumexp(base + _log_weights(h0 * (1.0 - h1)))),
+            float(logsumexp(base + _log_weights((1.0 - h0) * h1))),
         )
 
     def binary_stats(self, h: NDArray[np.float64]) -> tuple[float, float, float]:
@@ -273,7 +278,7 @@ class PairFeedback:
                 k = int(np.flatnonzero(w <= 0)[0])
                 raise ValueError(
                     f"weights must be positive (Phi > 0 on crucial pairs); weights[{k}] = "
-                    f"{w[k]!r}. Drop the pair instead of giving it weight 0."
+                    f"{float(w[k])!r}. Drop the pair instead of giving it weight 0."
                 )
         self.pairs = arr
         self.weights = w

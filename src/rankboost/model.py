@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,10 +19,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._atomic import atomic_write_text
 from ._validation import check_feature_matrix
 from .weak_rankers import FeatureRanker, ThresholdRanker, WeakRanker
 
-__all__ = ["RankBoostModel", "load_model", "FORMAT_NAME", "FORMAT_VERSION"]
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "RankBoostModel", "atomic_write_text", "load_model"]
 
 FORMAT_NAME = "rankboost-model"
 FORMAT_VERSION = 1
@@ -313,6 +313,10 @@ class RankBoostModel:
             lengths = {len(v) for v in history.values()} | {len(rankers)}
             if len(lengths) != 1:
                 raise ValueError("rounds and history have different lengths")
+            for t, e in enumerate(data["rounds"]):
+                a = _float_from_json(e["alpha"], f"rounds[{t}].alpha")
+                if a != history["alpha"][t] or rankers[t].feature != history["feature"][t]:
+                    raise ValueError(f"rounds[{t}] disagrees with history (alpha or feature)")
         except (KeyError, TypeError) as exc:
             raise ValueError(f"malformed model file: missing or bad field {exc}.") from exc
         except ValueError as exc:
@@ -343,26 +347,6 @@ class RankBoostModel:
         return self.to_dict() == other.to_dict()
 
     __hash__ = None  # type: ignore[assignment]
-
-
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` atomically.
-
-    The text goes to a temporary file in the same folder, which is then renamed over
-    ``path``, so a crash never leaves a half-written file behind.
-    """
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def load_model(path: str | os.PathLike[str]) -> RankBoostModel:

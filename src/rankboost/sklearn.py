@@ -136,7 +136,7 @@ class RankBoostRanker(BaseEstimator):
     normalize : {"pair", "query"}, default="pair"
         ``"pair"``: every crucial pair weighs the same (the paper's ``D``); ``"query"``:
         every query with a crucial pair gets the same total weight.
-    tol : float, default=1e-10
+    tol : float, default=1e-9
         Stop when no weak ranker has ``|r| > tol``.
     verbose : bool, default=False
         Show a progress bar (tqdm) during ``fit``.
@@ -211,7 +211,7 @@ class RankBoostRanker(BaseEstimator):
         weak_ranker: str = "threshold",
         feedback: str = "layered",
         normalize: str = "pair",
-        tol: float = 1e-10,
+        tol: float = 1e-9,
         verbose: bool = False,
     ) -> None:
         self.n_estimators = n_estimators

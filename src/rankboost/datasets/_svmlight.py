@@ -16,7 +16,6 @@ import gzip
 import lzma
 import os
 import re
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Literal, Protocol
@@ -25,6 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.datasets import load_svmlight_file
 
+from .._atomic import atomic_open
 from .._validation import check_feature_matrix, check_labels, group_sizes_to_qid
 from ._dataset import RankingDataset
 from ._io import PathLike, read_bytes
@@ -500,25 +500,14 @@ def dump_svmlight(
     """
     X_arr, y_arr, qid_list, docid_list = _check_dump_inputs(X, y, qid, docids)
     target = Path(path)
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            with _compressor(raw, target.suffix.lower()) as sink:
-                if comment is not None:
-                    for text in comment.splitlines() or [""]:
-                        sink.write(f"# {text}\n".encode())
-                chunk: list[str] = []
-                for line in _iter_lines(X_arr, y_arr, qid_list, docid_list):
-                    chunk.append(line)
-                    if len(chunk) >= 4096:
-                        sink.write("".join(chunk).encode())
-                        chunk.clear()
+    with atomic_open(target) as raw, _compressor(raw, target.suffix.lower()) as sink:
+        if comment is not None:
+            for text in comment.splitlines() or [""]:
+                sink.write(f"# {text}\n".encode())
+        chunk: list[str] = []
+        for line in _iter_lines(X_arr, y_arr, qid_list, docid_list):
+            chunk.append(line)
+            if len(chunk) >= 4096:
                 sink.write("".join(chunk).encode())
-            raw.flush()
-            os.fsync(raw.fileno())
-        os.chmod(tmp_name, 0o644)  # mkstemp creates 0o600; give the usual permissions
-        os.replace(tmp_name, target)
-    except BaseException:
-        if os.path.exists(tmp_name):
-            os.unlink(tmp_name)
-        raise
+                chunk.clear()
+        sink.write("".join(chunk).encode())

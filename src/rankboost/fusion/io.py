@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import gzip
 import os
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from ..model import atomic_write_text
+from .._atomic import atomic_write_bytes, atomic_write_text
 from .run import Qrels, Run
 
 __all__ = [
@@ -61,20 +60,7 @@ def _write(path: PathLike, text: str) -> None:
     if not str(path).endswith(".gz"):
         atomic_write_text(path, text)
         return
-    # NOTE: same temp-file + rename scheme as rankboost.model.atomic_write_text, for bytes.
-    target = Path(path)
-    data = gzip.compress(text.encode("utf-8"), mtime=0)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write_bytes(path, gzip.compress(text.encode("utf-8"), mtime=0))
 
 
 def _positive_int(text: str, where: str, what: str) -> int:
