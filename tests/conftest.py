@@ -1,0 +1,65 @@
+"""Shared fixtures and helpers of the engine tests.
+
+``tests/reference.py`` is the slow oracle (plain numpy, no rankboost import); the helpers
+here build small random ranking problems and LETOR-like synthetic data.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+MQ2008_FOLD1_TRAIN = SHARED_DATA / "letor4" / "MQ2008" / "Fold1" / "train.txt.gz"
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    """A seeded generator (each test gets a fresh one)."""
+    return np.random.default_rng(20030101)
+
+
+def letor_like(
+    n_queries: int = 30,
+    docs_per_query: tuple[int, int] = (8, 30),
+    n_features: int = 6,
+    n_grades: int = 3,
+    missing: float = 0.1,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Synthetic graded ranking data: a latent relevance, noisy monotone features with
+    random missingness (NaN), a few ties, query ids in shuffled order.
+
+    Returns ``(X, y, qid)``.
+    """
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(docs_per_query[0], docs_per_query[1] + 1, n_queries)
+    qid = np.repeat(rng.permutation(np.arange(100, 100 + n_queries)), sizes)
+    n = qid.shape[0]
+    latent = rng.normal(size=n)
+    y = np.digitize(latent + 0.5 * rng.normal(size=n), np.linspace(-0.8, 0.8, n_grades - 1))
+    X = np.empty((n, n_features))
+    for i in range(n_features):
+        noise = rng.uniform(0.3, 3.0)
+        col = latent + noise * rng.normal(size=n)
+        if i % 3 == 2:
+            col = np.round(col, 1)  # coarse feature: many ties
+        if i % 2 == 1:
+            col = np.exp(col)  # another monotone scale
+        col[rng.random(n) < missing] = np.nan
+        X[:, i] = col
+    perm = rng.permutation(n)
+    return X[perm], y[perm].astype(float), qid[perm]
+
+
+def train_quiet(*args, **kwargs):
+    """``rankboost.train`` with TrainingStoppedWarning silenced (tests that check the
+    warning call ``train`` directly)."""
+    import rankboost as rb
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rb.TrainingStoppedWarning)
+        return rb.train(*args, **kwargs)

@@ -1,0 +1,170 @@
+"""Candidate thresholds and bin codes (SPEC 4.1; rankboost.binning).
+
+The candidate sets are checked against ``tests/reference.py`` (every distinct support value
+but the largest; the documented quantile rule written out with loops).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rankboost as rb
+import reference as ref
+from rankboost.binning import BinMapper, check_thresholds
+from rankboost.weak_rankers import ThresholdRanker
+
+
+def test_all_candidates_are_distinct_values_but_the_largest():
+    X = np.array([[3.0, np.nan], [1.0, 2.0], [3.0, 2.0], [np.nan, 2.0], [-1.0, np.nan]])
+    bm = BinMapper("all").fit(X)
+    np.testing.assert_array_equal(bm.cuts_[0], [-1.0, 1.0])
+    np.testing.assert_array_equal(bm.cuts_[1], np.empty(0))  # constant where defined
+    assert bm.n_bins_.tolist() == [3, 1]
+    assert bm.threshold_value(0, 0) == -np.inf
+    assert bm.threshold_value(0, 2) == 1.0
+
+
+def test_all_nan_feature_has_no_bin():
+    X = np.array([[np.nan, 1.0], [np.nan, 2.0]])
+    bm = BinMapper("all").fit(X)
+    assert bm.n_bins_.tolist() == [0, 2]
+    np.testing.assert_array_equal(bm.transform(X)[0], [0, 0])
+
+
+def test_codes_follow_the_convention():
+    """code 0 = NaN, code k >= 1 = 1 + #{cuts < x}, so [x > cuts[t-1]] iff code > t."""
+    rng = np.random.default_rng(0)
+    X = rng.choice([0.0, 1.0, 2.5, 4.0, np.nan], size=(50, 3))
+    bm = BinMapper("all").fit(X)
+    codes = bm.transform(X)
+    for i in range(3):
+        cuts = bm.cuts_[i]
+        for j in range(50):
+            x = X[j, i]
+            expected = 0 if math.isnan(x) else 1 + int(np.sum(cuts < x))
+            assert codes[i, j] == expected
+        for t in range(cuts.size + 1):
+            theta = bm.threshold_value(i, t)
+            h = ThresholdRanker(i, theta, 0.0).predict(X)
+            ranked = codes[i] > 0
+            np.testing.assert_array_equal(h[ranked], (codes[i][ranked] > t).astype(float))
+
+
+def test_fit_on_rows_subset():
+    X = np.array([[0.0], [5.0], [1.0], [2.0]])
+    bm = BinMapper("all").fit(X, rows=np.array([0, 2, 3]))
+    np.testing.assert_array_equal(bm.cuts_[0], [0.0, 1.0])
+    np.testing.assert_array_equal(bm.transform(X, rows=np.array([1, 0]))[0], [3, 1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    values=st.lists(
+        st.one_of(st.integers(-30, 30).map(float), st.just(math.nan)), min_size=1, max_size=300
+    ),
+    n_bins=st.integers(2, 40),
+)
+def test_candidates_match_reference(values, n_bins):
+    X = np.array(values)[:, None]
+    rows = np.arange(X.shape[0])
+    for thresholds in ("all", n_bins):
+        bm = BinMapper(thresholds).fit(X)
+        defined = [v for v in values if not math.isnan(v)]
+        if thresholds == "all":
+            expected = sorted(set(defined))[:-1]
+        else:
+            expected = ref.quantile_cuts(defined, n_bins) if defined else []
+        np.testing.assert_array_equal(bm.cuts_[0], np.array(expected, dtype=float))
+        assert bm.cuts_[0].size <= (math.inf if thresholds == "all" else n_bins - 1)
+        # the reference's candidate list is the same set, largest first, then -inf
+        cands = ref.candidates(X, rows, "threshold", thresholds)
+        thetas = [c.threshold for c in cands if c.default == 0.0]
+        if defined:
+            assert thetas == [*sorted(expected, reverse=True), -math.inf]
+        else:
+            assert thetas == []
+
+
+def test_quantile_cuts_example():
+    # 10 rows, values 0..9; B = 4: targets 2.5, 5, 7.5 -> values 2, 4, 7
+    X = np.arange(10.0)[:, None]
+    np.testing.assert_array_equal(BinMapper(4).fit(X).cuts_[0], [2.0, 4.0, 7.0])
+    # heavy tie: half the rows at 0 -> the quantile cuts collapse and stay training values
+    X = np.r_[np.zeros(50), np.arange(1.0, 51.0)][:, None]
+    cuts = BinMapper(4).fit(X).cuts_[0]
+    np.testing.assert_array_equal(cuts, [0.0, 25.0])
+
+
+@pytest.mark.parametrize(
+    "g",
+    [np.exp, lambda x: x**3, lambda x: 2.0 * x - 7.0, np.arctan],
+    ids=["exp", "cube", "affine", "arctan"],
+)
+@pytest.mark.parametrize("thresholds", ["all", 2, 7, 32])
+def test_quantile_cuts_invariant_to_increasing_transforms(g, thresholds):
+    rng = np.random.default_rng(1)
+    X = np.round(rng.normal(size=(400, 3)), 2)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    Xg = g(X)
+    a = BinMapper(thresholds).fit(X)
+    b = BinMapper(thresholds).fit(Xg)
+    for i in range(3):
+        np.testing.assert_array_equal(g(a.cuts_[i]), b.cuts_[i])
+    np.testing.assert_array_equal(a.transform(X), b.transform(Xg))
+
+
+@pytest.mark.parametrize(
+    ("n_distinct", "dtype"), [(2, np.uint8), (255, np.uint8), (256, np.uint16), (70000, np.uint32)]
+)
+def test_code_dtype_switch(n_distinct, dtype):
+    """n_bins distinct values -> codes 0..n_bins: uint8 up to 255 bins, then uint16."""
+    X = np.arange(float(n_distinct))[:, None]
+    bm = BinMapper("all").fit(X)
+    assert bm.n_bins_[0] == n_distinct
+    codes = bm.transform(X)
+    assert codes.dtype == dtype
+    np.testing.assert_array_equal(codes[0], np.arange(1, n_distinct + 1))
+
+
+def test_default_255_thresholds_stay_uint8():
+    X = np.random.default_rng(2).normal(size=(5000, 2))
+    bm = BinMapper(255).fit(X)
+    assert bm.code_dtype is np.uint8
+    assert all(c.size <= 254 for c in bm.cuts_)
+
+
+def test_engine_with_many_bins_uses_uint16_and_still_matches_all():
+    """A feature with 300 distinct values: thresholds="all" (uint16 codes) and
+    thresholds=300 give the same model."""
+    rng = np.random.default_rng(3)
+    n = 600
+    X = np.column_stack(
+        [rng.permutation(np.repeat(np.arange(300.0), 2)), np.round(rng.normal(size=n), 1)]
+    )
+    y = (X[:, 0] + 60 * rng.normal(size=n) > 150).astype(float)
+    fb = rb.BipartiteFeedback(y)
+    a = rb.train(X, fb, 20, thresholds="all")
+    b = rb.train(X, fb, 20, thresholds=300)
+    da, db = a.to_dict(), b.to_dict()
+    assert da["params"]["thresholds"] != db["params"]["thresholds"]
+    assert da["rounds"] == db["rounds"]
+    assert da["history"] == db["history"]
+    c = rb.train(X, fb, 20, thresholds=16).to_dict()
+    assert c["rounds"] != da["rounds"]
+
+
+@pytest.mark.parametrize("bad", ["some", "ALL", 1, 0, -5])
+def test_check_thresholds_value_errors(bad):
+    with pytest.raises(ValueError, match=r"thresholds must be 'all' or an int number of bins"):
+        check_thresholds(bad)
+
+
+@pytest.mark.parametrize("bad", [2.5, None, True, [4]])
+def test_check_thresholds_type_errors(bad):
+    with pytest.raises(TypeError, match=r"thresholds must be 'all' or an int number of bins"):
+        check_thresholds(bad)

@@ -1,0 +1,185 @@
+"""Feedback objects: crucial pairs, initial distribution D, potentials (SPEC 1, 3; Knowl 8).
+
+The engine never enumerates layered pairs; these tests compare its statistics (through the
+internal ``_make_state()``: potential, Z for a candidate, binary statistics) with the dense
+pair matrix of ``tests/reference.py``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rankboost as rb
+import reference as ref
+
+
+def random_graded(seed, n=30, grades=4, queries=(5, 1, 9)):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, grades, n).astype(float)
+    qid = rng.choice(queries, n)
+    return y, qid
+
+
+# --------------------------------------------------------------------------- counts
+
+
+def test_layered_counts_pairs_per_query():
+    y = [0, 1, 2, 0, 0, 3, 3, 1]
+    qid = ["b", "b", "b", "a", "a", "c", "c", "c"]
+    fb = rb.LayeredFeedback(y, qid)
+    # query a: one grade -> no pair; b: 3 pairs; c: (1 < 3) twice
+    assert fb.n_pairs == 5
+    assert fb.n_queries == 3
+    assert fb.n_queries_with_pairs == 2
+    pairs, _ = ref.layered_pairs(y, qid)
+    assert len(pairs) == fb.n_pairs
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_layered_pair_count_matches_enumeration(seed):
+    y, qid = random_graded(seed)
+    fb = rb.LayeredFeedback(y, qid)
+    pairs, _ = ref.layered_pairs(y, qid)
+    assert fb.n_pairs == len(pairs)
+    assert fb.pairs_per_query.sum() == len(pairs)
+
+
+def test_bipartite_is_layered_with_two_grades():
+    y, qid = random_graded(3, grades=2)
+    a = rb.BipartiteFeedback(y, qid)
+    b = rb.LayeredFeedback(y, qid)
+    assert a.n_pairs == b.n_pairs
+    sa, sb = a._make_state(), b._make_state()
+    np.testing.assert_array_equal(sa.potential(), sb.potential())
+
+
+def test_bipartite_rejects_graded_labels():
+    with pytest.raises(ValueError, match=r"y must contain only 0 and 1 for BipartiteFeedback"):
+        rb.BipartiteFeedback([0, 1, 2])
+
+
+def test_pair_feedback_duplicates_add():
+    a = rb.PairFeedback([[0, 1], [0, 1], [2, 1]], n_samples=3)
+    b = rb.PairFeedback([[0, 1], [2, 1]], weights=[2.0, 1.0], n_samples=3)
+    np.testing.assert_allclose(a._make_state().potential(), b._make_state().potential())
+    assert a.n_pairs == 3
+    assert a.rloss([0.0, 1.0, 5.0]) == pytest.approx(1 / 3)
+    assert b.rloss([0.0, 1.0, 5.0]) == pytest.approx(1 / 3)
+
+
+def test_pair_feedback_n_samples_default():
+    fb = rb.PairFeedback([[3, 1]])
+    assert fb.n_samples == 4
+    assert fb._make_state().rows.tolist() == [1, 3]
+
+
+# --------------------------------------------------------------------------- D_1 and pi
+
+
+def potential_on_all_rows(fb, n):
+    state = fb._make_state()
+    pi = np.zeros(n)
+    pi[state.rows] = state.potential()
+    return pi
+
+
+@pytest.mark.parametrize("normalize", ["pair", "query"])
+@pytest.mark.parametrize("seed", range(4))
+def test_layered_potential_matches_dense_d(normalize, seed):
+    y, qid = random_graded(seed)
+    fb = rb.LayeredFeedback(y, qid, normalize=normalize)
+    D = ref.layered_matrix(y, qid, normalize)
+    np.testing.assert_allclose(potential_on_all_rows(fb, len(y)), ref.potential(D), atol=1e-15)
+
+
+def test_query_normalisation_gives_equal_mass_per_query():
+    y = [0, 1, 0, 1, 2, 3, 0, 0]
+    qid = [1, 1, 2, 2, 2, 2, 3, 3]  # query 3 has one grade: skipped
+    D = ref.layered_matrix(y, qid, "query")
+    q = np.array(qid)
+    assert D[np.ix_(q == 1, q == 1)].sum() == pytest.approx(0.5)
+    assert D[np.ix_(q == 2, q == 2)].sum() == pytest.approx(0.5)
+    fb = rb.LayeredFeedback(y, qid, normalize="query")
+    np.testing.assert_allclose(potential_on_all_rows(fb, 8), ref.potential(D), atol=1e-15)
+    fb_pair = rb.LayeredFeedback(y, qid, normalize="pair")
+    assert not np.allclose(potential_on_all_rows(fb_pair, 8), ref.potential(D))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_pair_potential_matches_dense_d(seed):
+    rng = np.random.default_rng(seed)
+    n = 12
+    pairs = rng.integers(0, n, (25, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    w = rng.uniform(0.1, 2.0, len(pairs))
+    fb = rb.PairFeedback(pairs, w, n_samples=n)
+    D = ref.pair_matrix(n, pairs, w)
+    np.testing.assert_allclose(potential_on_all_rows(fb, n), ref.potential(D), atol=1e-15)
+
+
+@pytest.mark.parametrize("kind", ["pairs", "layered_pair", "layered_query"])
+def test_state_statistics_after_an_update(kind):
+    """After H <- H + alpha h: Z, pi, (W_-, W_0, W_+), Z(alpha') of another ranker, and the
+    training rloss all match the dense reference."""
+    rng = np.random.default_rng(5)
+    n = 25
+    y, qid = random_graded(5, n=n)
+    if kind == "pairs":
+        pairs, _ = ref.layered_pairs(y, qid)
+        pairs = np.array(pairs)[rng.random(len(pairs)) < 0.6]
+        w = rng.uniform(0.2, 3.0, len(pairs))
+        fb = rb.PairFeedback(pairs, w, n_samples=n)
+        D = ref.pair_matrix(n, pairs, w)
+    else:
+        normalize = kind.split("_")[1]
+        fb = rb.LayeredFeedback(y, qid, normalize=normalize)
+        D = ref.layered_matrix(y, qid, normalize)
+    state = fb._make_state()
+    rows = state.rows
+    h_full = (rng.random(n) < 0.5).astype(float)
+    g_full = (rng.random(n) < 0.4).astype(float)
+    alpha = 0.7
+    z = state.update(h_full[rows], alpha)
+    assert z == pytest.approx(ref.z_value(D, h_full, alpha), rel=1e-12)
+    D2 = D * np.exp(alpha * (h_full[:, None] - h_full[None, :]))
+    D2 /= D2.sum()
+    pi = np.zeros(n)
+    pi[rows] = state.potential()
+    np.testing.assert_allclose(pi, ref.potential(D2), atol=1e-14)
+    np.testing.assert_allclose(
+        state.binary_stats(g_full[rows]), ref.binary_stats(D2, g_full), atol=1e-14
+    )
+    log_z = state.log_total_at(g_full[rows], -0.3) - state.log_total
+    assert np.exp(log_z) == pytest.approx(ref.z_value(D2, g_full, -0.3), rel=1e-12)
+    H = alpha * h_full
+    assert state.rloss(1.0) == pytest.approx(ref.rloss(D, H), abs=1e-14)
+    assert fb.rloss(H) == pytest.approx(ref.rloss(D, H), abs=1e-14)
+
+
+def test_rloss_tie_weight():
+    fb = rb.LayeredFeedback([0, 1, 2])
+    scores = [1.0, 1.0, 0.0]  # (0,1) tied, (0,2) and (1,2) misordered
+    assert fb.rloss(scores) == pytest.approx(1.0)
+    assert fb.rloss(scores, tie_weight=0.5) == pytest.approx(5 / 6)
+    assert fb.rloss(scores, tie_weight=0.0) == pytest.approx(2 / 3)
+    pf = rb.PairFeedback([[0, 1], [0, 2], [1, 2]])
+    assert pf.rloss(scores, tie_weight=0.5) == pytest.approx(5 / 6)
+
+
+def test_qid_order_does_not_matter():
+    y, qid = random_graded(7)
+    perm = np.random.default_rng(7).permutation(len(y))
+    a = rb.LayeredFeedback(y, qid, normalize="query")
+    b = rb.LayeredFeedback(y[perm], qid[perm], normalize="query")
+    np.testing.assert_allclose(
+        potential_on_all_rows(a, len(y))[perm], potential_on_all_rows(b, len(y)), atol=1e-15
+    )
+    assert a.n_pairs == b.n_pairs
+
+
+def test_string_qid():
+    y = [0, 1, 1, 0]
+    a = rb.LayeredFeedback(y, ["x", "x", "y", "y"])
+    b = rb.LayeredFeedback(y, [2, 2, 1, 1])
+    assert a.n_pairs == b.n_pairs == 2
