@@ -316,7 +316,7 @@ def train(
                 )
                 break
             # 4. broadcast and update
-            z = state.update(chosen.h, a)
+            z = state.update(chosen.h, a, binary=isinstance(chosen.ranker, ThresholdRanker))
             bound *= z
             cumulative[chosen_flat] += a
             rankers.append(chosen.ranker)

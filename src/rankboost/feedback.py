@@ -24,8 +24,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
 
-from ._kernels.layered import _layered_log_mass, _layered_potential
-from ._kernels.pairwise import level_pair_errors
+from ._kernels.layered import _layered_log_mass, _layered_potential, _layered_refresh
+from ._kernels.pairwise import _reorder, level_pair_errors, sorted_level_errors
 from ._validation import check_labels, check_qid, check_scores
 
 __all__ = ["BipartiteFeedback", "LayeredFeedback", "PairFeedback"]
@@ -60,25 +60,35 @@ class _LayeredState:
         self.qstart = qstart
         self.lstart = lstart
         self.log_c = log_c
-        self.H = np.zeros(rows.shape[0])
-        self._zeros = np.zeros(rows.shape[0])
+        n = rows.shape[0]
+        self.H = np.zeros(n)
+        self._zeros = np.zeros(n)
+        self._a = np.empty(n)  # exp(H - shift_a[level]), kept for the potential
+        self._b = np.empty(n)  # exp(-H - shift_b[level])
         n_levels = int(lstart[-1])
+        self._shift_a = np.empty(n_levels)
+        self._shift_b = np.empty(n_levels)
         self._log_a = np.empty(n_levels)
         self._log_b = np.empty(n_levels)
+        self._up = np.empty(n_levels)
+        self._down = np.empty(n_levels)
         self._scratch_a = np.empty(n_levels)
         self._scratch_b = np.empty(n_levels)
         self._log_mass_q = np.empty(qstart.shape[0] - 1)
-        self.log_total = self._refresh()
+        # rows of each query in increasing H (kept up to date by a merge per round)
+        self.order = np.arange(n, dtype=np.int64)
+        self.log_total = self._refresh(self._zeros, 0.0)
 
     @property
     def n(self) -> int:
         return int(self.rows.shape[0])
 
-    def _refresh(self) -> float:
-        # per-query-block statistics (level log sums), then the sum over blocks
-        _layered_log_mass(
-            self.H, self._zeros, self._zeros, self.level, self.qstart, self.lstart,
-            self.log_c, self._log_a, self._log_b, self._log_mass_q,
+    def _refresh(self, h: NDArray[np.float64], alpha: float) -> float:
+        # apply H += alpha h, then per-query-block statistics, then the sum over blocks
+        _layered_refresh(
+            self.H, h, float(alpha), self.level, self.qstart, self.lstart, self.log_c,
+            self._shift_a, self._shift_b, self._a, self._b, self._log_a, self._log_b,
+            self._log_mass_q,
         )  # fmt: skip
         return float(logsumexp(self._log_mass_q))
 
@@ -96,8 +106,9 @@ class _LayeredState:
         """pi(x) = sum_x' D_t(x', x) - D_t(x, x') on the support rows."""
         pi = np.empty(self.n)
         _layered_potential(
-            self.H, self.level, self.qstart, self.lstart, self.log_c,
-            self._log_a, self._log_b, self.log_total, pi,
+            self._a, self._b, self.level, self.qstart, self.lstart, self.log_c,
+            self._shift_a, self._shift_b, self._log_a, self._log_b, self.log_total,
+            self._up, self._down, pi,
         )  # fmt: skip
         return pi
 
@@ -128,18 +139,24 @@ class _LayeredState:
         w = np.exp(np.array([w_minus, w_00, w_11, w_plus]) - self.log_total)
         return float(w[0]), float(w[1] + w[2]), float(w[3])
 
-    def update(self, h: NDArray[np.float64], alpha: float) -> float:
-        """Apply ``H <- H + alpha h``; return the exact ``Z_t``."""
-        if alpha != 0.0:
-            self.H += alpha * h
-        new = self._refresh()
+    def update(self, h: NDArray[np.float64], alpha: float, binary: bool = False) -> float:
+        """Apply ``H <- H + alpha h``; return the exact ``Z_t``.
+
+        ``binary=True`` promises ``h`` in {0, 1}: the per-query order by H is then kept by an
+        O(n) merge (each h-group keeps its order) instead of a sort.
+        """
+        new = self._refresh(h, alpha)
         z = float(np.exp(new - self.log_total))
         self.log_total = new
+        if alpha != 0.0:
+            _reorder(self.H, h, binary, self.qstart, self.order)
         return z
 
     def rloss(self, tie_weight: float = 1.0) -> float:
         """D-weighted fraction of crucial pairs misordered by the current ``H``."""
-        errors = level_pair_errors(self.H, self.level, self.qstart, self.lstart, tie_weight)
+        errors = sorted_level_errors(
+            self.H, self.level, self.order, self.qstart, self.lstart, tie_weight
+        )
         return float(np.sum(np.exp(self.log_c) * errors))
 
 
@@ -189,7 +206,7 @@ class _PairState:
         diff = h[self.i0] - h[self.i1]
         return float(d[diff < 0].sum()), float(d[diff == 0].sum()), float(d[diff > 0].sum())
 
-    def update(self, h: NDArray[np.float64], alpha: float) -> float:
+    def update(self, h: NDArray[np.float64], alpha: float, binary: bool = False) -> float:
         if alpha != 0.0:
             self.H += alpha * h
         new = float(logsumexp(self.log_w + self.H[self.i0] - self.H[self.i1]))

@@ -121,20 +121,28 @@ def _layered_log_mass(
 
 
 @njit(cache=True)
-def _layered_potential(
+def _layered_refresh(
     H: np.ndarray,
+    h: np.ndarray,
+    alpha: float,
     level: np.ndarray,
     qstart: np.ndarray,
     lstart: np.ndarray,
     log_c: np.ndarray,
+    shift_a: np.ndarray,
+    shift_b: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
     log_a: np.ndarray,
     log_b: np.ndarray,
-    log_total: float,
-    out_pi: np.ndarray,
+    out_log_mass: np.ndarray,
 ) -> None:
-    """pi(x) = sum_x' D(x', x) - D(x, x') from the level sums of ``_layered_log_mass``.
+    """One round's update and per-query statistics, in two passes over the rows.
 
-    pi(x) = c_q / M [exp(-H(x)) sum_{l' < l(x)} A_l' - exp(H(x)) sum_{l' > l(x)} B_l'].
+    Pass 1 applies ``H += alpha h`` (skipped when ``alpha == 0``) and finds the per-level
+    shifts ``shift_a = max H`` and ``shift_b = max -H``; pass 2 stores
+    ``a = exp(H - shift_a)`` and ``b = exp(-H - shift_b)`` (both in (0, 1]) and their level
+    sums; then ``log_a``, ``log_b`` and each query's ``log(c_q sum_{l0<l1} A_l0 B_l1)``.
     """
     n_queries = qstart.shape[0] - 1
     for q in range(n_queries):
@@ -142,23 +150,74 @@ def _layered_potential(
         hi = qstart[q + 1]
         base = lstart[q]
         k = lstart[q + 1] - base
-        below = np.empty(k)  # log sum_{l' < l} A_l'
-        above = np.empty(k)  # log sum_{l' > l} B_l'
-        acc = _NEG_INF
-        for lv in range(k):
-            below[lv] = acc
-            acc = _lse2(acc, log_a[base + lv])
-        acc = _NEG_INF
-        for lv in range(k - 1, -1, -1):
-            above[lv] = acc
-            acc = _lse2(acc, log_b[base + lv])
-        shift = log_c[q] - log_total
+        for lv in range(base, base + k):
+            shift_a[lv] = _NEG_INF
+            shift_b[lv] = _NEG_INF
         for j in range(lo, hi):
-            lv = level[j]
-            up = 0.0
-            down = 0.0
-            if below[lv] != _NEG_INF:
-                up = np.exp(shift + below[lv] - H[j])
-            if above[lv] != _NEG_INF:
-                down = np.exp(shift + above[lv] + H[j])
-            out_pi[j] = up - down
+            if alpha != 0.0:
+                H[j] += alpha * h[j]
+            lv = base + level[j]
+            g = H[j]
+            if g > shift_a[lv]:
+                shift_a[lv] = g
+            if -g > shift_b[lv]:
+                shift_b[lv] = -g
+        for lv in range(base, base + k):
+            log_a[lv] = 0.0
+            log_b[lv] = 0.0
+        for j in range(lo, hi):
+            lv = base + level[j]
+            g = H[j]
+            aj = np.exp(g - shift_a[lv])
+            bj = np.exp(-g - shift_b[lv])
+            a[j] = aj
+            b[j] = bj
+            log_a[lv] += aj
+            log_b[lv] += bj
+        for lv in range(base, base + k):
+            log_a[lv] = shift_a[lv] + np.log(log_a[lv])
+            log_b[lv] = shift_b[lv] + np.log(log_b[lv])
+        out_log_mass[q] = log_c[q] + _cross_log_mass(log_a, log_b, base, k)
+
+
+@njit(cache=True)
+def _layered_potential(
+    a: np.ndarray,
+    b: np.ndarray,
+    level: np.ndarray,
+    qstart: np.ndarray,
+    lstart: np.ndarray,
+    log_c: np.ndarray,
+    shift_a: np.ndarray,
+    shift_b: np.ndarray,
+    log_a: np.ndarray,
+    log_b: np.ndarray,
+    log_total: float,
+    up: np.ndarray,
+    down: np.ndarray,
+    out_pi: np.ndarray,
+) -> None:
+    """pi(x) = sum_x' D(x', x) - D(x, x') from the stored ``a``, ``b`` of ``_layered_refresh``.
+
+    pi(x) = c_q / M [exp(-H(x)) sum_{l' < l(x)} A_l' - exp(H(x)) sum_{l' > l(x)} B_l'], i.e.
+    ``up_l b(x) - down_l a(x)`` with per-level factors ``up_l``, ``down_l``: the potential
+    terms of the level's extreme rows, each a sum of pair weights, so at most 1 (no overflow).
+    """
+    n_queries = qstart.shape[0] - 1
+    for q in range(n_queries):
+        lo = qstart[q]
+        hi = qstart[q + 1]
+        base = lstart[q]
+        k = lstart[q + 1] - base
+        shift = log_c[q] - log_total
+        acc = _NEG_INF
+        for lv in range(base, base + k):  # log sum_{l' < l} A_l'
+            up[lv] = 0.0 if acc == _NEG_INF else np.exp(shift + acc + shift_b[lv])
+            acc = _lse2(acc, log_a[lv])
+        acc = _NEG_INF
+        for lv in range(base + k - 1, base - 1, -1):  # log sum_{l' > l} B_l'
+            down[lv] = 0.0 if acc == _NEG_INF else np.exp(shift + acc + shift_a[lv])
+            acc = _lse2(acc, log_b[lv])
+        for j in range(lo, hi):
+            lv = base + level[j]
+            out_pi[j] = up[lv] * b[j] - down[lv] * a[j]

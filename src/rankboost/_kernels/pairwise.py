@@ -242,3 +242,168 @@ def level_pair_errors(
     else:
         _level_pair_errors_serial(scores, level, qstart, lstart, float(tie_weight), out)
     return out
+
+
+# --------------------------------------------------------------------------- kept order
+
+
+@njit(cache=True)
+def _reorder_query(
+    H: np.ndarray, h: np.ndarray, binary: bool, order: np.ndarray, lo: int, hi: int
+) -> None:
+    """Restore increasing ``H`` in ``order[lo:hi]`` after ``H += alpha h``.
+
+    For ``h`` in {0, 1} the rows with equal ``h`` moved together, so each group is still
+    sorted: one merge, O(m). Otherwise a sort.
+    """
+    m = hi - lo
+    if not binary:
+        seg = order[lo:hi].copy()
+        vals = np.empty(m)
+        for t in range(m):
+            vals[t] = H[seg[t]]
+        idx = np.argsort(vals, kind="mergesort")
+        for t in range(m):
+            order[lo + t] = seg[idx[t]]
+        return
+    zeros = np.empty(m, dtype=np.int64)
+    ones = np.empty(m, dtype=np.int64)
+    n0 = 0
+    n1 = 0
+    for t in range(lo, hi):
+        r = order[t]
+        if h[r] > 0.5:
+            ones[n1] = r
+            n1 += 1
+        else:
+            zeros[n0] = r
+            n0 += 1
+    i = 0
+    j = 0
+    t = lo
+    while i < n0 and j < n1:
+        if H[ones[j]] < H[zeros[i]]:
+            order[t] = ones[j]
+            j += 1
+        else:
+            order[t] = zeros[i]
+            i += 1
+        t += 1
+    while i < n0:
+        order[t] = zeros[i]
+        i += 1
+        t += 1
+    while j < n1:
+        order[t] = ones[j]
+        j += 1
+        t += 1
+
+
+@njit(cache=True)
+def _reorder_serial(
+    H: np.ndarray, h: np.ndarray, binary: bool, qstart: np.ndarray, order: np.ndarray
+) -> None:
+    for q in range(qstart.shape[0] - 1):
+        _reorder_query(H, h, binary, order, qstart[q], qstart[q + 1])
+
+
+@njit(cache=True, parallel=True)
+def _reorder_parallel(
+    H: np.ndarray, h: np.ndarray, binary: bool, qstart: np.ndarray, order: np.ndarray
+) -> None:
+    for q in prange(qstart.shape[0] - 1):
+        _reorder_query(H, h, binary, order, qstart[q], qstart[q + 1])
+
+
+def _reorder(
+    H: np.ndarray, h: np.ndarray, binary: bool, qstart: np.ndarray, order: np.ndarray
+) -> None:
+    """Keep ``order`` (rows of each query in increasing ``H``) valid after an update."""
+    if use_parallel(H.shape[0]):
+        _reorder_parallel(H, h, binary, qstart, order)
+    else:
+        _reorder_serial(H, h, binary, qstart, order)
+
+
+@njit(cache=True)
+def _sorted_query_errors(
+    H: np.ndarray,
+    level: np.ndarray,
+    order: np.ndarray,
+    qstart: np.ndarray,
+    lstart: np.ndarray,
+    tie_weight: float,
+    q: int,
+    out_errors: np.ndarray,
+) -> None:
+    """Misordered crucial pairs of query ``q`` whose rows ``order[lo:hi]`` are in increasing H.
+
+    Visited from the top, a Fenwick tree over levels counts lower-level rows strictly above.
+    """
+    lo = qstart[q]
+    hi = qstart[q + 1]
+    k = lstart[q + 1] - lstart[q]
+    if hi - lo < 2 or k < 2:
+        out_errors[q] = 0.0
+        return
+    tree = np.zeros(k + 1)
+    group_counts = np.zeros(k)
+    errors = 0.0
+    e = hi
+    while e > lo:
+        s = e - 1
+        h0 = H[order[s]]
+        while s > lo and H[order[s - 1]] == h0:
+            s -= 1
+        for t in range(s, e):
+            errors += _fenwick_prefix(tree, level[order[t]])
+        if e - s > 1:
+            for t in range(s, e):
+                group_counts[level[order[t]]] += 1.0
+            g = float(e - s)
+            sq = 0.0
+            for t in range(s, e):
+                lv = level[order[t]]
+                if group_counts[lv] > 0.0:
+                    sq += group_counts[lv] * group_counts[lv]
+                    group_counts[lv] = 0.0
+            errors += tie_weight * 0.5 * (g * g - sq)
+        for t in range(s, e):
+            _fenwick_add(tree, level[order[t]], 1.0)
+        e = s
+    out_errors[q] = errors
+
+
+@njit(cache=True)
+def _sorted_errors_serial(
+    H: np.ndarray, level: np.ndarray, order: np.ndarray, qstart: np.ndarray,
+    lstart: np.ndarray, tie_weight: float, out_errors: np.ndarray,
+) -> None:  # fmt: skip
+    for q in range(qstart.shape[0] - 1):
+        _sorted_query_errors(H, level, order, qstart, lstart, tie_weight, q, out_errors)
+
+
+@njit(cache=True, parallel=True)
+def _sorted_errors_parallel(
+    H: np.ndarray, level: np.ndarray, order: np.ndarray, qstart: np.ndarray,
+    lstart: np.ndarray, tie_weight: float, out_errors: np.ndarray,
+) -> None:  # fmt: skip
+    for q in prange(qstart.shape[0] - 1):
+        _sorted_query_errors(H, level, order, qstart, lstart, tie_weight, q, out_errors)
+
+
+def sorted_level_errors(
+    H: np.ndarray,
+    level: np.ndarray,
+    order: np.ndarray,
+    qstart: np.ndarray,
+    lstart: np.ndarray,
+    tie_weight: float,
+) -> np.ndarray:
+    """Misordered crucial pairs per query, given each query's rows in increasing ``H``."""
+    out = np.empty(qstart.shape[0] - 1)
+    if use_parallel(H.shape[0]):
+        _sorted_errors_parallel(H, level, order, qstart, lstart, float(tie_weight), out)
+    else:
+        _sorted_errors_serial(H, level, order, qstart, lstart, float(tie_weight), out)
+    return out
