@@ -63,7 +63,7 @@ def make_problem(kind, seed=0, **kw):
         return X, fb, (i0, i1, w / w.sum())
     if kind == "bipartite":
         yb = (y >= 1).astype(float)
-        return X, rb.BipartiteFeedback(yb, qid), graded_pairs(yb, qid)
+        return X, rb.BipartiteFeedback(yb, qid, normalize="pair"), graded_pairs(yb, qid)
     normalize = kind.split("_")[1]
     fb = rb.LayeredFeedback(y, qid, normalize=normalize)
     return X, fb, graded_pairs(y, qid, normalize)

@@ -397,7 +397,7 @@ def _add_train_options(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--normalize",
         choices=("pair", "query"),
-        default="pair",
+        default="query",
         help="pair: every crucial pair weighs the same (default); query: every query does",
     )
     g.add_argument(

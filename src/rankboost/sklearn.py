@@ -133,7 +133,7 @@ class RankBoostRanker(BaseEstimator):
     feedback : {"layered", "bipartite"}, default="layered"
         ``"layered"``: within a query, every higher grade of ``y`` above every lower one.
         ``"bipartite"``: ``y`` in {0, 1}, every 1 above every 0 (RankBoost.B).
-    normalize : {"pair", "query"}, default="pair"
+    normalize : {"query", "pair"}, default="query"
         ``"pair"``: every crucial pair weighs the same (the paper's ``D``); ``"query"``:
         every query with a crucial pair gets the same total weight.
     tol : float, default=1e-9
@@ -210,7 +210,7 @@ class RankBoostRanker(BaseEstimator):
         positive_cumulative: bool = False,
         weak_ranker: str = "threshold",
         feedback: str = "layered",
-        normalize: str = "pair",
+        normalize: str = "query",
         tol: float = 1e-9,
         verbose: bool = False,
     ) -> None:
@@ -251,7 +251,7 @@ class RankBoostRanker(BaseEstimator):
         self, y: NDArray[np.float64], qid: ArrayLike | None, sample_weight: ArrayLike | None
     ) -> LayeredFeedback | PairFeedback:
         cls = BipartiteFeedback if self.feedback == "bipartite" else LayeredFeedback
-        fb = cls(y, qid, normalize=self.normalize)  # type: ignore[arg-type]
+        fb = cls(y, qid, normalize=self.normalize)
         if sample_weight is None:
             return fb
         w = np.asarray(sample_weight, dtype=np.float64)

@@ -17,9 +17,16 @@ per-query level blocks ``lstart`` (level ``l`` of query ``q`` sits at ``lstart[q
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
+
+from . import use_parallel
 
 _NEG_INF = -np.inf
+#: Levels whose score spread (max H - min H) is below this get b = exp(-spread) / a (no
+#: underflow: a >= exp(-spread) > 1e-260); wider levels use a second exp.
+_SAFE_SPREAD = 600.0
+#: Work weight of a row in the exp-heavy kernels, relative to one histogram add.
+_EXP_WORK = 16
 
 
 @njit(cache=True, inline="always")
@@ -108,7 +115,8 @@ def _layered_log_mass(
     """Per query: ``log(c_q sum_{l0<l1} A_l0 B_l1)`` for scores ``G``.
 
     ``wa`` and ``wb`` are row log weights of the lower member x0 and the upper member x1.
-    Fills the per-level ``log_a``/``log_b`` (used afterwards by ``_layered_potential``).
+    Used for Z at a candidate alpha (line search) and the binary statistics; the round itself
+    runs ``layered_refresh``.
     """
     n_queries = qstart.shape[0] - 1
     for q in range(n_queries):
@@ -121,7 +129,7 @@ def _layered_log_mass(
 
 
 @njit(cache=True)
-def _layered_refresh(
+def _refresh_query(
     H: np.ndarray,
     h: np.ndarray,
     alpha: float,
@@ -136,88 +144,167 @@ def _layered_refresh(
     log_a: np.ndarray,
     log_b: np.ndarray,
     out_log_mass: np.ndarray,
+    q: int,
 ) -> None:
+    lo = qstart[q]
+    hi = qstart[q + 1]
+    base = lstart[q]
+    k = lstart[q + 1] - base
+    for lv in range(base, base + k):
+        shift_a[lv] = _NEG_INF
+        shift_b[lv] = _NEG_INF
+    for j in range(lo, hi):
+        if alpha != 0.0:
+            H[j] += alpha * h[j]
+        lv = base + level[j]
+        g = H[j]
+        if g > shift_a[lv]:
+            shift_a[lv] = g
+        if -g > shift_b[lv]:
+            shift_b[lv] = -g
+    for lv in range(base, base + k):
+        log_a[lv] = 0.0
+        log_b[lv] = 0.0
+    for j in range(lo, hi):
+        lv = base + level[j]
+        g = H[j]
+        aj = np.exp(g - shift_a[lv])
+        spread = shift_a[lv] + shift_b[lv]  # max H - min H on the level, >= 0
+        if spread < _SAFE_SPREAD:
+            # a b = exp(-spread) on a level: one division instead of a second exp
+            bj = np.exp(-spread) / aj
+        else:
+            bj = np.exp(-g - shift_b[lv])
+        a[j] = aj
+        b[j] = bj
+        log_a[lv] += aj
+        log_b[lv] += bj
+    for lv in range(base, base + k):
+        log_a[lv] = shift_a[lv] + np.log(log_a[lv])
+        log_b[lv] = shift_b[lv] + np.log(log_b[lv])
+    out_log_mass[q] = log_c[q] + _cross_log_mass(log_a, log_b, base, k)
+
+
+@njit(cache=True)
+def _layered_refresh_serial(
+    H: np.ndarray, h: np.ndarray, alpha: float, level: np.ndarray, qstart: np.ndarray,
+    lstart: np.ndarray, log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray,
+    a: np.ndarray, b: np.ndarray, log_a: np.ndarray, log_b: np.ndarray,
+    out_log_mass: np.ndarray,
+) -> None:  # fmt: skip
+    for q in range(qstart.shape[0] - 1):
+        _refresh_query(
+            H, h, alpha, level, qstart, lstart, log_c, shift_a, shift_b, a, b, log_a, log_b,
+            out_log_mass, q,
+        )  # fmt: skip
+
+
+@njit(cache=True, parallel=True)
+def _layered_refresh_parallel(
+    H: np.ndarray, h: np.ndarray, alpha: float, level: np.ndarray, qstart: np.ndarray,
+    lstart: np.ndarray, log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray,
+    a: np.ndarray, b: np.ndarray, log_a: np.ndarray, log_b: np.ndarray,
+    out_log_mass: np.ndarray,
+) -> None:  # fmt: skip
+    for q in prange(qstart.shape[0] - 1):
+        _refresh_query(
+            H, h, alpha, level, qstart, lstart, log_c, shift_a, shift_b, a, b, log_a, log_b,
+            out_log_mass, q,
+        )  # fmt: skip
+
+
+def layered_refresh(
+    H: np.ndarray, h: np.ndarray, alpha: float, level: np.ndarray, qstart: np.ndarray,
+    lstart: np.ndarray, log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray,
+    a: np.ndarray, b: np.ndarray, log_a: np.ndarray, log_b: np.ndarray,
+    out_log_mass: np.ndarray,
+) -> None:  # fmt: skip
     """One round's update and per-query statistics, in two passes over the rows.
 
     Pass 1 applies ``H += alpha h`` (skipped when ``alpha == 0``) and finds the per-level
     shifts ``shift_a = max H`` and ``shift_b = max -H``; pass 2 stores
     ``a = exp(H - shift_a)`` and ``b = exp(-H - shift_b)`` (both in (0, 1]) and their level
     sums; then ``log_a``, ``log_b`` and each query's ``log(c_q sum_{l0<l1} A_l0 B_l1)``.
+    Queries are independent, so both drivers give the same bits.
     """
-    n_queries = qstart.shape[0] - 1
-    for q in range(n_queries):
-        lo = qstart[q]
-        hi = qstart[q + 1]
-        base = lstart[q]
-        k = lstart[q + 1] - base
-        for lv in range(base, base + k):
-            shift_a[lv] = _NEG_INF
-            shift_b[lv] = _NEG_INF
-        for j in range(lo, hi):
-            if alpha != 0.0:
-                H[j] += alpha * h[j]
-            lv = base + level[j]
-            g = H[j]
-            if g > shift_a[lv]:
-                shift_a[lv] = g
-            if -g > shift_b[lv]:
-                shift_b[lv] = -g
-        for lv in range(base, base + k):
-            log_a[lv] = 0.0
-            log_b[lv] = 0.0
-        for j in range(lo, hi):
-            lv = base + level[j]
-            g = H[j]
-            aj = np.exp(g - shift_a[lv])
-            bj = np.exp(-g - shift_b[lv])
-            a[j] = aj
-            b[j] = bj
-            log_a[lv] += aj
-            log_b[lv] += bj
-        for lv in range(base, base + k):
-            log_a[lv] = shift_a[lv] + np.log(log_a[lv])
-            log_b[lv] = shift_b[lv] + np.log(log_b[lv])
-        out_log_mass[q] = log_c[q] + _cross_log_mass(log_a, log_b, base, k)
+    kernel = (
+        _layered_refresh_parallel
+        if use_parallel(_EXP_WORK * H.shape[0])
+        else _layered_refresh_serial
+    )
+    kernel(
+        H, h, alpha, level, qstart, lstart, log_c, shift_a, shift_b, a, b, log_a, log_b,
+        out_log_mass,
+    )  # fmt: skip
 
 
 @njit(cache=True)
-def _layered_potential(
-    a: np.ndarray,
-    b: np.ndarray,
-    level: np.ndarray,
-    qstart: np.ndarray,
-    lstart: np.ndarray,
-    log_c: np.ndarray,
-    shift_a: np.ndarray,
-    shift_b: np.ndarray,
-    log_a: np.ndarray,
-    log_b: np.ndarray,
-    log_total: float,
-    up: np.ndarray,
-    down: np.ndarray,
+def _potential_query(
+    a: np.ndarray, b: np.ndarray, level: np.ndarray, qstart: np.ndarray, lstart: np.ndarray,
+    log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray, log_a: np.ndarray,
+    log_b: np.ndarray, log_total: float, up: np.ndarray, down: np.ndarray,
+    out_pi: np.ndarray, q: int,
+) -> None:  # fmt: skip
+    lo = qstart[q]
+    hi = qstart[q + 1]
+    base = lstart[q]
+    k = lstart[q + 1] - base
+    shift = log_c[q] - log_total
+    acc = _NEG_INF
+    for lv in range(base, base + k):  # log sum_{l' < l} A_l'
+        up[lv] = 0.0 if acc == _NEG_INF else np.exp(shift + acc + shift_b[lv])
+        acc = _lse2(acc, log_a[lv])
+    acc = _NEG_INF
+    for lv in range(base + k - 1, base - 1, -1):  # log sum_{l' > l} B_l'
+        down[lv] = 0.0 if acc == _NEG_INF else np.exp(shift + acc + shift_a[lv])
+        acc = _lse2(acc, log_b[lv])
+    for j in range(lo, hi):
+        lv = base + level[j]
+        out_pi[j] = up[lv] * b[j] - down[lv] * a[j]
+
+
+@njit(cache=True)
+def _potential_serial(
+    a: np.ndarray, b: np.ndarray, level: np.ndarray, qstart: np.ndarray, lstart: np.ndarray,
+    log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray, log_a: np.ndarray,
+    log_b: np.ndarray, log_total: float, up: np.ndarray, down: np.ndarray,
     out_pi: np.ndarray,
-) -> None:
-    """pi(x) = sum_x' D(x', x) - D(x, x') from the stored ``a``, ``b`` of ``_layered_refresh``.
+) -> None:  # fmt: skip
+    for q in range(qstart.shape[0] - 1):
+        _potential_query(
+            a, b, level, qstart, lstart, log_c, shift_a, shift_b, log_a, log_b, log_total,
+            up, down, out_pi, q,
+        )  # fmt: skip
+
+
+@njit(cache=True, parallel=True)
+def _potential_parallel(
+    a: np.ndarray, b: np.ndarray, level: np.ndarray, qstart: np.ndarray, lstart: np.ndarray,
+    log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray, log_a: np.ndarray,
+    log_b: np.ndarray, log_total: float, up: np.ndarray, down: np.ndarray,
+    out_pi: np.ndarray,
+) -> None:  # fmt: skip
+    for q in prange(qstart.shape[0] - 1):
+        _potential_query(
+            a, b, level, qstart, lstart, log_c, shift_a, shift_b, log_a, log_b, log_total,
+            up, down, out_pi, q,
+        )  # fmt: skip
+
+
+def layered_potential(
+    a: np.ndarray, b: np.ndarray, level: np.ndarray, qstart: np.ndarray, lstart: np.ndarray,
+    log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray, log_a: np.ndarray,
+    log_b: np.ndarray, log_total: float, up: np.ndarray, down: np.ndarray,
+    out_pi: np.ndarray,
+) -> None:  # fmt: skip
+    """pi(x) = sum_x' D(x', x) - D(x, x') from the stored ``a``, ``b`` of the refresh.
 
     pi(x) = c_q / M [exp(-H(x)) sum_{l' < l(x)} A_l' - exp(H(x)) sum_{l' > l(x)} B_l'], i.e.
     ``up_l b(x) - down_l a(x)`` with per-level factors ``up_l``, ``down_l``: the potential
     terms of the level's extreme rows, each a sum of pair weights, so at most 1 (no overflow).
     """
-    n_queries = qstart.shape[0] - 1
-    for q in range(n_queries):
-        lo = qstart[q]
-        hi = qstart[q + 1]
-        base = lstart[q]
-        k = lstart[q + 1] - base
-        shift = log_c[q] - log_total
-        acc = _NEG_INF
-        for lv in range(base, base + k):  # log sum_{l' < l} A_l'
-            up[lv] = 0.0 if acc == _NEG_INF else np.exp(shift + acc + shift_b[lv])
-            acc = _lse2(acc, log_a[lv])
-        acc = _NEG_INF
-        for lv in range(base + k - 1, base - 1, -1):  # log sum_{l' > l} B_l'
-            down[lv] = 0.0 if acc == _NEG_INF else np.exp(shift + acc + shift_a[lv])
-            acc = _lse2(acc, log_b[lv])
-        for j in range(lo, hi):
-            lv = base + level[j]
-            out_pi[j] = up[lv] * b[j] - down[lv] * a[j]
+    kernel = _potential_parallel if use_parallel(4 * a.shape[0]) else _potential_serial
+    kernel(
+        a, b, level, qstart, lstart, log_c, shift_a, shift_b, log_a, log_b, log_total, up,
+        down, out_pi,
+    )  # fmt: skip

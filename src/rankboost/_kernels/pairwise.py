@@ -319,7 +319,7 @@ def _reorder(
     H: np.ndarray, h: np.ndarray, binary: bool, qstart: np.ndarray, order: np.ndarray
 ) -> None:
     """Keep ``order`` (rows of each query in increasing ``H``) valid after an update."""
-    if use_parallel(H.shape[0]):
+    if use_parallel(8 * H.shape[0]):
         _reorder_parallel(H, h, binary, qstart, order)
     else:
         _reorder_serial(H, h, binary, qstart, order)
@@ -402,7 +402,7 @@ def sorted_level_errors(
 ) -> np.ndarray:
     """Misordered crucial pairs per query, given each query's rows in increasing ``H``."""
     out = np.empty(qstart.shape[0] - 1)
-    if use_parallel(H.shape[0]):
+    if use_parallel(8 * H.shape[0]):
         _sorted_errors_parallel(H, level, order, qstart, lstart, float(tie_weight), out)
     else:
         _sorted_errors_serial(H, level, order, qstart, lstart, float(tie_weight), out)

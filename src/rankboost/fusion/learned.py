@@ -362,7 +362,7 @@ class RankFusion:
             feedback = LayeredFeedback(
                 y[judged],
                 feats.qid[judged],
-                normalize=self.normalize,  # type: ignore[arg-type]
+                normalize=self.normalize,
             )
         except ValueError as exc:
             raise ValueError(
