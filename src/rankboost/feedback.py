@@ -22,7 +22,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
 
-from ._kernels.layered import _layered_log_mass, layered_potential, layered_refresh
+from ._kernels.layered import (
+    _layered_log_mass,
+    layered_binary_update,
+    layered_potential,
+    layered_refresh,
+)
 from ._kernels.pairwise import _reorder, level_pair_errors, sorted_level_errors
 from ._validation import check_labels, check_qid, check_scores
 
@@ -38,6 +43,11 @@ def _log_weights(h: NDArray[np.float64]) -> NDArray[np.float64]:
     pos = h > 0
     out[pos] = np.log(h[pos])
     return out
+
+
+#: A binary update scales the stored exp(+-H) by per-level factors (one rounding per round);
+#: every this many rounds they are recomputed from H, so the drift stays ~1e-14.
+_EXACT_EVERY = 64
 
 
 class _LayeredState:
@@ -73,6 +83,11 @@ class _LayeredState:
         self._log_mass_q = np.empty(qstart.shape[0] - 1)
         # rows of each query in increasing H (kept up to date by a merge per round)
         self.order = np.arange(n, dtype=np.int64)
+        # factors of a binary update not yet applied to a, b (the potential applies them)
+        self._fac = np.ones((n_levels, 4))
+        self._acc = np.empty((n_levels, 8))
+        self._pending: NDArray[np.float64] | None = None
+        self._since_exact = 0
         self.log_total = self._refresh(self._zeros, 0.0)
 
     @property
@@ -101,11 +116,14 @@ class _LayeredState:
     def potential(self) -> NDArray[np.float64]:
         """pi(x) = sum_x' D_t(x', x) - D_t(x, x') on the support rows."""
         pi = np.empty(self.n)
+        pending = self._pending
         layered_potential(
             self._a, self._b, self.level, self.qstart, self.lstart, self.log_c,
             self._shift_a, self._shift_b, self._log_a, self._log_b, self.log_total,
-            self._up, self._down, pi,
+            self._up, self._down, self._zeros if pending is None else pending, self._fac,
+            pending is not None, pi,
         )  # fmt: skip
+        self._pending = None
         return pi
 
     def log_total_at(self, h: NDArray[np.float64], alpha: float) -> float:
@@ -141,7 +159,20 @@ class _LayeredState:
         ``binary=True`` promises ``h`` in {0, 1}: the per-query order by H is then kept by an
         O(n) merge (each h-group keeps its order) instead of a sort.
         """
-        new = self._refresh(h, alpha)
+        if self._pending is not None:
+            self.potential()  # brings a, b up to date
+        if binary and alpha != 0.0 and self._since_exact < _EXACT_EVERY:
+            layered_binary_update(
+                self.H, h, float(alpha), self.level, self.qstart, self.lstart, self.log_c,
+                self._shift_a, self._shift_b, self._a, self._b, self._log_a, self._log_b,
+                self._fac, self._acc, self._log_mass_q,
+            )  # fmt: skip
+            new = float(logsumexp(self._log_mass_q))
+            self._pending = h
+            self._since_exact += 1
+        else:
+            new = self._refresh(h, alpha)
+            self._since_exact = 0
         z = float(np.exp(new - self.log_total))
         self.log_total = new
         if alpha != 0.0:

@@ -239,11 +239,105 @@ def layered_refresh(
 
 
 @njit(cache=True)
+def _binary_update_query(
+    H: np.ndarray, h: np.ndarray, alpha: float, level: np.ndarray, qstart: np.ndarray,
+    lstart: np.ndarray, log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray,
+    a: np.ndarray, b: np.ndarray, log_a: np.ndarray, log_b: np.ndarray, fac: np.ndarray,
+    acc: np.ndarray, out_log_mass: np.ndarray, q: int,
+) -> None:  # fmt: skip
+    lo = qstart[q]
+    hi = qstart[q + 1]
+    base = lstart[q]
+    k = lstart[q + 1] - base
+    for lv in range(base, base + k):
+        for c in range(8):
+            acc[lv, c] = 0.0
+    for j in range(lo, hi):
+        lv = base + level[j]
+        o = 0
+        if h[j] > 0.5:
+            H[j] += alpha
+            o = 1
+        aj = a[j]
+        bj = b[j]
+        acc[lv, o] += aj
+        acc[lv, 4 + o] += bj
+        if aj > acc[lv, 2 + o]:
+            acc[lv, 2 + o] = aj
+        if bj > acc[lv, 6 + o]:
+            acc[lv, 6 + o] = bj
+    ea = np.exp(alpha)
+    eb = np.exp(-alpha)
+    for lv in range(base, base + k):
+        # a grows by e^alpha where h = 1 (b shrinks by it); renormalise the level max to 1
+        ma = max(acc[lv, 2], acc[lv, 3] * ea)
+        mb = max(acc[lv, 6], acc[lv, 7] * eb)
+        log_a[lv] = shift_a[lv] + np.log(acc[lv, 0] + acc[lv, 1] * ea)
+        log_b[lv] = shift_b[lv] + np.log(acc[lv, 4] + acc[lv, 5] * eb)
+        shift_a[lv] += np.log(ma)
+        shift_b[lv] += np.log(mb)
+        fac[lv, 0] = 1.0 / ma
+        fac[lv, 1] = ea / ma
+        fac[lv, 2] = 1.0 / mb
+        fac[lv, 3] = eb / mb
+    out_log_mass[q] = log_c[q] + _cross_log_mass(log_a, log_b, base, k)
+
+
+@njit(cache=True)
+def _binary_update_serial(
+    H: np.ndarray, h: np.ndarray, alpha: float, level: np.ndarray, qstart: np.ndarray,
+    lstart: np.ndarray, log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray,
+    a: np.ndarray, b: np.ndarray, log_a: np.ndarray, log_b: np.ndarray, fac: np.ndarray,
+    acc: np.ndarray, out_log_mass: np.ndarray,
+) -> None:  # fmt: skip
+    for q in range(qstart.shape[0] - 1):
+        _binary_update_query(
+            H, h, alpha, level, qstart, lstart, log_c, shift_a, shift_b, a, b, log_a, log_b,
+            fac, acc, out_log_mass, q,
+        )  # fmt: skip
+
+
+@njit(cache=True, parallel=True)
+def _binary_update_parallel(
+    H: np.ndarray, h: np.ndarray, alpha: float, level: np.ndarray, qstart: np.ndarray,
+    lstart: np.ndarray, log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray,
+    a: np.ndarray, b: np.ndarray, log_a: np.ndarray, log_b: np.ndarray, fac: np.ndarray,
+    acc: np.ndarray, out_log_mass: np.ndarray,
+) -> None:  # fmt: skip
+    for q in prange(qstart.shape[0] - 1):
+        _binary_update_query(
+            H, h, alpha, level, qstart, lstart, log_c, shift_a, shift_b, a, b, log_a, log_b,
+            fac, acc, out_log_mass, q,
+        )  # fmt: skip
+
+
+def layered_binary_update(
+    H: np.ndarray, h: np.ndarray, alpha: float, level: np.ndarray, qstart: np.ndarray,
+    lstart: np.ndarray, log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray,
+    a: np.ndarray, b: np.ndarray, log_a: np.ndarray, log_b: np.ndarray, fac: np.ndarray,
+    acc: np.ndarray, out_log_mass: np.ndarray,
+) -> None:  # fmt: skip
+    """The update for a binary ``h`` without a single exp per row.
+
+    ``H += alpha h``; the new level sums follow from the old ``a``, ``b`` split by ``h``
+    (``A_l = A_l^0 + e^alpha A_l^1``, ``B_l = B_l^0 + e^-alpha B_l^1``) and each query's log
+    mass from them. The stored ``a``, ``b`` are not touched here: ``fac[l]`` holds the
+    factors ``(h=0, h=1)`` for ``a`` then for ``b`` that bring them to the new shifts (level
+    maximum 1 again); the potential applies them in its own pass.
+    """
+    kernel = _binary_update_parallel if use_parallel(4 * H.shape[0]) else _binary_update_serial
+    kernel(
+        H, h, alpha, level, qstart, lstart, log_c, shift_a, shift_b, a, b, log_a, log_b,
+        fac, acc, out_log_mass,
+    )  # fmt: skip
+
+
+@njit(cache=True)
 def _potential_query(
     a: np.ndarray, b: np.ndarray, level: np.ndarray, qstart: np.ndarray, lstart: np.ndarray,
     log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray, log_a: np.ndarray,
     log_b: np.ndarray, log_total: float, up: np.ndarray, down: np.ndarray,
-    out_pi: np.ndarray, q: int,
+    h: np.ndarray, fac: np.ndarray, apply: bool, out_pi: np.ndarray, q: int,
 ) -> None:  # fmt: skip
     lo = qstart[q]
     hi = qstart[q + 1]
@@ -260,6 +354,10 @@ def _potential_query(
         acc = _lse2(acc, log_b[lv])
     for j in range(lo, hi):
         lv = base + level[j]
+        if apply:  # pending factors of a binary update
+            o = 1 if h[j] > 0.5 else 0
+            a[j] *= fac[lv, o]
+            b[j] *= fac[lv, 2 + o]
         out_pi[j] = up[lv] * b[j] - down[lv] * a[j]
 
 
@@ -268,12 +366,12 @@ def _potential_serial(
     a: np.ndarray, b: np.ndarray, level: np.ndarray, qstart: np.ndarray, lstart: np.ndarray,
     log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray, log_a: np.ndarray,
     log_b: np.ndarray, log_total: float, up: np.ndarray, down: np.ndarray,
-    out_pi: np.ndarray,
+    h: np.ndarray, fac: np.ndarray, apply: bool, out_pi: np.ndarray,
 ) -> None:  # fmt: skip
     for q in range(qstart.shape[0] - 1):
         _potential_query(
             a, b, level, qstart, lstart, log_c, shift_a, shift_b, log_a, log_b, log_total,
-            up, down, out_pi, q,
+            up, down, h, fac, apply, out_pi, q,
         )  # fmt: skip
 
 
@@ -282,12 +380,12 @@ def _potential_parallel(
     a: np.ndarray, b: np.ndarray, level: np.ndarray, qstart: np.ndarray, lstart: np.ndarray,
     log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray, log_a: np.ndarray,
     log_b: np.ndarray, log_total: float, up: np.ndarray, down: np.ndarray,
-    out_pi: np.ndarray,
+    h: np.ndarray, fac: np.ndarray, apply: bool, out_pi: np.ndarray,
 ) -> None:  # fmt: skip
     for q in prange(qstart.shape[0] - 1):
         _potential_query(
             a, b, level, qstart, lstart, log_c, shift_a, shift_b, log_a, log_b, log_total,
-            up, down, out_pi, q,
+            up, down, h, fac, apply, out_pi, q,
         )  # fmt: skip
 
 
@@ -295,9 +393,12 @@ def layered_potential(
     a: np.ndarray, b: np.ndarray, level: np.ndarray, qstart: np.ndarray, lstart: np.ndarray,
     log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray, log_a: np.ndarray,
     log_b: np.ndarray, log_total: float, up: np.ndarray, down: np.ndarray,
-    out_pi: np.ndarray,
+    h: np.ndarray, fac: np.ndarray, apply: bool, out_pi: np.ndarray,
 ) -> None:  # fmt: skip
-    """pi(x) = sum_x' D(x', x) - D(x, x') from the stored ``a``, ``b`` of the refresh.
+    """pi(x) = sum_x' D(x', x) - D(x, x') from the stored ``a``, ``b``.
+
+    With ``apply``, first brings ``a``, ``b`` up to date with the pending factors ``fac`` of
+    a binary update by ``h`` (``layered_binary_update``).
 
     pi(x) = c_q / M [exp(-H(x)) sum_{l' < l(x)} A_l' - exp(H(x)) sum_{l' > l(x)} B_l'], i.e.
     ``up_l b(x) - down_l a(x)`` with per-level factors ``up_l``, ``down_l``: the potential
@@ -306,5 +407,5 @@ def layered_potential(
     kernel = _potential_parallel if use_parallel(4 * a.shape[0]) else _potential_serial
     kernel(
         a, b, level, qstart, lstart, log_c, shift_a, shift_b, log_a, log_b, log_total, up,
-        down, out_pi,
+        down, h, fac, apply, out_pi,
     )  # fmt: skip
