@@ -20,7 +20,7 @@ What it measures, all in one process and one run (so ratios are side by side):
    the first callback minus one median round (feedback state + binning).
 3. **Phase breakdown** of a round with the engine's internals, each piece timed separately
    over the same number of rounds: potential (``state.potential``), histogram
-   (``_potential_histograms``), choose (``candidate_table`` + ``best`` + alpha), h (the
+   (``potential_histograms``), choose (``candidate_table`` + ``best`` + alpha), h (the
    chosen ranker's values on the training rows), update (``state.update``), rloss
    (``state.rloss``, recorded in ``model.history`` every round).
 4. **Peak memory** in a subprocess started first: warm-up, build X, then LayeredFeedback +
@@ -187,10 +187,7 @@ def time_interleaved(
 
 def _phase_breakdown(X: np.ndarray, fb: Any, rounds: int) -> dict[str, Any]:
     """Time each piece of a round separately with the engine's internals."""
-    try:  # the kernel's wrapper name changed while the engine was being optimised
-        from rankboost._kernels.histogram import potential_histograms as _potential_histograms
-    except ImportError:
-        from rankboost._kernels.histogram import _potential_histograms
+    from rankboost._kernels.histogram import potential_histograms
     from rankboost.binning import BinMapper
     from rankboost.booster import _choose_alpha, _materialise
     from rankboost.weak_rankers import TIE_TOLERANCE, candidate_table
@@ -212,7 +209,7 @@ def _phase_breakdown(X: np.ndarray, fb: Any, rounds: int) -> dict[str, Any]:
         ts = [time.perf_counter()]
         pi = state.potential()
         ts.append(time.perf_counter())
-        _potential_histograms(codes, pi, hist)
+        potential_histograms(codes, pi, hist)
         ts.append(time.perf_counter())
         table = candidate_table(hist, binner.n_bins_, "threshold")
         flat = table.best(TIE_TOLERANCE, table.valid.copy())
@@ -221,7 +218,9 @@ def _phase_breakdown(X: np.ndarray, fb: Any, rounds: int) -> dict[str, Any]:
         ts.append(time.perf_counter())
         a = _choose_alpha("r", state, rnd)
         ts.append(time.perf_counter())
-        state.update(rnd.h, a)
+        # as booster.train calls it: binary=True for threshold rankers (exp-free path that
+        # also restores the order and counts the training errors)
+        state.update(rnd.h, a, binary=True)
         ts.append(time.perf_counter())
         state.rloss(1.0)
         ts.append(time.perf_counter())

@@ -88,6 +88,10 @@ class _LayeredState:
         self._acc = np.empty((n_levels, 8))
         self._pending: NDArray[np.float64] | None = None
         self._since_exact = 0
+        self._tmp = np.empty(n, dtype=np.int64)
+        self._tree = np.empty(n_levels + qstart.shape[0])
+        self._errors = np.empty(qstart.shape[0] - 1)
+        self._errors_fresh = False
         self.log_total = self._refresh(self._zeros, 0.0)
 
     @property
@@ -162,28 +166,35 @@ class _LayeredState:
         if self._pending is not None:
             self.potential()  # brings a, b up to date
         if binary and alpha != 0.0 and self._since_exact < _EXACT_EVERY:
+            # one sweep per query: H, level sums, kept order and the training errors
             layered_binary_update(
                 self.H, h, float(alpha), self.level, self.qstart, self.lstart, self.log_c,
                 self._shift_a, self._shift_b, self._a, self._b, self._log_a, self._log_b,
-                self._fac, self._acc, self._log_mass_q,
+                self._fac, self._acc, self._log_mass_q, self.order, self._tmp, self._tree,
+                self._errors,
             )  # fmt: skip
             new = float(logsumexp(self._log_mass_q))
             self._pending = h
             self._since_exact += 1
+            self._errors_fresh = True
         else:
             new = self._refresh(h, alpha)
             self._since_exact = 0
+            if alpha != 0.0:
+                _reorder(self.H, h, binary, self.qstart, self.order)
+                self._errors_fresh = False
         z = float(np.exp(new - self.log_total))
         self.log_total = new
-        if alpha != 0.0:
-            _reorder(self.H, h, binary, self.qstart, self.order)
         return z
 
     def rloss(self, tie_weight: float = 1.0) -> float:
         """D-weighted fraction of crucial pairs misordered by the current ``H``."""
-        errors = sorted_level_errors(
-            self.H, self.level, self.order, self.qstart, self.lstart, tie_weight
-        )
+        if tie_weight == 1.0 and self._errors_fresh:
+            errors = self._errors  # counted during the last binary update
+        else:
+            errors = sorted_level_errors(
+                self.H, self.level, self.order, self.qstart, self.lstart, tie_weight
+            )
         return float(np.sum(np.exp(self.log_c) * errors))
 
 
