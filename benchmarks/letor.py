@@ -2,7 +2,7 @@
 
 Protocol (the same for every row):
 
-* data: ``/work/shared/data/letor4/MQ2008/Fold{1..5}/{train,vali,test}.txt.gz`` (46 features,
+* data: ``../shared/data/letor4/MQ2008/Fold{1..5}/{train,vali,test}.txt.gz`` (46 features,
   QueryLevelNorm, grades 0-2), loaded with ``rankboost.datasets.load_svmlight`` (or
   ``sklearn.datasets.load_svmlight_file(query_id=True)`` when that is missing);
 * metrics on the test fold, averaged over queries and then over the 5 folds: NDCG@1,3,5,10
@@ -31,7 +31,7 @@ bursts of load from other processes change them by up to 10x between runs (the m
 change: every model here is deterministic).
 
 Run (about 2-4 minutes):
-    cd /work/main && PYTHONPATH=src .venv/bin/python benchmarks/letor.py
+    PYTHONPATH=src .venv/bin/python benchmarks/letor.py
 ``--quick`` runs only the normalize comparison and the two GBDT rows; ``--no-all`` skips
 ``thresholds="all"``. Writes ``benchmarks/results/letor.md`` and ``letor.json``
 (``letor_quick.*`` with ``--quick``).
@@ -40,6 +40,7 @@ Run (about 2-4 minutes):
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import warnings
@@ -60,7 +61,16 @@ from _common import (  # noqa: E402
 
 import rankboost as rb  # noqa: E402
 
-DATA = Path("/work/shared/data/letor4/MQ2008")
+# the shared data folder sits beside the repository (override with RANKBOOST_DATA)
+DATA = (
+    Path(
+        os.environ.get(
+            "RANKBOOST_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"
+        )
+    )
+    / "letor4"
+    / "MQ2008"
+)
 N_FEATURES = 46
 N_ROUNDS = 300
 N_TREES = 100

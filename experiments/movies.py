@@ -2,7 +2,7 @@
 
 Run (about 5 minutes on 2 cores)::
 
-    cd /work/main && PYTHONPATH=src .venv/bin/python experiments/movies.py --write-docs
+    PYTHONPATH=src .venv/bin/python experiments/movies.py --write-docs
 
 Studies (seeded; targets and feature users are always disjoint):
 
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -51,7 +52,17 @@ except ImportError:  # pragma: no cover
     SURPRISE = False
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path("/work/shared/data/movielens/ml-100k/u.data.gz")
+# the shared data folder sits beside the repository (override with RANKBOOST_DATA)
+DATA = (
+    Path(
+        os.environ.get(
+            "RANKBOOST_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"
+        )
+    )
+    / "movielens"
+    / "ml-100k"
+    / "u.data.gz"
+)
 GOOD = 4.0  # a test movie is "good" when the target rated it >= 4
 METRICS = ("disagreement", "AP", "PROT", "coverage")
 N_TARGETS = 120
