@@ -28,7 +28,7 @@ from ._kernels.layered import (
     layered_potential,
     layered_refresh,
 )
-from ._kernels.pairwise import _reorder, level_pair_errors, sorted_level_errors
+from ._kernels.pairwise import level_pair_errors, reorder, sorted_level_errors
 from ._validation import check_labels, check_qid, check_scores
 
 __all__ = ["BipartiteFeedback", "LayeredFeedback", "PairFeedback"]
@@ -89,7 +89,7 @@ class _LayeredState:
         self._pending: NDArray[np.float64] | None = None
         self._since_exact = 0
         self._tmp = np.empty(n, dtype=np.int64)
-        self._tree = np.empty(n_levels + qstart.shape[0])
+        self._tree = np.empty(2 * n_levels + qstart.shape[0])
         self._errors = np.empty(qstart.shape[0] - 1)
         self._errors_fresh = False
         self.log_total = self._refresh(self._zeros, 0.0)
@@ -181,7 +181,7 @@ class _LayeredState:
             new = self._refresh(h, alpha)
             self._since_exact = 0
             if alpha != 0.0:
-                _reorder(self.H, h, binary, self.qstart, self.order)
+                reorder(self.H, h, binary, self.qstart, self.order, self._tmp)
                 self._errors_fresh = False
         z = float(np.exp(new - self.log_total))
         self.log_total = new

@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import use_parallel
+from .pairwise import _merge_by_h, _ties_as_errors_in_order
 
 _NEG_INF = -np.inf
 #: Levels whose score spread (max H - min H) is below this get b = exp(-spread) / a (no
@@ -281,86 +282,9 @@ def _binary_update_query(
         fac[lv, 2] = 1.0 / mb
         fac[lv, 3] = eb / mb
     out_log_mass[q] = log_c[q] + _cross_log_mass(log_a, log_b, base, k)
-    # keep the rows in increasing H: each h-group moved as a block, so one merge suffices
-    n0 = lo
-    n1 = hi - 1
-    for t in range(lo, hi):  # h = 0 rows forward from lo, h = 1 rows backward from hi - 1
-        r = order[t]
-        if h[r] > 0.5:
-            tmp[n1] = r
-            n1 -= 1
-        else:
-            tmp[n0] = r
-            n0 += 1
-    i = lo
-    j = hi - 1
-    t = lo
-    while i < n0 and j > n1:
-        ri = tmp[i]
-        rj = tmp[j]
-        take = H[rj] < H[ri]  # branch-free merge step
-        order[t] = rj if take else ri
-        j -= int(take)
-        i += 1 - int(take)
-        t += 1
-    while i < n0:
-        order[t] = tmp[i]
-        i += 1
-        t += 1
-    while j > n1:
-        order[t] = tmp[j]
-        j -= 1
-        t += 1
-    out_errors[q] = _count_errors(H, level, order, lo, hi, k, tree, lstart[q] + q)
-
-
-@njit(cache=True)
-def _count_errors(
-    H: np.ndarray, level: np.ndarray, order: np.ndarray, lo: int, hi: int, k: int,
-    tree: np.ndarray, off: int,
-) -> float:  # fmt: skip
-    """Crucial pairs misordered or tied among rows ``order[lo:hi]`` (in increasing H).
-
-    The training rloss counts ties as errors. A Fenwick tree over levels in ``tree[off:]``
-    holds the rows at or above the current tie block.
-    """
-    if k < 2:
-        return 0.0
-    for c in range(k + 1):
-        tree[off + c] = 0.0
-    errors = 0.0
-    e = hi
-    while e > lo:
-        s = e - 1
-        g = H[order[s]]
-        while s > lo and H[order[s - 1]] == g:
-            s -= 1
-        # rows of this tie block: lower-level rows above or tied count against them
-        for t in range(s, e):
-            _tree_add(tree, off, k, level[order[t]], 1.0)
-        for t in range(s, e):
-            errors += _tree_prefix(tree, off, level[order[t]])
-        e = s
-    return errors
-
-
-@njit(cache=True, inline="always")
-def _tree_add(tree: np.ndarray, off: int, k: int, i: int, v: float) -> None:
-    """Fenwick tree over levels ``0..k-1`` stored in ``tree[off + 1 .. off + k]``."""
-    i += 1
-    while i <= k:
-        tree[off + i] += v
-        i += i & (-i)
-
-
-@njit(cache=True, inline="always")
-def _tree_prefix(tree: np.ndarray, off: int, i: int) -> float:
-    """Sum of levels ``0..i-1``."""
-    s = 0.0
-    while i > 0:
-        s += tree[off + i]
-        i -= i & (-i)
-    return s
+    # keep the rows in increasing H (one merge) and count the training errors (ties count)
+    _merge_by_h(H, h, order, tmp, lo, hi)
+    out_errors[q] = _ties_as_errors_in_order(H, level, order, lo, hi, k, tree, 2 * base + q)
 
 
 @njit(cache=True)
@@ -409,7 +333,7 @@ def layered_binary_update(
     maximum 1 again); the potential applies them in its own pass. In the same sweep over a
     query, ``order`` (its rows in increasing H) is restored by one merge, and the query's
     misordered-or-tied crucial pairs are counted into ``out_errors`` (``tmp`` and ``tree`` are
-    scratch: query ``q`` owns ``tmp[lo:hi]`` and ``tree[lstart[q] + q:][:K_q + 1]``).
+    scratch: query ``q`` owns ``tmp[lo:hi]`` and ``tree[2 lstart[q] + q:][:2 K_q + 1]``).
     """
     kernel = _binary_update_parallel if use_parallel(4 * H.shape[0]) else _binary_update_serial
     kernel(

@@ -13,58 +13,106 @@ from numba import njit, prange
 from . import use_parallel
 
 
-@njit(cache=True)
-def _fenwick_add(tree: np.ndarray, i: int, v: float) -> None:
+@njit(cache=True, inline="always")
+def _tree_add(tree: np.ndarray, off: int, k: int, i: int, v: float) -> None:
+    """Fenwick tree over levels ``0..k-1`` stored in ``tree[off + 1 .. off + k]``."""
     i += 1
-    n = tree.shape[0]
-    while i < n:
-        tree[i] += v
+    while i <= k:
+        tree[off + i] += v
         i += i & (-i)
 
 
-@njit(cache=True)
-def _fenwick_prefix(tree: np.ndarray, i: int) -> float:
-    """Sum of entries ``0..i-1``."""
+@njit(cache=True, inline="always")
+def _tree_prefix(tree: np.ndarray, off: int, i: int) -> float:
+    """Sum of levels ``0..i-1``."""
     s = 0.0
     while i > 0:
-        s += tree[i]
+        s += tree[off + i]
         i -= i & (-i)
     return s
 
 
 @njit(cache=True)
-def _query_errors(sc: np.ndarray, level: np.ndarray, k: int, tie_weight: float) -> float:
-    """Misordered crucial pairs of one query with local levels ``0..k-1``."""
-    m = sc.shape[0]
-    sorder = np.argsort(-sc, kind="mergesort")
-    tree = np.zeros(k + 1, dtype=np.float64)
-    group_counts = np.zeros(k, dtype=np.float64)
+def _ties_as_errors_in_order(
+    H: np.ndarray, level: np.ndarray, order: np.ndarray, lo: int, hi: int, k: int,
+    scratch: np.ndarray, off: int,
+) -> float:  # fmt: skip
+    """``_errors_in_order`` with ``tie_weight = 1`` (the training rloss of the theorem).
+
+    Each tie block is added to the tree first, so every row then counts the lower-level rows
+    above it or tied with it.
+    NOTE: kept apart from the general loop, which compiles ~20% slower even when its tie
+    weight is 1; this one runs every round inside ``layered_binary_update``.
+    """
+    if hi - lo < 2 or k < 2:
+        return 0.0
+    for c in range(k + 1):
+        scratch[off + c] = 0.0
     errors = 0.0
-    j = 0
-    while j < m:
-        e = j + 1
-        s0 = sc[sorder[j]]
-        while e < m and sc[sorder[e]] == s0:
-            e += 1
-        # strictly misordered: x1 here, x0 of a lower level strictly above
-        for t in range(j, e):
-            errors += _fenwick_prefix(tree, level[sorder[t]])
-        # tied cross-level pairs inside the block
-        if e - j > 1:
-            for t in range(j, e):
-                group_counts[level[sorder[t]]] += 1.0
-            g = float(e - j)
-            sq = 0.0
-            for t in range(j, e):
-                lv = level[sorder[t]]
-                if group_counts[lv] > 0.0:
-                    sq += group_counts[lv] * group_counts[lv]
-                    group_counts[lv] = 0.0
-            errors += tie_weight * 0.5 * (g * g - sq)
-        for t in range(j, e):
-            _fenwick_add(tree, level[sorder[t]], 1.0)
-        j = e
+    e = hi
+    while e > lo:
+        s = e - 1
+        h0 = H[order[s]]
+        while s > lo and H[order[s - 1]] == h0:
+            s -= 1
+        for t in range(s, e):
+            _tree_add(scratch, off, k, level[order[t]], 1.0)
+        for t in range(s, e):
+            errors += _tree_prefix(scratch, off, level[order[t]])
+        e = s
     return errors
+
+
+@njit(cache=True)
+def _errors_in_order(
+    H: np.ndarray, level: np.ndarray, order: np.ndarray, lo: int, hi: int, k: int,
+    tie_weight: float, scratch: np.ndarray, off: int,
+) -> float:  # fmt: skip
+    """Misordered crucial pairs among the rows ``order[lo:hi]``, which are in increasing H.
+
+    Visited from the top, a Fenwick tree over the ``k`` levels counts the lower-level rows
+    strictly above; a tie block adds ``tie_weight`` per cross-level pair inside it.
+    ``scratch[off : off + 2k + 1]`` holds the tree and the block's level counts.
+    """
+    if tie_weight == 1.0:
+        return _ties_as_errors_in_order(H, level, order, lo, hi, k, scratch, off)
+    if hi - lo < 2 or k < 2:
+        return 0.0
+    for c in range(2 * k + 1):
+        scratch[off + c] = 0.0
+    counts = off + k + 1
+    errors = 0.0
+    e = hi
+    while e > lo:
+        s = e - 1
+        h0 = H[order[s]]
+        while s > lo and H[order[s - 1]] == h0:
+            s -= 1
+        for t in range(s, e):  # x1 here, x0 of a lower level strictly above
+            errors += _tree_prefix(scratch, off, level[order[t]])
+        if e - s > 1:  # tied cross-level pairs: (g^2 - sum_l g_l^2) / 2
+            for t in range(s, e):
+                scratch[counts + level[order[t]]] += 1.0
+            g = float(e - s)
+            sq = 0.0
+            for t in range(s, e):
+                lv = counts + level[order[t]]
+                if scratch[lv] > 0.0:
+                    sq += scratch[lv] * scratch[lv]
+                    scratch[lv] = 0.0
+            errors += tie_weight * 0.5 * (g * g - sq)
+        for t in range(s, e):
+            _tree_add(scratch, off, k, level[order[t]], 1.0)
+        e = s
+    return errors
+
+
+@njit(cache=True)
+def _query_errors(sc: np.ndarray, level: np.ndarray, k: int, tie_weight: float) -> float:
+    """Misordered crucial pairs of one query with local levels ``0..k-1`` (sorts it)."""
+    m = sc.shape[0]
+    ascending = np.argsort(sc, kind="mergesort")
+    return _errors_in_order(sc, level, ascending, 0, m, k, tie_weight, np.empty(2 * k + 1), 0)
 
 
 @njit(cache=True)
@@ -248,148 +296,114 @@ def level_pair_errors(
 
 
 @njit(cache=True)
-def _reorder_query(
-    H: np.ndarray, h: np.ndarray, binary: bool, order: np.ndarray, lo: int, hi: int
+def _merge_by_h(
+    H: np.ndarray, h: np.ndarray, order: np.ndarray, tmp: np.ndarray, lo: int, hi: int
 ) -> None:
-    """Restore increasing ``H`` in ``order[lo:hi]`` after ``H += alpha h``.
+    """Restore increasing ``H`` in ``order[lo:hi]`` after ``H += alpha h`` with h in {0, 1}.
 
-    For ``h`` in {0, 1} the rows with equal ``h`` moved together, so each group is still
-    sorted: one merge, O(m). Otherwise a sort.
+    The rows with equal ``h`` moved together, so each group is still sorted: split them into
+    ``tmp[lo:hi]`` (h = 0 forward, h = 1 backward) and merge, branch-free, in O(hi - lo).
     """
-    m = hi - lo
-    if not binary:
-        seg = order[lo:hi].copy()
-        vals = np.empty(m)
-        for t in range(m):
-            vals[t] = H[seg[t]]
-        idx = np.argsort(vals, kind="mergesort")
-        for t in range(m):
-            order[lo + t] = seg[idx[t]]
-        return
-    zeros = np.empty(m, dtype=np.int64)
-    ones = np.empty(m, dtype=np.int64)
-    n0 = 0
-    n1 = 0
+    n0 = lo
+    n1 = hi - 1
     for t in range(lo, hi):
         r = order[t]
         if h[r] > 0.5:
-            ones[n1] = r
-            n1 += 1
+            tmp[n1] = r
+            n1 -= 1
         else:
-            zeros[n0] = r
+            tmp[n0] = r
             n0 += 1
-    i = 0
-    j = 0
+    i = lo
+    j = hi - 1
     t = lo
-    while i < n0 and j < n1:
-        if H[ones[j]] < H[zeros[i]]:
-            order[t] = ones[j]
-            j += 1
-        else:
-            order[t] = zeros[i]
-            i += 1
+    while i < n0 and j > n1:
+        ri = tmp[i]
+        rj = tmp[j]
+        take = H[rj] < H[ri]
+        order[t] = rj if take else ri
+        j -= int(take)
+        i += 1 - int(take)
         t += 1
     while i < n0:
-        order[t] = zeros[i]
+        order[t] = tmp[i]
         i += 1
         t += 1
-    while j < n1:
-        order[t] = ones[j]
-        j += 1
+    while j > n1:
+        order[t] = tmp[j]
+        j -= 1
         t += 1
+
+
+@njit(cache=True)
+def _reorder_query(
+    H: np.ndarray, h: np.ndarray, binary: bool, order: np.ndarray, tmp: np.ndarray,
+    lo: int, hi: int,
+) -> None:  # fmt: skip
+    """Restore increasing ``H`` in ``order[lo:hi]``: a merge for binary ``h``, else a sort."""
+    if binary:
+        _merge_by_h(H, h, order, tmp, lo, hi)
+        return
+    seg = order[lo:hi].copy()
+    vals = np.empty(hi - lo)
+    for t in range(hi - lo):
+        vals[t] = H[seg[t]]
+    idx = np.argsort(vals, kind="mergesort")
+    for t in range(hi - lo):
+        order[lo + t] = seg[idx[t]]
 
 
 @njit(cache=True)
 def _reorder_serial(
-    H: np.ndarray, h: np.ndarray, binary: bool, qstart: np.ndarray, order: np.ndarray
-) -> None:
+    H: np.ndarray, h: np.ndarray, binary: bool, qstart: np.ndarray, order: np.ndarray,
+    tmp: np.ndarray,
+) -> None:  # fmt: skip
     for q in range(qstart.shape[0] - 1):
-        _reorder_query(H, h, binary, order, qstart[q], qstart[q + 1])
+        _reorder_query(H, h, binary, order, tmp, qstart[q], qstart[q + 1])
 
 
 @njit(cache=True, parallel=True)
 def _reorder_parallel(
-    H: np.ndarray, h: np.ndarray, binary: bool, qstart: np.ndarray, order: np.ndarray
-) -> None:
+    H: np.ndarray, h: np.ndarray, binary: bool, qstart: np.ndarray, order: np.ndarray,
+    tmp: np.ndarray,
+) -> None:  # fmt: skip
     for q in prange(qstart.shape[0] - 1):
-        _reorder_query(H, h, binary, order, qstart[q], qstart[q + 1])
+        _reorder_query(H, h, binary, order, tmp, qstart[q], qstart[q + 1])
 
 
-def _reorder(
-    H: np.ndarray, h: np.ndarray, binary: bool, qstart: np.ndarray, order: np.ndarray
-) -> None:
+def reorder(
+    H: np.ndarray, h: np.ndarray, binary: bool, qstart: np.ndarray, order: np.ndarray,
+    tmp: np.ndarray,
+) -> None:  # fmt: skip
     """Keep ``order`` (rows of each query in increasing ``H``) valid after an update."""
     if use_parallel(8 * H.shape[0]):
-        _reorder_parallel(H, h, binary, qstart, order)
+        _reorder_parallel(H, h, binary, qstart, order, tmp)
     else:
-        _reorder_serial(H, h, binary, qstart, order)
-
-
-@njit(cache=True)
-def _sorted_query_errors(
-    H: np.ndarray,
-    level: np.ndarray,
-    order: np.ndarray,
-    qstart: np.ndarray,
-    lstart: np.ndarray,
-    tie_weight: float,
-    q: int,
-    out_errors: np.ndarray,
-) -> None:
-    """Misordered crucial pairs of query ``q`` whose rows ``order[lo:hi]`` are in increasing H.
-
-    Visited from the top, a Fenwick tree over levels counts lower-level rows strictly above.
-    """
-    lo = qstart[q]
-    hi = qstart[q + 1]
-    k = lstart[q + 1] - lstart[q]
-    if hi - lo < 2 or k < 2:
-        out_errors[q] = 0.0
-        return
-    tree = np.zeros(k + 1)
-    group_counts = np.zeros(k)
-    errors = 0.0
-    e = hi
-    while e > lo:
-        s = e - 1
-        h0 = H[order[s]]
-        while s > lo and H[order[s - 1]] == h0:
-            s -= 1
-        for t in range(s, e):
-            errors += _fenwick_prefix(tree, level[order[t]])
-        if e - s > 1:
-            for t in range(s, e):
-                group_counts[level[order[t]]] += 1.0
-            g = float(e - s)
-            sq = 0.0
-            for t in range(s, e):
-                lv = level[order[t]]
-                if group_counts[lv] > 0.0:
-                    sq += group_counts[lv] * group_counts[lv]
-                    group_counts[lv] = 0.0
-            errors += tie_weight * 0.5 * (g * g - sq)
-        for t in range(s, e):
-            _fenwick_add(tree, level[order[t]], 1.0)
-        e = s
-    out_errors[q] = errors
+        _reorder_serial(H, h, binary, qstart, order, tmp)
 
 
 @njit(cache=True)
 def _sorted_errors_serial(
     H: np.ndarray, level: np.ndarray, order: np.ndarray, qstart: np.ndarray,
-    lstart: np.ndarray, tie_weight: float, out_errors: np.ndarray,
+    lstart: np.ndarray, tie_weight: float, scratch: np.ndarray, out_errors: np.ndarray,
 ) -> None:  # fmt: skip
     for q in range(qstart.shape[0] - 1):
-        _sorted_query_errors(H, level, order, qstart, lstart, tie_weight, q, out_errors)
+        out_errors[q] = _errors_in_order(
+            H, level, order, qstart[q], qstart[q + 1], lstart[q + 1] - lstart[q],
+            tie_weight, scratch, 2 * lstart[q] + q,
+        )  # fmt: skip
 
 
 @njit(cache=True, parallel=True)
 def _sorted_errors_parallel(
     H: np.ndarray, level: np.ndarray, order: np.ndarray, qstart: np.ndarray,
-    lstart: np.ndarray, tie_weight: float, out_errors: np.ndarray,
+    lstart: np.ndarray, tie_weight: float, scratch: np.ndarray, out_errors: np.ndarray,
 ) -> None:  # fmt: skip
     for q in prange(qstart.shape[0] - 1):
-        _sorted_query_errors(H, level, order, qstart, lstart, tie_weight, q, out_errors)
+        out_errors[q] = _errors_in_order(
+            H, level, order, qstart[q], qstart[q + 1], lstart[q + 1] - lstart[q],
+            tie_weight, scratch, 2 * lstart[q] + q,
+        )  # fmt: skip
 
 
 def sorted_level_errors(
@@ -400,10 +414,12 @@ def sorted_level_errors(
     lstart: np.ndarray,
     tie_weight: float,
 ) -> np.ndarray:
-    """Misordered crucial pairs per query, given each query's rows in increasing ``H``."""
+    """Misordered crucial pairs per query, given each query's rows in increasing ``H``.
+
+    Query ``q`` uses ``scratch[2 lstart[q] + q:][:2 K_q + 1]`` (see ``_errors_in_order``).
+    """
     out = np.empty(qstart.shape[0] - 1)
-    if use_parallel(8 * H.shape[0]):
-        _sorted_errors_parallel(H, level, order, qstart, lstart, float(tie_weight), out)
-    else:
-        _sorted_errors_serial(H, level, order, qstart, lstart, float(tie_weight), out)
+    scratch = np.empty(2 * int(lstart[-1]) + qstart.shape[0])
+    kernel = _sorted_errors_parallel if use_parallel(8 * H.shape[0]) else _sorted_errors_serial
+    kernel(H, level, order, qstart, lstart, float(tie_weight), scratch, out)
     return out
