@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import numba
 
-#: Work (elements touched) below which the serial driver is used. A parallel launch costs
-#: little on an idle machine but ~8 ms when the other core is busy (histogram kernel, serial vs
-#: parallel driver side by side, OpenMP layer, 2 cores: 46 x 7,000 codes took 0.14 ms serial
-#: and 8 ms parallel). Below 2M elements the serial driver is never much slower.
+#: Work (elements touched) below which the serial driver is used. Measured with
+#: ``benchmarks/bench_parallel.py`` (histogram kernel, both drivers side by side, OpenMP layer,
+#: 2 cores): idle, the parallel driver takes 0.5-0.7x the serial time at every size from
+#: 322k elements; with the other core busy it takes 7x at 322k, 2x at 6.8M and breaks even
+#: only near 27M. 2M keeps small problems (LETOR-size fits, per-user models) serial, where a
+#: busy machine would otherwise multiply their time, and large ones parallel.
 PARALLEL_MIN_WORK = 2_000_000
 
 
