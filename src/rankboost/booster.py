@@ -196,7 +196,9 @@ def train(
     ----------
     X : array-like of shape (n_samples, n_features)
         Ranking features; NaN where a feature abstains (⊥). Only the order of each feature's
-        values matters.
+        values matters. A scipy.sparse matrix is densified with absent entries read as 0
+        (SVMlight's meaning), not as "abstain": pass NaN explicitly for ratings or ranks
+        that are missing.
     feedback : PairFeedback, BipartiteFeedback or LayeredFeedback
         What should rank above what; its ``n_samples`` must equal the rows of ``X``.
     n_rounds : int, default=300
