@@ -30,7 +30,7 @@ What it measures, all in one process and one run (so ratios are side by side):
 Targets (issue 2): a round <= 0.25 LightGBM trees and <= 12 streaming passes; training peak
 memory < 2.5 GB above X (X itself is 1.09 GB at full size).
 
-Run (full size: about 5 minutes on an idle 2-core machine, 10+ under load):
+Run (full size: about 70 s on an idle 2-core machine, several times that under load):
     PYTHONPATH=src .venv/bin/python benchmarks/bench_engine.py
 Smaller: ``--rows 200000 --features 40 --rounds 5``; ``--no-lightgbm``, ``--no-memory``.
 Writes ``benchmarks/results/bench_engine.md`` and ``.json`` (full size) or

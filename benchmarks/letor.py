@@ -30,7 +30,7 @@ training), on a shared 2-core machine:
 bursts of load from other processes change them by up to 10x between runs (the metrics never
 change: every model here is deterministic).
 
-Run (about 2-4 minutes):
+Run (38 s on an idle 2-core machine in the last run):
     PYTHONPATH=src .venv/bin/python benchmarks/letor.py
 ``--quick`` runs only the normalize comparison and the two GBDT rows; ``--no-all`` skips
 ``thresholds="all"``. Writes ``benchmarks/results/letor.md`` and ``letor.json``

@@ -1,6 +1,6 @@
 """Movie recommendation on MovieLens 100K: Freund et al. (2003) section 6.2, three studies.
 
-Run (about 5 minutes on 2 cores)::
+Run (37 s on 2 cores in the last run; the docs record each run's time)::
 
     PYTHONPATH=src .venv/bin/python experiments/movies.py --write-docs
 
