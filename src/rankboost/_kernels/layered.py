@@ -117,7 +117,8 @@ def _layered_log_mass(
 
     ``wa`` and ``wb`` are row log weights of the lower member x0 and the upper member x1.
     Used for Z at a candidate alpha (line search) and the binary statistics; the round itself
-    runs ``layered_refresh``.
+    runs ``layered_binary_update`` (binary rankers) or ``layered_refresh`` (real-valued ones,
+    and every ``_EXACT_EVERY`` rounds).
     """
     n_queries = qstart.shape[0] - 1
     for q in range(n_queries):
