@@ -34,8 +34,8 @@ def main() -> None:
         codes = rng.integers(0, 256, (d, n)).astype(np.uint8)
         pi = rng.normal(size=n)
         out = np.empty((d, 256))
-        _histograms_serial(codes, pi, out)
-        _histograms_parallel(codes, pi, out)
+        _histograms_serial(codes, pi, 1.0, out)
+        _histograms_parallel(codes, pi, 1.0, out)
         times: dict[str, list[float]] = {"serial": [], "parallel": []}
         for _ in range(15):
             for name, kernel in (
@@ -43,7 +43,7 @@ def main() -> None:
                 ("parallel", _histograms_parallel),
             ):
                 t = time.perf_counter()
-                kernel(codes, pi, out)
+                kernel(codes, pi, 1.0, out)
                 times[name].append(time.perf_counter() - t)
         s = float(np.median(times["serial"])) * 1e3
         p = float(np.median(times["parallel"])) * 1e3

@@ -7,23 +7,34 @@ result is bit-identical whatever the thread count.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 from numba import njit, prange
 
 from . import use_parallel
 
+_BYTE = np.uint64(255)
+#: uint8 codes are read eight at a time as one uint64 word, byte s = row base + s: true on
+#: little-endian machines only (elsewhere the byte loop runs).
+_WORDS = sys.byteorder == "little"
+
 
 @njit(cache=True)
-def _feature_histogram(codes: np.ndarray, pi: np.ndarray, i: int, out: np.ndarray) -> None:
+def _feature_histogram(
+    codes: np.ndarray, pi: np.ndarray, scale: float, i: int, out: np.ndarray
+) -> None:
     row = codes[i]
     acc = np.zeros(out.shape[1])
     for j in range(row.shape[0]):
         acc[row[j]] += pi[j]
-    out[i, :] = acc
+    out[i, :] = acc * scale
 
 
 @njit(cache=True)
-def _four_histograms(codes: np.ndarray, pi: np.ndarray, i: int, out: np.ndarray) -> None:
+def _four_histograms(
+    codes: np.ndarray, pi: np.ndarray, scale: float, i: int, out: np.ndarray
+) -> None:
     """Histograms of features ``i .. i+3`` in one sweep over the rows.
 
     Each ``pi[j]`` is loaded once for four independent scatter-adds (instruction-level
@@ -44,42 +55,99 @@ def _four_histograms(codes: np.ndarray, pi: np.ndarray, i: int, out: np.ndarray)
         a1[r1[j]] += p
         a2[r2[j]] += p
         a3[r3[j]] += p
-    out[i, :] = a0
-    out[i + 1, :] = a1
-    out[i + 2, :] = a2
-    out[i + 3, :] = a3
+    out[i, :] = a0 * scale
+    out[i + 1, :] = a1 * scale
+    out[i + 2, :] = a2 * scale
+    out[i + 3, :] = a3 * scale
 
 
 @njit(cache=True)
-def _histogram_unit(codes: np.ndarray, pi: np.ndarray, g: int, out: np.ndarray) -> None:
+def _four_histograms_words(
+    codes: np.ndarray, pi: np.ndarray, scale: float, i: int, out: np.ndarray
+) -> None:
+    """``_four_histograms`` for uint8 codes loaded eight at a time as one uint64 word.
+
+    A fifth fewer instructions than byte loads (the histogram phase of
+    ``benchmarks/bench_engine.py``: about 20 ms instead of 25 ms at 136 x 1,000,000), the
+    same additions in the same order, so the same bits.
+    """
+    n_codes = out.shape[1]
+    n = codes.shape[1]
+    m = n // 8 * 8
+    w0 = codes[i, :m].view(np.uint64)
+    w1 = codes[i + 1, :m].view(np.uint64)
+    w2 = codes[i + 2, :m].view(np.uint64)
+    w3 = codes[i + 3, :m].view(np.uint64)
+    a0 = np.zeros(n_codes)
+    a1 = np.zeros(n_codes)
+    a2 = np.zeros(n_codes)
+    a3 = np.zeros(n_codes)
+    for w in range(w0.shape[0]):
+        x0 = w0[w]
+        x1 = w1[w]
+        x2 = w2[w]
+        x3 = w3[w]
+        base = 8 * w
+        for s in range(8):  # byte s of each word is the code of row base + s
+            p = pi[base + s]
+            shift = np.uint64(8 * s)
+            a0[(x0 >> shift) & _BYTE] += p
+            a1[(x1 >> shift) & _BYTE] += p
+            a2[(x2 >> shift) & _BYTE] += p
+            a3[(x3 >> shift) & _BYTE] += p
+    for j in range(m, n):
+        p = pi[j]
+        a0[codes[i, j]] += p
+        a1[codes[i + 1, j]] += p
+        a2[codes[i + 2, j]] += p
+        a3[codes[i + 3, j]] += p
+    out[i, :] = a0 * scale
+    out[i + 1, :] = a1 * scale
+    out[i + 2, :] = a2 * scale
+    out[i + 3, :] = a3 * scale
+
+
+@njit(cache=True)
+def _histogram_unit(
+    codes: np.ndarray, pi: np.ndarray, scale: float, g: int, out: np.ndarray
+) -> None:
     """Unit ``g``: features ``4g .. 4g+3``, then single features past the last group of 4."""
     n_quads = codes.shape[0] // 4
     if g < n_quads:
-        _four_histograms(codes, pi, 4 * g, out)
+        if _WORDS and codes.itemsize == 1:
+            _four_histograms_words(codes, pi, scale, 4 * g, out)
+        else:
+            _four_histograms(codes, pi, scale, 4 * g, out)
     else:
-        _feature_histogram(codes, pi, 4 * n_quads + (g - n_quads), out)
+        _feature_histogram(codes, pi, scale, 4 * n_quads + (g - n_quads), out)
 
 
 @njit(cache=True)
-def _histograms_serial(codes: np.ndarray, pi: np.ndarray, out: np.ndarray) -> None:
+def _histograms_serial(codes: np.ndarray, pi: np.ndarray, scale: float, out: np.ndarray) -> None:
     d = codes.shape[0]
     for g in range(d // 4 + d % 4):
-        _histogram_unit(codes, pi, g, out)
+        _histogram_unit(codes, pi, scale, g, out)
 
 
 @njit(cache=True, parallel=True)
-def _histograms_parallel(codes: np.ndarray, pi: np.ndarray, out: np.ndarray) -> None:
+def _histograms_parallel(codes: np.ndarray, pi: np.ndarray, scale: float, out: np.ndarray) -> None:
     d = codes.shape[0]
     for g in prange(d // 4 + d % 4):
-        _histogram_unit(codes, pi, g, out)
+        _histogram_unit(codes, pi, scale, g, out)
 
 
-def potential_histograms(codes: np.ndarray, pi: np.ndarray, out: np.ndarray) -> None:
-    """``out[i, b] = sum_{j: codes[i, j] = b} pi[j]``; ``out`` has shape (d, n_codes)."""
+def potential_histograms(
+    codes: np.ndarray, pi: np.ndarray, out: np.ndarray, scale: float = 1.0
+) -> None:
+    """``out[i, b] = scale * sum_{j: codes[i, j] = b} pi[j]``; ``out`` has shape (d, n_codes).
+
+    ``scale`` is the factor of a scaled potential (``state.scaled_potential``), applied to
+    each finished sum rather than to every row.
+    """
     if use_parallel(codes.shape[0] * codes.shape[1]):
-        _histograms_parallel(codes, pi, out)
+        _histograms_parallel(codes, pi, float(scale), out)
     else:
-        _histograms_serial(codes, pi, out)
+        _histograms_serial(codes, pi, float(scale), out)
 
 
 @njit(cache=True)
