@@ -72,12 +72,12 @@ def feature_matrices(draw, n):
 
 
 @st.composite
-def graded_problems(draw, binary):
+def graded_problems(draw, binary, top=3, queries=(42, 7, 19, 3)):
     n = draw(st.integers(2, 40))
     X = draw(feature_matrices(n))
-    top = 1 if binary else 3
+    top = 1 if binary else top
     y = draw(st.lists(st.integers(0, top), min_size=n, max_size=n))
-    qid = draw(st.lists(st.sampled_from([42, 7, 19, 3]), min_size=n, max_size=n))
+    qid = draw(st.lists(st.sampled_from(queries), min_size=n, max_size=n))
     # at least one crucial pair, at a random place
     i, j = draw(st.lists(st.integers(0, n - 1), min_size=2, max_size=2, unique=True))
     y[i], y[j], qid[j] = 0, 1, qid[i]
@@ -204,6 +204,22 @@ def test_layered_feedback_matches_reference(problem, normalize, rule, cum):
     fb = rb.LayeredFeedback(y, qid, normalize=normalize)
     D = ref.layered_matrix(y, qid, normalize)
     assert_matches_reference(X, fb, D, alpha=rule[0], weak_ranker=rule[1], positive_cumulative=cum)
+
+
+@SETTINGS
+@given(
+    problem=graded_problems(binary=False, top=30, queries=(42,)),
+    normalize=st.sampled_from(["pair", "query"]),
+    rule=rule_and_ranker,
+)
+def test_layered_feedback_many_grades_matches_reference(problem, normalize, rule):
+    """Up to 25 grades: queries beyond the counting merge's 16 levels count with the tree."""
+    X, y, qid = problem
+    fb = rb.LayeredFeedback(y, qid, normalize=normalize)
+    D = ref.layered_matrix(y, qid, normalize)
+    assert_matches_reference(
+        X, fb, D, alpha=rule[0], weak_ranker=rule[1], positive_cumulative=False
+    )
 
 
 # Non-regression of engine-tests.md bug #2 (line search imprecise when most of D_t sits on

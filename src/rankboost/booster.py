@@ -280,8 +280,8 @@ def train(
     try:
         for it in range(n_rounds):
             # 1-2. per-block statistics and their sum
-            pi = state.potential()
-            potential_histograms(codes, pi, hist)
+            pi, scale = state.scaled_potential()
+            potential_histograms(codes, pi, hist, scale)
             table = candidate_table(hist, binner.n_bins_, weak_ranker)
             # 3. choose
             alive = table.valid.copy()

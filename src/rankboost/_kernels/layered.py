@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import use_parallel
-from .pairwise import _merge_by_h, _ties_as_errors_in_order
+from .pairwise import _merge_counting_errors
 
 _NEG_INF = -np.inf
 #: Levels whose score spread (max H - min H) is below this get b = exp(-spread) / a (no
@@ -240,121 +240,16 @@ def layered_refresh(
     )  # fmt: skip
 
 
-@njit(cache=True)
-def _binary_update_query(
-    H: np.ndarray, h: np.ndarray, alpha: float, level: np.ndarray, qstart: np.ndarray,
-    lstart: np.ndarray, log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray,
-    a: np.ndarray, b: np.ndarray, log_a: np.ndarray, log_b: np.ndarray, fac: np.ndarray,
-    acc: np.ndarray, out_log_mass: np.ndarray, order: np.ndarray, tmp: np.ndarray,
-    tree: np.ndarray, out_errors: np.ndarray, q: int,
+@njit(cache=True, inline="always")
+def _level_potential_factors(
+    log_a: np.ndarray, log_b: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray,
+    shift: float, base: int, k: int, up: np.ndarray, down: np.ndarray,
 ) -> None:  # fmt: skip
-    lo = qstart[q]
-    hi = qstart[q + 1]
-    base = lstart[q]
-    k = lstart[q + 1] - base
-    for lv in range(base, base + k):
-        for c in range(8):
-            acc[lv, c] = 0.0
-    for j in range(lo, hi):
-        lv = base + level[j]
-        hj = h[j]  # exactly 0.0 or 1.0: branch-free arithmetic below
-        H[j] += alpha * hj
-        o = int(hj)
-        aj = a[j]
-        bj = b[j]
-        acc[lv, o] += aj
-        acc[lv, 4 + o] += bj
-        if aj > acc[lv, 2 + o]:
-            acc[lv, 2 + o] = aj
-        if bj > acc[lv, 6 + o]:
-            acc[lv, 6 + o] = bj
-    ea = np.exp(alpha)
-    eb = np.exp(-alpha)
-    for lv in range(base, base + k):
-        # a grows by e^alpha where h = 1 (b shrinks by it); renormalise the level max to 1
-        ma = max(acc[lv, 2], acc[lv, 3] * ea)
-        mb = max(acc[lv, 6], acc[lv, 7] * eb)
-        log_a[lv] = shift_a[lv] + np.log(acc[lv, 0] + acc[lv, 1] * ea)
-        log_b[lv] = shift_b[lv] + np.log(acc[lv, 4] + acc[lv, 5] * eb)
-        shift_a[lv] += np.log(ma)
-        shift_b[lv] += np.log(mb)
-        fac[lv, 0] = 1.0 / ma
-        fac[lv, 1] = ea / ma
-        fac[lv, 2] = 1.0 / mb
-        fac[lv, 3] = eb / mb
-    out_log_mass[q] = log_c[q] + _cross_log_mass(log_a, log_b, base, k)
-    # keep the rows in increasing H (one merge) and count the training errors (ties count)
-    _merge_by_h(H, h, order, tmp, lo, hi)
-    out_errors[q] = _ties_as_errors_in_order(H, level, order, lo, hi, k, tree, 2 * base + q)
+    """Per-level potential factors of one query, so that ``pi = up_l b - down_l a``.
 
-
-@njit(cache=True)
-def _binary_update_serial(
-    H: np.ndarray, h: np.ndarray, alpha: float, level: np.ndarray, qstart: np.ndarray,
-    lstart: np.ndarray, log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray,
-    a: np.ndarray, b: np.ndarray, log_a: np.ndarray, log_b: np.ndarray, fac: np.ndarray,
-    acc: np.ndarray, out_log_mass: np.ndarray, order: np.ndarray, tmp: np.ndarray,
-    tree: np.ndarray, out_errors: np.ndarray,
-) -> None:  # fmt: skip
-    for q in range(qstart.shape[0] - 1):
-        _binary_update_query(
-            H, h, alpha, level, qstart, lstart, log_c, shift_a, shift_b, a, b, log_a, log_b,
-            fac, acc, out_log_mass, order, tmp, tree, out_errors, q,
-        )  # fmt: skip
-
-
-@njit(cache=True, parallel=True)
-def _binary_update_parallel(
-    H: np.ndarray, h: np.ndarray, alpha: float, level: np.ndarray, qstart: np.ndarray,
-    lstart: np.ndarray, log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray,
-    a: np.ndarray, b: np.ndarray, log_a: np.ndarray, log_b: np.ndarray, fac: np.ndarray,
-    acc: np.ndarray, out_log_mass: np.ndarray, order: np.ndarray, tmp: np.ndarray,
-    tree: np.ndarray, out_errors: np.ndarray,
-) -> None:  # fmt: skip
-    for q in prange(qstart.shape[0] - 1):
-        _binary_update_query(
-            H, h, alpha, level, qstart, lstart, log_c, shift_a, shift_b, a, b, log_a, log_b,
-            fac, acc, out_log_mass, order, tmp, tree, out_errors, q,
-        )  # fmt: skip
-
-
-def layered_binary_update(
-    H: np.ndarray, h: np.ndarray, alpha: float, level: np.ndarray, qstart: np.ndarray,
-    lstart: np.ndarray, log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray,
-    a: np.ndarray, b: np.ndarray, log_a: np.ndarray, log_b: np.ndarray, fac: np.ndarray,
-    acc: np.ndarray, out_log_mass: np.ndarray, order: np.ndarray, tmp: np.ndarray,
-    tree: np.ndarray, out_errors: np.ndarray,
-) -> None:  # fmt: skip
-    """The update for a binary ``h`` without a single exp per row.
-
-    ``H += alpha h``; the new level sums follow from the old ``a``, ``b`` split by ``h``
-    (``A_l = A_l^0 + e^alpha A_l^1``, ``B_l = B_l^0 + e^-alpha B_l^1``) and each query's log
-    mass from them. The stored ``a``, ``b`` are not touched here: ``fac[l]`` holds the
-    factors ``(h=0, h=1)`` for ``a`` then for ``b`` that bring them to the new shifts (level
-    maximum 1 again); the potential applies them in its own pass. In the same sweep over a
-    query, ``order`` (its rows in increasing H) is restored by one merge, and the query's
-    misordered-or-tied crucial pairs are counted into ``out_errors`` (``tmp`` and ``tree`` are
-    scratch: query ``q`` owns ``tmp[lo:hi]`` and ``tree[2 lstart[q] + q:][:2 K_q + 1]``).
+    ``up_l = e^shift sum_{l' < l} A_l' e^shift_b[l]``,
+    ``down_l = e^shift sum_{l' > l} B_l' e^shift_a[l]``.
     """
-    kernel = _binary_update_parallel if use_parallel(4 * H.shape[0]) else _binary_update_serial
-    kernel(
-        H, h, alpha, level, qstart, lstart, log_c, shift_a, shift_b, a, b, log_a, log_b,
-        fac, acc, out_log_mass, order, tmp, tree, out_errors,
-    )  # fmt: skip
-
-
-@njit(cache=True)
-def _potential_query(
-    a: np.ndarray, b: np.ndarray, level: np.ndarray, qstart: np.ndarray, lstart: np.ndarray,
-    log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray, log_a: np.ndarray,
-    log_b: np.ndarray, log_total: float, up: np.ndarray, down: np.ndarray,
-    h: np.ndarray, fac: np.ndarray, apply: bool, out_pi: np.ndarray, q: int,
-) -> None:  # fmt: skip
-    lo = qstart[q]
-    hi = qstart[q + 1]
-    base = lstart[q]
-    k = lstart[q + 1] - base
-    shift = log_c[q] - log_total
     acc = _NEG_INF
     for lv in range(base, base + k):  # log sum_{l' < l} A_l'
         up[lv] = 0.0 if acc == _NEG_INF else np.exp(shift + acc + shift_b[lv])
@@ -363,12 +258,147 @@ def _potential_query(
     for lv in range(base + k - 1, base - 1, -1):  # log sum_{l' > l} B_l'
         down[lv] = 0.0 if acc == _NEG_INF else np.exp(shift + acc + shift_a[lv])
         acc = _lse2(acc, log_b[lv])
+
+
+@njit(cache=True)
+def _binary_update_query(
+    H: np.ndarray, h: np.ndarray, alpha: float, level: np.ndarray, qstart: np.ndarray,
+    lstart: np.ndarray, log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray,
+    a: np.ndarray, b: np.ndarray, log_a: np.ndarray, log_b: np.ndarray, fac: np.ndarray,
+    out_log_mass: np.ndarray, log_total: float, up: np.ndarray, down: np.ndarray,
+    out_pi: np.ndarray, order: np.ndarray, tmp: np.ndarray, scratch: np.ndarray,
+    out_errors: np.ndarray, q: int,
+) -> None:  # fmt: skip
+    lo = qstart[q]
+    hi = qstart[q + 1]
+    base = lstart[q]
+    k = lstart[q + 1] - base
+    # 1. H += alpha h, and the level sums of a and b split by h
+    for lv in range(base, base + k):
+        for c in range(4):
+            fac[lv, c] = 0.0
     for j in range(lo, hi):
         lv = base + level[j]
-        if apply:  # pending factors of a binary update
-            o = 1 if h[j] > 0.5 else 0
-            a[j] *= fac[lv, o]
-            b[j] *= fac[lv, 2 + o]
+        hj = h[j]  # exactly 0.0 or 1.0: branch-free arithmetic below
+        H[j] += alpha * hj
+        o = int(hj)
+        fac[lv, o] += a[j]
+        fac[lv, 2 + o] += b[j]
+    # 2. A_l = A_l^0 + e^alpha A_l^1 (B_l with e^-alpha); the shifts move to the new level
+    # sums, so a and b sum to 1 on each level, and fac turns into the factors that take
+    # them there: (h = 0, h = 1) for a, then for b
+    ea = np.exp(alpha)
+    eb = np.exp(-alpha)
+    for lv in range(base, base + k):
+        sa = fac[lv, 0] + fac[lv, 1] * ea
+        sb = fac[lv, 2] + fac[lv, 3] * eb
+        log_a[lv] = shift_a[lv] + np.log(sa)
+        log_b[lv] = shift_b[lv] + np.log(sb)
+        shift_a[lv] = log_a[lv]
+        shift_b[lv] = log_b[lv]
+        fac[lv, 0] = 1.0 / sa
+        fac[lv, 1] = ea / sa
+        fac[lv, 2] = 1.0 / sb
+        fac[lv, 3] = eb / sb
+    out_log_mass[q] = log_c[q] + _cross_log_mass(log_a, log_b, base, k)
+    # 3. a, b at the new shifts, and the next potential, relative to the old total mass
+    _level_potential_factors(
+        log_a, log_b, shift_a, shift_b, log_c[q] - log_total, base, k, up, down
+    )
+    for j in range(lo, hi):
+        lv = base + level[j]
+        o = int(h[j])
+        aj = a[j] * fac[lv, o]
+        bj = b[j] * fac[lv, 2 + o]
+        a[j] = aj
+        b[j] = bj
+        out_pi[j] = up[lv] * bj - down[lv] * aj
+    # 4. the rows in increasing H again (one merge) and the training errors (ties count)
+    out_errors[q] = _merge_counting_errors(
+        H, h, level, order, tmp, lo, hi, k, scratch, 2 * base + q
+    )
+
+
+@njit(cache=True)
+def _binary_update_serial(
+    H: np.ndarray, h: np.ndarray, alpha: float, level: np.ndarray, qstart: np.ndarray,
+    lstart: np.ndarray, log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray,
+    a: np.ndarray, b: np.ndarray, log_a: np.ndarray, log_b: np.ndarray, fac: np.ndarray,
+    out_log_mass: np.ndarray, log_total: float, up: np.ndarray, down: np.ndarray,
+    out_pi: np.ndarray, order: np.ndarray, tmp: np.ndarray, scratch: np.ndarray,
+    out_errors: np.ndarray,
+) -> None:  # fmt: skip
+    for q in range(qstart.shape[0] - 1):
+        _binary_update_query(
+            H, h, alpha, level, qstart, lstart, log_c, shift_a, shift_b, a, b, log_a, log_b,
+            fac, out_log_mass, log_total, up, down, out_pi, order, tmp, scratch, out_errors,
+            q,
+        )  # fmt: skip
+
+
+@njit(cache=True, parallel=True)
+def _binary_update_parallel(
+    H: np.ndarray, h: np.ndarray, alpha: float, level: np.ndarray, qstart: np.ndarray,
+    lstart: np.ndarray, log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray,
+    a: np.ndarray, b: np.ndarray, log_a: np.ndarray, log_b: np.ndarray, fac: np.ndarray,
+    out_log_mass: np.ndarray, log_total: float, up: np.ndarray, down: np.ndarray,
+    out_pi: np.ndarray, order: np.ndarray, tmp: np.ndarray, scratch: np.ndarray,
+    out_errors: np.ndarray,
+) -> None:  # fmt: skip
+    for q in prange(qstart.shape[0] - 1):
+        _binary_update_query(
+            H, h, alpha, level, qstart, lstart, log_c, shift_a, shift_b, a, b, log_a, log_b,
+            fac, out_log_mass, log_total, up, down, out_pi, order, tmp, scratch, out_errors,
+            q,
+        )  # fmt: skip
+
+
+def layered_binary_update(
+    H: np.ndarray, h: np.ndarray, alpha: float, level: np.ndarray, qstart: np.ndarray,
+    lstart: np.ndarray, log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray,
+    a: np.ndarray, b: np.ndarray, log_a: np.ndarray, log_b: np.ndarray, fac: np.ndarray,
+    out_log_mass: np.ndarray, log_total: float, up: np.ndarray, down: np.ndarray,
+    out_pi: np.ndarray, order: np.ndarray, tmp: np.ndarray, scratch: np.ndarray,
+    out_errors: np.ndarray,
+) -> None:  # fmt: skip
+    """The whole state change of a round with a binary ``h``, one sweep per query, no exp per row.
+
+    1. ``H += alpha h``. 2. The new level sums follow from the old ``a``, ``b`` split by ``h``
+    (``A_l = A_l^0 + e^alpha A_l^1``, ``B_l = B_l^0 + e^-alpha B_l^1``), and each query's log
+    mass from them; the shifts move to the new level sums (``a``, ``b`` then sum to 1 on every
+    level: each <= 1, and no row that matters underflows). 3. ``a``, ``b`` are rescaled to the
+    new shifts and the next round's potential is written to ``out_pi``, **relative to the
+    total mass before the update** (``log_total``): the true potential is ``out_pi / Z``,
+    which the caller applies to the histogram (a scalar per round instead of a pass over the
+    rows). 4. ``order`` (the query's rows in increasing H) is restored by one merge, which
+    also counts the misordered-or-tied crucial pairs into ``out_errors``.
+    ``fac`` (K x 4), ``up``, ``down`` (K), ``tmp`` (n) and ``scratch`` (2K + n_queries) are
+    scratch: query ``q`` owns its levels' rows, ``tmp[lo:hi]`` and
+    ``scratch[2 lstart[q] + q:][:2 K_q + 1]``.
+    """
+    kernel = _binary_update_parallel if use_parallel(4 * H.shape[0]) else _binary_update_serial
+    kernel(
+        H, h, alpha, level, qstart, lstart, log_c, shift_a, shift_b, a, b, log_a, log_b, fac,
+        out_log_mass, log_total, up, down, out_pi, order, tmp, scratch, out_errors,
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def _potential_query(
+    a: np.ndarray, b: np.ndarray, level: np.ndarray, qstart: np.ndarray, lstart: np.ndarray,
+    log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray, log_a: np.ndarray,
+    log_b: np.ndarray, log_total: float, up: np.ndarray, down: np.ndarray,
+    out_pi: np.ndarray, q: int,
+) -> None:  # fmt: skip
+    lo = qstart[q]
+    hi = qstart[q + 1]
+    base = lstart[q]
+    k = lstart[q + 1] - base
+    _level_potential_factors(
+        log_a, log_b, shift_a, shift_b, log_c[q] - log_total, base, k, up, down
+    )
+    for j in range(lo, hi):
+        lv = base + level[j]
         out_pi[j] = up[lv] * b[j] - down[lv] * a[j]
 
 
@@ -377,12 +407,12 @@ def _potential_serial(
     a: np.ndarray, b: np.ndarray, level: np.ndarray, qstart: np.ndarray, lstart: np.ndarray,
     log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray, log_a: np.ndarray,
     log_b: np.ndarray, log_total: float, up: np.ndarray, down: np.ndarray,
-    h: np.ndarray, fac: np.ndarray, apply: bool, out_pi: np.ndarray,
+    out_pi: np.ndarray,
 ) -> None:  # fmt: skip
     for q in range(qstart.shape[0] - 1):
         _potential_query(
             a, b, level, qstart, lstart, log_c, shift_a, shift_b, log_a, log_b, log_total,
-            up, down, h, fac, apply, out_pi, q,
+            up, down, out_pi, q,
         )  # fmt: skip
 
 
@@ -391,12 +421,12 @@ def _potential_parallel(
     a: np.ndarray, b: np.ndarray, level: np.ndarray, qstart: np.ndarray, lstart: np.ndarray,
     log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray, log_a: np.ndarray,
     log_b: np.ndarray, log_total: float, up: np.ndarray, down: np.ndarray,
-    h: np.ndarray, fac: np.ndarray, apply: bool, out_pi: np.ndarray,
+    out_pi: np.ndarray,
 ) -> None:  # fmt: skip
     for q in prange(qstart.shape[0] - 1):
         _potential_query(
             a, b, level, qstart, lstart, log_c, shift_a, shift_b, log_a, log_b, log_total,
-            up, down, h, fac, apply, out_pi, q,
+            up, down, out_pi, q,
         )  # fmt: skip
 
 
@@ -404,19 +434,17 @@ def layered_potential(
     a: np.ndarray, b: np.ndarray, level: np.ndarray, qstart: np.ndarray, lstart: np.ndarray,
     log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray, log_a: np.ndarray,
     log_b: np.ndarray, log_total: float, up: np.ndarray, down: np.ndarray,
-    h: np.ndarray, fac: np.ndarray, apply: bool, out_pi: np.ndarray,
+    out_pi: np.ndarray,
 ) -> None:  # fmt: skip
     """pi(x) = sum_x' D(x', x) - D(x, x') from the stored ``a``, ``b``.
-
-    With ``apply``, first brings ``a``, ``b`` up to date with the pending factors ``fac`` of
-    a binary update by ``h`` (``layered_binary_update``).
 
     pi(x) = c_q / M [exp(-H(x)) sum_{l' < l(x)} A_l' - exp(H(x)) sum_{l' > l(x)} B_l'], i.e.
     ``up_l b(x) - down_l a(x)`` with per-level factors ``up_l``, ``down_l``: the potential
     terms of the level's extreme rows, each a sum of pair weights, so at most 1 (no overflow).
+    After a binary update the potential comes out of ``layered_binary_update`` instead.
     """
     kernel = _potential_parallel if use_parallel(4 * a.shape[0]) else _potential_serial
     kernel(
         a, b, level, qstart, lstart, log_c, shift_a, shift_b, log_a, log_b, log_total, up,
-        down, h, fac, apply, out_pi,
+        down, out_pi,
     )  # fmt: skip

@@ -42,7 +42,8 @@ def _ties_as_errors_in_order(
     Each tie block is added to the tree first, so every row then counts the lower-level rows
     above it or tied with it.
     NOTE: kept apart from the general loop, which compiles ~20% slower even when its tie
-    weight is 1; this one runs every round inside ``layered_binary_update``.
+    weight is 1; this one runs every round inside ``layered_binary_update`` for queries with
+    more than ``_COUNTER_MAX_LEVELS`` levels (``_merge_counting_errors``).
     """
     if hi - lo < 2 or k < 2:
         return 0.0
@@ -295,6 +296,33 @@ def level_pair_errors(
 # --------------------------------------------------------------------------- kept order
 
 
+#: Most levels a query may have for the counting merge's per-level counters (O(K) per row);
+#: queries with more levels merge first and count with the Fenwick tree (O(log K) per row).
+_COUNTER_MAX_LEVELS = 16
+
+
+@njit(cache=True, inline="always")
+def _split_by_h(
+    h: np.ndarray, order: np.ndarray, tmp: np.ndarray, lo: int, hi: int
+) -> tuple[int, int]:
+    """Split ``order[lo:hi]`` by ``h`` into ``tmp`` without a branch per row.
+
+    Rows with h = 0 go forward to ``tmp[lo:n0]``, rows with h = 1 backward to
+    ``tmp[n1 + 1:hi]`` (so ``tmp[n1 + 1]`` is the last of them in ``order``); returns
+    ``(n0, n1)``. Each row is written to both ends and only the right cursor moves.
+    """
+    n0 = lo
+    n1 = hi - 1
+    for t in range(lo, hi):
+        r = order[t]
+        o = int(h[r])
+        tmp[n0] = r
+        tmp[n1] = r
+        n0 += 1 - o
+        n1 -= o
+    return n0, n1
+
+
 @njit(cache=True)
 def _merge_by_h(
     H: np.ndarray, h: np.ndarray, order: np.ndarray, tmp: np.ndarray, lo: int, hi: int
@@ -304,16 +332,7 @@ def _merge_by_h(
     The rows with equal ``h`` moved together, so each group is still sorted: split them into
     ``tmp[lo:hi]`` (h = 0 forward, h = 1 backward) and merge, branch-free, in O(hi - lo).
     """
-    n0 = lo
-    n1 = hi - 1
-    for t in range(lo, hi):
-        r = order[t]
-        if h[r] > 0.5:
-            tmp[n1] = r
-            n1 -= 1
-        else:
-            tmp[n0] = r
-            n0 += 1
+    n0, n1 = _split_by_h(h, order, tmp, lo, hi)
     i = lo
     j = hi - 1
     t = lo
@@ -333,6 +352,72 @@ def _merge_by_h(
         order[t] = tmp[j]
         j -= 1
         t += 1
+
+
+@njit(cache=True)
+def _merge_counting_errors(
+    H: np.ndarray, h: np.ndarray, level: np.ndarray, order: np.ndarray, tmp: np.ndarray,
+    lo: int, hi: int, k: int, scratch: np.ndarray, off: int,
+) -> float:  # fmt: skip
+    """``_merge_by_h`` and then ``_ties_as_errors_in_order``, in one sweep from the top.
+
+    Same order (ties keep h = 0 rows first) and the same count: crucial pairs (x0 of a lower
+    level than x1) with ``H(x0) >= H(x1)``. As the merge places rows in decreasing H, each row
+    adds the rows of lower level placed before it (``cum``: all of them have H >= its H), and
+    in a tie block the rows of higher level placed before it with the same H (``blk``, the
+    tied pairs the first term misses). ``cum`` is updated for every level at once (K + 1
+    adds, no branch), so queries with more than ``_COUNTER_MAX_LEVELS`` levels take the
+    two-pass Fenwick route instead. ``scratch[off : off + 2K + 1]`` holds both counters.
+    """
+    if k > _COUNTER_MAX_LEVELS:
+        _merge_by_h(H, h, order, tmp, lo, hi)
+        return _ties_as_errors_in_order(H, level, order, lo, hi, k, scratch, off)
+    n0, n1 = _split_by_h(h, order, tmp, lo, hi)
+    cum = off  # scratch[cum + c]: rows placed so far with level < c
+    blk = off + k + 1  # scratch[blk + c]: rows of level c in the current tie block
+    for c in range(2 * k + 1):
+        scratch[off + c] = 0.0
+    errors = 0.0
+    i = n0 - 1  # h = 0 rows: tmp[lo:n0], largest H last
+    j = n1 + 1  # h = 1 rows: tmp[n1 + 1:hi], largest H first
+    prev = np.nan
+    size = 0  # rows in the current tie block
+    first = 0  # level of its first row
+    for t in range(hi - 1, lo - 1, -1):
+        if i >= lo and j < hi:
+            ri = tmp[i]
+            rj = tmp[j]
+            take = H[rj] >= H[ri]  # on a tie the h = 1 row goes higher (as in _merge_by_h)
+            r = rj if take else ri
+            j += int(take)
+            i -= 1 - int(take)
+        elif i >= lo:
+            r = tmp[i]
+            i -= 1
+        else:
+            r = tmp[j]
+            j += 1
+        order[t] = r
+        v = H[r]
+        lv = level[r]
+        if v == prev:
+            if size == 1:
+                scratch[blk + first] += 1.0
+            for c in range(lv + 1, k):
+                errors += scratch[blk + c]
+            scratch[blk + lv] += 1.0
+            size += 1
+        else:
+            if size > 1:
+                for c in range(k):
+                    scratch[blk + c] = 0.0
+            size = 1
+            first = lv
+            prev = v
+        errors += scratch[cum + lv]
+        for c in range(k + 1):
+            scratch[cum + c] += 1.0 if c > lv else 0.0
+    return errors
 
 
 @njit(cache=True)
