@@ -19,7 +19,7 @@ What it measures, all in one process and one run (so ratios are side by side):
    rounds; the ratios are medians of the per-round ratios. **setup** = time from the call to
    the first callback minus one median round (feedback state + binning).
 3. **Phase breakdown** of a round with the engine's internals, each piece timed separately
-   over the same number of rounds: potential (``state.potential``), histogram
+   over the same number of rounds: potential (``state.scaled_potential``), histogram
    (``potential_histograms``), choose (``candidate_table`` + ``best`` + alpha), h (the
    chosen ranker's values on the training rows), update (``state.update``), rloss
    (``state.rloss``, recorded in ``model.history`` every round).
@@ -207,9 +207,9 @@ def _phase_breakdown(X: np.ndarray, fb: Any, rounds: int) -> dict[str, Any]:
     }
     for _ in range(rounds + 1):
         ts = [time.perf_counter()]
-        pi = state.potential()
+        pi, scale = state.scaled_potential()  # as booster.train: no pass to rescale
         ts.append(time.perf_counter())
-        potential_histograms(codes, pi, hist)
+        potential_histograms(codes, pi, hist, scale)
         ts.append(time.perf_counter())
         table = candidate_table(hist, binner.n_bins_, "threshold")
         flat = table.best(TIE_TOLERANCE, table.valid.copy())
@@ -383,11 +383,14 @@ def report(args: argparse.Namespace, r: dict[str, Any]) -> str:
     lines.append(markdown_table(["phase", "s", "share"], prow))
     lines += [
         "",
-        "potential = `state.potential()`; histogram = `potential_histograms` over the "
+        "potential = `state.scaled_potential()` (after a binary update the potential "
+        "comes out of the update's own sweep, so this only returns it); histogram = "
+        "`potential_histograms` over the "
         f"{ph['codes_shape'][0]} x {ph['codes_shape'][1]:,} {ph['codes_dtype']} codes "
         f"({ph['n_codes']} codes); choose = `candidate_table` + `best` + alpha; h = the "
-        "chosen ranker's values on the rows; update = `state.update`; rloss = "
-        "`state.rloss` (training rloss recorded in the history every round).",
+        "chosen ranker's values on the rows; update = `state.update` (scores, Z, the next "
+        "potential, the kept order and the training errors, in one sweep per query); "
+        "rloss = `state.rloss` (training rloss recorded in the history every round).",
         "",
         "Setup pieces (s): "
         + ", ".join(f"{k} {v:.2f}" for k, v in ph["setup"].items())

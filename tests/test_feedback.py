@@ -213,3 +213,49 @@ def test_counting_merge_matches_merge_then_count(data, n, k):
     np.testing.assert_array_equal(got, expected)
     brute = np.sum((level[:, None] < level[None, :]) & (H[:, None] >= H[None, :]))
     assert errors == brute
+
+
+@pytest.mark.parametrize("normalize", ["pair", "query"])
+def test_binary_updates_with_huge_score_spreads(normalize):
+    """Binary updates with |alpha| up to 60 drive each query's level sums hundreds of log
+    units apart (the log-space route of the binary update, beyond ``_LINEAR_SPAN``) and
+    through an exact refresh: Z, the potential and the training rloss stay those of the
+    pair weights computed in log space, round after round."""
+    from scipy.special import logsumexp
+
+    from rankboost._kernels.layered import _LINEAR_SPAN
+
+    rng = np.random.default_rng(11)
+    n = 60
+    y = rng.integers(0, 4, n).astype(float)
+    qid = rng.choice([3, 8, 5], n)
+    fb = rb.LayeredFeedback(y, qid, normalize=normalize)
+    pairs, weights = ref.layered_pairs(y, qid, normalize)
+    i0, i1 = np.array(pairs).T
+    log_w = np.log(weights)
+    state = fb._make_state()
+    rows = state.rows
+    H = np.zeros(n)
+    log_m = logsumexp(log_w)
+    wide = 0
+    for _ in range(80):  # crosses the exact refresh of every _EXACT_EVERY (64) rounds
+        h = (rng.random(n) < 0.5).astype(np.uint8)
+        alpha = float(rng.choice([-1, 1]) * rng.uniform(5.0, 60.0))
+        z = state.update(h[rows], alpha, binary=True)
+        H += alpha * h
+        logits = log_w + H[i0] - H[i1]
+        new_m = logsumexp(logits)
+        assert np.log(z) == pytest.approx(new_m - log_m, rel=1e-12, abs=1e-9)
+        log_m = new_m
+        d = np.exp(logits - new_m)
+        expected_pi = np.bincount(i1, d, n) - np.bincount(i0, d, n)
+        pi = np.zeros(n)
+        pi[rows] = state.potential()
+        np.testing.assert_allclose(pi, expected_pi, rtol=0, atol=1e-12)
+        assert state.rloss(1.0) == pytest.approx(np.sum(np.exp(log_w) * (H[i0] >= H[i1])))
+        spans = [
+            np.ptp(state._log_a[state.lstart[q] : state.lstart[q + 1]])
+            for q in range(state.lstart.shape[0] - 1)
+        ]
+        wide += max(spans) > _LINEAR_SPAN
+    assert wide > 10  # the log-space route did run

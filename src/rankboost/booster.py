@@ -143,19 +143,27 @@ def _check_params(
 
 
 class _Round:
-    """The candidate chosen in one round, with its values on the training rows."""
+    """The candidate chosen in one round, with its values on the training rows.
+
+    ``h`` is uint8 0/1 for a threshold ranker (what the binary update reads), float64 in
+    [0, 1] for a real-valued one; ``values`` is always float64.
+    """
 
     def __init__(self, ranker: WeakRanker, h: NDArray, r: float) -> None:
         self.ranker = ranker
         self.h = h
         self.r = r
 
+    @property
+    def values(self) -> NDArray[np.float64]:
+        return np.asarray(self.h, dtype=np.float64)
+
 
 def _materialise(table: CandidateTable, flat: int, codes: NDArray, binner: BinMapper) -> _Round:
     feature, kind, t, q = table.decode(flat)
     r = float(table.r.ravel()[flat])
     if kind == "threshold":
-        h = _threshold_values(codes, feature, t, float(q))
+        h = _threshold_values(codes, feature, t, int(q))
         ranker: WeakRanker = ThresholdRanker(feature, binner.threshold_value(feature, t), float(q))
     else:
         tab = feature_table(int(binner.n_bins_[feature]))
@@ -171,9 +179,9 @@ def _choose_alpha(method: str, state: _FeedbackState, rnd: _Round) -> float:
     if method == "r":
         return alpha_from_r(rnd.r)
     if method == "exact":
-        w_minus, _, w_plus = state.binary_stats(rnd.h)
+        w_minus, _, w_plus = state.binary_stats(rnd.values)
         return alpha_exact(w_minus, w_plus)
-    return _alpha_line_search(state, rnd.h)
+    return _alpha_line_search(state, rnd.values)
 
 
 def train(

@@ -18,6 +18,8 @@ in log space, so ``Z_t = M_t / M_{t-1}`` and ``prod Z_t = M_T / M_0`` hold by co
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
@@ -93,7 +95,7 @@ class _LayeredState:
         # indices halve the merge's memory traffic (the update's largest term)
         index = np.int32 if n < 2**31 else np.int64
         self.order = np.arange(n, dtype=index)
-        self._fac = np.empty((n_levels, 4))
+        self._fac = np.empty((n_levels, 6))
         # the potential written by the last binary update, relative to the mass before it:
         # the true potential is _pi * _pi_scale
         self._pi = np.empty(n)
@@ -178,11 +180,12 @@ class _LayeredState:
         w = np.exp(np.array([w_minus, w_00, w_11, w_plus]) - self.log_total)
         return float(w[0]), float(w[1] + w[2]), float(w[3])
 
-    def update(self, h: NDArray[np.float64], alpha: float, binary: bool = False) -> float:
+    def update(self, h: NDArray[Any], alpha: float, binary: bool = False) -> float:
         """Apply ``H <- H + alpha h``; return the exact ``Z_t``.
 
-        ``binary=True`` promises ``h`` in {0, 1}: the per-query order by H is then kept by an
-        O(n) merge (each h-group keeps its order) instead of a sort.
+        ``binary=True`` promises ``h`` in {0, 1} (uint8 from a threshold ranker, or float):
+        the per-query order by H is then kept by an O(n) merge (each h-group keeps its order)
+        instead of a sort.
         """
         if binary and alpha != 0.0 and self._since_exact < _EXACT_EVERY:
             # one sweep per query: H, level sums, the next potential, kept order, errors
@@ -198,6 +201,7 @@ class _LayeredState:
             self._since_exact += 1
             self._errors_fresh = True
         else:
+            h = np.asarray(h, dtype=np.float64)
             new = self._refresh(h, alpha)
             self._pi_fresh = False
             self._since_exact = 0
@@ -268,7 +272,7 @@ class _PairState:
         diff = h[self.i0] - h[self.i1]
         return float(d[diff < 0].sum()), float(d[diff == 0].sum()), float(d[diff > 0].sum())
 
-    def update(self, h: NDArray[np.float64], alpha: float, binary: bool = False) -> float:
+    def update(self, h: NDArray[Any], alpha: float, binary: bool = False) -> float:
         if alpha != 0.0:
             self.H += alpha * h
         new = float(logsumexp(self.log_w + self.H[self.i0] - self.H[self.i1]))

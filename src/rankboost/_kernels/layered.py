@@ -260,6 +260,59 @@ def _level_potential_factors(
         acc = _lse2(acc, log_b[lv])
 
 
+#: Largest spread (in log units) of a query's level sums for which its mass and potential
+#: factors are computed in linear space (products of two relative sums stay >= e^-600,
+#: far from underflow); wider queries take the log-space route.
+_LINEAR_SPAN = 300.0
+
+
+@njit(cache=True, inline="always")
+def _query_mass_and_factors(
+    log_a: np.ndarray, log_b: np.ndarray, log_c_q: float, log_total: float, base: int,
+    k: int, rel: np.ndarray, up: np.ndarray, down: np.ndarray, out_log_mass: np.ndarray,
+    q: int,
+) -> None:  # fmt: skip
+    """One query's ``log(c_q sum_{l0<l1} A_l0 B_l1)`` and its ``up``, ``down`` factors.
+
+    For level sums normalised to 1 (``shift_a = log_a``, ``shift_b = log_b``, as after a
+    binary update). In linear space relative to the query's largest ``A_l`` and ``B_l`` when
+    every level sum is within ``_LINEAR_SPAN`` of them: 2K + 2 exp/log per query instead of
+    about 12K in log space, the same values to rounding. ``rel`` (K x 2 scratch) holds the
+    relative sums.
+    """
+    top_a = log_a[base]
+    low_a = log_a[base]
+    top_b = log_b[base]
+    low_b = log_b[base]
+    for lv in range(base + 1, base + k):
+        top_a = max(top_a, log_a[lv])
+        low_a = min(low_a, log_a[lv])
+        top_b = max(top_b, log_b[lv])
+        low_b = min(low_b, log_b[lv])
+    if top_a - low_a > _LINEAR_SPAN or top_b - low_b > _LINEAR_SPAN:
+        out_log_mass[q] = log_c_q + _cross_log_mass(log_a, log_b, base, k)
+        _level_potential_factors(log_a, log_b, log_a, log_b, log_c_q - log_total, base, k, up, down)
+        return
+    cross = 0.0
+    prefix = 0.0
+    for lv in range(base, base + k):
+        rel[lv, 0] = np.exp(log_a[lv] - top_a)  # A_l / max A
+        rel[lv, 1] = np.exp(log_b[lv] - top_b)  # B_l / max B
+        cross += prefix * rel[lv, 1]
+        prefix += rel[lv, 0]
+    out_log_mass[q] = log_c_q + top_a + top_b + np.log(cross)  # cross >= e^-600
+    # c_q e^(top_a + top_b) / M = (M_q / M) / cross <= e^600 / Z: no overflow
+    scale = np.exp(log_c_q - log_total + top_a + top_b)
+    prefix = 0.0
+    for lv in range(base, base + k):  # up_l = c_q / M sum_{l' < l} A_l' B_l
+        up[lv] = scale * prefix * rel[lv, 1]
+        prefix += rel[lv, 0]
+    suffix = 0.0
+    for lv in range(base + k - 1, base - 1, -1):  # down_l = c_q / M sum_{l' > l} B_l' A_l
+        down[lv] = scale * suffix * rel[lv, 0]
+        suffix += rel[lv, 1]
+
+
 @njit(cache=True)
 def _binary_update_query(
     H: np.ndarray, h: np.ndarray, alpha: float, level: np.ndarray, qstart: np.ndarray,
@@ -300,11 +353,11 @@ def _binary_update_query(
         fac[lv, 1] = ea / sa
         fac[lv, 2] = 1.0 / sb
         fac[lv, 3] = eb / sb
-    out_log_mass[q] = log_c[q] + _cross_log_mass(log_a, log_b, base, k)
-    # 3. a, b at the new shifts, and the next potential, relative to the old total mass
-    _level_potential_factors(
-        log_a, log_b, shift_a, shift_b, log_c[q] - log_total, base, k, up, down
+    # 3. the query's log mass and the potential factors (relative to the old total mass)
+    _query_mass_and_factors(
+        log_a, log_b, log_c[q], log_total, base, k, fac[:, 4:], up, down, out_log_mass, q
     )
+    # 4. a, b at the new shifts, and the next potential
     for j in range(lo, hi):
         lv = base + level[j]
         o = int(h[j])
@@ -313,7 +366,7 @@ def _binary_update_query(
         a[j] = aj
         b[j] = bj
         out_pi[j] = up[lv] * bj - down[lv] * aj
-    # 4. the rows in increasing H again (one merge) and the training errors (ties count)
+    # 5. the rows in increasing H again (one merge) and the training errors (ties count)
     out_errors[q] = _merge_counting_errors(
         H, h, level, order, tmp, lo, hi, k, scratch, 2 * base + q
     )
@@ -372,7 +425,7 @@ def layered_binary_update(
     which the caller applies to the histogram (a scalar per round instead of a pass over the
     rows). 4. ``order`` (the query's rows in increasing H) is restored by one merge, which
     also counts the misordered-or-tied crucial pairs into ``out_errors``.
-    ``fac`` (K x 4), ``up``, ``down`` (K), ``tmp`` (n) and ``scratch`` (2K + n_queries) are
+    ``fac`` (K x 6), ``up``, ``down`` (K), ``tmp`` (n) and ``scratch`` (2K + n_queries) are
     scratch: query ``q`` owns its levels' rows, ``tmp[lo:hi]`` and
     ``scratch[2 lstart[q] + q:][:2 K_q + 1]``.
     """
