@@ -91,10 +91,13 @@ class _LayeredState:
         self._scratch_a = np.empty(n_levels)
         self._scratch_b = np.empty(n_levels)
         self._log_mass_q = np.empty(qstart.shape[0] - 1)
-        # rows of each query in increasing H (kept up to date by a merge per round); int32
+        # each query's rows in increasing H, and by decreasing level among equal H (the kept
+        # order of _kernels.pairwise, restored by a merge per round); the rows come grouped
+        # by query then increasing level, and H = 0, so each query starts reversed. int32
         # indices halve the merge's memory traffic (the update's largest term)
         index = np.int32 if n < 2**31 else np.int64
-        self.order = np.arange(n, dtype=index)
+        of_row = np.repeat(np.arange(qstart.shape[0] - 1), np.diff(qstart))
+        self.order = (qstart[of_row] + qstart[of_row + 1] - 1 - np.arange(n)).astype(index)
         self._fac = np.empty((n_levels, 6))
         # the potential written by the last binary update, relative to the mass before it:
         # the true potential is _pi * _pi_scale
@@ -206,7 +209,7 @@ class _LayeredState:
             self._pi_fresh = False
             self._since_exact = 0
             if alpha != 0.0:
-                reorder(self.H, h, binary, self.qstart, self.order, self._tmp)
+                reorder(self.H, h, self.level, binary, self.qstart, self.order, self._tmp)
                 self._errors_fresh = False
         z = float(np.exp(new - self.log_total))
         self.log_total = new

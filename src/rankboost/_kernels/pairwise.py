@@ -296,6 +296,11 @@ def level_pair_errors(
 # --------------------------------------------------------------------------- kept order
 
 
+# A query's kept order lists its rows by increasing H and, among equal H, by decreasing level
+# ("the kept order"). Walked from the top, each tie block then shows its lower levels first,
+# so a row's misordered-or-tied lower-level rows are exactly the lower-level rows walked
+# before it: one counter per level, no tie bookkeeping.
+
 #: Most levels a query may have for the counting merge's per-level counters (O(K) per row);
 #: queries with more levels merge first and count with the Fenwick tree (O(log K) per row).
 _COUNTER_MAX_LEVELS = 16
@@ -325,12 +330,14 @@ def _split_by_h(
 
 @njit(cache=True)
 def _merge_by_h(
-    H: np.ndarray, h: np.ndarray, order: np.ndarray, tmp: np.ndarray, lo: int, hi: int
-) -> None:
-    """Restore increasing ``H`` in ``order[lo:hi]`` after ``H += alpha h`` with h in {0, 1}.
+    H: np.ndarray, h: np.ndarray, level: np.ndarray, order: np.ndarray, tmp: np.ndarray,
+    lo: int, hi: int,
+) -> None:  # fmt: skip
+    """Restore the kept order of ``order[lo:hi]`` after ``H += alpha h`` with h in {0, 1}.
 
-    The rows with equal ``h`` moved together, so each group is still sorted: split them into
-    ``tmp[lo:hi]`` (h = 0 forward, h = 1 backward) and merge, branch-free, in O(hi - lo).
+    The rows with equal ``h`` moved together, so each group is still in order: split them
+    into ``tmp[lo:hi]`` (h = 0 forward, h = 1 backward) and merge, branch-free, in
+    O(hi - lo). On equal H the higher level goes first, then the h = 0 row.
     """
     n0, n1 = _split_by_h(h, order, tmp, lo, hi)
     i = lo
@@ -339,7 +346,9 @@ def _merge_by_h(
     while i < n0 and j > n1:
         ri = tmp[i]
         rj = tmp[j]
-        take = H[rj] < H[ri]
+        hi_ = H[ri]
+        hj_ = H[rj]
+        take = (hj_ < hi_) | ((hj_ == hi_) & (level[rj] > level[ri]))
         order[t] = rj if take else ri
         j -= int(take)
         i += 1 - int(take)
@@ -355,39 +364,72 @@ def _merge_by_h(
 
 
 @njit(cache=True)
+def _fix_tie_order(H: np.ndarray, level: np.ndarray, order: np.ndarray, lo: int, hi: int) -> None:
+    """Insertion sort of ``order[lo:hi]`` into the kept order.
+
+    Increasing H, then decreasing level; O(n) on rows already in increasing H but for a few
+    tie blocks.
+    """
+    for t in range(lo + 1, hi):
+        r = order[t]
+        v = H[r]
+        lv = level[r]
+        u = t - 1
+        while u >= lo and (H[order[u]] > v or (H[order[u]] == v and level[order[u]] < lv)):
+            order[u + 1] = order[u]
+            u -= 1
+        order[u + 1] = r
+
+
+@njit(cache=True)
+def _count_in_kept_order(level: np.ndarray, order: np.ndarray, lo: int, hi: int, k: int) -> float:
+    """Misordered-or-tied crucial pairs of rows in the kept order (``k`` levels)."""
+    cum = np.zeros(k + 1)  # rows walked so far with level < c
+    errors = 0.0
+    for t in range(hi - 1, lo - 1, -1):
+        lv = level[order[t]]
+        errors += cum[lv]
+        for c in range(k + 1):
+            cum[c] += 1.0 if c > lv else 0.0
+    return errors
+
+
+@njit(cache=True)
 def _merge_counting_errors(
     H: np.ndarray, h: np.ndarray, level: np.ndarray, order: np.ndarray, tmp: np.ndarray,
     lo: int, hi: int, k: int, scratch: np.ndarray, off: int,
 ) -> float:  # fmt: skip
-    """``_merge_by_h`` and then ``_ties_as_errors_in_order``, in one sweep from the top.
+    """``_merge_by_h`` and then the count of ``_ties_as_errors_in_order``, in one sweep.
 
-    Same order (ties keep h = 0 rows first) and the same count: crucial pairs (x0 of a lower
-    level than x1) with ``H(x0) >= H(x1)``. As the merge places rows in decreasing H, each row
-    adds the rows of lower level placed before it (``cum``: all of them have H >= its H), and
-    in a tie block the rows of higher level placed before it with the same H (``blk``, the
-    tied pairs the first term misses). ``cum`` is updated for every level at once (K + 1
+    The merge places rows from the top, in the kept order, and each row adds the rows of
+    lower level placed before it: crucial pairs (x0 of a lower level than x1) with
+    ``H(x0) >= H(x1)``. The per-level counters are updated for every level at once (K + 1
     adds, no branch), so queries with more than ``_COUNTER_MAX_LEVELS`` levels take the
-    two-pass Fenwick route instead. ``scratch[off : off + 2K + 1]`` holds both counters.
+    two-pass Fenwick route instead (``scratch[off : off + 2K + 1]``).
+
+    Adding ``alpha`` to two different H values can round them to one: a new tie whose
+    levels are not in the kept order. The sweep notices (a level lower than the last one
+    on the same H), and the query is then re-sorted and counted again.
     """
     if k > _COUNTER_MAX_LEVELS:
-        _merge_by_h(H, h, order, tmp, lo, hi)
+        _merge_by_h(H, h, level, order, tmp, lo, hi)
         return _ties_as_errors_in_order(H, level, order, lo, hi, k, scratch, off)
     n0, n1 = _split_by_h(h, order, tmp, lo, hi)
-    cum = off  # scratch[cum + c]: rows placed so far with level < c
-    blk = off + k + 1  # scratch[blk + c]: rows of level c in the current tie block
-    for c in range(2 * k + 1):
-        scratch[off + c] = 0.0
+    cum = np.zeros(k + 1)  # rows placed so far with level < c
     errors = 0.0
     i = n0 - 1  # h = 0 rows: tmp[lo:n0], largest H last
     j = n1 + 1  # h = 1 rows: tmp[n1 + 1:hi], largest H first
     prev = np.nan
-    size = 0  # rows in the current tie block
-    first = 0  # level of its first row
+    prev_level = 0
+    broken = False
     for t in range(hi - 1, lo - 1, -1):
         if i >= lo and j < hi:
             ri = tmp[i]
             rj = tmp[j]
-            take = H[rj] >= H[ri]  # on a tie the h = 1 row goes higher (as in _merge_by_h)
+            hi_ = H[ri]
+            hj_ = H[rj]
+            # from the top: larger H first; on equal H the lower level, then the h = 1 row
+            take = (hj_ > hi_) | ((hj_ == hi_) & (level[rj] <= level[ri]))
             r = rj if take else ri
             j += int(take)
             i -= 1 - int(take)
@@ -400,34 +442,26 @@ def _merge_counting_errors(
         order[t] = r
         v = H[r]
         lv = level[r]
-        if v == prev:
-            if size == 1:
-                scratch[blk + first] += 1.0
-            for c in range(lv + 1, k):
-                errors += scratch[blk + c]
-            scratch[blk + lv] += 1.0
-            size += 1
-        else:
-            if size > 1:
-                for c in range(k):
-                    scratch[blk + c] = 0.0
-            size = 1
-            first = lv
-            prev = v
-        errors += scratch[cum + lv]
+        broken |= (v == prev) & (lv < prev_level)
+        prev = v
+        prev_level = lv
+        errors += cum[lv]
         for c in range(k + 1):
-            scratch[cum + c] += 1.0 if c > lv else 0.0
+            cum[c] += 1.0 if c > lv else 0.0
+    if broken:
+        _fix_tie_order(H, level, order, lo, hi)
+        return _count_in_kept_order(level, order, lo, hi, k)
     return errors
 
 
 @njit(cache=True)
 def _reorder_query(
-    H: np.ndarray, h: np.ndarray, binary: bool, order: np.ndarray, tmp: np.ndarray,
-    lo: int, hi: int,
+    H: np.ndarray, h: np.ndarray, level: np.ndarray, binary: bool, order: np.ndarray,
+    tmp: np.ndarray, lo: int, hi: int,
 ) -> None:  # fmt: skip
-    """Restore increasing ``H`` in ``order[lo:hi]``: a merge for binary ``h``, else a sort."""
+    """Restore the kept order of ``order[lo:hi]``: a merge for binary ``h``, else a sort."""
     if binary:
-        _merge_by_h(H, h, order, tmp, lo, hi)
+        _merge_by_h(H, h, level, order, tmp, lo, hi)
         return
     seg = order[lo:hi].copy()
     vals = np.empty(hi - lo)
@@ -436,35 +470,39 @@ def _reorder_query(
     idx = np.argsort(vals, kind="mergesort")
     for t in range(hi - lo):
         order[lo + t] = seg[idx[t]]
+    _fix_tie_order(H, level, order, lo, hi)
 
 
 @njit(cache=True)
 def _reorder_serial(
-    H: np.ndarray, h: np.ndarray, binary: bool, qstart: np.ndarray, order: np.ndarray,
-    tmp: np.ndarray,
+    H: np.ndarray, h: np.ndarray, level: np.ndarray, binary: bool, qstart: np.ndarray,
+    order: np.ndarray, tmp: np.ndarray,
 ) -> None:  # fmt: skip
     for q in range(qstart.shape[0] - 1):
-        _reorder_query(H, h, binary, order, tmp, qstart[q], qstart[q + 1])
+        _reorder_query(H, h, level, binary, order, tmp, qstart[q], qstart[q + 1])
 
 
 @njit(cache=True, parallel=True)
 def _reorder_parallel(
-    H: np.ndarray, h: np.ndarray, binary: bool, qstart: np.ndarray, order: np.ndarray,
-    tmp: np.ndarray,
+    H: np.ndarray, h: np.ndarray, level: np.ndarray, binary: bool, qstart: np.ndarray,
+    order: np.ndarray, tmp: np.ndarray,
 ) -> None:  # fmt: skip
     for q in prange(qstart.shape[0] - 1):
-        _reorder_query(H, h, binary, order, tmp, qstart[q], qstart[q + 1])
+        _reorder_query(H, h, level, binary, order, tmp, qstart[q], qstart[q + 1])
 
 
 def reorder(
-    H: np.ndarray, h: np.ndarray, binary: bool, qstart: np.ndarray, order: np.ndarray,
-    tmp: np.ndarray,
+    H: np.ndarray, h: np.ndarray, level: np.ndarray, binary: bool, qstart: np.ndarray,
+    order: np.ndarray, tmp: np.ndarray,
 ) -> None:  # fmt: skip
-    """Keep ``order`` (rows of each query in increasing ``H``) valid after an update."""
+    """Keep ``order`` valid after an update.
+
+    Each query's rows in the kept order: increasing ``H``, then decreasing level.
+    """
     if use_parallel(8 * H.shape[0]):
-        _reorder_parallel(H, h, binary, qstart, order, tmp)
+        _reorder_parallel(H, h, level, binary, qstart, order, tmp)
     else:
-        _reorder_serial(H, h, binary, qstart, order, tmp)
+        _reorder_serial(H, h, level, binary, qstart, order, tmp)
 
 
 @njit(cache=True)
