@@ -9,7 +9,7 @@ CORE := $(VENV)/.core-installed
 TEST := $(VENV)/.test-installed
 BENCH := $(VENV)/.bench-installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean clean-cache
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,5 +42,9 @@ bench: $(BENCH)
 	$(PY) benchmarks/bench_engine.py
 	$(PY) benchmarks/letor.py
 
-clean:
+# numba's on-disk cache does not notice when a kernel called from another module changes
+clean-cache:
+	find src -name '*.nbi' -delete -o -name '*.nbc' -delete
+
+clean: clean-cache
 	rm -rf $(VENV) build dist src/*.egg-info
