@@ -6,8 +6,10 @@ l(x0) < l(x1), the distribution after scores ``G`` is
     D(x0, x1) = c_q exp(G(x0) - G(x1)) / M,   M = sum_q c_q sum_{l0 < l1} A_l0 B_l1,
 
 with level sums ``A_l = sum_{l(x)=l} exp(G(x))`` and ``B_l = sum_{l(x)=l} exp(-G(x))``.
-Every sum is kept as a logarithm with a per-level shift (max-trick), so no weight ever
-overflows or underflows to a wrong value, whatever the number of rounds.
+Every sum is kept as a logarithm with a per-level shift (the level's largest term after an
+exact refresh, its sum after a binary update), so no weight ever overflows or underflows to
+a wrong value, whatever the number of rounds. The stored ``a = exp(H - shift_a)`` and
+``b = exp(-H - shift_b)`` are therefore at most 1.
 
 Arrays: rows of the support grouped by query (``qstart``), per-row local level ``level``,
 per-query level blocks ``lstart`` (level ``l`` of query ``q`` sits at ``lstart[q] + l``),
