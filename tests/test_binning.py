@@ -209,3 +209,16 @@ def test_potential_histograms_match_definition(data, d, n, dtype, scale):
     out = np.full((d, n_codes), np.nan)
     potential_histograms(codes, pi, out, scale)
     np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("thresholds", ["all", 2])
+def test_signed_zero_cut_is_stored_as_zero(thresholds):
+    """-0.0 == 0.0 sort in either order; the stored cut is 0.0 whichever came last, so the
+    model file does not depend on the sort algorithm."""
+    from rankboost.binning import _cuts_from_sorted
+
+    for zeros in ([0.0, -0.0], [-0.0, 0.0]):
+        cuts = _cuts_from_sorted(np.array([-1.0, *zeros, 1.0, 2.0]), thresholds)
+        zero = cuts[cuts == 0.0]
+        assert zero.size == 1
+        assert not np.signbit(zero[0])

@@ -13,32 +13,29 @@ from . import use_parallel
 
 
 @njit(cache=True)
-def _sort_column(X: np.ndarray, rows: np.ndarray, first: int, k: int, out: np.ndarray) -> None:
-    m = rows.shape[0]
-    col = np.empty(m, dtype=np.float64)
-    for j in range(m):
-        col[j] = X[rows[j], first + k]
-    out[k, :] = np.sort(col)
+def _gather_column(X: np.ndarray, rows: np.ndarray, first: int, k: int, out: np.ndarray) -> None:
+    for j in range(rows.shape[0]):
+        out[k, j] = X[rows[j], first + k]
 
 
 @njit(cache=True)
-def _sorted_columns_serial(X: np.ndarray, rows: np.ndarray, first: int, out: np.ndarray) -> None:
+def _gather_columns_serial(X: np.ndarray, rows: np.ndarray, first: int, out: np.ndarray) -> None:
     for k in range(out.shape[0]):
-        _sort_column(X, rows, first, k, out)
+        _gather_column(X, rows, first, k, out)
 
 
 @njit(cache=True, parallel=True)
-def _sorted_columns_parallel(X: np.ndarray, rows: np.ndarray, first: int, out: np.ndarray) -> None:
+def _gather_columns_parallel(X: np.ndarray, rows: np.ndarray, first: int, out: np.ndarray) -> None:
     for k in prange(out.shape[0]):
-        _sort_column(X, rows, first, k, out)
+        _gather_column(X, rows, first, k, out)
 
 
-def sorted_columns(X: np.ndarray, rows: np.ndarray, first: int, out: np.ndarray) -> None:
-    """``out[k, :]`` = sorted ``X[rows, first + k]`` with NaN last (numpy sort order)."""
+def gather_columns(X: np.ndarray, rows: np.ndarray, first: int, out: np.ndarray) -> None:
+    """``out[k, :]`` = ``X[rows, first + k]`` (columns of a row-major X, feature-major)."""
     if use_parallel(out.shape[0] * rows.shape[0]):
-        _sorted_columns_parallel(X, rows, first, out)
+        _gather_columns_parallel(X, rows, first, out)
     else:
-        _sorted_columns_serial(X, rows, first, out)
+        _gather_columns_serial(X, rows, first, out)
 
 
 _CHUNK = 512
