@@ -39,6 +39,75 @@ def gather_columns(X: np.ndarray, rows: np.ndarray, first: int, out: np.ndarray)
 
 
 _CHUNK = 512
+#: Buckets of the per-feature guide that starts the search for a value's code.
+_GUIDE_BUCKETS = 1024
+
+
+@njit(cache=True)
+def build_guides(
+    cuts: np.ndarray, cut_starts: np.ndarray, n_buckets: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-feature starting points for ``_count_below``.
+
+    The range from a feature's first to its last cut is split into ``n_buckets`` equal
+    buckets (``scale[i]`` buckets per unit); ``guide[i, b]`` = #cuts below bucket ``b``'s
+    lower edge. ``scale[i] = 0`` where that range is empty or not finite.
+    """
+    d = cut_starts.shape[0] - 1
+    guide = np.zeros((d, n_buckets), dtype=np.int64)
+    scale = np.zeros(d)
+    for i in range(d):
+        a = cut_starts[i]
+        m = cut_starts[i + 1] - a
+        if m < 2:
+            continue
+        first = cuts[a]
+        s = n_buckets / (cuts[a + m - 1] - first)
+        if not (np.isfinite(s) and s > 0.0):
+            continue
+        scale[i] = s
+        k = 0
+        for b in range(n_buckets):
+            edge = first + b / s
+            while k < m and cuts[a + k] < edge:
+                k += 1
+            guide[i, b] = k
+    return guide, scale
+
+
+@njit(cache=True, inline="always")
+def _count_below(
+    x: float, cuts: np.ndarray, a: int, m: int, guide: np.ndarray, scale: np.ndarray, i: int
+) -> int:
+    """#{cuts[a:a+m] < x} (``searchsorted(side='left')``) for a non-NaN ``x``.
+
+    The guide's bucket of ``x`` gives a starting count, within a cut or two of the answer
+    for most values; the two walks then make it exact whatever the guess (a binary search
+    costs about 40 ns a value here, the guided walk a few).
+    """
+    if m == 0 or x <= cuts[a]:
+        return 0
+    if x > cuts[a + m - 1]:
+        return m
+    s = scale[i]
+    if s == 0.0:
+        lo = a
+        hi = a + m
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if cuts[mid] < x:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo - a
+    n_buckets = guide.shape[1]
+    t = (x - cuts[a]) * s
+    k = guide[i, int(t) if t < n_buckets else n_buckets - 1]
+    while k < m and cuts[a + k] < x:
+        k += 1
+    while k > 0 and cuts[a + k - 1] >= x:
+        k -= 1
+    return k
 
 
 @njit(cache=True)
@@ -47,57 +116,54 @@ def _bin_chunk(
     rows: np.ndarray,
     cuts: np.ndarray,
     cut_starts: np.ndarray,
+    guide: np.ndarray,
+    scale: np.ndarray,
     c: int,
     out: np.ndarray,
 ) -> None:
-    """Codes of rows ``c*_CHUNK .. (c+1)*_CHUNK``.
+    """Codes of rows ``c*_CHUNK .. (c+1)*_CHUNK``, one feature at a time.
 
-    Reads stay row-contiguous and writes stay feature-contiguous inside the chunk.
+    The chunk of X stays in cache while each feature's cuts and guide are used for all its
+    rows; writes stay feature-contiguous.
     """
     d = X.shape[1]
     lo = c * _CHUNK
     hi = min(rows.shape[0], lo + _CHUNK)
-    for j in range(lo, hi):
-        r = rows[j]
-        for i in range(d):
-            x = X[r, i]
+    for i in range(d):
+        a = cut_starts[i]
+        m = cut_starts[i + 1] - a
+        for j in range(lo, hi):
+            x = X[rows[j], i]
             if np.isnan(x):
                 out[i, j] = 0
-                continue
-            a = cut_starts[i]
-            # number of cuts strictly below x (searchsorted side='left')
-            lo_ = a
-            hi_ = cut_starts[i + 1]
-            while lo_ < hi_:
-                mid = (lo_ + hi_) >> 1
-                if cuts[mid] < x:
-                    lo_ = mid + 1
-                else:
-                    hi_ = mid
-            out[i, j] = lo_ - a + 1
+            else:
+                out[i, j] = _count_below(x, cuts, a, m, guide, scale, i) + 1
 
 
 @njit(cache=True)
 def _bin_rows_serial(
-    X: np.ndarray, rows: np.ndarray, cuts: np.ndarray, cut_starts: np.ndarray, out: np.ndarray
-) -> None:
+    X: np.ndarray, rows: np.ndarray, cuts: np.ndarray, cut_starts: np.ndarray,
+    guide: np.ndarray, scale: np.ndarray, out: np.ndarray,
+) -> None:  # fmt: skip
     for c in range((rows.shape[0] + _CHUNK - 1) // _CHUNK):
-        _bin_chunk(X, rows, cuts, cut_starts, c, out)
+        _bin_chunk(X, rows, cuts, cut_starts, guide, scale, c, out)
 
 
 @njit(cache=True, parallel=True)
 def _bin_rows_parallel(
-    X: np.ndarray, rows: np.ndarray, cuts: np.ndarray, cut_starts: np.ndarray, out: np.ndarray
-) -> None:
+    X: np.ndarray, rows: np.ndarray, cuts: np.ndarray, cut_starts: np.ndarray,
+    guide: np.ndarray, scale: np.ndarray, out: np.ndarray,
+) -> None:  # fmt: skip
     for c in prange((rows.shape[0] + _CHUNK - 1) // _CHUNK):
-        _bin_chunk(X, rows, cuts, cut_starts, c, out)
+        _bin_chunk(X, rows, cuts, cut_starts, guide, scale, c, out)
 
 
 def bin_rows(
     X: np.ndarray, rows: np.ndarray, cuts: np.ndarray, cut_starts: np.ndarray, out: np.ndarray
 ) -> None:
     """Write ``out[i, j]`` = code of ``X[rows[j], i]`` (feature-major)."""
+    guide, scale = build_guides(cuts, cut_starts, _GUIDE_BUCKETS)
     if use_parallel(rows.shape[0] * X.shape[1]):
-        _bin_rows_parallel(X, rows, cuts, cut_starts, out)
+        _bin_rows_parallel(X, rows, cuts, cut_starts, guide, scale, out)
     else:
-        _bin_rows_serial(X, rows, cuts, cut_starts, out)
+        _bin_rows_serial(X, rows, cuts, cut_starts, guide, scale, out)
