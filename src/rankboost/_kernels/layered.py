@@ -334,7 +334,7 @@ def _binary_update_query(
             fac[lv, c] = 0.0
     for j in range(lo, hi):
         lv = base + level[j]
-        hj = h[j]  # exactly 0.0 or 1.0: branch-free arithmetic below
+        hj = h[j]  # exactly 0 or 1 (uint8 or float): branch-free arithmetic below
         H[j] += alpha * hj
         o = int(hj)
         fac[lv, o] += a[j]
