@@ -82,8 +82,9 @@ def _count_below(
     """#{cuts[a:a+m] < x} (``searchsorted(side='left')``) for a non-NaN ``x``.
 
     The guide's bucket of ``x`` gives a starting count, within a cut or two of the answer
-    for most values; the two walks then make it exact whatever the guess (a binary search
-    costs about 40 ns a value here, the guided walk a few).
+    for most values; the two walks then make it exact whatever the guess. Against a binary
+    search, the transform at 1M x 136 went from 3.5 s to 1.2 s ("Setup pieces" of
+    ``benchmarks/bench_engine.py``).
     """
     if m == 0 or x <= cuts[a]:
         return 0

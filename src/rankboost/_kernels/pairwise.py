@@ -382,19 +382,6 @@ def _fix_tie_order(H: np.ndarray, level: np.ndarray, order: np.ndarray, lo: int,
 
 
 @njit(cache=True)
-def _count_in_kept_order(level: np.ndarray, order: np.ndarray, lo: int, hi: int, k: int) -> float:
-    """Misordered-or-tied crucial pairs of rows in the kept order (``k`` levels)."""
-    cum = np.zeros(k + 1)  # rows walked so far with level < c
-    errors = 0.0
-    for t in range(hi - 1, lo - 1, -1):
-        lv = level[order[t]]
-        errors += cum[lv]
-        for c in range(k + 1):
-            cum[c] += 1.0 if c > lv else 0.0
-    return errors
-
-
-@njit(cache=True)
 def _merge_counting_errors(
     H: np.ndarray, h: np.ndarray, level: np.ndarray, order: np.ndarray, tmp: np.ndarray,
     lo: int, hi: int, k: int, scratch: np.ndarray, off: int,
@@ -409,7 +396,7 @@ def _merge_counting_errors(
 
     Adding ``alpha`` to two different H values can round them to one: a new tie whose
     levels are not in the kept order. The sweep notices (a level lower than the last one
-    on the same H), and the query is then re-sorted and counted again.
+    on the same H); the query is then re-sorted and counted again by the tie-aware loop.
     """
     if k > _COUNTER_MAX_LEVELS:
         _merge_by_h(H, h, level, order, tmp, lo, hi)
@@ -450,7 +437,7 @@ def _merge_counting_errors(
             cum[c] += 1.0 if c > lv else 0.0
     if broken:
         _fix_tie_order(H, level, order, lo, hi)
-        return _count_in_kept_order(level, order, lo, hi, k)
+        return _ties_as_errors_in_order(H, level, order, lo, hi, k, scratch, off)
     return errors
 
 
