@@ -10,24 +10,19 @@ Run: PYTHONPATH=src .venv/bin/python benchmarks/bench_metrics.py
 from __future__ import annotations
 
 import platform
-import time
+import sys
+from pathlib import Path
 
 import numpy as np
 
-from rankboost.metrics import average_precision, ndcg_score
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import median_time  # noqa: E402
+
+from rankboost.metrics import average_precision, ndcg_score  # noqa: E402
 
 N_ROWS = 1_000_000
 N_QUERIES = 10_000
 REPEATS = 5
-
-
-def median_time(func, repeats=REPEATS):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
 
 
 def main():
@@ -40,7 +35,7 @@ def main():
     average_precision(y[:1000], score[:1000], qid[:1000])
     print(f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}")
     print(f"{N_ROWS} rows, {N_QUERIES} queries (unsorted qid), median of {REPEATS} runs")
-    floor = median_time(lambda: np.lexsort((-score, qid)))
+    floor = median_time(lambda: np.lexsort((-score, qid)), REPEATS)
     print(f"{'np.lexsort((-score, qid)) floor':44s} {floor:7.3f} s")
     cases = [
         ("ndcg_score k=10 ties=expected", lambda: ndcg_score(y, score, qid, k=10)),
@@ -49,7 +44,7 @@ def main():
         ("average_precision ties=expected (tied scores)", lambda: average_precision(y, tied, qid)),
     ]
     for name, func in cases:
-        t = median_time(func)
+        t = median_time(func, REPEATS)
         print(f"{name:44s} {t:7.3f} s  ({t / floor:4.1f} x floor)")
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "Ranked",
     "aggregate",
     "check_choice",
+    "check_ranking_inputs",
     "check_k",
     "check_optional_k",
     "check_threshold",
@@ -114,17 +115,25 @@ class Ranked:
         return int(np.diff(self.starts).max())
 
 
-def rank_queries(
+def check_ranking_inputs(
     y_true: ArrayLike, y_score: ArrayLike, qid: ArrayLike | None, *, ties: str, owner: str
-) -> Ranked:
-    """Validate inputs and sort rows by (query, decreasing score, tie policy)."""
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
+    """Validated ``(labels, scores, query codes)`` of a metric's arguments."""
     check_choice(ties, name="ties", allowed=TIES, owner=owner)
     labels = check_labels(y_true, name="y_true")
     n = labels.shape[0]
     if n == 0:
         raise ValueError(f"{owner} needs at least one row; got empty y_true.")
     scores = check_scores(y_score, name="y_score", n_samples=n)
-    codes = check_qid(qid, n)
+    return labels, scores, check_qid(qid, n)
+
+
+def rank_queries(
+    y_true: ArrayLike, y_score: ArrayLike, qid: ArrayLike | None, *, ties: str, owner: str
+) -> Ranked:
+    """Validate inputs and sort rows by (query, decreasing score, tie policy)."""
+    labels, scores, codes = check_ranking_inputs(y_true, y_score, qid, ties=ties, owner=owner)
+    n = labels.shape[0]
     n_queries = int(codes.max()) + 1
     order = np.empty(n, dtype=np.int64)
     starts = np.empty(n_queries + 1, dtype=np.int64)

@@ -16,8 +16,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._kernels.pairwise import graded_pair_errors
-from .._validation import check_labels, check_qid, check_scores, group_by_qid
-from ._common import TIES, aggregate, check_choice
+from .._validation import group_by_qid
+from ._common import aggregate, check_choice, check_ranking_inputs
 
 __all__ = ["disagreement", "rloss"]
 
@@ -74,14 +74,10 @@ def disagreement(
     >>> disagreement([1, 0], [0.5, 0.5], ties="stable")  # the first row ranks higher
     0.0
     """
-    owner = "disagreement"
-    check_choice(ties, name="ties", allowed=TIES, owner=owner)
-    labels = check_labels(y_true, name="y_true")
+    labels, scores, codes = check_ranking_inputs(
+        y_true, y_score, qid, ties=ties, owner="disagreement"
+    )
     n = labels.shape[0]
-    if n == 0:
-        raise ValueError(f"{owner} needs at least one row; got empty y_true.")
-    scores = check_scores(y_score, name="y_score", n_samples=n)
-    codes = check_qid(qid, n)
     if ties == "stable":
         # Strictly decreasing surrogate scores along a stable sort: ties keep input order.
         rank_scores = np.empty(n, dtype=np.float64)
