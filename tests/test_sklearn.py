@@ -16,7 +16,7 @@ from sklearn.model_selection import GridSearchCV, GroupKFold, cross_val_score
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import rankboost as rb
-from rankboost._early_stopping import (
+from rankboost.callback import (
     EvaluationMonitor,
     early_stopping,
     log_evaluation,

@@ -10,9 +10,15 @@ matplotlib) and are not imported here.
 from importlib.metadata import PackageNotFoundError, version
 
 from . import datasets, fusion, metrics
-from ._early_stopping import EvaluationMonitor, early_stopping, log_evaluation, record_evaluation
 from .booster import TrainingStoppedWarning, train
-from .callback import CallbackEnv, EarlyStopException
+from .callback import (
+    CallbackEnv,
+    EarlyStopException,
+    EvaluationMonitor,
+    early_stopping,
+    log_evaluation,
+    record_evaluation,
+)
 from .feedback import BipartiteFeedback, LayeredFeedback, PairFeedback
 from .fusion import RankFusion
 from .model import RankBoostModel, load_model

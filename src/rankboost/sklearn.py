@@ -17,10 +17,9 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ._early_stopping import EvaluationMonitor, early_stopping
 from ._validation import check_qid, group_sizes_to_qid
 from .booster import train
-from .callback import CallbackEnv
+from .callback import CallbackEnv, EvaluationMonitor, early_stopping
 from .feedback import BipartiteFeedback, LayeredFeedback, PairFeedback
 from .metrics import ndcg_score
 from .model import RankBoostModel
