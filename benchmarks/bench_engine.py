@@ -6,23 +6,23 @@ What it measures, all in one process and one run (so ratios are side by side):
    grades 0-4 cut from a noisy latent score at the 50/75/90/97 % quantiles, half of the
    features informative, a fifth of the features with 10 % NaN (the feature abstains) and a
    fifth rounded to one decimal (few distinct values, as many LETOR features).
-2. ``rb.train(X, rb.LayeredFeedback(y, qid), n_rounds=rounds + 1)`` with default parameters
-   (alpha="r", thresholds=255) and one callback. After every round ``r >= 2`` the callback
-   times ``--passes`` **streaming passes** (a numba kernel, parallel over features like the
-   histogram kernel, summing the (d, n) uint8 bin matrix once: the memory-bandwidth floor of
-   any O(d n) round; median of the passes) and **one LightGBM lambdarank tree**
-   (``Booster.update()``; num_leaves=31, max_bin=255, num_threads=2, learning_rate 0.1 and
-   everything else default, on the same X / y / groups; Dataset constructed and tree 1
-   grown beforehand, both timed). The **round time** is the interval from the end of one
-   callback to the start of the next, so round, pass and tree are measured next to each
-   other under the same machine load. s/round, s/pass, s/tree = medians over ``rounds``
-   rounds; the ratios are medians of the per-round ratios. **setup** = time from the call to
-   the first callback minus one median round (feedback state + binning).
-3. **Phase breakdown** of a round with the engine's internals, each piece timed separately
-   over the same number of rounds: potential (``state.scaled_potential``), histogram
-   (``potential_histograms``), choose (``candidate_table`` + ``best`` + alpha), h (the
-   chosen ranker's values on the training rows), update (``state.update``), rloss
-   (``state.rloss``, recorded in ``model.history`` every round).
+2. ``bst = rb.Booster(X, rb.LayeredFeedback(y, qid))`` with default parameters (alpha="r",
+   thresholds=255; its construction is the **setup**: feedback blocks + binning), then
+   ``rounds + 1`` calls of ``bst.update()``, the round ``rb.train`` runs, each timed: the
+   **round time**. After every round but the first, ``--passes`` **streaming passes** (a numba
+   kernel, parallel over features like the histogram kernel, summing the booster's (d, n)
+   uint8 bin matrix once: the memory-bandwidth floor of any O(d n) round; median of the
+   passes) and **one LightGBM lambdarank tree** (``Booster.update()``; num_leaves=31,
+   max_bin=255, num_threads=2, learning_rate 0.1 and everything else default, on the same
+   X / y / groups; Dataset constructed and tree 1 grown beforehand, both timed), so round,
+   pass and tree are measured next to each other under the same machine load. s/round,
+   s/pass, s/tree = medians over ``rounds`` rounds; the ratios are medians of the per-round
+   ratios.
+3. **Phase breakdown** of ``Booster.update()`` on a second booster whose step methods are
+   wrapped with timers while the real update runs: potential, histogram, choose
+   (``candidate_table`` + ``best`` + alpha + bookkeeping), h (the chosen ranker's values on
+   the training rows), update (the blocks' update), rloss (recorded every round); and the
+   setup split into the feedback blocks, ``BinMapper.fit`` and ``BinMapper.transform``.
 4. **Peak memory** in a subprocess started first: warm-up, build X, then LayeredFeedback +
    train ``rounds`` rounds; reported as peak RSS (``VmHWM``, see ``_common.peak_rss_bytes``)
    minus the RSS right after X was built, plus the absolute figures.
@@ -128,119 +128,146 @@ def warm_up() -> None:
 
 
 def time_interleaved(
-    X: np.ndarray,
-    fb: Any,
-    rounds: int,
-    codes: np.ndarray,
-    passes: int,
-    lgb_booster: Any | None,
+    X: np.ndarray, fb: Any, rounds: int, passes: int, lgb_booster: Any | None
 ) -> dict[str, Any]:
-    """``rb.train`` whose callback, after every round, runs ``passes`` streaming passes and
-    one LightGBM tree (each timed); the round time is the interval between the end of one
-    callback and the start of the next, so the three are measured side by side under the
-    same machine load.
+    """``rb.Booster(X, fb)`` (timed: the setup), then ``rounds + 1`` calls of
+    ``Booster.update()``, each timed; after every round but the first, ``passes`` streaming
+    passes over the booster's own bin matrix and one LightGBM tree, each timed, so the three
+    are measured side by side under the same machine load.
     """
-    cb_start: list[float] = []
-    cb_end: list[float] = []
     stream: list[float] = []
     trees: list[float] = []
-    out = np.zeros(codes.shape[0], dtype=np.int64)
-
-    def interleave(env: rb.CallbackEnv) -> None:
-        cb_start.append(time.perf_counter())
-        if env.iteration >= 1:  # round 1 follows the setup: no side measurements needed
-            ts = []
-            for _ in range(passes):
-                t = time.perf_counter()
-                _stream_sum(codes, out)
-                ts.append(time.perf_counter() - t)
-            stream.append(float(np.median(ts)))
-            if lgb_booster is not None:
-                t = time.perf_counter()
-                lgb_booster.update()
-                trees.append(time.perf_counter() - t)
-        cb_end.append(time.perf_counter())
-
+    round_times: list[float] = []
     start = time.perf_counter()
-    model = rb.train(X, fb, n_rounds=rounds + 1, callbacks=[interleave])
+    bst = rb.Booster(X, fb)
+    setup = time.perf_counter() - start
+    codes = bst._blocks[0].codes  # the (d, n) uint8 matrix every round reads
+    out = np.zeros(codes.shape[0], dtype=np.int64)
+    t = time.perf_counter()
+    bst.update()  # round 1 follows the setup: no side measurements
+    first = time.perf_counter() - t
+    for _ in range(rounds):
+        t = time.perf_counter()
+        bst.update()
+        round_times.append(time.perf_counter() - t)
+        ts = []
+        for _ in range(passes):
+            t = time.perf_counter()
+            _stream_sum(codes, out)
+            ts.append(time.perf_counter() - t)
+        stream.append(float(np.median(ts)))
+        if lgb_booster is not None:
+            t = time.perf_counter()
+            lgb_booster.update()
+            trees.append(time.perf_counter() - t)
     end = time.perf_counter()
-    per_round = np.array(cb_start[1:]) - np.array(cb_end[:-1])
-    med = float(np.median(per_round))
+    per_round = np.array(round_times)
+    model = bst.model()
     res: dict[str, Any] = {
-        "s_per_round": med,
+        "s_per_round": float(np.median(per_round)),
         "round_times": per_round.tolist(),
-        "first_round_incl_setup": cb_start[0] - start,
-        "setup_estimate": cb_start[0] - start - med,
+        "first_round": first,
+        "setup": setup,
         "total": end - start,
         "rounds_done": model.n_rounds,
         "rloss_last": float(model.history["rloss"][-1]),
         "stream": float(np.median(stream)),
         "stream_times": stream,
-        "ratio_round_stream": float(np.median(per_round / np.array(stream[: len(per_round)]))),
+        "ratio_round_stream": float(np.median(per_round / np.array(stream))),
+        "codes_shape": list(codes.shape),
+        "codes_dtype": str(codes.dtype),
+        "n_codes": int(bst.binner.n_codes),
     }
     if trees:
         res["s_per_tree"] = float(np.median(trees))
         res["tree_times"] = trees
-        res["ratio_round_tree"] = float(np.median(per_round / np.array(trees[: len(per_round)])))
+        res["ratio_round_tree"] = float(np.median(per_round / np.array(trees)))
     return res
 
 
-def _phase_breakdown(X: np.ndarray, fb: Any, rounds: int) -> dict[str, Any]:
-    """Time each piece of a round separately with the engine's internals."""
-    from rankboost._kernels.histogram import potential_histograms
-    from rankboost.binning import BinMapper
-    from rankboost.booster import _choose_alpha, _materialise
-    from rankboost.weak_rankers import TIE_TOLERANCE, candidate_table
+class _Timers:
+    """Wraps methods of live objects with timers (the real code path, instrumented)."""
 
-    setup: dict[str, float] = {}
-    t0 = time.perf_counter()
-    state = fb._make_state()
-    t1 = time.perf_counter()
-    binner = BinMapper(255).fit(X, state.rows)
-    t2 = time.perf_counter()
-    codes = binner.transform(X, state.rows)
-    t3 = time.perf_counter()
-    setup = {"make_state": t1 - t0, "binmapper_fit": t2 - t1, "transform": t3 - t2}
-    hist = np.empty((X.shape[1], binner.n_codes))
+    def __init__(self) -> None:
+        self.acc: dict[str, float] = {}
+        self._undo: list[tuple[Any, str, Any]] = []
+
+    def wrap(self, obj: Any, attr: str, name: str) -> None:
+        fn = getattr(obj, attr)
+        self.acc.setdefault(name, 0.0)
+
+        def timed(*a: Any, **k: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                self.acc[name] += time.perf_counter() - t
+
+        self._undo.append((obj, attr, obj.__dict__.get(attr) if hasattr(obj, "__dict__") else None))
+        setattr(obj, attr, timed)
+
+    def restore(self) -> None:
+        for obj, attr, old in reversed(self._undo):
+            if old is None:
+                delattr(obj, attr)
+            else:
+                setattr(obj, attr, old)
+        self._undo.clear()
+
+    def take(self) -> dict[str, float]:
+        out = dict(self.acc)
+        for k in self.acc:
+            self.acc[k] = 0.0
+        return out
+
+
+def _phase_breakdown(X: np.ndarray, fb: Any, rounds: int) -> dict[str, Any]:
+    """Where a ``Booster.update()`` spends its time: the booster's own steps, timed in place.
+
+    The setup (``Booster(X, fb)``) is split the same way: the feedback blocks and their
+    normalisation, ``BinMapper.fit`` and ``BinMapper.transform``.
+    """
+    import rankboost.booster as booster_module
+    from rankboost.binning import BinMapper
+
+    timers = _Timers()
+    timers.wrap(booster_module, "_start_blocks", "start_blocks")
+    timers.wrap(BinMapper, "fit", "binmapper_fit")
+    timers.wrap(BinMapper, "transform", "transform")
+    t = time.perf_counter()
+    try:
+        bst = rb.Booster(X, fb)
+    finally:
+        timers.restore()
+    total_setup = time.perf_counter() - t
+    setup = timers.take()
+    setup["make_blocks"] = total_setup - sum(setup.values())
+    timers = _Timers()
+    for b in bst._blocks:
+        timers.wrap(b, "scaled_potential", "potential")
+    for attr, name in (
+        ("_histograms", "histogram"),
+        ("_values", "h"),
+        ("_rule_alpha", "alpha"),
+        ("_broadcast", "update"),
+        ("_rloss", "rloss"),
+    ):
+        timers.wrap(bst, attr, name)
     phases: dict[str, list[float]] = {
         k: [] for k in ("potential", "histogram", "choose", "h", "update", "rloss")
     }
     for _ in range(rounds + 1):
-        ts = [time.perf_counter()]
-        pi, scale = state.scaled_potential()  # as booster.train: no pass to rescale
-        ts.append(time.perf_counter())
-        potential_histograms(codes, pi, hist, scale)
-        ts.append(time.perf_counter())
-        table = candidate_table(hist, binner.n_bins_, "threshold")
-        flat = table.best(TIE_TOLERANCE, table.valid.copy())
-        ts.append(time.perf_counter())
-        rnd = _materialise(table, flat, codes, binner)
-        ts.append(time.perf_counter())
-        a = _choose_alpha("r", state, rnd)
-        ts.append(time.perf_counter())
-        # as booster.train calls it: binary=True for threshold rankers (exp-free path that
-        # also restores the order and counts the training errors)
-        state.update(rnd.h, a, binary=True)
-        ts.append(time.perf_counter())
-        state.rloss(1.0)
-        ts.append(time.perf_counter())
-        d = np.diff(ts)
-        phases["potential"].append(d[0])
-        phases["histogram"].append(d[1])
-        phases["choose"].append(d[2] + d[4])  # candidate table + best + alpha
-        phases["h"].append(d[3])
-        phases["update"].append(d[5])
-        phases["rloss"].append(d[6])
+        t = time.perf_counter()
+        bst.update()
+        whole = time.perf_counter() - t
+        got = timers.take()
+        got["histogram"] -= got["potential"]  # the potential is computed inside
+        # choose = the candidate table, the best candidate, the alpha rule, the bookkeeping
+        got["choose"] = whole - sum(got.values())
+        for k in phases:
+            phases[k].append(got[k] + (got["alpha"] if k == "choose" else 0.0))
     med = {k: float(np.median(v[1:])) for k, v in phases.items()}
-    return {
-        "setup": setup,
-        "median": med,
-        "sum_of_medians": float(sum(med.values())),
-        "n_codes": int(binner.n_codes),
-        "codes_shape": list(codes.shape),
-        "codes_dtype": str(codes.dtype),
-        "codes": codes,
-    }
+    return {"setup": setup, "median": med, "sum_of_medians": float(sum(med.values()))}
 
 
 def make_lightgbm(X: np.ndarray, y: np.ndarray, qid: np.ndarray) -> dict[str, Any] | None:
@@ -332,8 +359,8 @@ def report(args: argparse.Namespace, r: dict[str, Any]) -> str:
         "",
         f"Data: {args.rows:,} rows x {args.features} features (float64, C-order, "
         f"{r['X_gb']:.2f} GB), queries of {args.query_size} rows, grades 0-4, "
-        f"{r['nan_fraction']:.1%} NaN of X. `rb.train` defaults (alpha='r', thresholds=255), "
-        f"LayeredFeedback(normalize='pair'). Medians over {args.rounds} rounds after round 1, "
+        f"{r['nan_fraction']:.1%} NaN of X. `rb.Booster` defaults (alpha='r', thresholds=255), "
+        f"LayeredFeedback(normalize='query'). Medians over {args.rounds} rounds after round 1, "
         "numba compiled beforehand on a small problem. Load average (1 min) at start / end: "
         f"{r['loadavg_start'][0]:.1f} / {r['loadavg_end'][0]:.1f} (shared machine).",
         "",
@@ -341,8 +368,12 @@ def report(args: argparse.Namespace, r: dict[str, Any]) -> str:
         "",
     ]
     rows = [
-        ["RankBoost s/round (median)", f"{train['s_per_round']:.4f}", ""],
-        ["RankBoost setup (feedback state + binning), est.", f"{train['setup_estimate']:.2f}", ""],
+        ["RankBoost s/round: `Booster.update()` (median)", f"{train['s_per_round']:.4f}", ""],
+        [
+            "RankBoost setup: `rb.Booster(X, feedback)` (blocks + binning)",
+            f"{train['setup']:.2f}",
+            "",
+        ],
         ["streaming pass over the uint8 bin matrix (median)", f"{train['stream']:.4f}", ""],
         [
             "round / streaming pass (median of per-round ratios)",
@@ -383,14 +414,15 @@ def report(args: argparse.Namespace, r: dict[str, Any]) -> str:
     lines.append(markdown_table(["phase", "s", "share"], prow))
     lines += [
         "",
-        "potential = `state.scaled_potential()` (after a binary update the potential "
-        "comes out of the update's own sweep, so this only returns it); histogram = "
-        "`potential_histograms` over the "
-        f"{ph['codes_shape'][0]} x {ph['codes_shape'][1]:,} {ph['codes_dtype']} codes "
-        f"({ph['n_codes']} codes); choose = `candidate_table` + `best` + alpha; h = the "
-        "chosen ranker's values on the rows; update = `state.update` (scores, Z, the next "
-        "potential, the kept order and the training errors, in one sweep per query); "
-        "rloss = `state.rloss` (training rloss recorded in the history every round).",
+        "Each phase is a step of `Booster.update()` timed in place (its methods wrapped with "
+        "timers while it runs): potential = the blocks' `scaled_potential()` (after a binary "
+        "update the potential comes out of the update's own sweep, so this only returns it); "
+        "histogram = `potential_histograms` over the "
+        f"{train['codes_shape'][0]} x {train['codes_shape'][1]:,} {train['codes_dtype']} codes "
+        f"({train['n_codes']} codes); choose = `candidate_table` + `best` + the alpha rule + "
+        "the round's bookkeeping; h = the chosen ranker's values on the rows; update = the "
+        "blocks' update (scores, Z, the next potential, the kept order and the training "
+        "errors, in one sweep per query); rloss = the training rloss recorded every round.",
         "",
         "Setup pieces (s): "
         + ", ".join(f"{k} {v:.2f}" for k, v in ph["setup"].items())
@@ -401,8 +433,8 @@ def report(args: argparse.Namespace, r: dict[str, Any]) -> str:
             "",
             f"LightGBM {lg['version']}: params {lg['params']} (learning_rate 0.1 and the rest "
             "default); Dataset constructed and tree 1 grown (in "
-            f"{lg['first_tree']:.2f} s) before RankBoost starts; then after every RankBoost "
-            f"round r >= 2 a callback times {args.passes} streaming passes (median) and one "
+            f"{lg['first_tree']:.2f} s) before RankBoost starts; then after every "
+            f"`Booster.update()` but the first, {args.passes} streaming passes (median) and one "
             "`Booster.update()` (one more tree), so each ratio compares a round with a pass "
             "and a tree measured next to it; the table gives the medians over "
             f"{len(train['tree_times'])} rounds. Per-round times (s): RankBoost "
@@ -467,7 +499,7 @@ def main() -> None:
     fb = rb.LayeredFeedback(y, qid)
     r["feedback_build"] = time.perf_counter() - t
     ph = _phase_breakdown(X, fb, args.rounds)
-    codes = ph.pop("codes")
+    gc.collect()
     r["phases"] = ph
     print("setup (s): " + ", ".join(f"{k} {v:.2f}" for k, v in ph["setup"].items()), flush=True)
     print("phases (s): " + ", ".join(f"{k} {v:.4f}" for k, v in ph["median"].items()), flush=True)
@@ -476,19 +508,19 @@ def main() -> None:
     if lg is not None:
         print(f"LightGBM Dataset construct {lg['dataset_construct']:.2f} s", flush=True)
     r["train"] = time_interleaved(
-        X, fb, args.rounds, codes, args.passes, None if lg is None else lg["booster"]
+        X, fb, args.rounds, args.passes, None if lg is None else lg["booster"]
     )
     if lg is not None:
         lg.pop("booster")
         r["lightgbm"] = lg
     tr = r["train"]
     print(
-        f"rb.train: {tr['s_per_round']:.4f} s/round, setup ~{tr['setup_estimate']:.2f} s, "
+        f"Booster.update: {tr['s_per_round']:.4f} s/round, setup {tr['setup']:.2f} s, "
         f"stream {tr['stream']:.4f} s, ratio {tr['ratio_round_stream']:.1f}"
         + (f", tree {tr['s_per_tree']:.4f} s, ratio {tr['ratio_round_tree']:.3f}" if lg else ""),
         flush=True,
     )
-    del codes, fb, X
+    del fb, X
     gc.collect()
     r["loadavg_end"] = os.getloadavg()
     md = report(args, r)

@@ -63,3 +63,12 @@ def train_quiet(*args, **kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rb.TrainingStoppedWarning)
         return rb.train(*args, **kwargs)
+
+
+def step(state, h, alpha, binary=False):
+    """One round on a single feedback block, as ``Booster`` runs it: the block's update,
+    then the new global mass (its own, for one block); returns the exact ``Z_t``."""
+    new = state.update(h, alpha, binary=binary)
+    z = float(np.exp(new - state.log_total))
+    state.set_log_total(new)
+    return z

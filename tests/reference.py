@@ -316,8 +316,12 @@ def train(
     positive_cumulative: bool = False,
     thresholds: Any = "all",
     tol: float = 1e-10,
+    learning_rate: float = 1.0,
 ) -> Result:
-    """RankBoost (Figure 1 of the paper) on a dense pair distribution."""
+    """RankBoost (Figure 1 of the paper) on a dense pair distribution.
+
+    ``learning_rate`` (shrinkage nu) multiplies the rule's alpha; Z is taken at the result.
+    """
     X = np.asarray(X, dtype=float)
     D1 = np.asarray(D, dtype=float)
     D1 = D1 / D1.sum()
@@ -347,7 +351,8 @@ def train(
         # WeakLearn (.cum): candidates in decreasing |r|, ties -> first in order; with the
         # constraint, the first whose alpha keeps its cumulative weight > 0
         def alpha_of(k: int, Dt: np.ndarray = Dt, rs: list = rs) -> float:
-            return choose_alpha(alpha, Dt, values[k], rs[k])
+            a = choose_alpha(alpha, Dt, values[k], rs[k])
+            return a if learning_rate == 1.0 else learning_rate * a
 
         def cumulative_of(k: int) -> float:
             return cumulative.get(cands[k].key(), 0.0)

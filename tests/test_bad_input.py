@@ -108,13 +108,41 @@ def test_pair_feedback_wrong_size():
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"n_rounds": 0}, ValueError, r"n_rounds must be an int >= 1; got 0"),
-        ({"n_rounds": -3}, ValueError, r"n_rounds must be an int >= 1; got -3"),
-        ({"n_rounds": 2.5}, TypeError, r"n_rounds must be an int >= 1; got 2\.5"),
-        ({"n_rounds": True}, TypeError, r"n_rounds must be an int >= 1; got True"),
-        ({"alpha": "newton"}, ValueError, r"alpha must be one of .*; got 'newton'"),
-        ({"alpha": None}, ValueError, r"alpha must be one of .*; got None"),
-        ({"weak_ranker": "stump"}, ValueError, r"weak_ranker must be one of .*; got 'stump'"),
+        (
+            {"n_rounds": 0},
+            ValueError,
+            r"'n_rounds' parameter of rankboost.train must be an int >= 1; got 0",
+        ),
+        (
+            {"n_rounds": -3},
+            ValueError,
+            r"'n_rounds' parameter of rankboost.train must be an int >= 1; got -3",
+        ),
+        (
+            {"n_rounds": 2.5},
+            TypeError,
+            r"'n_rounds' parameter of rankboost.train must be an int >= 1; got 2\.5",
+        ),
+        (
+            {"n_rounds": True},
+            TypeError,
+            r"'n_rounds' parameter of rankboost.train must be an int >= 1; got True",
+        ),
+        (
+            {"alpha": "newton"},
+            ValueError,
+            r"'alpha' parameter of rankboost.train must be one of .*; got 'newton'",
+        ),
+        (
+            {"alpha": None},
+            ValueError,
+            r"'alpha' parameter of rankboost.train must be one of .*; got None",
+        ),
+        (
+            {"weak_ranker": "stump"},
+            ValueError,
+            r"'weak_ranker' parameter of rankboost.train must be one of .*; got 'stump'",
+        ),
         (
             {"alpha": "exact", "weak_ranker": "feature"},
             ValueError,
@@ -125,13 +153,41 @@ def test_pair_feedback_wrong_size():
             ValueError,
             r"alpha='exact' needs binary weak rankers .*weak_ranker='both'",
         ),
-        ({"thresholds": 1}, ValueError, r"thresholds must be 'all' or an int number of bins"),
-        ({"thresholds": "every"}, ValueError, r"thresholds must be 'all' or an int"),
-        ({"thresholds": 3.0}, TypeError, r"thresholds must be 'all' or an int .*float 3\.0"),
-        ({"tol": -1.0}, ValueError, r"tol must be a number >= 0; got -1\.0"),
-        ({"tol": float("nan")}, ValueError, r"tol must be a number >= 0; got nan"),
-        ({"tol": "small"}, ValueError, r"tol must be a number >= 0; got 'small'"),
-        ({"positive_cumulative": "yes"}, TypeError, r"positive_cumulative must be True or False"),
+        (
+            {"thresholds": 1},
+            ValueError,
+            r"'thresholds' parameter of rankboost.train must be 'all' or an int number of bins",
+        ),
+        (
+            {"thresholds": "every"},
+            ValueError,
+            r"'thresholds' parameter of rankboost.train must be 'all' or an int",
+        ),
+        (
+            {"thresholds": 3.0},
+            TypeError,
+            r"'thresholds' parameter of rankboost.train must be 'all' or an int .*got 3\.0",
+        ),
+        (
+            {"tol": -1.0},
+            ValueError,
+            r"'tol' parameter of rankboost.train must be a number >= 0; got -1\.0",
+        ),
+        (
+            {"tol": float("nan")},
+            ValueError,
+            r"'tol' parameter of rankboost.train must be a number >= 0; got nan",
+        ),
+        (
+            {"tol": "small"},
+            ValueError,
+            r"'tol' parameter of rankboost.train must be a number >= 0; got 'small'",
+        ),
+        (
+            {"positive_cumulative": "yes"},
+            TypeError,
+            r"'positive_cumulative' parameter of rankboost.train must be True or False",
+        ),
         ({"feature_names": ["a"]}, ValueError, r"feature_names has 1 names but X has 2 columns"),
     ],
 )

@@ -21,7 +21,7 @@ from scipy.special import logsumexp
 
 import rankboost as rb
 import reference as ref
-from conftest import MQ2008_FOLD1_TRAIN, letor_like, train_quiet
+from conftest import MQ2008_FOLD1_TRAIN, letor_like, step, train_quiet
 from rankboost.booster import MAX_ALPHA, alpha_exact, alpha_from_r
 
 FEEDBACKS = ["pairs", "bipartite", "layered_pair", "layered_query"]
@@ -541,7 +541,7 @@ def test_ten_thousand_rounds_on_mq2008_stay_finite(n_queries, thresholds):
     assert np.all(np.isfinite(H))
     state = fb._make_state()
     state.H[:] = H[state.rows]
-    state.update(np.zeros(state.n), 0.0)
+    step(state, np.zeros(state.n), 0.0)
     pi = state.potential()
     assert np.all(np.isfinite(pi))
     assert abs(pi.sum()) < 1e-9

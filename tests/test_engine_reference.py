@@ -24,6 +24,7 @@ import os
 import warnings
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -122,11 +123,14 @@ def same_ranker(model: rb.RankBoostModel, t: int, expected: ref.Ranker) -> bool:
     return np.array_equal(got.cuts, expected.cuts)
 
 
-def assert_matches_reference(X, feedback, D, *, alpha, weak_ranker, positive_cumulative):
+def assert_matches_reference(
+    X, feedback, D, *, alpha, weak_ranker, positive_cumulative, learning_rate=1.0
+):
     params = {
         "alpha": alpha,
         "weak_ranker": weak_ranker,
         "positive_cumulative": positive_cumulative,
+        "learning_rate": learning_rate,
     }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rb.TrainingStoppedWarning)
@@ -158,6 +162,7 @@ def assert_matches_reference(X, feedback, D, *, alpha, weak_ranker, positive_cum
         np.testing.assert_allclose(hist["bound"][t], e.bound, rtol=1e-10, atol=0)
         if not e.rloss_ambiguous:
             np.testing.assert_allclose(hist["rloss"][t], e.rloss, rtol=0, atol=1e-12)
+        assert hist["rloss"][t] <= hist["bound"][t] * (1 + 1e-12)  # Knowl 2, every round
         # the distribution the weak ranker was chosen on, rebuilt from the engine's scores
         Dt = ref.distribution_from_scores(D1, staged[t])
         np.testing.assert_allclose(Dt, e.D, rtol=0, atol=1e-10)
@@ -308,3 +313,42 @@ def test_fast_paths_equal_explicit_pairs(problem, binary, normalize, rule, cum):
         np.testing.assert_allclose(
             m_fast.history[key][:upto], m_slow.history[key][:upto], rtol=1e-9, atol=1e-9
         )
+
+
+@SETTINGS
+@given(
+    problem=st.one_of(
+        pair_problems().map(lambda p: ("pairs", p)),
+        graded_problems(binary=True).map(lambda p: ("bipartite", p)),
+        graded_problems(binary=False).map(lambda p: ("layered", p)),
+    ),
+    normalize=st.sampled_from(["pair", "query"]),
+    rule=st.sampled_from(
+        [("r", "threshold"), ("r", "both"), ("exact", "threshold"), ("line_search", "both")]
+    ),
+    nu=st.sampled_from([0.5, 0.1, 0.73]),
+    cum=st.booleans(),
+)
+def test_learning_rate_matches_reference(problem, normalize, rule, nu, cum):
+    """Shrinkage (issue 10): alpha_t = nu * the rule's alpha, Z_t exact at that alpha, so the
+    round-by-round comparison (and rloss <= prod Z_t every round) holds for every alpha rule
+    and feedback kind."""
+    kind, data = problem
+    if kind == "pairs":
+        X, pairs, weights = data
+        fb = rb.PairFeedback(pairs, weights, n_samples=X.shape[0])
+        D = ref.pair_matrix(X.shape[0], pairs, weights)
+    else:
+        X, y, qid = data
+        cls = rb.BipartiteFeedback if kind == "bipartite" else rb.LayeredFeedback
+        fb = cls(y, qid, normalize=normalize)
+        D = ref.layered_matrix(y, qid, normalize)
+    model, _ = assert_matches_reference(
+        X, fb, D, alpha=rule[0], weak_ranker=rule[1], positive_cumulative=cum, learning_rate=nu
+    )
+    # prod Z_t is the loss sum D exp(H(x0) - H(x1)) of the final scores (Knowl 2)
+    if model.n_rounds:
+        H = model.decision_function(X)
+        D1 = D / D.sum()
+        expected = float(np.sum(D1 * np.exp(H[:, None] - H[None, :])))
+        assert model.history["bound"][-1] == pytest.approx(expected, rel=1e-10)

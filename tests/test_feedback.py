@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import rankboost as rb
 import reference as ref
+from conftest import step
 
 
 def random_graded(seed, n=30, grades=4, queries=(5, 1, 9)):
@@ -142,7 +143,7 @@ def test_state_statistics_after_an_update(kind):
     h_full = (rng.random(n) < 0.5).astype(float)
     g_full = (rng.random(n) < 0.4).astype(float)
     alpha = 0.7
-    z = state.update(h_full[rows], alpha)
+    z = step(state, h_full[rows], alpha)
     assert z == pytest.approx(ref.z_value(D, h_full, alpha), rel=1e-12)
     D2 = D * np.exp(alpha * (h_full[:, None] - h_full[None, :]))
     D2 /= D2.sum()
@@ -277,7 +278,7 @@ def test_binary_updates_with_huge_score_spreads(normalize):
     for _ in range(80):  # crosses the exact refresh of every _EXACT_EVERY (64) rounds
         h = (rng.random(n) < 0.5).astype(np.uint8)
         alpha = float(rng.choice([-1, 1]) * rng.uniform(5.0, 60.0))
-        z = state.update(h[rows], alpha, binary=True)
+        z = step(state, h[rows], alpha, binary=True)
         H += alpha * h
         logits = log_w + H[i0] - H[i1]
         new_m = logsumexp(logits)

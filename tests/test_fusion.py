@@ -242,7 +242,7 @@ def test_bad_params(data) -> None:
     runs, qrels = data
     with pytest.raises(ValueError, match="rank_feature must be one of"):
         RankFusion(rank_feature="rank").fit(runs, qrels)
-    with pytest.raises(ValueError, match="normalize must be 'query' or 'pair'"):
+    with pytest.raises(ValueError, match="'normalize' parameter of RankFusion must be one of"):
         RankFusion(normalize="none").fit(runs, qrels)
     with pytest.raises(ValueError, match="has no parameter 'n_estimators'"):
         RankFusion().set_params(n_estimators=3)

@@ -47,7 +47,13 @@ def _feedback(cfg: dict, train) -> object:
     return rb.LayeredFeedback(train.y, train.qid, normalize=cfg["normalize"])
 
 
-NAMES = ["default", "cum_exact_pair", "both_line_search", "feature_r_bipartite", "pairs_line_search"]
+NAMES = [
+    "default",
+    "cum_exact_pair",
+    "both_line_search",
+    "feature_r_bipartite",
+    "pairs_line_search",
+]
 
 
 @pytest.mark.parametrize("name", NAMES)

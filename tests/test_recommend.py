@@ -245,5 +245,7 @@ def test_bad_parameters():
         RankBoostRecommender(invalid_targets="ignore").fit(R)
     with pytest.raises(ValueError, match="min_overlap must be an int >= 1"):
         RankBoostRecommender(min_overlap=0).fit(R)
-    with pytest.raises(ValueError, match="n_rounds must be an int >= 1"):
+    with pytest.raises(
+        ValueError, match="'n_estimators' parameter of RankBoostRecommender must be an int >= 1"
+    ):
         RankBoostRecommender(n_estimators=0, invalid_targets="skip").fit(R, [0])

@@ -311,8 +311,10 @@ def test_early_stopping_for_a_loss_metric(data):
         ({"n_estimators": 0}, "'n_estimators' parameter of RankBoostRanker must be an int >= 1"),
         ({"n_estimators": 2.5}, "got 2.5 instead"),
         ({"feedback": "pairs"}, "'feedback' parameter of RankBoostRanker must be one of"),
-        ({"alpha": "best"}, "alpha must be one of"),
-        ({"normalize": "row"}, "normalize must be 'pair' or 'query'"),
+        ({"alpha": "best"}, "'alpha' parameter of RankBoostRanker must be one of"),
+        ({"normalize": "row"}, "'normalize' parameter of RankBoostRanker must be one of"),
+        ({"learning_rate": 0.0}, "'learning_rate' parameter of RankBoostRanker must be a float"),
+        ({"learning_rate": 1.5}, r"must be a float in \(0, 1\]; got 1.5 instead"),
     ],
 )
 def test_bad_parameters_raise_in_fit(data, params, match):

@@ -9,8 +9,8 @@ matplotlib) and are not imported here.
 
 from importlib.metadata import PackageNotFoundError, version
 
-from . import datasets, fusion, metrics
-from .booster import TrainingStoppedWarning, train
+from . import datasets, fusion, metrics, params
+from .booster import Booster, RoundRecord, TrainingStoppedWarning, train
 from .callback import (
     CallbackEnv,
     EarlyStopException,
@@ -22,6 +22,7 @@ from .callback import (
 from .feedback import BipartiteFeedback, LayeredFeedback, PairFeedback
 from .fusion import RankFusion
 from .model import RankBoostModel, load_model
+from .params import TrainParams
 from .recommend import RankBoostRecommender
 from .sklearn import RankBoostRanker
 
@@ -33,6 +34,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 __all__ = [
     "__version__",
     "BipartiteFeedback",
+    "Booster",
     "CallbackEnv",
     "datasets",
     "early_stopping",
@@ -44,11 +46,14 @@ __all__ = [
     "log_evaluation",
     "metrics",
     "PairFeedback",
+    "params",
     "RankBoostModel",
     "RankBoostRanker",
     "RankBoostRecommender",
     "RankFusion",
     "record_evaluation",
+    "RoundRecord",
     "train",
+    "TrainParams",
     "TrainingStoppedWarning",
 ]

@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
+    "as_float_matrix",
     "check_feature_matrix",
     "check_labels",
     "check_qid",
@@ -25,6 +26,17 @@ __all__ = [
 def _describe(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def as_float_matrix(X: Any) -> NDArray[np.float64]:
+    """A checked matrix (scikit-learn's ``validate_data``) as C-contiguous float64, dense.
+
+    A conversion only, for adapters that have validated ``X`` already: no second pass of
+    checks on the way to the engine.
+    """
+    if hasattr(X, "toarray") and callable(X.toarray):  # scipy.sparse: absent entries are 0
+        X = X.toarray()
+    return np.ascontiguousarray(X, dtype=np.float64)
 
 
 def check_feature_matrix(

@@ -1,15 +1,27 @@
-"""The boosting loop (SPEC section 2; paper Figure 1, Knowl 1-6).
+"""The boosting round over query blocks, the alpha rules and the loss bound (SPEC 2 and 5).
 
-One round, structured so that a distributed trainer can reuse every step:
+:class:`Booster` bins the features once and holds the training state as a list of *blocks*,
+each holding whole queries (or, for explicit pairs, rows no pair links to another block).
+One call of :meth:`Booster.update` is one round of the paper's Figure 1:
 
-1. per-query-block statistics: the potential ``pi`` of every training row (feedback) and
-   its histogram per feature and bin (``_kernels.histogram``);
-2. sum the histograms over blocks (here: one block);
-3. choose the weak ranker maximising ``|r|`` (:mod:`rankboost.weak_rankers`) and its
-   ``alpha`` (this module);
-4. broadcast ``h_t`` and update every block: ``D_{t+1} = D_t exp(alpha (h(x0) - h(x1))) / Z_t``.
+1. **per-block statistics**: each block computes its rows' potential
+   ``pi(x) = sum_x' D_t(x', x) - D_t(x, x')`` (Knowl 5) and its unscaled, summable
+   per-feature histograms of ``pi`` over the candidate bins (``_kernels.histogram``);
+2. **sum** the histograms over the blocks;
+3. **choose** the weak ranker maximising ``|r|`` (:mod:`rankboost.weak_rankers`; WeakLearn.cum
+   filters it) and its ``alpha`` by the rule (this module), from the blocks' parts of
+   ``W_-, W_0, W_+`` or of the line-search slopes;
+4. **broadcast** ``(h_t, alpha_t)``: every block applies
+   ``D_{t+1} = D_t exp(alpha (h(x0) - h(x1))) / Z_t`` and reports its new mass; the sum
+   gives ``Z_t`` and the global normaliser the blocks keep for the next round.
 
-Alpha rules (SPEC 5):
+The initial distribution is normalised globally in two phases: the blocks report their pair
+counts (or pair weights), then every query's ``c_q`` is fixed from the totals
+(:func:`rankboost.feedback._fix_normalisers`). With one block every result is bit-identical
+to a whole-data computation; with several it is the same up to the order of the sums. A Dask
+partition will be such a block.
+
+Alpha rules (SPEC 5), before the shrinkage ``learning_rate`` ``nu`` multiplies them:
 
 * ``"r"`` (Rb-c, default): ``alpha = 1/2 ln((1 + r) / (1 - r))``, minimising the bound
   ``Z <= sqrt(1 - r^2)`` (valid for any ``h`` in [0, 1]). Guard: ``r`` is clipped to
@@ -20,25 +32,25 @@ Alpha rules (SPEC 5):
   at least ``eps``, and finite (``|alpha| <= 1/2 ln(1/eps)``, about 11.5) when ``W_+ = 0``
   or ``W_- = 0``.
 * ``"line_search"``: the minimiser of the convex ``Z(alpha)`` over
-  ``[-MAX_ALPHA, MAX_ALPHA]``; the
-  paper's method 1, valid for real-valued rankers. Found as the root of dZ/dalpha (Brent,
-  tolerance 1e-14), since Z is flat at its minimum.
+  ``[-MAX_ALPHA, MAX_ALPHA]``; the paper's method 1, valid for real-valued rankers. Found
+  as the root of dZ/dalpha (Brent, tolerance 1e-14), since Z is flat at its minimum.
 
-Whatever the rule, the recorded ``Z_t`` is the exact ``sum D_t exp(alpha (h(x0) - h(x1)))``
-at the chosen alpha, so ``prod Z_t`` equals ``sum D exp(H(x0) - H(x1))`` and bounds the
-training rloss (Knowl 2).
+Whatever the rule and ``nu``, the recorded ``Z_t`` is the exact
+``sum D_t exp(alpha_t (h(x0) - h(x1)))`` at the applied ``alpha_t``, so ``prod Z_t`` equals
+``sum D exp(H(x0) - H(x1))`` and bounds the training rloss (Knowl 2).
 
-Stopping: after ``n_rounds``; earlier, with a :class:`TrainingStoppedWarning` and
-``model.stop_reason``, when no candidate has ``|r| > tol`` or when the chosen weak ranker
-orders every crucial pair correctly (``|r| = 1``: the distribution would not change, so
-every later round would repeat it); or when a callback raises
-:class:`~rankboost.callback.EarlyStopException`.
+Stopping (:func:`train`): after ``n_rounds``; earlier, with a
+:class:`TrainingStoppedWarning` and ``model.stop_reason``, when no candidate has
+``|r| > tol`` or when the chosen weak ranker orders every crucial pair correctly
+(``|r| = 1``: the distribution would not change, so every later round would repeat it); or
+when a callback raises :class:`~rankboost.callback.EarlyStopException`.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -48,10 +60,18 @@ from scipy.optimize import brentq
 from ._compat import progress_bar
 from ._kernels.histogram import _table_values, _threshold_values, potential_histograms
 from ._validation import check_feature_matrix
-from .binning import BinMapper, check_thresholds
+from .binning import BinMapper
 from .callback import CallbackEnv, EarlyStopException
-from .feedback import BipartiteFeedback, LayeredFeedback, PairFeedback, _FeedbackState
+from .feedback import (
+    BipartiteFeedback,
+    LayeredFeedback,
+    PairFeedback,
+    _FeedbackState,
+    _log_sum_of,
+    _start_blocks,
+)
 from .model import HISTORY_KEYS, RankBoostModel
+from .params import TrainParams, make_params
 from .weak_rankers import (
     TIE_TOLERANCE,
     CandidateTable,
@@ -65,6 +85,8 @@ from .weak_rankers import (
 __all__ = [
     "ALPHA_EPS",
     "MAX_ALPHA",
+    "Booster",
+    "RoundRecord",
     "TrainingStoppedWarning",
     "alpha_exact",
     "alpha_from_r",
@@ -76,14 +98,15 @@ ALPHA_EPS = 1e-10
 #: Largest |alpha| any rule returns: 1/2 ln((2 - ALPHA_EPS) / ALPHA_EPS).
 MAX_ALPHA = 0.5 * float(np.log((2.0 - ALPHA_EPS) / ALPHA_EPS))
 _PERFECT = 1.0 - 1e-12
-_ALPHAS = ("r", "exact", "line_search")
-_WEAK = ("threshold", "feature", "both")
 
 Feedback = PairFeedback | LayeredFeedback | BipartiteFeedback
 
 
 class TrainingStoppedWarning(UserWarning):
     """Training ended before ``n_rounds`` (the message says why)."""
+
+
+# --------------------------------------------------------------------------- alpha rules
 
 
 def alpha_from_r(r: float) -> float:
@@ -97,16 +120,20 @@ def alpha_exact(w_minus: float, w_plus: float) -> float:
     return 0.5 * float(np.log(max(w_minus, ALPHA_EPS) / max(w_plus, ALPHA_EPS)))
 
 
-def _alpha_line_search(state: _FeedbackState, h: NDArray[np.float64]) -> float:
+def _alpha_line_search(blocks: Sequence[_FeedbackState], hs: Sequence[NDArray]) -> float:
     """Argmin of the convex Z(alpha) on [-MAX_ALPHA, MAX_ALPHA].
 
-    dZ/dalpha = (S_0 - S_1) / M, with S_0, S_1 >= 0 (``log_slopes_at``), so the root of
-    ``phi(alpha) = ln S_0 - ln S_1`` (increasing in alpha) is the minimiser. Root-finding on
-    the slope pins alpha to ~1e-14, where minimising Z's values could only reach ~1e-8.
+    dZ/dalpha = (S_0 - S_1) / M, with S_0, S_1 >= 0 the sums of the blocks' parts
+    (``log_slopes_at``), so the root of ``phi(alpha) = ln S_0 - ln S_1`` (increasing in
+    alpha) is the minimiser. Root-finding on the slope pins alpha to ~1e-14, where
+    minimising Z's values could only reach ~1e-8.
     """
+    values = [np.asarray(h, dtype=np.float64) for h in hs]
 
     def phi(a: float) -> float:
-        s0, s1 = state.log_slopes_at(h, a)
+        parts = [b.log_slopes_at(h, a) for b, h in zip(blocks, values, strict=True)]
+        s0 = _log_sum_of([p[0] for p in parts])
+        s1 = _log_sum_of([p[1] for p in parts])
         if s0 == s1:  # both -inf: Z does not depend on alpha
             return 0.0
         return s0 - s1
@@ -120,68 +147,355 @@ def _alpha_line_search(state: _FeedbackState, h: NDArray[np.float64]) -> float:
     return float(brentq(phi, -MAX_ALPHA, MAX_ALPHA, xtol=1e-14, rtol=4 * np.finfo(float).eps))
 
 
-def _check_params(
-    n_rounds: int, alpha: str, weak_ranker: str, tol: float, positive_cumulative: bool
-) -> None:
-    if isinstance(n_rounds, bool) or not isinstance(n_rounds, (int, np.integer)):
-        raise TypeError(f"n_rounds must be an int >= 1; got {n_rounds!r}.")
-    if n_rounds < 1:
-        raise ValueError(f"n_rounds must be an int >= 1; got {n_rounds}.")
-    if alpha not in _ALPHAS:
-        raise ValueError(f"alpha must be one of {_ALPHAS}; got {alpha!r}.")
-    if weak_ranker not in _WEAK:
-        raise ValueError(f"weak_ranker must be one of {_WEAK}; got {weak_ranker!r}.")
-    if alpha == "exact" and weak_ranker != "threshold":
-        raise ValueError(
-            "alpha='exact' needs binary weak rankers (weak_ranker='threshold'); real-valued "
-            f"rankers (weak_ranker={weak_ranker!r}) need alpha='r' or 'line_search'."
-        )
-    if not (isinstance(tol, (int, float)) and tol >= 0):
-        raise ValueError(f"tol must be a number >= 0; got {tol!r}.")
-    if not isinstance(positive_cumulative, (bool, np.bool_)):
-        raise TypeError(f"positive_cumulative must be True or False; got {positive_cumulative!r}.")
+# --------------------------------------------------------------------------- one round
 
 
-class _Round:
-    """The candidate chosen in one round, with its values on the training rows.
+@dataclass(frozen=True)
+class RoundRecord:
+    """What one :meth:`Booster.update` did.
 
-    ``h`` is uint8 0/1 for a threshold ranker (what the binary update reads), float64 in
-    [0, 1] for a real-valued one; ``values`` is always float64.
+    Attributes
+    ----------
+    iteration : int
+        Index of the round (0-based).
+    ranker : ThresholdRanker or FeatureRanker
+        The weak ranker ``h_t``.
+    alpha : float
+        Its applied weight ``alpha_t`` (the rule's alpha times ``learning_rate``).
+    r : float
+        ``r_t = sum_x pi(x) h(x)`` of the chosen ranker under ``D_t``.
+    z : float
+        The exact normaliser ``Z_t`` at ``alpha_t``.
+    rloss : float
+        Training rloss of ``H_t`` (ties counted as errors).
+    bound : float
+        ``prod_{s <= t} Z_s``, which bounds ``rloss`` (Knowl 2).
+    perfect : bool
+        ``h_t`` orders every crucial pair correctly (``|r| = 1``): the distribution no
+        longer changes, so every further round would repeat this one.
     """
 
-    def __init__(self, ranker: WeakRanker, h: NDArray, r: float) -> None:
-        self.ranker = ranker
-        self.h = h
-        self.r = r
+    iteration: int
+    ranker: WeakRanker
+    alpha: float
+    r: float
+    z: float
+    rloss: float
+    bound: float
+    perfect: bool
+
+
+def _check_feedback(feedback: Any, n_rows: int) -> None:
+    if not isinstance(feedback, (PairFeedback, LayeredFeedback)):
+        raise TypeError(
+            "feedback must be a rankboost PairFeedback, BipartiteFeedback or LayeredFeedback; "
+            f"got {type(feedback).__name__}. Build one with e.g. rb.LayeredFeedback(y, qid)."
+        )
+    if feedback.n_samples != n_rows:
+        raise ValueError(
+            f"feedback covers {feedback.n_samples} rows but X has {n_rows}; build the "
+            "feedback from the same rows as X."
+        )
+
+
+def _as_params(params: TrainParams | Mapping[str, Any] | None, owner: str) -> TrainParams:
+    if params is None:
+        return TrainParams()
+    if isinstance(params, TrainParams):
+        return params
+    if isinstance(params, Mapping):
+        return make_params(owner, **params)
+    raise TypeError(
+        f"{owner}: params must be a rankboost.params.TrainParams, a dict of training "
+        f"parameters or None; got {type(params).__name__}."
+    )
+
+
+class Booster:
+    """RankBoost's training state with a one-round step (LightGBM's ``Booster`` shape).
+
+    ``Booster(X, feedback, params)`` validates the input, bins the features once and holds
+    the training state as blocks of whole queries; :meth:`update` runs exactly one round and
+    returns its :class:`RoundRecord`; :meth:`model` returns the ranking function learned so
+    far. :func:`rankboost.train` is this class plus a loop with callbacks and stopping.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Ranking features; NaN where a feature abstains (⊥).
+    feedback : PairFeedback, BipartiteFeedback or LayeredFeedback
+        What should rank above what; its ``n_samples`` must equal the rows of ``X``.
+    params : TrainParams or dict, default=None
+        Training parameters (:class:`rankboost.params.TrainParams`; None = its defaults).
+        ``n_rounds`` is not used by the booster itself (it runs as many rounds as it is
+        asked), only stored in the model's ``params``.
+    feature_names : list of str, default=None
+        Names stored in the model (taken from ``X.columns`` for a DataFrame).
+    n_blocks : int, default=1
+        Split the training queries into this many blocks of whole queries (connected groups
+        of rows for explicit pairs), as a distributed trainer's partitions would hold them.
+        The model is the same up to the order of floating-point sums.
+
+    Attributes
+    ----------
+    n_rounds : int
+        Rounds run so far.
+    stop_reason : str or None
+        Why :meth:`update` could not run a further round (None while it can).
+    binner : BinMapper
+        The candidate thresholds of every feature.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import rankboost as rb
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 3))
+    >>> y = (X[:, 0] + 0.1 * rng.normal(size=200) > 0).astype(int)
+    >>> bst = rb.Booster(X, rb.BipartiteFeedback(y), {"learning_rate": 0.5})
+    >>> rec = bst.update()
+    >>> rec.ranker.feature, bool(rec.rloss <= rec.bound)
+    (0, True)
+    >>> for _ in range(9):
+    ...     rec = bst.update()
+    >>> bst.model().n_rounds
+    10
+    """
+
+    def __init__(
+        self,
+        X: ArrayLike,
+        feedback: Feedback,
+        params: TrainParams | Mapping[str, Any] | None = None,
+        *,
+        feature_names: Sequence[str] | None = None,
+        n_blocks: int = 1,
+    ) -> None:
+        if feature_names is None and hasattr(X, "columns"):
+            feature_names = [str(c) for c in X.columns]
+        Xc = check_feature_matrix(X)
+        _check_feedback(feedback, Xc.shape[0])
+        p = _as_params(params, "Booster")
+        if isinstance(n_blocks, bool) or not isinstance(n_blocks, (int, np.integer)):
+            raise TypeError(f"n_blocks must be an int >= 1; got {n_blocks!r}.")
+        if n_blocks < 1:
+            raise ValueError(f"n_blocks must be an int >= 1; got {n_blocks}.")
+        self._setup(Xc, feedback, p, feature_names, int(n_blocks))
+
+    @classmethod
+    def _from_checked(
+        cls,
+        Xc: NDArray[np.float64],
+        feedback: Feedback,
+        params: TrainParams,
+        feature_names: Sequence[str] | None,
+        n_blocks: int = 1,
+    ) -> Booster:
+        """A booster from input the caller has validated already (X, feedback, params)."""
+        self = cls.__new__(cls)
+        self._setup(Xc, feedback, params, feature_names, n_blocks)
+        return self
+
+    def _setup(
+        self,
+        Xc: NDArray[np.float64],
+        feedback: Feedback,
+        params: TrainParams,
+        feature_names: Sequence[str] | None,
+        n_blocks: int,
+    ) -> None:
+        if feature_names is not None and len(feature_names) != Xc.shape[1]:
+            raise ValueError(
+                f"feature_names has {len(feature_names)} names but X has {Xc.shape[1]} columns."
+            )
+        self.params = params
+        self.feature_names = None if feature_names is None else [str(f) for f in feature_names]
+        self.n_features = int(Xc.shape[1])
+        self._feedback_repr = repr(feedback)
+        blocks: list[Any] = feedback._blocks(n_blocks)
+        rows = blocks[0].rows if len(blocks) == 1 else np.concatenate([b.rows for b in blocks])
+        # global bins once, fitted on every block's rows
+        self.binner = BinMapper(params.thresholds).fit(Xc, rows)
+        for b in blocks:
+            b.codes = self.binner.transform(Xc, b.rows)
+        self.log_total = _start_blocks(blocks)
+        self._blocks: list[_FeedbackState] = blocks
+        self._hist = np.empty((self.n_features, self.binner.n_codes))
+        self._block_hist = [np.empty_like(self._hist) for _ in blocks[1:]]
+        self._cumulative: NDArray[np.float64] | None = None
+        self._records: dict[str, list[Any]] = {k: [] for k in HISTORY_KEYS}
+        self._rankers: list[WeakRanker] = []
+        self._bound = 1.0
+        self.stop_reason: str | None = None
 
     @property
-    def values(self) -> NDArray[np.float64]:
-        return np.asarray(self.h, dtype=np.float64)
+    def n_rounds(self) -> int:
+        """Rounds run so far."""
+        return len(self._rankers)
 
+    @property
+    def n_blocks(self) -> int:
+        """Number of query blocks of the training state."""
+        return len(self._blocks)
 
-def _materialise(table: CandidateTable, flat: int, codes: NDArray, binner: BinMapper) -> _Round:
-    feature, kind, t, q = table.decode(flat)
-    r = float(table.r.ravel()[flat])
-    if kind == "threshold":
-        h = _threshold_values(codes, feature, t, int(q))
-        ranker: WeakRanker = ThresholdRanker(feature, binner.threshold_value(feature, t), float(q))
-    else:
-        tab = feature_table(int(binner.n_bins_[feature]))
+    # ------------------------------------------------------------------ round steps
+    def _histograms(self) -> NDArray[np.float64]:
+        """Steps 1-2: every block's histograms of its potential, summed."""
+        for b, out in zip(self._blocks, [self._hist, *self._block_hist], strict=True):
+            pi, scale = b.scaled_potential()
+            potential_histograms(b.codes, pi, out, scale)
+        for extra in self._block_hist:
+            self._hist += extra
+        return self._hist
+
+    def _values(self, table: CandidateTable, flat: int) -> tuple[WeakRanker, list[NDArray]]:
+        """The candidate ``flat`` as a weak ranker, and its values on every block's rows.
+
+        ``h`` is uint8 0/1 for a threshold ranker (what the binary update reads), float64 in
+        [0, 1] for a real-valued one.
+        """
+        feature, kind, t, q = table.decode(flat)
+        if kind == "threshold":
+            ranker: WeakRanker = ThresholdRanker(
+                feature, self.binner.threshold_value(feature, t), float(q)
+            )
+            return ranker, [_threshold_values(b.codes, feature, t, int(q)) for b in self._blocks]
+        tab = feature_table(int(self.binner.n_bins_[feature]))
         tab[0] = float(q)
-        full = np.zeros(binner.n_codes)
+        full = np.zeros(self.binner.n_codes)
         full[: tab.shape[0]] = tab
-        h = _table_values(codes, feature, full)
-        ranker = FeatureRanker(feature, binner.cuts_[feature].copy(), float(q))
-    return _Round(ranker, h, r)
+        ranker = FeatureRanker(feature, self.binner.cuts_[feature].copy(), float(q))
+        return ranker, [_table_values(b.codes, feature, full) for b in self._blocks]
+
+    def _rule_alpha(self, r: float, hs: list[NDArray]) -> float:
+        """Step 3: the alpha rule's value for the chosen ranker (before shrinkage)."""
+        method = self.params.alpha
+        if method == "r":
+            return alpha_from_r(r)
+        if method == "exact":
+            w_minus = w_plus = 0.0
+            for b, h in zip(self._blocks, hs, strict=True):
+                wm, _, wp = b.binary_stats(np.asarray(h, dtype=np.float64))
+                w_minus += wm
+                w_plus += wp
+            return alpha_exact(w_minus, w_plus)
+        return _alpha_line_search(self._blocks, hs)
+
+    def _broadcast(self, hs: list[NDArray], alpha: float, binary: bool) -> float:
+        """Step 4: every block applies the round; return the exact ``Z_t``."""
+        new = _log_sum_of(
+            [b.update(h, alpha, binary=binary) for b, h in zip(self._blocks, hs, strict=True)]
+        )
+        z = float(np.exp(new - self.log_total))
+        self.log_total = new
+        for b in self._blocks:
+            b.set_log_total(new)
+        return z
+
+    def _rloss(self) -> float:
+        parts = [b.rloss(1.0) for b in self._blocks]
+        total = parts[0]
+        for x in parts[1:]:
+            total += x
+        return total
+
+    # ------------------------------------------------------------------ public
+    def update(self) -> RoundRecord | None:
+        """Run exactly one round; return its record, or None when no round can help.
+
+        None means no weak ranker has ``|r| > tol`` (under WeakLearn.cum's constraint when
+        it is on): no candidate orders the remaining crucial pairs better than chance, and
+        ``stop_reason`` says so. The state is then unchanged.
+
+        Returns
+        -------
+        record : RoundRecord or None
+        """
+        p = self.params
+        table = candidate_table(self._histograms(), self.binner.n_bins_, p.weak_ranker)
+        alive = table.valid.copy()
+        if self._cumulative is None:
+            # candidates keep their flat index for the whole run (the table's shape is fixed
+            # by the binning), so WeakLearn.cum's c(h) is one array
+            self._cumulative = np.zeros(table.r.size)
+        cumulative = self._cumulative
+        if p.positive_cumulative:
+            # a ranker with r <= 0 (so alpha <= 0) is allowed only while it lowers an
+            # existing positive cumulative weight
+            alive &= (table.r > 0) | (cumulative.reshape(table.r.shape) > 0)
+        chosen: tuple[WeakRanker, list[NDArray], float, int] | None = None
+        a = 0.0
+        best_abs = 0.0
+        while alive.any():
+            flat = table.best(TIE_TOLERANCE, alive)
+            r = float(table.r.ravel()[flat])
+            best_abs = abs(r)
+            if best_abs <= p.tol:
+                break
+            ranker, hs = self._values(table, flat)
+            a = self._rule_alpha(r, hs)
+            if p.learning_rate != 1.0:
+                a = p.learning_rate * a
+            if not p.positive_cumulative or cumulative[flat] + a > 0:
+                chosen = (ranker, hs, r, flat)
+                break
+            alive.ravel()[flat] = False
+        if chosen is None:
+            self.stop_reason = (
+                f"stopped after {self.n_rounds} rounds: no weak ranker has |r| > "
+                f"tol={p.tol:g} (best |r| = {best_abs:.3g}); no candidate orders the "
+                "remaining crucial pairs better than chance"
+                + (" under the positive-cumulative constraint" if p.positive_cumulative else "")
+            )
+            return None
+        ranker, hs, r, flat = chosen
+        z = self._broadcast(hs, a, binary=isinstance(ranker, ThresholdRanker))
+        self._bound *= z
+        cumulative[flat] += a
+        rloss = self._rloss()
+        self._rankers.append(ranker)
+        for k, v in (
+            ("feature", ranker.feature),
+            ("threshold", ranker.threshold),
+            ("default", ranker.default),
+            ("alpha", a),
+            ("r", r),
+            ("z", z),
+            ("rloss", rloss),
+            ("bound", self._bound),
+        ):
+            self._records[k].append(v)
+        return RoundRecord(
+            self.n_rounds - 1, ranker, a, r, z, rloss, self._bound, abs(r) >= _PERFECT
+        )
+
+    def model(self) -> RankBoostModel:
+        """The :class:`~rankboost.model.RankBoostModel` of the rounds run so far."""
+        history = {
+            "feature": np.asarray(self._records["feature"], dtype=np.int64),
+            **{
+                k: np.asarray(self._records[k], dtype=np.float64)
+                for k in HISTORY_KEYS
+                if k != "feature"
+            },
+        }
+        return RankBoostModel(
+            list(self._rankers),
+            history,
+            self.n_features,
+            feature_names=self.feature_names,
+            params={**self.params.to_dict(), "feedback": self._feedback_repr},
+            stop_reason=self.stop_reason,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"Booster(n_rounds={self.n_rounds}, n_blocks={self.n_blocks}, "
+            f"n_features={self.n_features}, params={self.params})"
+        )
 
 
-def _choose_alpha(method: str, state: _FeedbackState, rnd: _Round) -> float:
-    if method == "r":
-        return alpha_from_r(rnd.r)
-    if method == "exact":
-        w_minus, _, w_plus = state.binary_stats(rnd.values)
-        return alpha_exact(w_minus, w_plus)
-    return _alpha_line_search(state, rnd.values)
+# --------------------------------------------------------------------------- the loop
 
 
 def train(
@@ -190,6 +504,7 @@ def train(
     n_rounds: int = 300,
     *,
     alpha: str = "r",
+    learning_rate: float = 1.0,
     positive_cumulative: bool = False,
     thresholds: int | str = 255,
     weak_ranker: str = "threshold",
@@ -197,8 +512,12 @@ def train(
     tol: float = 1e-9,
     feature_names: Sequence[str] | None = None,
     verbose: bool = False,
+    params: TrainParams | None = None,
 ) -> RankBoostModel:
     """Train RankBoost (Freund, Iyer, Schapire & Singer, JMLR 4 (2003) 933-969).
+
+    Validation, a :class:`Booster`, and a loop of :meth:`Booster.update` with callbacks and
+    stopping (as ``lightgbm.train`` runs ``Booster.update``).
 
     Parameters
     ----------
@@ -213,6 +532,9 @@ def train(
         Number of boosting rounds ``T``.
     alpha : {"r", "exact", "line_search"}, default="r"
         How ``alpha_t`` is chosen (module docstring; SPEC 5).
+    learning_rate : float, default=1.0
+        Shrinkage ``nu`` in (0, 1]: ``alpha_t = nu`` times the rule's alpha (1 = the paper).
+        ``Z_t`` is recorded at the applied ``alpha_t``, so ``rloss <= prod Z_t`` holds.
     positive_cumulative : bool, default=False
         WeakLearn.cum (Knowl 6): only accept a weak ranker whose cumulative weight
         ``sum_{s: h_s = h} alpha_s`` stays positive, so ``H`` is non-decreasing in every
@@ -235,6 +557,10 @@ def train(
         Names stored in the model (taken from ``X.columns`` for a DataFrame).
     verbose : bool, default=False
         Show a progress bar (needs ``tqdm``).
+    params : TrainParams, default=None
+        All the training parameters at once (:class:`rankboost.params.TrainParams`); when
+        given, the keyword parameters above (``n_rounds`` to ``tol``) must keep their
+        defaults.
 
     Returns
     -------
@@ -253,104 +579,68 @@ def train(
     >>> bool(model.history["rloss"][-1] <= model.history["bound"][-1])
     True
     """
+    given = {
+        "n_rounds": n_rounds,
+        "alpha": alpha,
+        "learning_rate": learning_rate,
+        "positive_cumulative": positive_cumulative,
+        "thresholds": thresholds,
+        "weak_ranker": weak_ranker,
+        "tol": tol,
+    }
+    if params is None:
+        p = make_params("rankboost.train", None, **given)
+    else:
+        if not isinstance(params, TrainParams):
+            raise TypeError(
+                "rankboost.train: params must be a rankboost.params.TrainParams; got "
+                f"{type(params).__name__}."
+            )
+        changed = [k for k, v in given.items() if v != getattr(TrainParams, k)]
+        if changed:
+            raise ValueError(
+                f"rankboost.train got params= and also {changed}; pass the training "
+                "parameters only once (inside params, e.g. params.replace(...))."
+            )
+        p = params
     if feature_names is None and hasattr(X, "columns"):
         feature_names = [str(c) for c in X.columns]
     Xc = check_feature_matrix(X)
-    if not isinstance(feedback, (PairFeedback, LayeredFeedback)):
-        raise TypeError(
-            "feedback must be a rankboost PairFeedback, BipartiteFeedback or LayeredFeedback; "
-            f"got {type(feedback).__name__}. Build one with e.g. rb.LayeredFeedback(y, qid)."
-        )
-    if feedback.n_samples != Xc.shape[0]:
-        raise ValueError(
-            f"feedback covers {feedback.n_samples} rows but X has {Xc.shape[0]}; build the "
-            "feedback from the same rows as X."
-        )
-    _check_params(n_rounds, alpha, weak_ranker, tol, positive_cumulative)
-    check_thresholds(thresholds)
-    if feature_names is not None and len(feature_names) != Xc.shape[1]:
-        raise ValueError(
-            f"feature_names has {len(feature_names)} names but X has {Xc.shape[1]} columns."
-        )
+    _check_feedback(feedback, Xc.shape[0])
+    return _train(Xc, feedback, p, callbacks, feature_names, verbose)
 
-    state = feedback._make_state()
-    binner = BinMapper(thresholds).fit(Xc, state.rows)
-    codes = binner.transform(Xc, state.rows)
-    hist = np.empty((Xc.shape[1], binner.n_codes))
 
-    records: dict[str, list[Any]] = {k: [] for k in HISTORY_KEYS}
-    rankers: list[WeakRanker] = []
-    cumulative: NDArray[np.float64] | None = None
-    bound = 1.0
+def _train(
+    Xc: NDArray[np.float64],
+    feedback: Feedback,
+    params: TrainParams,
+    callbacks: Sequence[Callable[[CallbackEnv], None]] | None = None,
+    feature_names: Sequence[str] | None = None,
+    verbose: bool = False,
+    stacklevel: int = 3,
+) -> RankBoostModel:
+    """The loop of :func:`train` on validated input (the adapters' entry point)."""
+    bst = Booster._from_checked(Xc, feedback, params, feature_names)
+    n_rounds = params.n_rounds
     stop_reason: str | None = None
     best_iteration: int | None = None
     bar = progress_bar(total=n_rounds, disable=not verbose, desc="rankboost")
     try:
         for it in range(n_rounds):
-            # 1-2. per-block statistics and their sum
-            pi, scale = state.scaled_potential()
-            potential_histograms(codes, pi, hist, scale)
-            table = candidate_table(hist, binner.n_bins_, weak_ranker)
-            # 3. choose
-            alive = table.valid.copy()
-            if cumulative is None:
-                # candidates keep their flat index for the whole run (the table's shape is
-                # fixed by the binning), so WeakLearn.cum's c(h) is one array
-                cumulative = np.zeros(table.r.size)
-            if positive_cumulative:
-                # a ranker with r <= 0 (so alpha <= 0) is allowed only while it lowers an
-                # existing positive cumulative weight
-                alive &= (table.r > 0) | (cumulative.reshape(table.r.shape) > 0)
-            chosen: _Round | None = None
-            chosen_flat = -1
-            a = 0.0
-            best_abs = 0.0
-            while alive.any():
-                flat = table.best(TIE_TOLERANCE, alive)
-                best_abs = abs(float(table.r.ravel()[flat]))
-                if best_abs <= tol:
-                    break
-                rnd = _materialise(table, flat, codes, binner)
-                a = _choose_alpha(alpha, state, rnd)
-                if not positive_cumulative or cumulative[flat] + a > 0:
-                    chosen = rnd
-                    chosen_flat = flat
-                    break
-                alive.ravel()[flat] = False
-            if chosen is None:
-                stop_reason = (
-                    f"stopped after {it} rounds: no weak ranker has |r| > tol={tol:g} "
-                    f"(best |r| = {best_abs:.3g}); no candidate orders the remaining crucial "
-                    "pairs better than chance"
-                    + (" under the positive-cumulative constraint" if positive_cumulative else "")
-                )
+            rec = bst.update()
+            if rec is None:
+                stop_reason = bst.stop_reason
                 break
-            # 4. broadcast and update
-            z = state.update(chosen.h, a, binary=isinstance(chosen.ranker, ThresholdRanker))
-            bound *= z
-            cumulative[chosen_flat] += a
-            rankers.append(chosen.ranker)
-            for k, v in (
-                ("feature", chosen.ranker.feature),
-                ("threshold", chosen.ranker.threshold),
-                ("default", chosen.ranker.default),
-                ("alpha", a),
-                ("r", chosen.r),
-                ("z", z),
-                ("rloss", state.rloss(1.0)),
-                ("bound", bound),
-            ):
-                records[k].append(v)
             bar.update(1)
             if callbacks:
-                env = CallbackEnv(it, n_rounds, chosen.ranker, a, records)
+                env = CallbackEnv(it, n_rounds, rec.ranker, rec.alpha, bst._records)
                 try:
                     for cb in callbacks:
                         cb(env)
                 except EarlyStopException as stop:
                     best_iteration = int(stop.best_iteration)
                     break
-            if abs(chosen.r) >= _PERFECT:
+            if rec.perfect:
                 if it + 1 < n_rounds:
                     stop_reason = (
                         f"stopped after {it + 1} rounds: the last weak ranker orders every "
@@ -361,27 +651,8 @@ def train(
     finally:
         bar.close()
     if stop_reason is not None:
-        warnings.warn(stop_reason, TrainingStoppedWarning, stacklevel=2)
-
-    params = {
-        "n_rounds": int(n_rounds),
-        "alpha": alpha,
-        "positive_cumulative": bool(positive_cumulative),
-        "thresholds": thresholds if isinstance(thresholds, str) else int(thresholds),
-        "weak_ranker": weak_ranker,
-        "tol": float(tol),
-        "feedback": repr(feedback),
-    }
-    history = {
-        "feature": np.asarray(records["feature"], dtype=np.int64),
-        **{k: np.asarray(records[k], dtype=np.float64) for k in HISTORY_KEYS if k != "feature"},
-    }
-    return RankBoostModel(
-        rankers,
-        history,
-        Xc.shape[1],
-        feature_names=None if feature_names is None else list(feature_names),
-        params=params,
-        stop_reason=stop_reason,
-        best_iteration=best_iteration,
-    )
+        warnings.warn(stop_reason, TrainingStoppedWarning, stacklevel=stacklevel)
+    model = bst.model()
+    model.stop_reason = stop_reason
+    model.best_iteration = best_iteration
+    return model

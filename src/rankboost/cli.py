@@ -21,6 +21,7 @@ import numpy as np
 from .datasets import RankingDataset, load_mq2008, load_svmlight
 from .metrics import evaluate, parse_metric
 from .model import RankBoostModel, atomic_write_text, load_model
+from .params import FEEDBACK_PARAMS, TRAIN_PARAMS, add_arguments
 from .sklearn import RankBoostRanker
 
 __all__ = ["main"]
@@ -66,20 +67,6 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
-def _thresholds(text: str) -> int | str:
-    if text == "all":
-        return "all"
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 2:
-        raise argparse.ArgumentTypeError(
-            f"expected 'all' or an integer number of bins >= 2, got {text!r}"
-        )
     return value
 
 
@@ -214,13 +201,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
             "early_stopping_rounds": args.early_stopping,
         }
     est = RankBoostRanker(
-        n_estimators=args.rounds,
-        alpha=args.alpha,
-        thresholds=args.thresholds,
-        positive_cumulative=args.positive_cumulative,
-        weak_ranker=args.weak_ranker,
-        feedback=args.feedback,
-        normalize=args.normalize,
+        n_estimators=args.n_rounds,
+        **{p.name: getattr(args, p.name) for p in TRAIN_PARAMS[1:] + FEEDBACK_PARAMS},
         verbose=not args.quiet,
     )
     start = time.perf_counter()
@@ -332,7 +314,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         f"RankBoost on LETOR 4.0 MQ2008 fold {args.fold} (bundled): train {train.n_samples} "
         f"rows / {train.n_queries} queries, {train.n_features} features"
     )
-    est = RankBoostRanker(n_estimators=args.rounds, verbose=not args.quiet)
+    est = RankBoostRanker(n_estimators=args.n_rounds, verbose=not args.quiet)
     start = time.perf_counter()
     est.fit(
         train.X,
@@ -341,7 +323,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         eval_set=[(vali.X, vali.y)],
         eval_qid=[vali.qid],
         eval_metric="map",
-        early_stopping_rounds=args.rounds,  # patience = all rounds: argmax of validation MAP
+        early_stopping_rounds=args.n_rounds,  # patience = all rounds: argmax of validation MAP
     )
     seconds = time.perf_counter() - start
     best = est.best_iteration_
@@ -367,44 +349,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _add_train_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("boosting (defaults of rankboost.train)")
-    g.add_argument("--rounds", type=_positive_int, default=300, help="rounds T (default 300)")
-    g.add_argument(
-        "--alpha",
-        choices=("r", "exact", "line_search"),
-        default="r",
-        help="alpha rule: r = Rb-c (default), exact = Rb-d, line_search",
-    )
-    g.add_argument(
-        "--thresholds",
-        type=_thresholds,
-        default=255,
-        metavar="B|all",
-        help="candidate thresholds per feature (default 255; 'all' = every distinct value)",
-    )
-    g.add_argument(
-        "--weak-ranker",
-        choices=("threshold", "feature", "both"),
-        default="threshold",
-        help="weak rankers (default threshold)",
-    )
-    g.add_argument(
-        "--feedback",
-        choices=("layered", "bipartite"),
-        default="layered",
-        help="layered: higher grade above lower (default); bipartite: labels 0/1",
-    )
-    g.add_argument(
-        "--normalize",
-        choices=("pair", "query"),
-        default="query",
-        help="pair: every crucial pair weighs the same (default); query: every query does",
-    )
-    g.add_argument(
-        "--positive-cumulative",
-        action="store_true",
-        help="WeakLearn.cum: keep the ranking function non-decreasing in every feature",
-    )
+    """The training options, derived from rankboost.params (so --help cannot drift)."""
+    g = p.add_argument_group("boosting (rankboost.params: the defaults of rankboost.train)")
+    add_arguments(g, params=TRAIN_PARAMS + FEEDBACK_PARAMS)
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -504,7 +451,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "rankboost demo --fold 1",
     )
     p.add_argument("--fold", type=int, choices=range(1, 6), default=1, help="fold (default 1)")
-    p.add_argument("--rounds", type=_positive_int, default=300, help="rounds (default 300)")
+    add_arguments(p, params=TRAIN_PARAMS[:1])
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
     try:

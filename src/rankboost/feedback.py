@@ -33,7 +33,11 @@ from ._kernels.layered import (
 from ._kernels.pairwise import level_pair_errors, reorder, sorted_level_errors
 from ._validation import check_labels, check_qid, check_scores
 
-__all__ = ["BipartiteFeedback", "LayeredFeedback", "PairFeedback"]
+__all__ = ["MAX_WEIGHTED_PAIRS", "BipartiteFeedback", "LayeredFeedback", "PairFeedback"]
+
+#: :meth:`LayeredFeedback.with_sample_weight` lists the crucial pairs when the row weights
+#: are not constant; beyond this many pairs it refuses instead of exhausting memory.
+MAX_WEIGHTED_PAIRS = 20_000_000
 
 
 # --------------------------------------------------------------------------- internal states
@@ -61,7 +65,22 @@ _EXACT_EVERY = 64
 
 
 class _LayeredState:
-    """Per-round statistics of layered feedback on the support rows (grouped by query)."""
+    """One block of layered feedback: whole queries, their support rows grouped by query.
+
+    A block holds what a round needs of its queries (SPEC 3.3): the scores ``H`` of its rows,
+    their level sums and potential, and the kept order by ``H``. Everything it reports is
+    its *part* of a global quantity, so the parts of several blocks add up:
+
+    * ``pairs_per_query`` (phase 1 of the normalisation): the owner fixes every query's pair
+      weight ``c_q`` from the counts of all blocks (:func:`_fix_normalisers`), then calls
+      :meth:`start`, which returns the block's log mass ``log sum_q c_q sum_{l0<l1} A B``;
+    * ``log_total`` is the log mass ``M_t`` of the *whole* training set, set by the owner
+      after every round (:meth:`set_log_total`); the potential, ``W_-, W_0, W_+`` and the
+      rloss are then the block's parts of the global ones;
+    * :meth:`update` applies ``H += alpha h`` and returns the block's new log mass.
+
+    With a single block every value is bit-identical to a whole-data computation.
+    """
 
     def __init__(
         self,
@@ -69,13 +88,17 @@ class _LayeredState:
         level: NDArray[np.int64],
         qstart: NDArray[np.int64],
         lstart: NDArray[np.int64],
-        log_c: NDArray[np.float64],
+        pairs_per_query: NDArray[np.int64],
+        normalize: str,
     ) -> None:
         self.rows = rows
         self.level = level
         self.qstart = qstart
         self.lstart = lstart
-        self.log_c = log_c
+        self.pairs_per_query = pairs_per_query
+        self.normalize = normalize
+        self.log_c = np.zeros(qstart.shape[0] - 1)  # fixed by the owner before start()
+        self.codes: NDArray[Any] = np.empty((0, 0), dtype=np.uint8)  # set by the owner
         n = rows.shape[0]
         self.H = np.zeros(n)
         self._zeros = np.zeros(n)
@@ -109,11 +132,28 @@ class _LayeredState:
         self._tree = np.empty(2 * n_levels + qstart.shape[0])
         self._errors = np.empty(qstart.shape[0] - 1)
         self._errors_fresh = False
-        self.log_total = self._refresh(self._zeros, 0.0)
+        self._rescale_pi = False
+        self.log_total = 0.0
 
     @property
     def n(self) -> int:
         return int(self.rows.shape[0])
+
+    def start(self) -> float:
+        """Statistics at ``H = 0`` once ``log_c`` is fixed; return the block's log mass.
+
+        ``log_total`` is set to it, which is right for a single block; with several, the
+        owner then sets the global one (:meth:`set_log_total`).
+        """
+        self.log_total = self._refresh(self._zeros, 0.0)
+        return self.log_total
+
+    def set_log_total(self, log_total: float) -> None:
+        """Take the new global log mass after an update (and the potential's scale 1/Z)."""
+        if self._rescale_pi:
+            self._pi_scale = float(np.exp(self.log_total - log_total))
+            self._rescale_pi = False
+        self.log_total = log_total
 
     def _refresh(self, h: NDArray[np.float64], alpha: float) -> float:
         # apply H += alpha h, then per-query-block statistics, then the sum over blocks
@@ -173,7 +213,7 @@ class _LayeredState:
         return self._log_mass(G, lh, l1h), self._log_mass(G, l1h, lh)
 
     def binary_stats(self, h: NDArray[np.float64]) -> tuple[float, float, float]:
-        """(W_-, W_0, W_+) of a binary ranker under D_t (SPEC 3.3)."""
+        """The block's part of (W_-, W_0, W_+) of a binary ranker under D_t (SPEC 3.3)."""
         on = _log_weights(h)
         off = _log_weights(1.0 - h)
         w_minus = self._log_mass(self.H, off, on)  # h(x0) = 0, h(x1) = 1: correctly ordered
@@ -184,11 +224,12 @@ class _LayeredState:
         return float(w[0]), float(w[1] + w[2]), float(w[3])
 
     def update(self, h: NDArray[Any], alpha: float, binary: bool = False) -> float:
-        """Apply ``H <- H + alpha h``; return the exact ``Z_t``.
+        """Apply ``H <- H + alpha h``; return the block's new log mass.
 
-        ``binary=True`` promises ``h`` in {0, 1} (uint8 from a threshold ranker, or float):
-        the per-query order by H is then kept by an O(n) merge (each h-group keeps its order)
-        instead of a sort.
+        The exact ``Z_t`` is ``exp(new global log mass - log_total)``; the owner computes it
+        and then calls :meth:`set_log_total`. ``binary=True`` promises ``h`` in {0, 1} (uint8
+        from a threshold ranker, or float): the per-query order by H is then kept by an O(n)
+        merge (each h-group keeps its order) instead of a sort.
         """
         if binary and alpha != 0.0 and self._since_exact < _EXACT_EVERY:
             # one sweep per query: H, level sums, the next potential, kept order, errors
@@ -199,7 +240,7 @@ class _LayeredState:
                 self.order, self._tmp, self._tree, self._errors,
             )  # fmt: skip
             new = _log_sum(self._log_mass_q)
-            self._pi_scale = float(np.exp(self.log_total - new))
+            self._rescale_pi = True  # the potential is relative to the old mass: 1/Z
             self._pi_fresh = True
             self._since_exact += 1
             self._errors_fresh = True
@@ -211,12 +252,10 @@ class _LayeredState:
             if alpha != 0.0:
                 reorder(self.H, h, self.level, binary, self.qstart, self.order, self._tmp)
                 self._errors_fresh = False
-        z = float(np.exp(new - self.log_total))
-        self.log_total = new
-        return z
+        return new
 
     def rloss(self, tie_weight: float = 1.0) -> float:
-        """D-weighted fraction of crucial pairs misordered by the current ``H``."""
+        """The block's part of the D-weighted fraction of pairs misordered by ``H``."""
         if tie_weight == 1.0 and self._errors_fresh:
             errors = self._errors  # counted during the last binary update
         else:
@@ -227,22 +266,39 @@ class _LayeredState:
 
 
 class _PairState:
-    """Per-round statistics of explicit pairs (SPEC 3.1), on the support rows."""
+    """One block of explicit pairs (SPEC 3.1): rows and the pairs among them.
+
+    As :class:`_LayeredState`: the owner fixes the initial distribution from every block's
+    weights (``log_w = log(Phi / sum Phi)``, :func:`_fix_normalisers`), then the block
+    reports parts of global quantities, ``log_total`` being the global log mass.
+    """
 
     def __init__(
         self, rows: NDArray[np.int64], i0: NDArray[np.int64], i1: NDArray[np.int64],
-        log_w: NDArray[np.float64],
+        weights: NDArray[np.float64],
     ) -> None:  # fmt: skip
         self.rows = rows
         self.i0 = i0
         self.i1 = i1
-        self.log_w = log_w
+        self.weights = weights
+        self.log_w = np.zeros(weights.shape[0])  # fixed by the owner before start()
+        self.log_w_total = 0.0  # log of the sum of exp(log_w) over every block
+        self.codes: NDArray[Any] = np.empty((0, 0), dtype=np.uint8)  # set by the owner
         self.H = np.zeros(rows.shape[0])
-        self.log_total = float(logsumexp(log_w))
+        self.log_total = 0.0
 
     @property
     def n(self) -> int:
         return int(self.rows.shape[0])
+
+    def start(self) -> float:
+        """The block's log mass at ``H = 0`` (``log_total`` is set to it, see the layered)."""
+        self.log_total = self.log_w_total = float(logsumexp(self.log_w))
+        return self.log_total
+
+    def set_log_total(self, log_total: float) -> None:
+        """Take the new global log mass after an update."""
+        self.log_total = log_total
 
     def _pair_weights(self) -> NDArray[np.float64]:
         return np.exp(self.log_w + self.H[self.i0] - self.H[self.i1] - self.log_total)
@@ -278,19 +334,69 @@ class _PairState:
     def update(self, h: NDArray[Any], alpha: float, binary: bool = False) -> float:
         if alpha != 0.0:
             self.H += alpha * h
-        new = float(logsumexp(self.log_w + self.H[self.i0] - self.H[self.i1]))
-        z = float(np.exp(new - self.log_total))
-        self.log_total = new
-        return z
+        return float(logsumexp(self.log_w + self.H[self.i0] - self.H[self.i1]))
 
     def rloss(self, tie_weight: float = 1.0) -> float:
-        d1 = np.exp(self.log_w - logsumexp(self.log_w))
+        d1 = np.exp(self.log_w - self.log_w_total)
         s0 = self.H[self.i0]
         s1 = self.H[self.i1]
         return float(np.sum(d1 * ((s1 < s0) + tie_weight * (s1 == s0))))
 
 
 _FeedbackState = _LayeredState | _PairState
+
+
+def _fix_normalisers(blocks: list[_LayeredState] | list[_PairState]) -> None:
+    """Phase 2 of the normalisation: the initial distribution from every block's counts.
+
+    Layered (SPEC 1): ``normalize="pair"`` gives every crucial pair ``c_q = 1 / n_pairs``
+    (the paper's ``D = Phi / sum Phi``); ``"query"`` gives query ``q`` with ``P_q`` pairs
+    ``c_q = 1 / (n_queries_with_pairs P_q)``. Explicit pairs: ``D = Phi / sum Phi``. The
+    counts are added over the blocks in their order, so one block gives the same bits as
+    the whole data.
+    """
+    pair_blocks = [b for b in blocks if isinstance(b, _PairState)]
+    if pair_blocks:
+        total = 0.0
+        for pb in pair_blocks:
+            total += float(pb.weights.sum())
+        for pb in pair_blocks:
+            pb.log_w = np.log(pb.weights / total)
+        return
+    layered = [b for b in blocks if isinstance(b, _LayeredState)]
+    modes = {b.normalize for b in layered}
+    if len(modes) != 1:
+        raise ValueError(f"blocks disagree on normalize: {sorted(modes)}; use one mode.")
+    n_pairs = 0
+    n_queries = 0
+    for lb in layered:
+        n_pairs += int(lb.pairs_per_query.sum())
+        n_queries += int(lb.pairs_per_query.shape[0])
+    for lb in layered:
+        counts = lb.pairs_per_query
+        if modes == {"pair"}:
+            c = np.full(counts.shape[0], 1.0 / n_pairs)
+        else:
+            c = 1.0 / (n_queries * counts)
+        lb.log_c = np.log(c)
+
+
+def _start_blocks(blocks: list[_LayeredState] | list[_PairState]) -> float:
+    """Fix the normalisers, start every block and give each the global log mass; return it."""
+    _fix_normalisers(blocks)
+    log_total = _log_sum_of([b.start() for b in blocks])
+    for b in blocks:
+        b.set_log_total(log_total)
+        if isinstance(b, _PairState):
+            b.log_w_total = log_total  # the initial mass: D's normaliser in rloss
+    return log_total
+
+
+def _log_sum_of(parts: list[float]) -> float:
+    """Global log mass from the blocks' log masses (one block: that value, bit for bit)."""
+    if len(parts) == 1:
+        return parts[0]
+    return _log_sum(np.asarray(parts, dtype=np.float64))
 
 
 # --------------------------------------------------------------------------- public classes
@@ -375,11 +481,52 @@ class PairFeedback:
         """Number of pairs given (duplicates counted)."""
         return int(self.pairs.shape[0])
 
+    def _blocks(self, n_blocks: int = 1) -> list[_PairState]:
+        """The pairs split into at most ``n_blocks`` blocks that share no row.
+
+        A block holds whole connected components of the pair graph (rows linked by a pair),
+        so no pair crosses blocks; components are dealt to blocks in order of their first
+        row, balancing the number of pairs. Not normalised yet (:func:`_start_blocks`).
+        """
+        if n_blocks == 1:
+            rows, inv = np.unique(self.pairs.ravel(), return_inverse=True)
+            inv = inv.reshape(-1, 2).astype(np.int64)
+            return [
+                _PairState(rows.astype(np.int64), inv[:, 0].copy(), inv[:, 1].copy(), self.weights)
+            ]
+        from scipy.sparse import coo_matrix
+        from scipy.sparse.csgraph import connected_components
+
+        n = self.n_samples
+        graph = coo_matrix(
+            (np.ones(self.n_pairs), (self.pairs[:, 0], self.pairs[:, 1])), shape=(n, n)
+        )
+        _, comp = connected_components(graph, directed=False)
+        pair_comp = comp[self.pairs[:, 0]]
+        used = np.unique(pair_comp)  # components with a pair, by smallest row label
+        sizes = np.bincount(pair_comp, minlength=comp.max() + 1)[used]
+        # contiguous runs of components with about n_pairs / n_blocks pairs each
+        edges = np.searchsorted(np.cumsum(sizes), np.arange(1, n_blocks) * self.n_pairs / n_blocks)
+        block_of_comp = np.zeros(comp.max() + 1, dtype=np.int64)
+        block_of_comp[used] = np.searchsorted(edges, np.arange(used.shape[0]), side="right")
+        pair_block = block_of_comp[pair_comp]
+        out = []
+        for k in np.unique(pair_block):
+            sel = np.flatnonzero(pair_block == k)
+            rows, inv = np.unique(self.pairs[sel].ravel(), return_inverse=True)
+            inv = inv.reshape(-1, 2).astype(np.int64)
+            out.append(
+                _PairState(
+                    rows.astype(np.int64), inv[:, 0].copy(), inv[:, 1].copy(), self.weights[sel]
+                )
+            )
+        return out
+
     def _make_state(self) -> _PairState:
-        rows, inv = np.unique(self.pairs.ravel(), return_inverse=True)
-        inv = inv.reshape(-1, 2).astype(np.int64)
-        log_w = np.log(self.weights / self.weights.sum())
-        return _PairState(rows.astype(np.int64), inv[:, 0].copy(), inv[:, 1].copy(), log_w)
+        """The whole feedback as one started block."""
+        blocks = self._blocks(1)
+        _start_blocks(blocks)
+        return blocks[0]
 
     def rloss(self, scores: ArrayLike, tie_weight: float = 1.0) -> float:
         """D-weighted fraction of pairs with ``scores[j] < scores[i]``.
@@ -482,14 +629,48 @@ class LayeredFeedback:
         sizes = np.bincount(qs[keep_rows], minlength=n_queries)[keep_q]
         self._qstart = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         self._lstart = np.concatenate([[0], np.cumsum(k_q[keep_q])]).astype(np.int64)
+        self._pairs_q = pairs_q[keep_q]
         if normalize == "pair":
             c = np.full(sizes.shape[0], 1.0 / self.n_pairs)
         else:
-            c = 1.0 / (self.n_queries_with_pairs * pairs_q[keep_q])
-        self._log_c = np.log(c)
+            c = 1.0 / (self.n_queries_with_pairs * self._pairs_q)
+        self._log_c = np.log(c)  # the same as _fix_normalisers gives one block
+
+    def _blocks(self, n_blocks: int = 1) -> list[_LayeredState]:
+        """The queries with a crucial pair split into at most ``n_blocks`` blocks.
+
+        Each block holds whole queries, contiguous in the internal (query code) order, with
+        about the same number of rows. Not normalised yet (:func:`_start_blocks`).
+        """
+        n_q = self._qstart.shape[0] - 1
+        if n_blocks == 1:
+            cuts = np.array([0, n_q])
+        else:
+            target = np.arange(1, n_blocks) * (self._qstart[-1] / n_blocks)
+            inner = np.searchsorted(self._qstart, target)
+            cuts = np.unique(np.concatenate([[0], np.clip(inner, 1, n_q - 1), [n_q]]))
+            cuts = cuts[(cuts >= 0) & (cuts <= n_q)]
+        out = []
+        for q0, q1 in zip(cuts[:-1], cuts[1:], strict=True):
+            r0, r1 = self._qstart[q0], self._qstart[q1]
+            l0 = self._lstart[q0]
+            out.append(
+                _LayeredState(
+                    self._rows[r0:r1],
+                    self._level[r0:r1],
+                    self._qstart[q0 : q1 + 1] - r0,
+                    self._lstart[q0 : q1 + 1] - l0,
+                    self._pairs_q[q0:q1],
+                    self.normalize,
+                )
+            )
+        return out
 
     def _make_state(self) -> _LayeredState:
-        return _LayeredState(self._rows, self._level, self._qstart, self._lstart, self._log_c)
+        """The whole feedback as one started block."""
+        blocks = self._blocks(1)
+        _start_blocks(blocks)
+        return blocks[0]
 
     def rloss(self, scores: ArrayLike, tie_weight: float = 1.0) -> float:
         """D-weighted fraction of crucial pairs misordered by ``scores``.
@@ -503,6 +684,78 @@ class LayeredFeedback:
             tie_weight,
         )  # fmt: skip
         return float(np.sum(np.exp(self._log_c) * errors))
+
+    def with_sample_weight(self, sample_weight: ArrayLike | None) -> LayeredFeedback | PairFeedback:
+        """Weigh rows as multiplicities: ``Phi(x0, x1) = w(x0) w(x1)``.
+
+        Exactly as if each row were repeated ``w`` times (with ``normalize="query"`` each
+        query keeps total mass ``1 / n_queries``). None or a constant weight change nothing
+        (a constant factor cancels out of ``D``) and return ``self``. The O(n) layered
+        engine has no row weights, so non-constant weights list the crucial pairs
+        explicitly as a :class:`PairFeedback` (O(pairs) memory and time per round; refused
+        beyond ``MAX_WEIGHTED_PAIRS``).
+
+        Parameters
+        ----------
+        sample_weight : array-like of shape (n_samples,) or None
+            Non-negative row weights; rows of weight 0 take part in no pair.
+
+        Returns
+        -------
+        feedback : LayeredFeedback or PairFeedback
+
+        Examples
+        --------
+        >>> import rankboost as rb
+        >>> fb = rb.LayeredFeedback([0, 1, 2], qid=[1, 1, 1])
+        >>> fb.with_sample_weight([1, 1, 1]) is fb
+        True
+        >>> pf = fb.with_sample_weight([1.0, 2.0, 0.0])
+        >>> pf.pairs.tolist(), pf.weights.tolist()
+        ([[0, 1]], [1.0])
+        """
+        if sample_weight is None:
+            return self
+        w = np.asarray(sample_weight, dtype=np.float64)
+        if w.ndim != 1 or w.shape[0] != self.n_samples:
+            raise ValueError(
+                f"sample_weight must be 1-D with one weight per row ({self.n_samples}); got "
+                f"shape {w.shape}."
+            )
+        if not np.isfinite(w).all() or (w < 0).any():
+            raise ValueError("sample_weight must hold finite non-negative numbers.")
+        if not w.any():
+            raise ValueError(
+                "sample_weight is zero for every row; at least one weight must be positive."
+            )
+        if w.max() == w.min():
+            return self
+        if self.n_pairs > MAX_WEIGHTED_PAIRS:
+            raise ValueError(
+                f"sample_weight needs the {self.n_pairs} crucial pairs listed explicitly, more "
+                f"than MAX_WEIGHTED_PAIRS={MAX_WEIGHTED_PAIRS}; fit without sample_weight, or "
+                "train on fewer or smaller queries."
+            )
+        y, codes = self.y, self._codes
+        order = np.lexsort((y, codes))
+        starts = np.flatnonzero(np.r_[True, codes[order][1:] != codes[order][:-1], True])
+        pairs, weights = [], []
+        for a, b in zip(starts[:-1], starts[1:], strict=True):  # one numpy step per query
+            rows = order[a:b]
+            lo, hi = np.nonzero(y[rows][:, None] < y[rows][None, :])
+            phi = w[rows[lo]] * w[rows[hi]]
+            keep = phi > 0
+            if not keep.any():
+                continue
+            pairs.append(np.column_stack([rows[lo[keep]], rows[hi[keep]]]))
+            phi = phi[keep]
+            weights.append(phi / phi.sum() if self.normalize == "query" else phi)
+        if not pairs:
+            raise ValueError(
+                "sample_weight leaves no crucial pair with a positive weight: every query "
+                "needs two rows of different grades with sample_weight > 0."
+            )
+        return PairFeedback(np.concatenate(pairs), np.concatenate(weights), n_samples=y.shape[0])
 
     def __repr__(self) -> str:
         return (

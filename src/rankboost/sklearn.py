@@ -8,7 +8,6 @@ lives in ``model_`` (a :class:`~rankboost.model.RankBoostModel`).
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -17,12 +16,13 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_qid, group_sizes_to_qid
-from .booster import train
+from ._validation import as_float_matrix, group_sizes_to_qid
+from .booster import _train
 from .callback import CallbackEnv, EvaluationMonitor, early_stopping
 from .feedback import BipartiteFeedback, LayeredFeedback, PairFeedback
 from .metrics import ndcg_score
 from .model import RankBoostModel
+from .params import TrainParams, check_param, make_params
 
 try:
     from sklearn.utils.validation import validate_data as _sk_validate_data
@@ -34,11 +34,6 @@ except ImportError:  # pragma: no cover - remove when the minimum scikit-learn i
 
 __all__ = ["RankBoostRanker"]
 
-#: ``fit`` enumerates the crucial pairs when ``sample_weight`` is not constant; beyond this
-#: many pairs it refuses instead of exhausting memory.
-MAX_WEIGHTED_PAIRS = 20_000_000
-
-_FEEDBACKS = ("layered", "bipartite")
 QID_COLUMN = "qid"
 
 
@@ -78,37 +73,6 @@ def _pop_qid(
     return X, qid
 
 
-def _weighted_pairs(
-    fb: LayeredFeedback, y: NDArray[np.float64], codes: NDArray[np.int64], w: NDArray
-) -> PairFeedback:
-    """Crucial pairs of ``fb`` with ``Phi(x0, x1) = w(x0) w(x1)`` (row weight = multiplicity)."""
-    if fb.n_pairs > MAX_WEIGHTED_PAIRS:
-        raise ValueError(
-            f"sample_weight needs the {fb.n_pairs} crucial pairs listed explicitly, more than "
-            f"MAX_WEIGHTED_PAIRS={MAX_WEIGHTED_PAIRS}; fit without sample_weight, or train "
-            "on fewer or smaller queries."
-        )
-    order = np.lexsort((y, codes))
-    starts = np.flatnonzero(np.r_[True, codes[order][1:] != codes[order][:-1], True])
-    pairs, weights = [], []
-    for a, b in zip(starts[:-1], starts[1:], strict=True):
-        rows = order[a:b]
-        lo, hi = np.nonzero(y[rows][:, None] < y[rows][None, :])
-        phi = w[rows[lo]] * w[rows[hi]]
-        keep = phi > 0
-        if not keep.any():
-            continue
-        pairs.append(np.column_stack([rows[lo[keep]], rows[hi[keep]]]))
-        phi = phi[keep]
-        weights.append(phi / phi.sum() if fb.normalize == "query" else phi)
-    if not pairs:
-        raise ValueError(
-            "sample_weight leaves no crucial pair with a positive weight: every query needs "
-            "two rows of different grades with sample_weight > 0."
-        )
-    return PairFeedback(np.concatenate(pairs), np.concatenate(weights), n_samples=y.shape[0])
-
-
 class RankBoostRanker(BaseEstimator):
     """RankBoost ranker with the scikit-learn estimator interface.
 
@@ -123,6 +87,8 @@ class RankBoostRanker(BaseEstimator):
     alpha : {"r", "exact", "line_search"}, default="r"
         How ``alpha_t`` is chosen: Rb-c ``1/2 ln((1 + r)/(1 - r))``, Rb-d (exact minimiser of
         ``Z`` for binary rankers) or a line search on ``Z``.
+    learning_rate : float, default=1.0
+        Shrinkage ``nu`` in (0, 1]: ``alpha_t = nu`` times the rule's alpha (1 = the paper).
     thresholds : int or "all", default=255
         Candidate thresholds per feature: quantile candidates, or every distinct value.
     positive_cumulative : bool, default=False
@@ -175,10 +141,14 @@ class RankBoostRanker(BaseEstimator):
     ``GridSearchCV`` pass the queries along with the rows.
 
     ``sample_weight`` weighs rows as multiplicities: a crucial pair gets
-    ``Phi(x0, x1) = w(x0) w(x1)``, exactly as if each row were repeated ``w`` times. The
-    O(n)-per-round layered engine has no row weights yet, so a non-constant
-    ``sample_weight`` lists the crucial pairs explicitly (O(pairs) memory and time per
-    round; refused beyond ``MAX_WEIGHTED_PAIRS``).
+    ``Phi(x0, x1) = w(x0) w(x1)``, exactly as if each row were repeated ``w`` times
+    (:meth:`rankboost.LayeredFeedback.with_sample_weight`). The O(n)-per-round layered
+    engine has no row weights yet, so a non-constant ``sample_weight`` lists the crucial
+    pairs explicitly (O(pairs) memory and time per round; refused beyond
+    ``rankboost.feedback.MAX_WEIGHTED_PAIRS``).
+
+    The training parameters are validated by :func:`rankboost.params.make_params`, the
+    one definition :func:`rankboost.train` and the command line use too.
 
     References
     ----------
@@ -205,6 +175,7 @@ class RankBoostRanker(BaseEstimator):
         *,
         n_estimators: int = 300,
         alpha: str = "r",
+        learning_rate: float = 1.0,
         thresholds: int | str = 255,
         positive_cumulative: bool = False,
         weak_ranker: str = "threshold",
@@ -215,6 +186,7 @@ class RankBoostRanker(BaseEstimator):
     ) -> None:
         self.n_estimators = n_estimators
         self.alpha = alpha
+        self.learning_rate = learning_rate
         self.thresholds = thresholds
         self.positive_cumulative = positive_cumulative
         self.weak_ranker = weak_ranker
@@ -233,41 +205,28 @@ class RankBoostRanker(BaseEstimator):
         return tags
 
     # ------------------------------------------------------------------ fitting
-    def _check_params(self) -> None:
-        n = self.n_estimators
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-            raise ValueError(
-                f"The 'n_estimators' parameter of RankBoostRanker must be an int >= 1; got "
-                f"{n!r} instead."
-            )
-        if self.feedback not in _FEEDBACKS:
-            raise ValueError(
-                f"The 'feedback' parameter of RankBoostRanker must be one of {_FEEDBACKS}; got "
-                f"{self.feedback!r} instead."
-            )
+    def _params(self) -> TrainParams:
+        """The training parameters, validated (errors name this estimator's parameters)."""
+        owner = type(self).__name__
+        check_param("feedback", self.feedback, owner)
+        check_param("normalize", self.normalize, owner)
+        return make_params(
+            owner,
+            {"n_rounds": "n_estimators"},
+            n_rounds=self.n_estimators,
+            alpha=self.alpha,
+            learning_rate=self.learning_rate,
+            positive_cumulative=self.positive_cumulative,
+            thresholds=self.thresholds,
+            weak_ranker=self.weak_ranker,
+            tol=self.tol,
+        )
 
     def _make_feedback(
         self, y: NDArray[np.float64], qid: ArrayLike | None, sample_weight: ArrayLike | None
     ) -> LayeredFeedback | PairFeedback:
         cls = BipartiteFeedback if self.feedback == "bipartite" else LayeredFeedback
-        fb = cls(y, qid, normalize=self.normalize)
-        if sample_weight is None:
-            return fb
-        w = np.asarray(sample_weight, dtype=np.float64)
-        if w.ndim != 1 or w.shape[0] != y.shape[0]:
-            raise ValueError(
-                f"sample_weight must be 1-D with one weight per row ({y.shape[0]}); got shape "
-                f"{w.shape}."
-            )
-        if not np.isfinite(w).all() or (w < 0).any():
-            raise ValueError("sample_weight must hold finite non-negative numbers.")
-        if not w.any():
-            raise ValueError(
-                "sample_weight is zero for every row; at least one weight must be positive."
-            )
-        if w.max() == w.min() and w.max() > 0:  # a constant factor cancels out of D
-            return fb
-        return _weighted_pairs(fb, y, check_qid(qid, y.shape[0]), w)
+        return cls(y, qid, normalize=self.normalize).with_sample_weight(sample_weight)
 
     def fit(
         self,
@@ -320,7 +279,7 @@ class RankBoostRanker(BaseEstimator):
         self : RankBoostRanker
             The fitted estimator.
         """
-        self._check_params()
+        params = self._params()
         X, qid = _pop_qid(X, qid, group, x_name="X", owner="RankBoostRanker.fit")
         Xc, yc = _validate_data(self, X, y, y_numeric=True, reset=True)
         if Xc.shape[0] < 2:
@@ -349,18 +308,14 @@ class RankBoostRanker(BaseEstimator):
         cbs.extend(callbacks or [])
 
         names = getattr(self, "feature_names_in_", None)
-        model = train(
-            Xc,
+        model = _train(
+            as_float_matrix(Xc),
             fb,
-            int(self.n_estimators),
-            alpha=self.alpha,
-            positive_cumulative=self.positive_cumulative,
-            thresholds=self.thresholds,
-            weak_ranker=self.weak_ranker,
+            params,
             callbacks=cbs or None,
-            tol=self.tol,
             feature_names=None if names is None else [str(n) for n in names],
             verbose=bool(self.verbose),
+            stacklevel=4,
         )
         best = None
         if early_stopping_rounds is not None and monitor is not None:

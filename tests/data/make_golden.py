@@ -1,22 +1,40 @@
 """Write tests/data/golden_mq2008_fold1.json: models trained by the engine of commit 062aba6."""
-import json, subprocess, warnings
+
+import json
+import subprocess
+import warnings
+
 import numpy as np
+
 import rankboost as rb
 from rankboost.datasets import load_mq2008
 
 train, vali, test = load_mq2008(1)
 configs = {
-    "default": dict(n_rounds=40),
-    "cum_exact_pair": dict(n_rounds=40, alpha="exact", positive_cumulative=True, normalize="pair"),
-    "both_line_search": dict(n_rounds=25, alpha="line_search", weak_ranker="both", thresholds=32),
-    "feature_r_bipartite": dict(n_rounds=25, weak_ranker="feature", bipartite=True),
-    "pairs_line_search": dict(n_rounds=20, alpha="line_search", pairs=True),
+    "default": {"n_rounds": 40},
+    "cum_exact_pair": {
+        "n_rounds": 40,
+        "alpha": "exact",
+        "positive_cumulative": True,
+        "normalize": "pair",
+    },
+    "both_line_search": {
+        "n_rounds": 25,
+        "alpha": "line_search",
+        "weak_ranker": "both",
+        "thresholds": 32,
+    },
+    "feature_r_bipartite": {"n_rounds": 25, "weak_ranker": "feature", "bipartite": True},
+    "pairs_line_search": {"n_rounds": 20, "alpha": "line_search", "pairs": True},
 }
-out = {"provenance": {
-    "commit": subprocess.check_output(["git", "rev-parse", "HEAD"], text=True).strip(),
-    "command": "python tests/data/make_golden.py (from the repository root, at the commit above)",
-    "data": "rankboost.datasets.load_mq2008(1): bundled LETOR 4.0 MQ2008 Fold1 train/test",
-}, "models": {}}
+out = {
+    "provenance": {
+        "commit": subprocess.check_output(["git", "rev-parse", "HEAD"], text=True).strip(),
+        "command": "python tests/data/make_golden.py (repository root, at the commit above)",
+        "data": "rankboost.datasets.load_mq2008(1): bundled LETOR 4.0 MQ2008 Fold1 train/test",
+    },
+    "models": {},
+}
 for name, cfg in configs.items():
     cfg = dict(cfg)
     normalize = cfg.pop("normalize", "query")
@@ -26,8 +44,10 @@ for name, cfg in configs.items():
         # every (lower grade, higher grade) pair of the first 30 queries, weight = grade gap
         q = np.unique(train.qid)[:30]
         rows = np.flatnonzero(np.isin(train.qid, q))
-        i0, i1 = np.nonzero((train.qid[rows][:, None] == train.qid[rows][None, :])
-                            & (train.y[rows][:, None] < train.y[rows][None, :]))
+        i0, i1 = np.nonzero(
+            (train.qid[rows][:, None] == train.qid[rows][None, :])
+            & (train.y[rows][:, None] < train.y[rows][None, :])
+        )
         w = train.y[rows][i1] - train.y[rows][i0]
         fb = rb.PairFeedback(np.column_stack([rows[i0], rows[i1]]), w, n_samples=train.n_samples)
     elif bip:
@@ -38,8 +58,11 @@ for name, cfg in configs.items():
         warnings.simplefilter("ignore")
         m = rb.train(train.X, fb, **cfg)
     s = m.decision_function(test.X)
-    out["models"][name] = {"config": {**cfg, "normalize": normalize, "bipartite": bip, "pairs": pairs},
-                           "model": m.to_dict(),                            "test_scores": [float(v).hex() for v in s[:200]]}
+    out["models"][name] = {
+        "config": {**cfg, "normalize": normalize, "bipartite": bip, "pairs": pairs},
+        "model": m.to_dict(),
+        "test_scores": [float(v).hex() for v in s[:200]],
+    }
     print(name, m.n_rounds, m.history["rloss"][-1])
 with open("tests/data/golden_mq2008_fold1.json", "w") as f:
     json.dump(out, f, indent=None, separators=(",", ":"))

@@ -13,8 +13,8 @@ Examples
 >>> register(parser.add_subparsers(dest="command"))
 >>> args = parser.parse_args(["fuse", "train", "--runs", "a.run", "b.run",
 ...                           "--qrels", "q.txt", "-o", "fusion.json"])
->>> args.fuse_command, args.runs, args.n_rounds
-('train', ['a.run', 'b.run'], 300)
+>>> args.fuse_command, args.runs, args.n_rounds, args.positive_cumulative
+('train', ['a.run', 'b.run'], 300, True)
 """
 
 from __future__ import annotations
@@ -48,12 +48,6 @@ def register(subparsers: Any) -> None:
     _add_runs(p)
     p.add_argument("--qrels", required=True, help="TREC qrels file (qid 0 docid rel), gz ok")
     p.add_argument("-o", "--output", required=True, help="where to write the model (JSON)")
-    p.add_argument("--n-rounds", type=int, default=300, help="boosting rounds (default 300)")
-    p.add_argument(
-        "--unconstrained",
-        action="store_true",
-        help="plain WeakLearn instead of WeakLearn.cum (positive_cumulative=False)",
-    )
     p.add_argument(
         "--rank-feature",
         choices=["neg_rank", "reciprocal"],
@@ -65,13 +59,7 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="also use per-query min-max normalised run scores as features",
     )
-    p.add_argument(
-        "--normalize",
-        choices=["query", "pair"],
-        default="query",
-        help="pair-weight normalisation of the feedback (default query)",
-    )
-    p.add_argument("--thresholds", default="all", help='candidate thresholds: "all" or an int B')
+    _add_training_options(p)
     p.add_argument("--depth", type=int, default=None, help="read only the top DEPTH of each run")
     p.set_defaults(func=_train)
 
@@ -136,6 +124,29 @@ def _add_runs(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_training_options(p: argparse.ArgumentParser) -> None:
+    """RankFusion's training parameters, derived from rankboost.params with its defaults."""
+    import inspect
+
+    from ..params import FEEDBACK_PARAMS, TRAIN_PARAMS, add_arguments
+    from .learned import RankFusion
+
+    own = inspect.signature(RankFusion).parameters
+    g = p.add_argument_group("boosting (rankboost.params, with RankFusion's defaults)")
+    add_arguments(
+        g,
+        params=[q for q in TRAIN_PARAMS + FEEDBACK_PARAMS if q.name in own],
+        defaults={name: par.default for name, par in own.items()},
+    )
+    # NOTE: the names of earlier releases, kept working but not shown
+    g.add_argument(
+        "--n-rounds", dest="n_rounds", type=TRAIN_PARAMS[0].parse, help=argparse.SUPPRESS
+    )
+    g.add_argument(
+        "--unconstrained", dest="positive_cumulative", action="store_false", help=argparse.SUPPRESS
+    )
+
+
 def _help_handler(parser: argparse.ArgumentParser) -> Any:
     def handler(args: argparse.Namespace) -> int:
         parser.print_help(sys.stderr)
@@ -148,23 +159,17 @@ def _train(args: argparse.Namespace) -> int:
     from .io import read_qrels, read_runs
     from .learned import RankFusion
 
-    thresholds: int | str = args.thresholds
-    if thresholds != "all":
-        try:
-            thresholds = int(thresholds)
-        except ValueError:
-            raise ValueError(
-                f'--thresholds must be "all" or a positive integer. Got {args.thresholds!r}.'
-            ) from None
     runs = read_runs(args.runs, depth=args.depth)
     qrels = read_qrels(args.qrels)
+    from ..params import FEEDBACK_PARAMS, TRAIN_PARAMS
+
+    training = {
+        q.name: getattr(args, q.name)
+        for q in TRAIN_PARAMS + FEEDBACK_PARAMS
+        if hasattr(args, q.name)
+    }
     model = RankFusion(
-        n_rounds=args.n_rounds,
-        positive_cumulative=not args.unconstrained,
-        rank_feature=args.rank_feature,
-        score_features=args.score_features,
-        normalize=args.normalize,
-        thresholds=thresholds,
+        rank_feature=args.rank_feature, score_features=args.score_features, **training
     ).fit(runs, qrels)
     model.save(args.output)
     return 0

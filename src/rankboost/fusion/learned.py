@@ -28,9 +28,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..booster import train
+from ..booster import _train
 from ..feedback import LayeredFeedback
 from ..model import RankBoostModel, atomic_write_text
+from ..params import TrainParams, check_param, make_params
 from .run import Qrels, Run
 
 __all__ = ["FusionFeatures", "FusionWarning", "RankFusion", "fusion_features", "grades_for"]
@@ -237,6 +238,8 @@ class RankFusion:
         crucial pair gets the same mass (``"query"``), or every crucial pair does.
     alpha : {"r", "exact", "line_search"}, default="r"
         Step-size rule of :func:`rankboost.train`.
+    learning_rate : float, default=1.0
+        Shrinkage ``nu`` in (0, 1]: ``alpha_t = nu`` times the rule's alpha (1 = the paper).
     thresholds : int or "all", default="all"
         Candidate thresholds per feature; ``"all"`` tries "top ``k`` of list ``i``" for
         every rank ``k`` seen in training.
@@ -289,6 +292,7 @@ class RankFusion:
         score_features: bool = False,
         normalize: str = "query",
         alpha: str = "r",
+        learning_rate: float = 1.0,
         thresholds: int | str = "all",
         weak_ranker: str = "threshold",
     ) -> None:
@@ -298,6 +302,7 @@ class RankFusion:
         self.score_features = score_features
         self.normalize = normalize
         self.alpha = alpha
+        self.learning_rate = learning_rate
         self.thresholds = thresholds
         self.weak_ranker = weak_ranker
 
@@ -331,7 +336,7 @@ class RankFusion:
             without judgements, and judged queries no run returns, raise a
             :class:`FusionWarning` and are ignored.
         **train_kwargs
-            Passed to :func:`rankboost.train` (e.g. ``callbacks``, ``verbose``).
+            ``callbacks`` and ``verbose`` of :func:`rankboost.train`.
 
         Returns
         -------
@@ -345,9 +350,13 @@ class RankFusion:
                 f"RankFusion.fit: qrels must be a Qrels (see read_qrels) or a "
                 f"{{qid: {{docid: rel}}}} dict; got {type(qrels).__name__}."
             )
-        if self.normalize not in ("query", "pair"):
-            raise ValueError(
-                f"RankFusion: normalize must be 'query' or 'pair'; got {self.normalize!r}."
+        params = self._params()
+        extra = sorted(set(train_kwargs) - {"callbacks", "verbose"})
+        if extra:
+            raise TypeError(
+                f"RankFusion.fit got unexpected keyword argument(s) {extra}; training "
+                "parameters are set on RankFusion itself (RankFusion(n_rounds=...)), and fit "
+                "takes only callbacks= and verbose=."
             )
         _coverage_warnings(items, qrels)
         feats = self.features(items)
@@ -369,21 +378,32 @@ class RankFusion:
                 "RankFusion.fit: no judged query has two different grades among the "
                 f"documents the runs return ({exc})"
             ) from None
-        self.model_ = train(
+        self.model_ = _train(
             feats.X[judged],
             feedback,
-            self.n_rounds,
-            alpha=self.alpha,
-            positive_cumulative=bool(self.positive_cumulative),
-            thresholds=self.thresholds,
-            weak_ranker=self.weak_ranker,
+            params,
+            callbacks=train_kwargs.get("callbacks"),
             feature_names=feats.feature_names,
-            **train_kwargs,
+            verbose=bool(train_kwargs.get("verbose", False)),
+            stacklevel=4,
         )
         self.list_names_ = [r.name for r in items]
         self.feature_names_ = list(feats.feature_names)
         self.n_lists_ = len(items)
         return self
+
+    def _params(self) -> TrainParams:
+        """The training parameters, validated (the one definition of rankboost.params)."""
+        check_param("normalize", self.normalize, "RankFusion")
+        return make_params(
+            "RankFusion",
+            n_rounds=self.n_rounds,
+            alpha=self.alpha,
+            learning_rate=self.learning_rate,
+            positive_cumulative=self.positive_cumulative,
+            thresholds=self.thresholds,
+            weak_ranker=self.weak_ranker,
+        )
 
     def _check_fitted(self, runs: RunsLike, owner: str) -> list[Run]:
         if not hasattr(self, "model_"):
@@ -517,6 +537,7 @@ _PARAMS = (
     "score_features",
     "normalize",
     "alpha",
+    "learning_rate",
     "thresholds",
     "weak_ranker",
 )

@@ -17,6 +17,7 @@ from sklearn.base import BaseEstimator
 from ..booster import TrainingStoppedWarning, train
 from ..feedback import LayeredFeedback
 from ..model import RankBoostModel
+from ..params import TrainParams, make_params
 from ._problem import _check_items, _check_users, _features, check_ratings
 
 __all__ = ["RankBoostRecommender"]
@@ -42,7 +43,7 @@ def _fit_chunk(
     by_item: sp.csr_matrix,
     R: sp.csr_matrix,
     jobs: list[tuple[int, NDArray[np.int64]]],
-    params: dict[str, Any],
+    params: TrainParams,
 ) -> list[tuple[int, RankBoostModel]]:
     """Train the models of a chunk of target users (runs in a joblib worker)."""
     out = []
@@ -55,7 +56,7 @@ def _fit_chunk(
             column_of[feats] = np.arange(feats.shape[0])
             X = _features(by_item, row.indices.astype(np.int64), column_of, feats.shape[0])
             column_of[feats] = -1
-            model = train(X, LayeredFeedback(row.data), **params)
+            model = train(X, LayeredFeedback(row.data), params=params)
             out.append((user, model))
     return out
 
@@ -81,6 +82,8 @@ class RankBoostRecommender(BaseEstimator):
         informative through a negative weight.
     alpha : {"r", "exact", "line_search"}, default="r"
         Step-size rule (see :func:`rankboost.train`).
+    learning_rate : float, default=1.0
+        Shrinkage ``nu`` in (0, 1]: ``alpha_t = nu`` times the rule's alpha (1 = the paper).
     thresholds : int or "all", default="all"
         Candidate thresholds per feature (ratings take few values, so "all" is cheap).
     min_overlap : int, default=1
@@ -156,6 +159,7 @@ class RankBoostRecommender(BaseEstimator):
         n_estimators: int = 100,
         positive_cumulative: bool = False,
         alpha: str = "r",
+        learning_rate: float = 1.0,
         thresholds: int | str = "all",
         min_overlap: int = 1,
         rating_range: tuple[float, float] | None = None,
@@ -167,6 +171,7 @@ class RankBoostRecommender(BaseEstimator):
         self.n_estimators = n_estimators
         self.positive_cumulative = positive_cumulative
         self.alpha = alpha
+        self.learning_rate = learning_rate
         self.thresholds = thresholds
         self.min_overlap = min_overlap
         self.rating_range = rating_range
@@ -211,7 +216,17 @@ class RankBoostRecommender(BaseEstimator):
             plan.append((u, feats[ok]))
         return plan, skipped, dropped
 
-    def _check_params(self) -> None:
+    def _check_params(self) -> TrainParams:
+        """Validate the parameters; return the training ones (:mod:`rankboost.params`)."""
+        params = make_params(
+            "RankBoostRecommender",
+            {"n_rounds": "n_estimators"},
+            n_rounds=self.n_estimators,
+            alpha=self.alpha,
+            learning_rate=self.learning_rate,
+            positive_cumulative=self.positive_cumulative,
+            thresholds=self.thresholds,
+        )
         if self.invalid_targets not in _INVALID:
             raise ValueError(
                 f"RankBoostRecommender.invalid_targets must be one of {_INVALID}; got "
@@ -220,6 +235,7 @@ class RankBoostRecommender(BaseEstimator):
         m = self.min_overlap
         if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
             raise ValueError(f"RankBoostRecommender.min_overlap must be an int >= 1; got {m!r}.")
+        return params
 
     def fit(self, ratings: Any, target_users: ArrayLike | None = None) -> RankBoostRecommender:
         """Train one RankBoost model per target user.
@@ -245,7 +261,7 @@ class RankBoostRecommender(BaseEstimator):
             ``invalid_targets="raise"``, a target without a crucial pair or without any
             feature user (naming the user).
         """
-        self._check_params()
+        params = self._check_params()
         R = check_ratings(ratings, rating_range=self.rating_range)
         n_users = R.shape[0]
         targets = (
@@ -265,12 +281,6 @@ class RankBoostRecommender(BaseEstimator):
                 f"cannot fit target {why}. Drop the user from target_users, or pass "
                 "invalid_targets='skip' to skip such users."
             )
-        params = {
-            "n_rounds": self.n_estimators,
-            "alpha": self.alpha,
-            "positive_cumulative": self.positive_cumulative,
-            "thresholds": self.thresholds,
-        }
         by_item = R.T.tocsr()
         n_jobs = effective_n_jobs(self.n_jobs) if plan else 1
         if n_jobs == 1 or len(plan) < 2:

@@ -1,0 +1,426 @@
+"""The training parameters: one definition that every entry point reuses.
+
+:class:`TrainParams` is the one set of boosting parameters (paper Figure 1 and sections 4-5;
+SPEC sections 2, 4 and 5). :func:`rankboost.train`, :class:`rankboost.Booster`,
+:class:`rankboost.RankBoostRanker`, :class:`rankboost.RankFusion`,
+:class:`rankboost.RankBoostRecommender` and both command lines (``rankboost train`` and
+``rankboost fuse train``) validate through it, so a parameter has one default, one set of
+allowed values, one help text and one error message everywhere. The command lines derive
+their options from :data:`TRAIN_PARAMS` (:func:`add_arguments`), so their ``--help`` cannot
+drift from the code.
+
+Each surface has one name per concept: the number of rounds is ``n_rounds`` in the functional
+API (``train``, ``Booster``, ``RankFusion``), ``n_estimators`` in the scikit-learn estimators
+(scikit-learn's and LightGBM's vocabulary) and ``--rounds`` on the command line.
+
+Examples
+--------
+>>> from rankboost.params import TrainParams
+>>> p = TrainParams(n_rounds=50, learning_rate=0.5)
+>>> p.alpha, p.learning_rate
+('r', 0.5)
+>>> TrainParams(alpha="best")
+Traceback (most recent call last):
+...
+rankboost.params.ParameterError: The 'alpha' parameter of TrainParams must be one of ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import numbers
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+__all__ = [
+    "FEEDBACK_PARAMS",
+    "ParameterError",
+    "TRAIN_PARAMS",
+    "Param",
+    "TrainParams",
+    "add_arguments",
+    "check_param",
+    "make_params",
+]
+
+
+class ParameterError(ValueError, TypeError):
+    """A training parameter is not allowed (scikit-learn's ``InvalidParameterError`` shape).
+
+    Both a ``ValueError`` and a ``TypeError``, so code catching either keeps working.
+    """
+
+
+# --------------------------------------------------------------------------- checkers
+# Each returns None when the value is allowed, else the "must be ..." phrase of the message.
+
+
+def _int_at_least(low: int) -> Callable[[Any], str | None]:
+    def check(v: Any) -> str | None:
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < low:
+            return f"an int >= {low}"
+        return None
+
+    return check
+
+
+def _choice(options: tuple[Any, ...]) -> Callable[[Any], str | None]:
+    def check(v: Any) -> str | None:
+        if not isinstance(v, str) or v not in options:
+            return f"one of {options}"
+        return None
+
+    return check
+
+
+def _bool(v: Any) -> str | None:
+    return None if isinstance(v, bool) or type(v).__name__ == "bool_" else "True or False"
+
+
+def _learning_rate(v: Any) -> str | None:
+    ok = isinstance(v, numbers.Real) and not isinstance(v, bool) and 0.0 < float(v) <= 1.0
+    return None if ok and math.isfinite(float(v)) else "a float in (0, 1]"
+
+
+def _thresholds(v: Any) -> str | None:
+    if v == "all" and isinstance(v, str):
+        return None
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 2:
+        return "'all' or an int number of bins >= 2"
+    return None
+
+
+def _non_negative(v: Any) -> str | None:
+    ok = isinstance(v, numbers.Real) and not isinstance(v, bool)
+    return None if ok and math.isfinite(float(v)) and float(v) >= 0 else "a number >= 0"
+
+
+# --------------------------------------------------------------------------- the table
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter: its name, default, allowed values and the help text shown everywhere.
+
+    Attributes
+    ----------
+    name : str
+        Name in the functional API (``train``, ``Booster``, ``TrainParams``).
+    default : object
+        Default of ``train`` (an adapter may document its own, e.g. ``RankFusion``).
+    help : str
+        One-line description; the command lines show it in ``--help``.
+    check : callable
+        ``check(value)`` is None for an allowed value, else the "must be ..." phrase.
+    choices : tuple or None
+        The allowed values of a choice parameter.
+    cli : str
+        The command-line option.
+    metavar : str or None
+        Placeholder of the option's value in ``--help``.
+    """
+
+    name: str
+    default: Any
+    help: str
+    check: Callable[[Any], str | None]
+    choices: tuple[Any, ...] | None = None
+    cli: str = ""
+    metavar: str | None = None
+
+    def parse(self, text: str) -> Any:
+        """The value of a command-line string (argparse ``type=``); raises ArgumentTypeError."""
+        if self.choices is not None:  # argparse checks choices (and says "invalid choice")
+            return text
+        value: Any = text
+        if not (self.name == "thresholds" and text == "all"):
+            try:
+                num = float(text)
+            except ValueError:
+                num = math.nan
+            integral = self.check not in (_learning_rate, _non_negative)
+            if integral and math.isfinite(num) and num == int(num) and "." not in text:
+                value = int(num)
+            elif not integral:
+                value = num
+        why = self.check(value)
+        if why is not None:
+            raise argparse.ArgumentTypeError(f"must be {why}; got {text!r}")
+        return value
+
+
+ALPHA_RULES = ("r", "exact", "line_search")
+WEAK_RANKERS = ("threshold", "feature", "both")
+NORMALIZE = ("query", "pair")
+FEEDBACKS = ("layered", "bipartite")
+
+#: The training parameters, in the order of :class:`TrainParams`.
+TRAIN_PARAMS: tuple[Param, ...] = (
+    Param("n_rounds", 300, "boosting rounds T", _int_at_least(1), cli="--rounds", metavar="T"),
+    Param(
+        "alpha",
+        "r",
+        "alpha rule: r = Rb-c 1/2 ln((1+r)/(1-r)), exact = Rb-d (binary rankers), "
+        "line_search = argmin Z",
+        _choice(ALPHA_RULES),
+        choices=ALPHA_RULES,
+        cli="--alpha",
+    ),
+    Param(
+        "learning_rate",
+        1.0,
+        "shrinkage nu in (0, 1]: alpha_t = nu * the rule's alpha (1 = the paper)",
+        _learning_rate,
+        cli="--learning-rate",
+        metavar="NU",
+    ),
+    Param(
+        "positive_cumulative",
+        False,
+        "WeakLearn.cum: keep the ranking function non-decreasing in every feature",
+        _bool,
+        cli="--positive-cumulative",
+    ),
+    Param(
+        "thresholds",
+        255,
+        "candidate thresholds per feature: B quantile bins, or 'all' distinct values",
+        _thresholds,
+        cli="--thresholds",
+        metavar="B|all",
+    ),
+    Param(
+        "weak_ranker",
+        "threshold",
+        "weak rankers: threshold [x > theta] (the paper), feature (real-valued), or both",
+        _choice(WEAK_RANKERS),
+        choices=WEAK_RANKERS,
+        cli="--weak-ranker",
+    ),
+    Param(
+        "tol",
+        1e-9,
+        "stop when no weak ranker has |r| > tol",
+        _non_negative,
+        cli="--tol",
+        metavar="TOL",
+    ),
+)
+
+#: Feedback parameters shared by the adapters and the command lines.
+FEEDBACK_PARAMS: tuple[Param, ...] = (
+    Param(
+        "feedback",
+        "layered",
+        "layered: every higher grade above every lower one in a query; bipartite: labels 0/1",
+        _choice(FEEDBACKS),
+        choices=FEEDBACKS,
+        cli="--feedback",
+    ),
+    Param(
+        "normalize",
+        "query",
+        "query: every query with a crucial pair weighs the same; pair: every crucial pair does "
+        "(the paper's D)",
+        _choice(NORMALIZE),
+        choices=NORMALIZE,
+        cli="--normalize",
+    ),
+)
+
+_BY_NAME = {p.name: p for p in TRAIN_PARAMS + FEEDBACK_PARAMS}
+
+
+def check_param(name: str, value: Any, owner: str, *, alias: str | None = None) -> None:
+    """Raise the one error of parameter ``name`` when ``value`` is not allowed.
+
+    Parameters
+    ----------
+    name : str
+        A name of :data:`TRAIN_PARAMS` or :data:`FEEDBACK_PARAMS`.
+    value : object
+        The value given.
+    owner : str
+        Who received it (``"rankboost.train"``, ``"RankBoostRanker"``, ...).
+    alias : str, default=None
+        The parameter's name on the owner's surface (``"n_estimators"``), if not ``name``.
+
+    Raises
+    ------
+    ParameterError
+        A ``ValueError`` and ``TypeError`` naming the parameter, its owner, what is allowed
+        and what was given.
+    """
+    why = _BY_NAME[name].check(value)
+    if why is None:
+        return
+    shown = alias or name
+    raise ParameterError(
+        f"The {shown!r} parameter of {owner} must be {why}; got {value!r} instead."
+    )
+
+
+@dataclass(frozen=True)
+class TrainParams:
+    """The boosting parameters of :func:`rankboost.train` and :class:`rankboost.Booster`.
+
+    Validated when built (the error names the parameter, what is allowed and what was
+    given). :func:`make_params` builds one on behalf of an adapter, so that the message names
+    the adapter and its own parameter names.
+
+    Parameters
+    ----------
+    n_rounds : int, default=300
+        Number of boosting rounds ``T`` (paper Figure 1).
+    alpha : {"r", "exact", "line_search"}, default="r"
+        How ``alpha_t`` is chosen (:mod:`rankboost.booster`; SPEC 5): Rb-c, Rb-d (binary
+        rankers only) or the minimiser of ``Z`` (the paper's method 1).
+    learning_rate : float, default=1.0
+        Shrinkage ``nu`` in (0, 1]: the applied weight is ``nu`` times the rule's alpha.
+        ``1`` is the paper. The recorded ``Z_t`` is the exact ``Z`` at the applied alpha, so
+        ``rloss <= prod Z_t`` still holds.
+    positive_cumulative : bool, default=False
+        WeakLearn.cum (paper section 4, Knowl 6).
+    thresholds : int or "all", default=255
+        Candidate thresholds per feature (:mod:`rankboost.binning`).
+    weak_ranker : {"threshold", "feature", "both"}, default="threshold"
+        Binary threshold rankers (the paper's), real-valued rankers in [0, 1], or both.
+    tol : float, default=1e-9
+        Stop when no candidate has ``|r| > tol``.
+
+    Examples
+    --------
+    >>> from rankboost.params import TrainParams
+    >>> TrainParams(n_rounds=10).replace(alpha="exact").alpha
+    'exact'
+    """
+
+    n_rounds: int = 300
+    alpha: str = "r"
+    learning_rate: float = 1.0
+    positive_cumulative: bool = False
+    thresholds: int | str = 255
+    weak_ranker: str = "threshold"
+    tol: float = 1e-9
+
+    def __post_init__(self) -> None:
+        self._validate("TrainParams", {})
+
+    def _validate(self, owner: str, aliases: Mapping[str, str]) -> None:
+        for f in fields(self):
+            check_param(f.name, getattr(self, f.name), owner, alias=aliases.get(f.name))
+        if self.alpha == "exact" and self.weak_ranker != "threshold":
+            raise ParameterError(
+                f"{owner}: alpha='exact' needs binary weak rankers (weak_ranker='threshold'); "
+                f"real-valued rankers (weak_ranker={self.weak_ranker!r}) need alpha='r' or "
+                "'line_search'."
+            )
+
+    def replace(self, **changes: Any) -> TrainParams:
+        """A copy with some parameters changed (validated)."""
+        return make_params("TrainParams.replace", **{**asdict(self), **changes})
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready values (stored in a model's ``params``)."""
+        d = asdict(self)
+        d["n_rounds"] = int(d["n_rounds"])
+        d["learning_rate"] = float(d["learning_rate"])
+        d["positive_cumulative"] = bool(d["positive_cumulative"])
+        d["tol"] = float(d["tol"])
+        if not isinstance(d["thresholds"], str):
+            d["thresholds"] = int(d["thresholds"])
+        return d
+
+
+def make_params(owner: str, aliases: Mapping[str, str] | None = None, **values: Any) -> TrainParams:
+    """Validate ``values`` on behalf of ``owner`` and return them as :class:`TrainParams`.
+
+    Parameters
+    ----------
+    owner : str
+        Named in error messages (``"RankBoostRanker"``).
+    aliases : dict, default=None
+        The owner's names of parameters, e.g. ``{"n_rounds": "n_estimators"}``.
+    **values
+        Parameters by their :class:`TrainParams` names; missing ones take its defaults.
+
+    Returns
+    -------
+    params : TrainParams
+
+    Examples
+    --------
+    >>> from rankboost.params import make_params
+    >>> make_params("RankBoostRanker", {"n_rounds": "n_estimators"}, n_rounds=0)
+    Traceback (most recent call last):
+    ...
+    rankboost.params.ParameterError: The 'n_estimators' parameter of RankBoostRanker must be ...
+    """
+    aliases = dict(aliases or {})
+    known = {f.name for f in fields(TrainParams)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ParameterError(
+            f"{owner} got unknown training parameter(s) {unknown}; valid ones: {sorted(known)}."
+        )
+    for name, value in values.items():
+        check_param(name, value, owner, alias=aliases.get(name))
+    # every value is valid: build without re-checking, then the cross-parameter rule
+    params = object.__new__(TrainParams)
+    for f in fields(TrainParams):
+        object.__setattr__(params, f.name, values.get(f.name, f.default))
+    params._validate(owner, aliases)
+    return params
+
+
+def add_arguments(
+    parser: Any,
+    *,
+    params: Iterable[Param] = TRAIN_PARAMS,
+    defaults: Mapping[str, Any] | None = None,
+) -> None:
+    """Add one command-line option per parameter, derived from its :class:`Param`.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser or argument group
+        Where to add the options.
+    params : iterable of Param, default=TRAIN_PARAMS
+        Which parameters.
+    defaults : dict, default=None
+        Defaults that differ from :class:`TrainParams` (the adapter's, e.g. RankFusion's).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> from rankboost.params import add_arguments
+    >>> p = argparse.ArgumentParser()
+    >>> add_arguments(p)
+    >>> args = p.parse_args(["--rounds", "20", "--learning-rate", "0.1"])
+    >>> args.n_rounds, args.learning_rate, args.alpha
+    (20, 0.1, 'r')
+    """
+    defaults = dict(defaults or {})
+    for p in params:
+        default = defaults.get(p.name, p.default)
+        shown = f"{default:g}" if isinstance(default, float) else str(default)
+        if isinstance(p.default, bool):
+            parser.add_argument(
+                p.cli,
+                dest=p.name,
+                action=argparse.BooleanOptionalAction,
+                default=default,
+                help=f"{p.help} (default: {'on' if default else 'off'})",
+            )
+            continue
+        parser.add_argument(
+            p.cli,
+            dest=p.name,
+            type=p.parse,
+            choices=p.choices,
+            default=default,
+            metavar=p.metavar,
+            help=f"{p.help} (default: {shown})",
+        )

@@ -1,0 +1,152 @@
+"""One parameter set (issue 10): every surface takes its defaults, choices and help text from
+``rankboost.params``, so the command lines' ``--help`` cannot drift from the code."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+
+import pytest
+
+import rankboost as rb
+from rankboost.cli import _build_parser
+from rankboost.params import (
+    FEEDBACK_PARAMS,
+    TRAIN_PARAMS,
+    ParameterError,
+    TrainParams,
+    check_param,
+    make_params,
+)
+
+# each adapter's own name for a parameter, and the defaults it documents as its own
+SURFACES = {
+    "train": (rb.train, {}, {}),
+    "RankBoostRanker": (rb.RankBoostRanker, {"n_rounds": "n_estimators"}, {}),
+    "RankFusion": (rb.RankFusion, {}, {"positive_cumulative": True, "thresholds": "all"}),
+    "RankBoostRecommender": (
+        rb.RankBoostRecommender,
+        {"n_rounds": "n_estimators"},
+        {"n_rounds": 100, "thresholds": "all"},
+    ),
+}
+
+
+def _actions(parser: argparse.ArgumentParser, *path: str) -> dict[str, argparse.Action]:
+    for name in path:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[name]
+    return {a.dest: a for a in parser._actions if a.help != argparse.SUPPRESS}
+
+
+def test_train_params_defaults_are_the_table():
+    p = TrainParams()
+    for q in TRAIN_PARAMS:
+        assert getattr(p, q.name) == q.default, q.name
+    assert [q.name for q in TRAIN_PARAMS] == list(p.to_dict())
+
+
+@pytest.mark.parametrize("surface", list(SURFACES))
+def test_every_adapter_takes_every_training_parameter_with_the_table_default(surface):
+    obj, aliases, own = SURFACES[surface]
+    sig = inspect.signature(obj).parameters
+    names = [q.name for q in TRAIN_PARAMS]
+    if surface == "RankBoostRecommender":  # no weak_ranker / tol on this surface (yet)
+        names = [n for n in names if n not in ("weak_ranker", "tol")]
+    if surface == "RankFusion":
+        names = [n for n in names if n != "tol"]
+    for name in names:
+        shown = aliases.get(name, name)
+        assert shown in sig, (surface, shown)
+        expected = own.get(name, next(q.default for q in TRAIN_PARAMS if q.name == name))
+        assert sig[shown].default == expected, (surface, shown)
+
+
+def test_feedback_defaults_are_the_table():
+    normalize = next(q for q in FEEDBACK_PARAMS if q.name == "normalize")
+    for cls in (rb.LayeredFeedback, rb.BipartiteFeedback, rb.RankBoostRanker, rb.RankFusion):
+        assert inspect.signature(cls).parameters["normalize"].default == normalize.default
+    feedback = next(q for q in FEEDBACK_PARAMS if q.name == "feedback")
+    assert inspect.signature(rb.RankBoostRanker).parameters["feedback"].default == "layered"
+    assert feedback.default == "layered"
+
+
+@pytest.mark.parametrize(
+    ("path", "own"),
+    [(("train",), {}), (("fuse", "train"), {"positive_cumulative": True, "thresholds": "all"})],
+)
+def test_cli_options_are_derived_from_the_table(path, own):
+    actions = _actions(_build_parser(), *path)
+    params = TRAIN_PARAMS + FEEDBACK_PARAMS
+    if path == ("fuse", "train"):  # RankFusion's parameters only
+        sig = inspect.signature(rb.RankFusion).parameters
+        params = tuple(q for q in params if q.name in sig)
+    for q in params:
+        action = actions[q.name]
+        assert q.cli in action.option_strings
+        assert action.default == own.get(q.name, q.default), q.name
+        assert (tuple(action.choices) if action.choices else None) == q.choices, q.name
+        assert q.help in action.help, q.name
+        shown = own.get(q.name, q.default)
+        if isinstance(shown, bool):
+            assert f"(default: {'on' if shown else 'off'})" in action.help
+        else:
+            assert (
+                f"(default: {shown:g})" in action.help
+                if isinstance(shown, float)
+                else (f"(default: {shown})" in action.help)
+            )
+
+
+def test_one_name_per_concept_on_the_cli():
+    for path in (("train",), ("fuse", "train"), ("demo",)):
+        actions = _actions(_build_parser(), *path)
+        strings = [s for a in actions.values() for s in a.option_strings]
+        assert "--rounds" in strings, path
+        assert "--n-rounds" not in strings, path
+
+
+def test_hidden_aliases_of_the_fuse_cli_still_parse():
+    args = _build_parser().parse_args(
+        ["fuse", "train", "--runs", "a", "--qrels", "q", "-o", "m", "--n-rounds", "7",
+         "--unconstrained"]
+    )  # fmt: skip
+    assert args.n_rounds == 7
+    assert args.positive_cumulative is False
+
+
+@pytest.mark.parametrize(("text", "value"), [("20", 20), ("1e3", 1000), ("all", "all"), ("64", 64)])
+def test_parse_integers_and_all(text, value):
+    q = {p.name: p for p in TRAIN_PARAMS}["thresholds" if text in ("all", "64") else "n_rounds"]
+    assert q.parse(text) == value
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [("n_rounds", "2.5"), ("n_rounds", "0"), ("learning_rate", "0"), ("learning_rate", "1.5"),
+     ("learning_rate", "nan"), ("thresholds", "1"), ("thresholds", "many"), ("tol", "-1")],
+)  # fmt: skip
+def test_parse_rejects_with_the_table_message(name, text):
+    q = {p.name: p for p in TRAIN_PARAMS}[name]
+    with pytest.raises(argparse.ArgumentTypeError, match=rf"must be .*; got {text!r}"):
+        q.parse(text)
+
+
+def test_one_error_template():
+    with pytest.raises(ParameterError, match=r"^The 'learning_rate' parameter of X must be a "):
+        check_param("learning_rate", 2.0, "X")
+    err = pytest.raises(ParameterError, make_params, "Y", {"n_rounds": "n_estimators"}, n_rounds=-1)
+    assert isinstance(err.value, ValueError)
+    assert isinstance(err.value, TypeError)
+    assert "'n_estimators' parameter of Y must be an int >= 1; got -1 instead." in str(err.value)
+    with pytest.raises(ParameterError, match="alpha='exact' needs binary weak rankers"):
+        TrainParams(alpha="exact", weak_ranker="both")
+    with pytest.raises(ParameterError, match=r"unknown training parameter\(s\) \['rounds'\]"):
+        make_params("Z", rounds=3)
+
+
+def test_replace_validates():
+    p = TrainParams().replace(learning_rate=0.25)
+    assert p.learning_rate == 0.25
+    with pytest.raises(ValueError, match="'learning_rate' parameter of TrainParams.replace"):
+        p.replace(learning_rate=-1)
