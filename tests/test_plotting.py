@@ -116,3 +116,59 @@ def test_plot_errors(fitted):
         plot_feature_function(est, 4)
     with pytest.raises(TypeError, match="Expected a RankBoostModel or a fitted RankBoostRanker"):
         plot_importance("model.json")
+
+
+def test_plot_feature_function_with_an_infinite_threshold():
+    """theta = -inf ("the feature is defined") splits off no drawable interval."""
+    X = np.array([[np.nan], [np.nan], [1.0], [2.0]])
+    with pytest.warns(rb.TrainingStoppedWarning, match="orders every crucial pair"):
+        model = rb.train(X, rb.BipartiteFeedback([0, 0, 1, 1]), 5, thresholds="all")
+    sf = model.step_functions()[0]
+    assert sf.breaks.tolist() == [-np.inf]
+    ax = plot_feature_function(model, 0)
+    stairs = [p for p in ax.patches if hasattr(p, "get_data")][0]
+    np.testing.assert_array_equal(stairs.get_data().values, sf.values[1:])
+    assert np.all(np.isfinite(stairs.get_data().edges))
+    assert ax.get_lines()[0].get_ydata()[0] == sf.missing
+
+
+def test_plots_accept_any_fitted_estimator_with_a_model():
+    from sklearn.exceptions import NotFittedError
+
+    from rankboost.fusion import Qrels, RankFusion, Run
+
+    qs = np.repeat([f"q{i}" for i in range(6)], 5)
+    ds = np.tile([f"d{j}" for j in range(5)], 6)
+    rel = (np.tile(np.arange(5), 6) < 2).astype(int)
+    runs = [
+        Run(qs, ds, np.tile([1, 3, 2, 4, 5], 6), name="a"),
+        Run(qs, ds, 6 - np.tile(np.arange(1, 6), 6), name="b"),
+    ]
+    fusion = RankFusion(n_rounds=4).fit(runs, Qrels(qs, ds, rel))
+    ax = plot_importance(fusion)
+    assert len(ax.patches) >= 1
+    plot_training(fusion)
+    with pytest.raises(NotFittedError, match="RankBoostRanker instance is not fitted yet"):
+        plot_importance(RankBoostRanker())
+    with pytest.raises(NotFittedError, match="RankFusion instance is not fitted yet"):
+        plot_training(RankFusion())
+
+    class Impostor:
+        model_ = "not a model"
+
+    with pytest.raises(TypeError, match="Expected a RankBoostModel or a fitted RankBoostRanker"):
+        plot_importance(Impostor())
+
+
+def test_plotting_does_not_import_the_estimators_at_runtime():
+    """rankboost.sklearn imports rankboost.plotting lazily; plotting must not import it back."""
+    import ast
+    import inspect
+
+    import rankboost.plotting
+
+    tree = ast.parse(inspect.getsource(rankboost.plotting))
+    runtime = [
+        node.module for node in tree.body if isinstance(node, ast.ImportFrom) and node.level == 1
+    ]
+    assert runtime == ["_compat", "model"]

@@ -265,9 +265,11 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
+    from .model import KINDS
+
     model = _load_model(args.model)
     names = model.feature_names or [f"f{i + 1}" for i in range(model.n_features)]
-    h = model.history
+    rounds = model.rounds
     _out(f"model: {args.model}")
     best = "-" if model.best_iteration is None else str(model.best_iteration)
     _out(f"rounds: {model.n_rounds} (best iteration: {best}), features: {model.n_features}")
@@ -280,7 +282,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
     if model.n_rounds == 0:
         return 0
     gain = model.feature_importances("gain")
-    split = np.bincount(h["feature"], minlength=model.n_features)
+    split = np.bincount(rounds.feature, minlength=model.n_features)
     order = [int(i) for i in np.argsort(-gain, kind="stable") if split[i] > 0]
     top = order if args.top == 0 else order[: args.top]
     _out()
@@ -290,13 +292,15 @@ def _cmd_info(args: argparse.Namespace) -> int:
     head = model.n_rounds if args.head == 0 else min(args.head, model.n_rounds)
     _out()
     _out(f"rounds (first {head} of {model.n_rounds}; feature numbers are 1-based as in LETOR)")
+    h = model.history  # the training records r, Z, rloss and bound
     rows = [
         [
             t + 1,
-            int(h["feature"][t]) + 1,
-            float(h["threshold"][t]),
-            float(h["default"][t]),
-            float(h["alpha"][t]),
+            int(rounds.feature[t]) + 1,
+            KINDS[int(rounds.kind[t])],  # threshold: [f > theta]; feature: real-valued rank
+            float(rounds.threshold[t]),
+            float(rounds.default[t]),
+            float(rounds.alpha[t]),
             float(h["r"][t]),
             float(h["z"][t]),
             float(h["rloss"][t]),
@@ -304,7 +308,8 @@ def _cmd_info(args: argparse.Namespace) -> int:
         ]
         for t in range(head)
     ]
-    _out(_table(["t", "feature", "threshold", "q_def", "alpha", "r", "Z", "rloss", "bound"], rows))
+    headers = ["t", "feature", "kind", "threshold", "q_def", "alpha", "r", "Z", "rloss", "bound"]
+    _out(_table(headers, rows))
     return 0
 
 

@@ -1,23 +1,54 @@
 """Plots of a trained RankBoost model (matplotlib, optional: ``pip install 'rankboost[plot]'``).
 
-Every function takes a :class:`~rankboost.model.RankBoostModel` or a fitted
-:class:`~rankboost.sklearn.RankBoostRanker`, draws on ``ax`` (a new figure if None) and
-returns the matplotlib ``Axes``.
+Every function takes a :class:`~rankboost.model.RankBoostModel` or a fitted estimator
+holding one in ``model_`` (:class:`~rankboost.sklearn.RankBoostRanker`,
+:class:`~rankboost.fusion.RankFusion`), draws on ``ax`` (a new figure if None) and returns the
+matplotlib ``Axes``. This module imports only :mod:`rankboost.model`, so the estimators can
+import it (lazily) without a cycle.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
 from ._compat import require
 from .model import RankBoostModel
-from .sklearn import RankBoostRanker, _model_of
+
+if TYPE_CHECKING:
+    from .fusion import RankFusion
+    from .sklearn import RankBoostRanker
+
+    ModelLike: TypeAlias = RankBoostModel | RankBoostRanker | RankFusion
 
 __all__ = ["plot_feature_function", "plot_importance", "plot_training"]
 
-ModelLike = RankBoostModel | RankBoostRanker
+
+def _model_of(obj: Any) -> RankBoostModel:
+    """The :class:`RankBoostModel` of a model or of a fitted estimator (its ``model_``).
+
+    Raises
+    ------
+    sklearn.exceptions.NotFittedError
+        If ``obj`` is an estimator (it has ``fit``) that has not been fitted yet.
+    TypeError
+        If ``obj`` is neither a model nor an estimator holding one.
+    """
+    if isinstance(obj, RankBoostModel):
+        return obj
+    model = getattr(obj, "model_", None)
+    if isinstance(model, RankBoostModel):
+        return model
+    if model is None and callable(getattr(obj, "fit", None)):
+        from sklearn.exceptions import NotFittedError
+
+        raise NotFittedError(
+            f"This {type(obj).__name__} instance is not fitted yet; call 'fit' before plotting it."
+        )
+    raise TypeError(
+        f"Expected a RankBoostModel or a fitted RankBoostRanker; got {type(obj).__name__}."
+    )
 
 
 def _axes(ax: Any, feature: str) -> Any:
@@ -44,7 +75,7 @@ def plot_importance(
 
     Parameters
     ----------
-    model : RankBoostModel or fitted RankBoostRanker
+    model : RankBoostModel, or a fitted RankBoostRanker or RankFusion
         The model.
     importance_type : {"gain", "split", "alpha"}, default="gain"
         ``"gain"``: share of ``-sum ln Z_t`` (how much the feature lowered the training-loss
@@ -111,7 +142,7 @@ def plot_training(
 
     Parameters
     ----------
-    model : RankBoostModel or fitted RankBoostRanker
+    model : RankBoostModel, or a fitted RankBoostRanker or RankFusion
         The model.
     metric : str, default=None
         Validation metric to draw (None = every recorded metric).
@@ -144,9 +175,10 @@ def plot_training(
     m = _model_of(model)
     ax = _axes(ax, "plot_training")
     rounds = np.arange(1, m.n_rounds + 1)
-    ax.plot(rounds, m.history["rloss"], label="training rloss")
-    ax.plot(rounds, m.history["bound"], linestyle="--", label="bound prod Z_t")
-    if log_scale and m.n_rounds and np.all(m.history["bound"] > 0):
+    history = m.history
+    ax.plot(rounds, history["rloss"], label="training rloss")
+    ax.plot(rounds, history["bound"], linestyle="--", label="bound prod Z_t")
+    if log_scale and m.n_rounds and np.all(history["bound"] > 0):
         ax.set_yscale("log")
     ax.set_xlabel("round t")
     ax.set_ylabel("ranking loss")
@@ -183,12 +215,14 @@ def plot_feature_function(
     """The learned step function ``H_i`` of one feature.
 
     RankBoost's ranking function is additive, ``H(x) = sum_i H_i(f_i(x))`` (every weak
-    ranker looks at one feature), so ``H_i`` is the whole contribution of feature ``i``. Its
-    value where the feature abstains (NaN) is drawn as a dotted horizontal line.
+    ranker looks at one feature), so ``H_i`` is the whole contribution of feature ``i``
+    (:meth:`~rankboost.model.RankBoostModel.step_functions`). Its value where the feature
+    abstains (NaN) is drawn as a dotted horizontal line; an infinite threshold (a ranker that
+    only asks whether the feature is defined) is not drawn as a break.
 
     Parameters
     ----------
-    model : RankBoostModel or fitted RankBoostRanker
+    model : RankBoostModel, or a fitted RankBoostRanker or RankFusion
         The model.
     feature : int or str
         Column index (0-based) or feature name.
@@ -239,11 +273,19 @@ def plot_feature_function(
             f"got {feature!r}."
         )
     ax = _axes(ax, "plot_feature_function")
-    breaks, values, missing = m.feature_function(index)
+    sf = m.step_functions().get(index)
+    if sf is None:  # the feature is never used: H_i is 0 everywhere
+        breaks, values, missing = np.empty(0), np.zeros(1), 0.0
+    else:
+        breaks, values, missing = sf.breaks, sf.values, sf.missing
+    # a break at -inf only splits off x = -inf, one at +inf an empty interval: draw the rest
+    lo = int(breaks.shape[0] > 0 and breaks[0] == -np.inf)
+    hi = breaks.shape[0] - int(breaks.shape[0] > lo and breaks[-1] == np.inf)
+    breaks, values = breaks[lo:hi], values[lo : hi + 1]
     if breaks.shape[0]:
         span = float(breaks[-1] - breaks[0]) or 1.0
         edges = np.concatenate([[breaks[0] - 0.1 * span], breaks, [breaks[-1] + 0.1 * span]])
-    else:  # the feature is never used: H_i is 0 everywhere
+    else:  # H_i is constant (or the feature is never used: 0 everywhere)
         edges = np.array([0.0, 1.0])
     ax.stairs(values, edges, color=color, label="H_i(x)", baseline=None)
     ax.axhline(missing, linestyle=":", color="grey", label="H_i where missing (NaN)")
