@@ -1,4 +1,4 @@
-"""Candidate thresholds and feature-major bin codes (SPEC section 4.1).
+"""Candidate thresholds and feature-major bin codes (paper section 4).
 
 A threshold weak ranker on feature ``i`` is ``h(x) = 1 if f_i(x) > theta``, ``0 if
 f_i(x) <= theta`` and ``q_def`` if ``f_i(x)`` is missing (NaN, the paper's "abstain", ⊥).

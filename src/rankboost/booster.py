@@ -1,11 +1,11 @@
-"""The boosting round over query blocks, the alpha rules and the loss bound (SPEC 2 and 5).
+"""The boosting round over query blocks, the alpha rules and the loss bound (paper section 3).
 
 :class:`Booster` bins the features once and holds the training state as a list of *blocks*,
 each holding whole queries (or, for explicit pairs, rows no pair links to another block).
 One call of :meth:`Booster.update` is one round of the paper's Figure 1:
 
 1. **per-block statistics**: each block computes its rows' potential
-   ``pi(x) = sum_x' D_t(x', x) - D_t(x, x')`` (Knowl 5) and its unscaled, summable
+   ``pi(x) = sum_x' D_t(x', x) - D_t(x, x')`` (paper section 4) and its unscaled, summable
    per-feature histograms of ``pi`` over the candidate bins (``_kernels.histogram``);
 2. **sum** the histograms over the blocks;
 3. **choose** the weak ranker maximising ``|r|`` (:mod:`rankboost.weak_rankers`; WeakLearn.cum
@@ -21,7 +21,7 @@ counts (or pair weights), then every query's ``c_q`` is fixed from the totals
 to a whole-data computation; with several it is the same up to the order of the sums. A Dask
 partition will be such a block.
 
-Alpha rules (SPEC 5), before the shrinkage ``learning_rate`` ``nu`` multiplies them:
+Alpha rules (paper section 3.2), before the shrinkage ``learning_rate`` ``nu`` multiplies them:
 
 * ``"r"`` (Rb-c, default): ``alpha = 1/2 ln((1 + r) / (1 - r))``, minimising the bound
   ``Z <= sqrt(1 - r^2)`` (valid for any ``h`` in [0, 1]). Guard: ``r`` is clipped to
@@ -37,7 +37,7 @@ Alpha rules (SPEC 5), before the shrinkage ``learning_rate`` ``nu`` multiplies t
 
 Whatever the rule and ``nu``, the recorded ``Z_t`` is the exact
 ``sum D_t exp(alpha_t (h(x0) - h(x1)))`` at the applied ``alpha_t``, so ``prod Z_t`` equals
-``sum D exp(H(x0) - H(x1))`` and bounds the training rloss (Knowl 2).
+``sum D exp(H(x0) - H(x1))`` and bounds the training rloss (paper section 3.1, Theorem 1).
 
 Stopping (:func:`train`): after ``n_rounds``; earlier, with a
 :class:`TrainingStoppedWarning` and ``model.stop_reason``, when no candidate has
@@ -169,7 +169,7 @@ class RoundRecord:
     rloss : float
         Training rloss of ``H_t`` (ties counted as errors).
     bound : float
-        ``prod_{s <= t} Z_s``, which bounds ``rloss`` (Knowl 2).
+        ``prod_{s <= t} Z_s``, which bounds ``rloss`` (paper section 3.1, Theorem 1).
     perfect : bool
         ``h_t`` orders every crucial pair correctly (``|r| = 1``): the distribution no
         longer changes, so every further round would repeat this one.
@@ -531,12 +531,12 @@ def train(
     n_rounds : int, default=300
         Number of boosting rounds ``T``.
     alpha : {"r", "exact", "line_search"}, default="r"
-        How ``alpha_t`` is chosen (module docstring; SPEC 5).
+        How ``alpha_t`` is chosen (module docstring; paper section 3.2).
     learning_rate : float, default=1.0
         Shrinkage ``nu`` in (0, 1]: ``alpha_t = nu`` times the rule's alpha (1 = the paper).
         ``Z_t`` is recorded at the applied ``alpha_t``, so ``rloss <= prod Z_t`` holds.
     positive_cumulative : bool, default=False
-        WeakLearn.cum (Knowl 6): only accept a weak ranker whose cumulative weight
+        WeakLearn.cum (paper section 4): only accept a weak ranker whose cumulative weight
         ``sum_{s: h_s = h} alpha_s`` stays positive, so ``H`` is non-decreasing in every
         feature. Candidates are tried in decreasing ``|r|`` among the eligible ones (new
         rankers with ``r > 0``, and rankers with a positive cumulative weight), with the

@@ -1,7 +1,7 @@
 """The training parameters: one definition that every entry point reuses.
 
 :class:`TrainParams` is the one set of boosting parameters (paper Figure 1 and sections 4-5;
-SPEC sections 2, 4 and 5). :func:`rankboost.train`, :class:`rankboost.Booster`,
+sections 3 and 4 of the paper). :func:`rankboost.train`, :class:`rankboost.Booster`,
 :class:`rankboost.RankBoostRanker`, :class:`rankboost.RankFusion`,
 :class:`rankboost.RankBoostRecommender` and both command lines (``rankboost train`` and
 ``rankboost fuse train``) validate through it, so a parameter has one default, one set of
@@ -275,14 +275,14 @@ class TrainParams:
     n_rounds : int, default=300
         Number of boosting rounds ``T`` (paper Figure 1).
     alpha : {"r", "exact", "line_search"}, default="r"
-        How ``alpha_t`` is chosen (:mod:`rankboost.booster`; SPEC 5): Rb-c, Rb-d (binary
+        How ``alpha_t`` is chosen (:mod:`rankboost.booster`; paper section 3.2): Rb-c, Rb-d (binary
         rankers only) or the minimiser of ``Z`` (the paper's method 1).
     learning_rate : float, default=1.0
         Shrinkage ``nu`` in (0, 1]: the applied weight is ``nu`` times the rule's alpha.
         ``1`` is the paper. The recorded ``Z_t`` is the exact ``Z`` at the applied alpha, so
         ``rloss <= prod Z_t`` still holds.
     positive_cumulative : bool, default=False
-        WeakLearn.cum (paper section 4, Knowl 6).
+        WeakLearn.cum (paper section 4).
     thresholds : int or "all", default=255
         Candidate thresholds per feature (:mod:`rankboost.binning`).
     weak_ranker : {"threshold", "feature", "both"}, default="threshold"

@@ -21,7 +21,6 @@ from .booster import _train
 from .callback import CallbackEnv, EvaluationMonitor, early_stopping
 from .feedback import BipartiteFeedback, LayeredFeedback, PairFeedback
 from .metrics import ndcg_score
-from .model import RankBoostModel
 from .params import TrainParams, check_param, make_params
 
 try:
@@ -435,14 +434,3 @@ class RankBoostRanker(BaseEstimator):
 
         return plot_feature_function(self, feature, **kwargs)
 
-
-def _model_of(obj: RankBoostModel | RankBoostRanker) -> RankBoostModel:
-    """The :class:`RankBoostModel` of a model or a fitted estimator."""
-    if isinstance(obj, RankBoostModel):
-        return obj
-    if isinstance(obj, RankBoostRanker):
-        check_is_fitted(obj)
-        return obj.model_
-    raise TypeError(
-        f"Expected a RankBoostModel or a fitted RankBoostRanker; got {type(obj).__name__}."
-    )

@@ -1,16 +1,17 @@
-"""Weak rankers and WeakLearn (SPEC section 4; paper section 4, Knowl 5 and 6).
+"""Weak rankers and WeakLearn (paper section 4).
 
 Two kinds of weak ranker, both functions of a single feature ``f_i`` with a default for rows
 where the feature abstains (NaN, the paper's ⊥):
 
 * :class:`ThresholdRanker` (binary, the paper's):
   ``h(x) = 1 if f_i(x) > theta, 0 if f_i(x) <= theta, q_def if f_i(x) = ⊥``.
-* :class:`FeatureRanker` (real-valued, SPEC 4.3): ``h(x) = (b(x) - 1) / (n_bins - 1)`` in
-  [0, 1], where ``b(x)`` is the training bin of ``f_i(x)`` (a rank transform, so invariant to
-  strictly increasing transforms of the feature), ``q_def`` in {0, 1} on ⊥.
+* :class:`FeatureRanker` (real-valued, as section 3.2 of the paper allows):
+  ``h(x) = (b(x) - 1) / (n_bins - 1)`` in [0, 1], where ``b(x)`` is the training bin of
+  ``f_i(x)`` (a rank transform, so invariant to strictly increasing transforms of the
+  feature), ``q_def`` in {0, 1} on ⊥.
 
 WeakLearn picks the candidate maximising ``|r|`` where ``r = sum_x pi(x) h(x)`` and ``pi`` is
-the potential (Knowl 5). For a threshold ranker with threshold index ``t`` the scan gives
+the potential (paper section 4). For a threshold ranker with threshold index ``t`` the scan gives
 ``L(t) = sum_{code > t} pi`` and ``R = sum_{ranked} pi``, and ``r = L - q_def R``.
 
 Tie-break (documented, tests rely on it): candidates whose ``|r|`` is within

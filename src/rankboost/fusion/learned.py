@@ -10,7 +10,7 @@ one more feature per list.
 Feedback: the qrels grades per query (:class:`rankboost.LayeredFeedback`, which is the
 bipartite RankBoost.B when grades are binary). Documents that a list returned but that the
 qrels do not judge get grade 0, the TREC convention. WeakLearn.cum
-(``positive_cumulative=True``, paper section 4, Knowl 6) is the default, as the paper
+(``positive_cumulative=True``, paper section 4) is the default, as the paper
 recommends for this task: it makes the fused score non-decreasing in every list's rank
 feature, so moving a document up in any list never lowers its fused score.
 """
@@ -226,7 +226,7 @@ class RankFusion:
     n_rounds : int, default=300
         Boosting rounds.
     positive_cumulative : bool, default=True
-        WeakLearn.cum (paper section 4, Knowl 6): the fused score is non-decreasing in every
+        WeakLearn.cum (paper section 4): the fused score is non-decreasing in every
         list's rank feature. ``False`` = unconstrained WeakLearn.
     rank_feature : {"neg_rank", "reciprocal"}, default="neg_rank"
         Strictly decreasing function of the rank used as the feature (see

@@ -1,4 +1,4 @@
-"""Ranking metrics with explicit tie policies (SPEC section 6).
+"""Ranking metrics with explicit tie policies (docs/metrics.md).
 
 Every metric takes flat arrays ``y_true``, ``y_score`` and an optional per-row ``qid`` (any
 order), and returns the mean over queries (``per_query=True`` gives one value per query in

@@ -5,7 +5,7 @@ With the relevant rows ``t_1..t_K`` of a query in rank order,
 rows; trec_eval ``map``, ranx ``map``, LETOR ``MAP``) and ``RR = 1 / rank(t_1)`` (trec_eval
 ``recip_rank``, ranx ``mrr``; the paper's PROT). Under ``ties="expected"`` both are exact
 expectations over uniformly random tie-breaking, computed with the negative hypergeometric law
-of Freund et al. (2003), Appendix A (SPEC section 6).
+of Freund et al. (2003), Appendix A (docs/metrics.md).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ Freund et al. (2003), section 6.3 and Appendix A: with the good items ``t_1..t_K
 * coverage ``K / rank(t_K)``.
 
 When the predicted scores tie, the paper breaks ties uniformly at random and reports the exact
-expectation, using the negative hypergeometric law (SPEC section 6): for the ``k``-th good item
+expectation, using the negative hypergeometric law (docs/metrics.md): for the ``k``-th good item
 with ``R`` items and ``r`` good items strictly above it, in a tie block of ``Q`` items of which
 ``q`` are good, ``Pr[rank(t_k) = i] = C(i-R-1, k-r-1) C(Q-i+R, q-k+r) / C(Q, q)`` for
 ``i = R+1..R+Q``. Binomials are evaluated as ``exp`` of differences of ``log(n!)`` (from

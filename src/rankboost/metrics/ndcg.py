@@ -4,7 +4,7 @@ Gain ``2**rel - 1`` (``gain="exp2"``, LETOR / Burges) or ``rel`` (``gain="linear
 trec_eval), discount ``1 / log2(1 + i)`` for rank ``i`` (``discount="log2"``) or the
 LETOR 4.0 ``Eval-Score-4.0.pl`` discount (``discount="letor"``: 1 for ranks 1 and 2, then
 ``1 / log2(i)``). Under ``ties="expected"`` the value is the exact expectation over uniformly
-random tie-breaking, by linearity (SPEC section 6): an item of a tie block that occupies ranks
+random tie-breaking, by linearity (docs/metrics.md): an item of a tie block that occupies ranks
 ``R+1..R+Q`` sits at each of them with probability ``1/Q``.
 """
 

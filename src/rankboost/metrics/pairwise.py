@@ -4,8 +4,8 @@ A crucial pair is two rows of one query with different labels; it is misordered 
 with the smaller label gets the larger score. Both metrics count tied crucial pairs with a
 weight set by the tie policy: 1/2 under ``"expected"`` (a random tie-break misorders a tied
 pair with probability 1/2), 1 under ``"pessimistic"`` (the training ranking loss of the paper's
-theorems), 0 under ``"optimistic"``. Counting is O(n log n) per query (SPEC section 3.3) by the
-shared kernel ``rankboost._kernels.pairwise``.
+theorems), 0 under ``"optimistic"``. Counting is O(n log n) per query by the shared kernel
+``rankboost._kernels.pairwise``.
 """
 
 from __future__ import annotations

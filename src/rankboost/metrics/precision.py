@@ -3,7 +3,7 @@
 ``P@k = (number of relevant rows among the first k) / k`` (trec_eval ``P_k``, ranx
 ``precision@k``, LETOR ``P@k``): the denominator is always ``k``, also for a query with fewer
 than ``k`` rows. Under ``ties="expected"`` the value is the exact expectation by linearity
-(SPEC section 6): a relevant row of a tie block at ranks ``R+1..R+Q`` is within the first ``k``
+(docs/metrics.md): a relevant row of a tie block at ranks ``R+1..R+Q`` is within the first ``k``
 with probability ``(min(R+Q, k) - R) / Q``.
 """
 

@@ -14,7 +14,7 @@ from joblib import Parallel, delayed, effective_n_jobs
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 
-from ..booster import TrainingStoppedWarning, train
+from ..booster import TrainingStoppedWarning, _train
 from ..feedback import LayeredFeedback
 from ..model import RankBoostModel
 from ..params import TrainParams, make_params
@@ -56,7 +56,7 @@ def _fit_chunk(
             column_of[feats] = np.arange(feats.shape[0])
             X = _features(by_item, row.indices.astype(np.int64), column_of, feats.shape[0])
             column_of[feats] = -1
-            model = train(X, LayeredFeedback(row.data), params=params)
+            model = _train(X, LayeredFeedback(row.data), params)  # X built valid above
             out.append((user, model))
     return out
 
@@ -77,7 +77,7 @@ class RankBoostRecommender(BaseEstimator):
     n_estimators : int, default=100
         Boosting rounds per target user.
     positive_cumulative : bool, default=False
-        WeakLearn.cum (paper section 4, Knowl 6): ``H`` non-decreasing in every feature
+        WeakLearn.cum (paper section 4): ``H`` non-decreasing in every feature
         user's rating. Off by default because a feature user with opposite taste is
         informative through a negative weight.
     alpha : {"r", "exact", "line_search"}, default="r"
