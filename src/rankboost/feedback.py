@@ -1,4 +1,4 @@
-"""Feedback: what should rank above what (SPEC sections 1 and 3; paper section 2, Knowl 8).
+"""Feedback: what should rank above what (paper sections 2 and 3).
 
 Every feedback reduces to a non-negative weight ``Phi(x0, x1)`` on *crucial pairs*
 ("``x1`` should rank above ``x0``") and the initial distribution ``D = Phi / sum(Phi)``.
@@ -7,12 +7,13 @@ Every feedback reduces to a non-negative weight ``Phi(x0, x1)`` on *crucial pair
   O(|Phi|) per round).
 * :class:`LayeredFeedback`: graded labels per query; every (lower grade, higher grade) pair
   of a query is crucial with weight 1 (times a per-query constant, see ``normalize``).
-  O(n + K) per query and round by the factorisation of SPEC 3.3, never enumerating pairs.
+  O(n + K) per query and round by the factorisation of :mod:`rankboost._kernels.layered`
+  (the paper's section 3.3 bipartite one, extended to K levels), never enumerating pairs.
 * :class:`BipartiteFeedback`: labels in {0, 1}, the two-level case (RankBoost.B).
 
 Internally, the distribution at round ``t`` is kept through the current scores ``H_t`` of
-the training rows: ``D_t(x0, x1) = D(x0, x1) exp(H_t(x0) - H_t(x1)) / M_t`` (SPEC 2 and
-3.3: the updates multiply by ``exp(alpha h(x0)) exp(-alpha h(x1))``), with every sum kept
+the training rows: ``D_t(x0, x1) = D(x0, x1) exp(H_t(x0) - H_t(x1)) / M_t`` (paper sections
+3.1 and 3.3: the updates multiply by ``exp(alpha h(x0)) exp(-alpha h(x1))``), with every sum kept
 in log space, so ``Z_t = M_t / M_{t-1}`` and ``prod Z_t = M_T / M_0`` hold by construction.
 """
 
@@ -67,9 +68,10 @@ _EXACT_EVERY = 64
 class _LayeredState:
     """One block of layered feedback: whole queries, their support rows grouped by query.
 
-    A block holds what a round needs of its queries (SPEC 3.3): the scores ``H`` of its rows,
-    their level sums and potential, and the kept order by ``H``. Everything it reports is
-    its *part* of a global quantity, so the parts of several blocks add up:
+    A block holds what a round needs of its queries (:mod:`rankboost._kernels.layered`): the
+    scores ``H`` of its rows, their level sums and potential, and the kept order by ``H``.
+    Everything it reports is its *part* of a global quantity, so the parts of several blocks
+    add up:
 
     * ``pairs_per_query`` (phase 1 of the normalisation): the owner fixes every query's pair
       weight ``c_q`` from the counts of all blocks (:func:`_fix_normalisers`), then calls
@@ -213,7 +215,7 @@ class _LayeredState:
         return self._log_mass(G, lh, l1h), self._log_mass(G, l1h, lh)
 
     def binary_stats(self, h: NDArray[np.float64]) -> tuple[float, float, float]:
-        """The block's part of (W_-, W_0, W_+) of a binary ranker under D_t (SPEC 3.3)."""
+        """The block's part of (W_-, W_0, W_+) of a binary ranker under D_t."""
         on = _log_weights(h)
         off = _log_weights(1.0 - h)
         w_minus = self._log_mass(self.H, off, on)  # h(x0) = 0, h(x1) = 1: correctly ordered
@@ -266,7 +268,7 @@ class _LayeredState:
 
 
 class _PairState:
-    """One block of explicit pairs (SPEC 3.1): rows and the pairs among them.
+    """One block of explicit pairs (paper section 3.1): rows and the pairs among them.
 
     As :class:`_LayeredState`: the owner fixes the initial distribution from every block's
     weights (``log_w = log(Phi / sum Phi)``, :func:`_fix_normalisers`), then the block
@@ -349,7 +351,7 @@ _FeedbackState = _LayeredState | _PairState
 def _fix_normalisers(blocks: list[_LayeredState] | list[_PairState]) -> None:
     """Phase 2 of the normalisation: the initial distribution from every block's counts.
 
-    Layered (SPEC 1): ``normalize="pair"`` gives every crucial pair ``c_q = 1 / n_pairs``
+    Layered: ``normalize="pair"`` gives every crucial pair ``c_q = 1 / n_pairs``
     (the paper's ``D = Phi / sum Phi``); ``"query"`` gives query ``q`` with ``P_q`` pairs
     ``c_q = 1 / (n_queries_with_pairs P_q)``. Explicit pairs: ``D = Phi / sum Phi``. The
     counts are added over the blocks in their order, so one block gives the same bits as
@@ -403,7 +405,7 @@ def _log_sum_of(parts: list[float]) -> float:
 
 
 class PairFeedback:
-    """Explicit crucial pairs with weights: general RankBoost (SPEC 3.1).
+    """Explicit crucial pairs with weights: general RankBoost (paper section 3.1).
 
     Parameters
     ----------
@@ -765,7 +767,7 @@ class LayeredFeedback:
 
 
 class BipartiteFeedback(LayeredFeedback):
-    """Labels in {0, 1} per query: every 1 above every 0 (RankBoost.B, SPEC 3.2).
+    """Labels in {0, 1} per query: every 1 above every 0 (RankBoost.B, paper section 3.3).
 
     The two-level case of :class:`LayeredFeedback`: the factorisation
     ``D(x0, x1) = w_q v(x0) v(x1)`` of the paper is the layered one with K = 2, so the same

@@ -1,4 +1,4 @@
-"""The learned ranking function ``H(x) = sum_t alpha_t h_t(x)`` (paper section 3, Knowl 1).
+"""The learned ranking function ``H(x) = sum_t alpha_t h_t(x)`` (paper section 3.1).
 
 A model is plain arrays, one entry per boosting round (:class:`Rounds`): the feature, the
 kind of weak ranker, its threshold or cuts, its default ``q_def`` and its weight ``alpha``;
