@@ -70,7 +70,7 @@ from .feedback import (
     _log_sum_of,
     _start_blocks,
 )
-from .model import HISTORY_KEYS, RankBoostModel
+from .model import HISTORY_KEYS, STAT_KEYS, RankBoostModel, Rounds
 from .params import TrainParams, make_params
 from .weak_rankers import (
     TIE_TOLERANCE,
@@ -471,17 +471,10 @@ class Booster:
 
     def model(self) -> RankBoostModel:
         """The :class:`~rankboost.model.RankBoostModel` of the rounds run so far."""
-        history = {
-            "feature": np.asarray(self._records["feature"], dtype=np.int64),
-            **{
-                k: np.asarray(self._records[k], dtype=np.float64)
-                for k in HISTORY_KEYS
-                if k != "feature"
-            },
-        }
-        return RankBoostModel(
-            list(self._rankers),
-            history,
+        rec = self._records
+        return RankBoostModel.from_arrays(
+            Rounds.from_rankers(self._rankers, np.asarray(rec["alpha"], dtype=np.float64)),
+            {k: np.asarray(rec[k], dtype=np.float64) for k in STAT_KEYS},
             self.n_features,
             feature_names=self.feature_names,
             params={**self.params.to_dict(), "feedback": self._feedback_repr},
