@@ -35,11 +35,22 @@ Run (38 s on an idle 2-core machine in the last run):
 ``--quick`` runs only the normalize comparison and the two GBDT rows; ``--no-all`` skips
 ``thresholds="all"``. Writes ``benchmarks/results/letor.md`` and ``letor.json``
 (``letor_quick.*`` with ``--quick``).
+
+Shrinkage study (issue 10), run on its own:
+    PYTHONPATH=src .venv/bin/python benchmarks/letor.py --learning-rate-study
+RankBoost with ``normalize="query"`` (the defaults) and with WeakLearn.cum
+(``positive_cumulative=True``), each with ``learning_rate`` nu in {1, 0.5, 0.1} and a
+budget of 300 / nu rounds (300, 600, 3000); the rounds are chosen on the validation fold as
+above (first maximum of NDCG@10, or of MAP in the second table), and every nu < 1 is compared
+with nu = 1 by the paired per-query test (``paired``: 95 % normal interval, two-sided
+p-value) under the same selection rule. Writes ``benchmarks/results/letor_learning_rate.md``
+and ``.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -171,11 +182,26 @@ def paired(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- models
 
 
-def run_rankboost(folds: list[dict[str, Any]], ev: Evaluator, **params: Any) -> dict[str, Any]:
+def run_rankboost(
+    folds: list[dict[str, Any]],
+    ev: Evaluator,
+    n_rounds: int = N_ROUNDS,
+    per_query_map: bool = False,
+    **params: Any,
+) -> dict[str, Any]:
+    """Train ``n_rounds`` per fold; rounds chosen on vali (first maximum of NDCG@10 / MAP).
+
+    The validation scores come from ``model.staged_decision_function`` (``H_t`` updated by
+    ``alpha_t h_t`` each round: O(n) per round, no re-scoring from scratch). The test
+    metrics of the full budget are under ``f"at_{n_rounds}"``; ``per_query_map`` also keeps
+    the per-query test NDCG@10/AP of the vali-MAP choice (``"per_query_map"``).
+    """
     normalize = params.pop("normalize")
     per_fold: dict[str, list[Any]] = {"by_ndcg": [], "by_map": [], "k_ndcg": [], "k_map": []}
-    per_fold["at_300"] = []
+    full_key = f"at_{n_rounds}"
+    per_fold[full_key] = []
     times = []
+    select_times = []
     for f in folds:
         Xtr, ytr, qtr = f["train"]
         Xva, yva, qva = f["vali"]
@@ -184,22 +210,35 @@ def run_rankboost(folds: list[dict[str, Any]], ev: Evaluator, **params: Any) -> 
         fb = rb.LayeredFeedback(ytr, qtr, normalize=normalize)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", rb.TrainingStoppedWarning)
-            model = rb.train(Xtr, fb, n_rounds=N_ROUNDS, **params)
+            model = rb.train(Xtr, fb, n_rounds=n_rounds, **params)
         times.append(time.perf_counter() - start)
-        vals = np.array(
-            [ev.fast_ndcg10_map(yva, s, qva) for s in model.staged_decision_function(Xva)]
-        )
+        start = time.perf_counter()
+        vals = np.empty((model.n_rounds, 2))
+        best, s_best = -np.inf, None
+        for t, s in enumerate(model.staged_decision_function(Xva)):
+            vals[t] = ev.fast_ndcg10_map(yva, s, qva)
+            if vals[t, 0] > best:
+                best, s_best = vals[t, 0], s.copy()
         k_ndcg = int(np.argmax(vals[:, 0])) + 1
         k_map = int(np.argmax(vals[:, 1])) + 1
+        select_times.append(time.perf_counter() - start)
+        # the staged scores are the model's: same vali scores as decision_function at k
+        s_check = model.decision_function(Xva, n_rounds=k_ndcg)
+        if not np.allclose(s_best, s_check, rtol=0.0, atol=1e-9):
+            raise AssertionError("staged_decision_function and decision_function disagree")
         per_fold["k_ndcg"].append(k_ndcg)
         per_fold["k_map"].append(k_map)
         s_ndcg = model.decision_function(Xte, n_rounds=k_ndcg)
         per_fold["by_ndcg"].append(ev(yte, s_ndcg, qte))
         per_fold.setdefault("per_query", []).append(per_query_ndcg10_ap(yte, s_ndcg, qte))
-        per_fold["by_map"].append(ev(yte, model.decision_function(Xte, n_rounds=k_map), qte))
-        per_fold["at_300"].append(ev(yte, model.decision_function(Xte), qte))
+        s_map = model.decision_function(Xte, n_rounds=k_map)
+        per_fold["by_map"].append(ev(yte, s_map, qte))
+        if per_query_map:
+            per_fold.setdefault("per_query_map", []).append(per_query_ndcg10_ap(yte, s_map, qte))
+        per_fold[full_key].append(ev(yte, model.decision_function(Xte), qte))
         per_fold.setdefault("rounds_trained", []).append(model.n_rounds)
     per_fold["train_s"] = times
+    per_fold["select_s"] = select_times
     return per_fold
 
 
@@ -260,10 +299,172 @@ def mean_metrics(per_fold: list[dict[str, float]]) -> dict[str, float]:
     return {k: float(np.mean([m[k] for m in per_fold])) for k in METRIC_KEYS}
 
 
+LEARNING_RATES = (1.0, 0.5, 0.1)
+LR_CONFIGS: list[tuple[str, dict[str, Any]]] = [
+    ("defaults", {"normalize": "query"}),
+    ("positive_cumulative", {"normalize": "query", "positive_cumulative": True}),
+]
+
+
+def paired_verdict(pt: dict[str, Any], j: int) -> str:
+    """'beats' / 'loses' when the 95 % interval of metric ``j`` excludes 0, else 'ties'."""
+    lo = pt["mean_diff"][j] - 1.96 * pt["se"][j]
+    hi = pt["mean_diff"][j] + 1.96 * pt["se"][j]
+    return "beats" if lo > 0 else "loses" if hi < 0 else "ties (within noise)"
+
+
+def paired_cell(pt: dict[str, Any], j: int) -> str:
+    """``mean ± 1.96 SE (b better : a better), p`` for metric ``j`` of a :func:`paired` row."""
+    m, se = pt["mean_diff"][j], pt["se"][j]
+    p = math.erfc(abs(m / se) / math.sqrt(2.0)) if se > 0 else float(m == 0)
+    return f"{m:+.4f} ± {1.96 * se:.4f} ({pt['b_better'][j]}:{pt['a_better'][j]}), p = {p:.2f}"
+
+
+def learning_rate_study(
+    folds: list[dict[str, Any]], ev: Evaluator, info: dict[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """Shrinkage nu in LEARNING_RATES x LR_CONFIGS, budget N_ROUNDS / nu, rounds on vali."""
+    runs: dict[str, Any] = {}
+    for label, base in LR_CONFIGS:
+        for nu in LEARNING_RATES:
+            budget = int(round(N_ROUNDS / nu))
+            t = time.perf_counter()
+            res = run_rankboost(
+                folds, ev, n_rounds=budget, per_query_map=True, learning_rate=nu, **dict(base)
+            )
+            res.update(config=label, learning_rate=nu, budget=budget)
+            res["params"] = {**base, "learning_rate": nu, "n_rounds": budget}
+            name = f"{label}, nu={nu:g}"
+            runs[name] = res
+            m = mean_metrics(res["by_ndcg"])
+            print(
+                f"{name:32s} NDCG@10 {m['ndcg@10']:.4f} MAP {m['map']:.4f} k={res['k_ndcg']} "
+                f"(vali MAP: {res['k_map']}; {time.perf_counter() - t:.1f} s)",
+                flush=True,
+            )
+
+    def chosen(res: dict[str, Any], key: str) -> str:
+        """Mean and per-fold rounds, flagging folds whose maximum is the last round."""
+        ks, trained = res[key], res["rounds_trained"]
+        hit = sum(k == n for k, n in zip(ks, trained, strict=True))
+        return f"{np.mean(ks):.0f} {ks}" + (f" ({hit} at the budget)" if hit else "")
+
+    rows_ndcg, rows_map, rows_fold = [], [], []
+    for res in runs.values():
+        b = res["budget"]
+        m = mean_metrics(res["by_ndcg"])
+        rows_ndcg.append(
+            [res["config"], f"{res['learning_rate']:g}", b]
+            + [chosen(res, "k_ndcg")]
+            + [m[k] for k in METRIC_KEYS]
+            + [f"{np.median(res['train_s']):.2f}", f"{np.median(res['select_s']):.2f}"]
+        )
+        mm = mean_metrics(res["by_map"])
+        mf = mean_metrics(res[f"at_{b}"])
+        rows_map.append(
+            [res["config"], f"{res['learning_rate']:g}"]
+            + [chosen(res, "k_map")]
+            + [mm[k] for k in METRIC_KEYS]
+            + [mf["ndcg@10"], mf["map"]]
+        )
+        rows_fold.append(
+            [res["config"], f"{res['learning_rate']:g}"]
+            + [f"{x['ndcg@10']:.4f} / {x['map']:.4f}" for x in res["by_ndcg"]]
+        )
+
+    paired_rows = []
+    paired_out: dict[str, Any] = {}
+    for label, _ in LR_CONFIGS:
+        ref = runs[f"{label}, nu=1"]
+        for sel, key in (("vali NDCG@10", "per_query"), ("vali MAP", "per_query_map")):
+            for nu in LEARNING_RATES[1:]:
+                res = runs[f"{label}, nu={nu:g}"]
+                pt = paired({"per_query": ref[key]}, {"per_query": res[key]})
+                paired_out.setdefault(label, {}).setdefault(sel, {})[f"{nu:g}"] = pt
+                paired_rows.append(
+                    [label, sel, f"{nu:g} vs 1", paired_cell(pt, 0), paired_cell(pt, 1)]
+                    + [paired_verdict(pt, 0), paired_verdict(pt, 1)]
+                )
+    n_q = next(iter(next(iter(paired_out.values())).values()))["0.5"]["n_queries"]
+
+    md = "\n".join(
+        [
+            "# Shrinkage (`learning_rate`) on LETOR 4.0 MQ2008, 5 folds",
+            "",
+            "`PYTHONPATH=src .venv/bin/python benchmarks/letor.py --learning-rate-study`",
+            "",
+            f"Machine: {machine_line(info)}.",
+            "",
+            "Same data and evaluator as `letor.md` (test metrics averaged over queries, then "
+            "over the 5 folds; gain 2^rel - 1, log2 discount, relevant = grade >= 1, empty "
+            f"queries 0, pessimistic ties; {ev.source}, cross-checked against "
+            f"benchmarks/_common.reference_metrics on {ev.n_checked} predictions, max "
+            f"difference {ev.max_diff:.1e}).",
+            "",
+            "RankBoost: LayeredFeedback(normalize='query'), alpha='r', thresholds=255, "
+            "`learning_rate=nu` (alpha_t = nu x the rule's alpha); 'positive_cumulative' is "
+            "WeakLearn.cum. Round budget 300 / nu (300, 600, 3000). The number of rounds is "
+            "the first maximum over the staged validation scores of NDCG@10 (first table) or "
+            "MAP (second table); '(n at the budget)' flags folds whose maximum is the last "
+            "round. 'select s' is the time to score and evaluate every stage on vali.",
+            "",
+            "## Rounds chosen by validation NDCG@10",
+            "",
+            markdown_table(
+                ["config", "nu", "budget", "rounds chosen (mean [per fold])"]
+                + [k.upper() for k in METRIC_KEYS]
+                + ["train s/fold (median)", "select s/fold (median)"],
+                rows_ndcg,
+            ),
+            "",
+            "## Rounds chosen by validation MAP (and at the full budget)",
+            "",
+            markdown_table(
+                ["config", "nu", "rounds chosen (mean [per fold])"]
+                + [k.upper() for k in METRIC_KEYS]
+                + ["NDCG@10 at budget", "MAP at budget"],
+                rows_map,
+            ),
+            "",
+            "## Paired per-query differences vs nu = 1",
+            "",
+            f"Mean per-query test difference (nu - nu=1) over the {n_q} pooled test queries "
+            "(every MQ2008 query is in exactly one test fold), with a 95 % normal interval "
+            "(1.96 SE), (queries better with nu : better with nu = 1) and the two-sided "
+            "normal p-value; 'beats' / 'loses' when the interval excludes 0. Both runs of a "
+            "row use the same selection rule. 16 tests: expect about one p < 0.05 by chance.",
+            "",
+            markdown_table(
+                ["config", "rounds by", "nu", "ΔNDCG@10", "ΔAP", "NDCG@10", "AP"], paired_rows
+            ),
+            "",
+            "## Per fold (test NDCG@10 / MAP, rounds by vali NDCG@10)",
+            "",
+            markdown_table(
+                ["config", "nu"] + [f"Fold{i} NDCG@10 / MAP" for i in range(1, 6)], rows_fold
+            ),
+            "",
+        ]
+    )
+    results = {
+        "machine": info,
+        "learning_rates": list(LEARNING_RATES),
+        "runs": runs,
+        "paired_vs_nu1": paired_out,
+        "evaluator": {"source": ev.source, "n_checked": ev.n_checked, "max_diff": ev.max_diff},
+    }
+    return md, results
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="normalize comparison + GBDTs only")
     p.add_argument("--no-all", action="store_true", help='skip thresholds="all"')
+    p.add_argument(
+        "--learning-rate-study",
+        action="store_true",
+        help="only the shrinkage study: nu in {1, 0.5, 0.1}, budget 300/nu (letor_learning_rate.*)",
+    )
     args = p.parse_args()
     info = machine_info()
     print(machine_line(info), flush=True)
@@ -274,6 +475,12 @@ def main() -> None:
     # warm-up: numba compilation / cache loading outside the timed fits
     Xw, yw, qw = folds[0]["train"]
     rb.train(Xw[:500], rb.LayeredFeedback(yw[:500], qw[:500]), n_rounds=2)
+    if args.learning_rate_study:
+        md, data = learning_rate_study(folds, ev, info)
+        print()
+        print(md)
+        print("wrote", *write_result("letor_learning_rate", md, data))
+        return
 
     configs: list[tuple[str, dict[str, Any]]] = [
         ("RankBoost normalize='pair'", {"normalize": "pair"}),
