@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numba
 import numpy as np
@@ -32,7 +33,7 @@ from numpy.typing import NDArray
 from ._kernels import use_parallel
 from ._kernels.binning import bin_rows, gather_columns
 
-__all__ = ["BinMapper", "check_thresholds"]
+__all__ = ["BinMapper", "check_thresholds", "cuts_from_counts"]
 
 
 def check_thresholds(thresholds: int | str) -> int | str:
@@ -61,12 +62,38 @@ def _cuts_from_sorted(values: NDArray[np.float64], thresholds: int | str) -> NDA
         return np.empty(0, dtype=np.float64)
     change = np.flatnonzero(values[1:] != values[:-1])
     distinct = np.concatenate([values[change], values[-1:]])
+    # cumulative counts at the end of each distinct value
+    ends = np.concatenate([change + 1, [values.shape[0]]])
+    return cuts_from_counts(distinct, ends, thresholds)
+
+
+def cuts_from_counts(
+    distinct: NDArray[np.float64], ends: NDArray[Any], thresholds: int | str
+) -> NDArray[np.float64]:
+    """Candidate cut values of one feature from its distinct values and cumulative counts.
+
+    ``distinct`` holds the feature's distinct non-NaN training values in increasing order and
+    ``ends[k]`` the number of training values ``<= distinct[k]`` (the weight, when rows are
+    weighted or values summarised). The rule of the module docstring: every distinct value
+    but the largest when there are at most ``B`` of them (or ``thresholds="all"``), else the
+    values at the ``k/B`` quantiles. A distributed trainer merges the partitions' counts and
+    calls this, so its bins equal the single-machine ones.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankboost.binning import cuts_from_counts
+    >>> cuts_from_counts(np.array([1.0, 2.0, 5.0]), np.array([3, 4, 9]), "all")
+    array([1., 2.])
+    >>> cuts_from_counts(np.array([1.0, 2.0, 5.0]), np.array([3, 4, 9]), 2)
+    array([2.])
+    """
+    if distinct.shape[0] == 0:
+        return np.empty(0, dtype=np.float64)
     if thresholds == "all" or distinct.shape[0] <= int(thresholds):
         return distinct[:-1] + 0.0  # + 0.0: -0.0 and 0.0 sort in either order; store 0.0
     n_bins = int(thresholds)
-    # cumulative counts at the end of each distinct value
-    ends = np.concatenate([change + 1, [values.shape[0]]])
-    targets = values.shape[0] * np.arange(1, n_bins, dtype=np.float64) / n_bins
+    targets = ends[-1] * np.arange(1, n_bins, dtype=np.float64) / n_bins
     idx = np.searchsorted(ends, targets, side="left")
     idx = np.unique(idx[idx < distinct.shape[0] - 1])
     return distinct[idx] + 0.0
@@ -137,6 +164,29 @@ class BinMapper:
         if pool is not None:
             pool.shutdown()
         self.n_bins_ = n_bins
+        return self
+
+    @classmethod
+    def from_cuts(
+        cls,
+        cuts: list[NDArray[np.float64]],
+        has_values: NDArray[np.bool_] | None = None,
+        thresholds: int | str = 255,
+    ) -> BinMapper:
+        """A fitted mapper from per-feature sorted cut values.
+
+        ``has_values[i]`` says whether feature ``i`` had a non-NaN training value (None: all
+        had); a feature without one has no bin (``n_bins_ = 0``), else ``len(cuts) + 1``.
+        This is how a distributed trainer (or a user with bins fitted on a sample) gives
+        every partition the same bins.
+        """
+        self = cls(thresholds)
+        self.cuts_ = [np.ascontiguousarray(c, dtype=np.float64) for c in cuts]
+        has = np.ones(len(cuts), dtype=bool) if has_values is None else np.asarray(has_values)
+        self.n_bins_ = np.array(
+            [(c.shape[0] + 1) if bool(h) else 0 for c, h in zip(self.cuts_, has, strict=True)],
+            dtype=np.int64,
+        )
         return self
 
     @property

@@ -120,20 +120,17 @@ def alpha_exact(w_minus: float, w_plus: float) -> float:
     return 0.5 * float(np.log(max(w_minus, ALPHA_EPS) / max(w_plus, ALPHA_EPS)))
 
 
-def _alpha_line_search(blocks: Sequence[_FeedbackState], hs: Sequence[NDArray]) -> float:
+def _alpha_line_search(log_slopes: Callable[[float], tuple[float, float]]) -> float:
     """Argmin of the convex Z(alpha) on [-MAX_ALPHA, MAX_ALPHA].
 
     dZ/dalpha = (S_0 - S_1) / M, with S_0, S_1 >= 0 the sums of the blocks' parts
-    (``log_slopes_at``), so the root of ``phi(alpha) = ln S_0 - ln S_1`` (increasing in
-    alpha) is the minimiser. Root-finding on the slope pins alpha to ~1e-14, where
-    minimising Z's values could only reach ~1e-8.
+    (``log_slopes(alpha) = (log S_0, log S_1)``), so the root of
+    ``phi(alpha) = ln S_0 - ln S_1`` (increasing in alpha) is the minimiser. Root-finding on
+    the slope pins alpha to ~1e-14, where minimising Z's values could only reach ~1e-8.
     """
-    values = [np.asarray(h, dtype=np.float64) for h in hs]
 
     def phi(a: float) -> float:
-        parts = [b.log_slopes_at(h, a) for b, h in zip(blocks, values, strict=True)]
-        s0 = _log_sum_of([p[0] for p in parts])
-        s1 = _log_sum_of([p[1] for p in parts])
+        s0, s1 = log_slopes(a)
         if s0 == s1:  # both -inf: Z does not depend on alpha
             return 0.0
         return s0 - s1
@@ -367,19 +364,34 @@ class Booster:
         ranker = FeatureRanker(feature, self.binner.cuts_[feature].copy(), float(q))
         return ranker, [_table_values(b.codes, feature, full) for b in self._blocks]
 
-    def _rule_alpha(self, r: float, hs: list[NDArray]) -> float:
+    def _rule_alpha(self, r: float, hs: list[Any]) -> float:
         """Step 3: the alpha rule's value for the chosen ranker (before shrinkage)."""
         method = self.params.alpha
         if method == "r":
             return alpha_from_r(r)
         if method == "exact":
-            w_minus = w_plus = 0.0
-            for b, h in zip(self._blocks, hs, strict=True):
-                wm, _, wp = b.binary_stats(np.asarray(h, dtype=np.float64))
-                w_minus += wm
-                w_plus += wp
+            w_minus, w_plus = self._w_minus_plus(hs)
             return alpha_exact(w_minus, w_plus)
-        return _alpha_line_search(self._blocks, hs)
+        return _alpha_line_search(self._log_slopes(hs))
+
+    def _w_minus_plus(self, hs: list[Any]) -> tuple[float, float]:
+        """``(W_-, W_+)`` of a binary ranker under ``D_t``: the sum of the blocks' parts."""
+        w_minus = w_plus = 0.0
+        for b, h in zip(self._blocks, hs, strict=True):
+            wm, _, wp = b.binary_stats(np.asarray(h, dtype=np.float64))
+            w_minus += wm
+            w_plus += wp
+        return w_minus, w_plus
+
+    def _log_slopes(self, hs: list[Any]) -> Callable[[float], tuple[float, float]]:
+        """``alpha -> (log S_0, log S_1)`` of dZ/dalpha, summed over the blocks."""
+        values = [np.asarray(h, dtype=np.float64) for h in hs]
+
+        def log_slopes(a: float) -> tuple[float, float]:
+            parts = [b.log_slopes_at(h, a) for b, h in zip(self._blocks, values, strict=True)]
+            return _log_sum_of([p[0] for p in parts]), _log_sum_of([p[1] for p in parts])
+
+        return log_slopes
 
     def _broadcast(self, hs: list[NDArray], alpha: float, binary: bool) -> float:
         """Step 4: every block applies the round; return the exact ``Z_t``."""

@@ -136,6 +136,12 @@ class _LayeredState:
         self._errors_fresh = False
         self._rescale_pi = False
         self.log_total = 0.0
+        # the kernels' state tuples (_kernels.layered's module docstring): the arrays above;
+        # the layout (level, qstart, lstart, log_c) is built per call, as the owner sets log_c
+        self._row_state = (self.H, self._a, self._b, self.order)
+        self._level_state = (self._shift_a, self._shift_b, self._log_a, self._log_b)
+        self._scratch = (self._up, self._down, self._fac, self._tmp, self._tree)
+        self._out = (self._log_mass_q, self._pi, self._errors)
 
     @property
     def n(self) -> int:
@@ -159,21 +165,18 @@ class _LayeredState:
 
     def _refresh(self, h: NDArray[np.float64], alpha: float) -> float:
         # apply H += alpha h, then per-query-block statistics, then the sum over blocks
+        layout = (self.level, self.qstart, self.lstart, self.log_c)
         layered_refresh(
-            self.H, h, float(alpha), self.level, self.qstart, self.lstart, self.log_c,
-            self._shift_a, self._shift_b, self._a, self._b, self._log_a, self._log_b,
-            self._log_mass_q,
-        )  # fmt: skip
+            h, float(alpha), layout, self._row_state, self._level_state, self._log_mass_q
+        )
         return _log_sum(self._log_mass_q)
 
     def _log_mass(
         self, G: NDArray[np.float64], wa: NDArray[np.float64], wb: NDArray[np.float64]
     ) -> float:
         out = np.empty(self._log_mass_q.shape[0])
-        _layered_log_mass(
-            G, wa, wb, self.level, self.qstart, self.lstart, self.log_c,
-            self._scratch_a, self._scratch_b, out,
-        )  # fmt: skip
+        layout = (self.level, self.qstart, self.lstart, self.log_c)
+        _layered_log_mass(G, wa, wb, layout, (self._scratch_a, self._scratch_b), out)
         return _log_sum(out)
 
     def potential(self) -> NDArray[np.float64]:
@@ -189,10 +192,10 @@ class _LayeredState:
         ``p`` is the state's own buffer, valid until the next update.
         """
         if not self._pi_fresh:
+            layout = (self.level, self.qstart, self.lstart, self.log_c)
             layered_potential(
-                self._a, self._b, self.level, self.qstart, self.lstart, self.log_c,
-                self._shift_a, self._shift_b, self._log_a, self._log_b, self.log_total,
-                self._up, self._down, self._pi,
+                self.log_total, layout, self._row_state, self._level_state, self._scratch,
+                self._pi,
             )  # fmt: skip
             self._pi_scale = 1.0
             self._pi_fresh = True
@@ -235,11 +238,10 @@ class _LayeredState:
         """
         if binary and alpha != 0.0 and self._since_exact < _EXACT_EVERY:
             # one sweep per query: H, level sums, the next potential, kept order, errors
+            layout = (self.level, self.qstart, self.lstart, self.log_c)
             layered_binary_update(
-                self.H, h, float(alpha), self.level, self.qstart, self.lstart, self.log_c,
-                self._shift_a, self._shift_b, self._a, self._b, self._log_a, self._log_b,
-                self._fac, self._log_mass_q, self.log_total, self._up, self._down, self._pi,
-                self.order, self._tmp, self._tree, self._errors,
+                h, float(alpha), self.log_total, layout, self._row_state, self._level_state,
+                self._scratch, self._out,
             )  # fmt: skip
             new = _log_sum(self._log_mass_q)
             self._rescale_pi = True  # the potential is relative to the old mass: 1/Z
@@ -348,39 +350,52 @@ class _PairState:
 _FeedbackState = _LayeredState | _PairState
 
 
-def _fix_normalisers(blocks: list[_LayeredState] | list[_PairState]) -> None:
-    """Phase 2 of the normalisation: the initial distribution from every block's counts.
+def _layered_log_c(counts: list[NDArray[np.int64]], normalize: str) -> list[NDArray[np.float64]]:
+    """Every block's ``log c_q`` from every block's pairs per query (phase 2, layered).
 
-    Layered: ``normalize="pair"`` gives every crucial pair ``c_q = 1 / n_pairs``
-    (the paper's ``D = Phi / sum Phi``); ``"query"`` gives query ``q`` with ``P_q`` pairs
-    ``c_q = 1 / (n_queries_with_pairs P_q)``. Explicit pairs: ``D = Phi / sum Phi``. The
-    counts are added over the blocks in their order, so one block gives the same bits as
-    the whole data.
+    ``normalize="pair"`` gives every crucial pair ``c_q = 1 / n_pairs`` (the paper's
+    ``D = Phi / sum Phi``); ``"query"`` gives query ``q`` with ``P_q`` pairs
+    ``c_q = 1 / (n_queries_with_pairs P_q)``. The totals are added over the blocks in their
+    order, so one block gives the same bits as the whole data.
     """
+    n_pairs = 0
+    n_queries = 0
+    for c in counts:
+        n_pairs += int(c.sum())
+        n_queries += int(c.shape[0])
+    out = []
+    for c in counts:
+        if normalize == "pair":
+            w = np.full(c.shape[0], 1.0 / n_pairs)
+        else:
+            w = 1.0 / (n_queries * c)
+        out.append(np.log(w))
+    return out
+
+
+def _pair_log_w(weights: list[NDArray[np.float64]]) -> list[NDArray[np.float64]]:
+    """Every block's ``log D(x0, x1)`` from every block's pair weights: ``Phi / sum Phi``."""
+    total = 0.0
+    for w in weights:
+        total += float(w.sum())
+    return [np.log(w / total) for w in weights]
+
+
+def _fix_normalisers(blocks: list[_LayeredState] | list[_PairState]) -> None:
+    """Phase 2 of the normalisation: the initial distribution from every block's counts."""
     pair_blocks = [b for b in blocks if isinstance(b, _PairState)]
     if pair_blocks:
-        total = 0.0
-        for pb in pair_blocks:
-            total += float(pb.weights.sum())
-        for pb in pair_blocks:
-            pb.log_w = np.log(pb.weights / total)
+        logs = _pair_log_w([pb.weights for pb in pair_blocks])
+        for pb, log_w in zip(pair_blocks, logs, strict=True):
+            pb.log_w = log_w
         return
     layered = [b for b in blocks if isinstance(b, _LayeredState)]
     modes = {b.normalize for b in layered}
     if len(modes) != 1:
         raise ValueError(f"blocks disagree on normalize: {sorted(modes)}; use one mode.")
-    n_pairs = 0
-    n_queries = 0
-    for lb in layered:
-        n_pairs += int(lb.pairs_per_query.sum())
-        n_queries += int(lb.pairs_per_query.shape[0])
-    for lb in layered:
-        counts = lb.pairs_per_query
-        if modes == {"pair"}:
-            c = np.full(counts.shape[0], 1.0 / n_pairs)
-        else:
-            c = 1.0 / (n_queries * counts)
-        lb.log_c = np.log(c)
+    logs = _layered_log_c([lb.pairs_per_query for lb in layered], modes.pop())
+    for lb, log_c in zip(layered, logs, strict=True):
+        lb.log_c = log_c
 
 
 def _start_blocks(blocks: list[_LayeredState] | list[_PairState]) -> float:
