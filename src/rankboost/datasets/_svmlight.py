@@ -18,7 +18,7 @@ import os
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO, Literal, Protocol
+from typing import IO, Any, Literal, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -37,6 +37,10 @@ __all__ = [
 
 _DOCID = re.compile(rb"docid\s*=\s*(\S+)")
 _COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".lzma")
+#: The largest feature index a file may use (sklearn's parser stores indices as C ints).
+MAX_FEATURE_INDEX = 2**31 - 1
+#: Query ids are int64: from ``-2**63`` to ``2**63 - 1``.
+QID_RANGE = (-(2**63), 2**63 - 1)
 
 
 # ---------------------------------------------------------------------------------------
@@ -66,6 +70,12 @@ def _find_bad_line(lines: list[bytes], n_features: int | None) -> tuple[int, str
                 float(value_text)
                 if index < 1:
                     return lineno, f"feature index {index} is invalid (indices start at 1)"
+                if index > MAX_FEATURE_INDEX:
+                    shown = token.decode(errors="replace")
+                    return lineno, (
+                        f"feature index {index} (token {shown!r}) exceeds the largest "
+                        f"supported index {MAX_FEATURE_INDEX} (2**31 - 1)"
+                    )
                 if index <= prev:
                     return lineno, "feature indices must be increasing and unique"
                 if n_features is not None and index > n_features:
@@ -98,13 +108,20 @@ def _scan_lines(
         n_rows += 1
         if len(parts) > 1 and parts[1].startswith(b"qid"):
             try:
-                qids.append(int(parts[1].split(b":", 1)[1]))
+                q = int(parts[1].split(b":", 1)[1])
             except (IndexError, ValueError):
                 token = parts[1].decode(errors="replace")
                 raise ValueError(
                     f"{source}, line {lineno}: malformed query id {token!r}; expected "
                     "'qid:<integer>'."
                 ) from None
+            if not QID_RANGE[0] <= q <= QID_RANGE[1]:
+                token = parts[1].decode(errors="replace")
+                raise ValueError(
+                    f"{source}, line {lineno}: query id {token!r} is outside the int64 range "
+                    f"[{QID_RANGE[0]}, {QID_RANGE[1]}] of query ids."
+                )
+            qids.append(q)
         elif not first_missing:
             first_missing = lineno
         match = _DOCID.search(comment) if comment else None
@@ -135,18 +152,40 @@ def _parse_svmlight_bytes(
         X_sparse, y = load_svmlight_file(
             _BytesReader(lines), n_features=n_features, zero_based=False, dtype=np.float64
         )
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:  # OverflowError: an index above 2**31 - 1
         bad = _find_bad_line(lines, n_features)
         where = f"{source}, line {bad[0]}: {bad[1]}" if bad else f"{source}: {exc}"
-        raise ValueError(f"Malformed SVMlight/LETOR data in {where}.") from exc
+        raise ValueError(f"Malformed SVMlight/LETOR data in {where}.") from None
     if X_sparse.shape[0] == 0:
         raise ValueError(f"{source} contains no data lines.")
     # NOTE: not X_sparse.toarray(): scipy accumulates into zeros, which turns -0.0 into
     # 0.0. Assignment keeps every value bit-exact (sklearn guarantees unique indices).
-    X = np.zeros(X_sparse.shape, dtype=np.float64)
+    try:
+        X = np.zeros(X_sparse.shape, dtype=np.float64)
+    except (MemoryError, ValueError):
+        n, d = X_sparse.shape
+        line = _widest_line(lines, X_sparse)
+        raise ValueError(
+            f"{source}: the dense X of {n} rows x {d} features (the largest feature index, "
+            f"at line {line}) needs {n * d * 8 / 2**30:.1f} GiB, more than this machine can "
+            "allocate; check that feature index, or pass a smaller file."
+        ) from None
     rows = np.repeat(np.arange(X.shape[0]), np.diff(X_sparse.indptr))
     X[rows, X_sparse.indices] = X_sparse.data
     return RankingDataset(X, np.ascontiguousarray(y, dtype=np.float64), qid, docids)
+
+
+def _widest_line(lines: list[bytes], X_sparse: Any) -> int:
+    """Line number (1-based) of the data line holding the largest feature index."""
+    row = int(np.argmax(X_sparse.indices == X_sparse.shape[1] - 1))
+    row = int(np.searchsorted(X_sparse.indptr, row, side="right")) - 1
+    seen = -1
+    for lineno, raw in enumerate(lines, start=1):
+        if raw.split(b"#", 1)[0].split():
+            seen += 1
+            if seen == row:
+                return lineno
+    return 0  # pragma: no cover - every row comes from a line
 
 
 class _BytesReader:
@@ -272,9 +311,11 @@ def load_svmlight(
         If ``path`` or an explicit ``query_file`` does not exist.
     ValueError
         On a malformed line (the message gives the file and line number), a file with
-        no data lines, a feature index above ``n_features``, lines that mix presence and
-        absence of ``qid:``, or an explicit ``query_file`` that conflicts with ``qid:``
-        in the file or whose sizes do not add up to the number of rows.
+        no data lines, a feature index above ``n_features`` or above ``2**31 - 1``, a query
+        id outside the int64 range, lines that mix presence and absence of ``qid:``, damaged
+        or truncated compressed data, a dense ``X`` too large to allocate, or an explicit
+        ``query_file`` that conflicts with ``qid:`` in the file or whose sizes do not add
+        up to the number of rows.
 
     See Also
     --------
@@ -300,10 +341,11 @@ def load_svmlight(
     if n_features is not None and (
         isinstance(n_features, bool)
         or not isinstance(n_features, int | np.integer)
-        or n_features < 1
+        or not 1 <= n_features <= MAX_FEATURE_INDEX
     ):
         raise ValueError(
-            f"load_svmlight: n_features must be a positive int or None; got {n_features!r}."
+            "load_svmlight: n_features must be a positive int or None (at most "
+            f"{MAX_FEATURE_INDEX}, the largest feature index); got {n_features!r}."
         )
     p, data = read_bytes(path, "SVMlight file")
     dataset = _parse_svmlight_bytes(

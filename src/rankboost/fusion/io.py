@@ -6,7 +6,8 @@
   where ``ri`` is the rank (1 = top) input ranker ``i`` gave the document and ``NULL`` means
   ranker ``i`` did not return it.
 
-Reading is gzip-transparent (by the file's magic bytes); a path ending in ``.gz`` is written
+Reading undoes gzip, bzip2 and xz (detected by the file's magic bytes; damaged or truncated
+compressed data is a ``ValueError`` naming the file); a path ending in ``.gz`` is written
 gzip-compressed (``mtime = 0``, so the bytes are reproducible). Every writer is atomic: the text
 goes to a temporary file in the target folder that is then renamed over the target. Blank
 lines and lines starting with ``#`` are skipped by the TREC readers. Errors name the file and
@@ -25,6 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._atomic import atomic_write_bytes, atomic_write_text
+from ..datasets._io import compression, decompression_errors, open_binary
 from .run import Qrels, Run
 
 __all__ = [
@@ -43,16 +45,25 @@ PathLike = str | os.PathLike[str]
 
 
 # ------------------------------------------------------------------ low level ------------
-def _lines(path: PathLike) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_number, text)``; gzip is detected from the magic bytes."""
+def _lines(path: PathLike, what: str) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, text)``; gzip, bzip2 and xz are detected from the magic bytes.
+
+    Damaged compressed data and text that is not UTF-8 are ``ValueError``s naming the file.
+    """
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"{path}: no such file")
-    with open(p, "rb") as fh:
-        magic = fh.read(2)
-    opener = gzip.open if magic == b"\x1f\x8b" else open
-    with opener(p, "rt", encoding="utf-8") as fh:
-        yield from enumerate(fh, start=1)
+    kind = compression(p)
+    with decompression_errors(path, what, kind), open_binary(p) as fh:
+        for no, raw in enumerate(fh, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ValueError(
+                    f"{path}:{no}: not UTF-8 text ({exc.reason} at byte {exc.start}); is it "
+                    f"a {what}?"
+                ) from None
+            yield no, text
 
 
 def _write(path: PathLike, text: str) -> None:
@@ -63,13 +74,33 @@ def _write(path: PathLike, text: str) -> None:
     atomic_write_bytes(path, gzip.compress(text.encode("utf-8"), mtime=0))
 
 
+#: The largest rank a file may give (ranks are exact in float64 up to 2**53).
+MAX_RANK = 2**53
+_INT64 = (-(2**63), 2**63 - 1)
+
+
 def _positive_int(text: str, where: str, what: str) -> int:
     try:
         value = int(text)
     except ValueError:
         value = 0
-    if value < 1:
-        raise ValueError(f"{where}: {what} must be a positive integer (1 = top); got {text!r}.")
+    if not 1 <= value <= MAX_RANK:
+        raise ValueError(
+            f"{where}: {what} must be a positive integer (1 = top) of at most 2**53 = "
+            f"{MAX_RANK}; got {text!r}."
+        )
+    return value
+
+
+def _grade(text: str, where: str, what: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{where}: {what} must be an integer grade; got {text!r}.") from None
+    if not _INT64[0] <= value <= _INT64[1]:
+        raise ValueError(
+            f"{where}: {what} {text!r} is outside the int64 range [{_INT64[0]}, {_INT64[1]}]."
+        )
     return value
 
 
@@ -95,7 +126,8 @@ def read_run(path: PathLike, *, name: str | None = None, depth: int | None = Non
     FileNotFoundError
         If ``path`` does not exist.
     ValueError
-        With the file and line, for a line without 6 columns, a rank that is not a positive
+        For damaged compressed data or text that is not UTF-8; with the file and line, for
+        a line without 6 columns, a rank that is not a positive
         integer, a score that is not a finite number, a document listed twice for a query,
         or a file without entries.
 
@@ -122,7 +154,7 @@ def read_run(path: PathLike, *, name: str | None = None, depth: int | None = Non
     rs: list[int] = []
     ss: list[float] = []
     first_line: dict[tuple[str, str], int] = {}
-    for no, line in _lines(path):
+    for no, line in _lines(path, "TREC run file"):
         parts = line.split()
         if not parts or parts[0].startswith("#"):
             continue
@@ -234,7 +266,8 @@ def read_qrels(path: PathLike) -> Qrels:
     FileNotFoundError
         If ``path`` does not exist.
     ValueError
-        With the file and line, for a line without 4 columns, a grade that is not an
+        For damaged compressed data or text that is not UTF-8; with the file and line, for
+        a line without 4 columns, a grade that is not an
         integer, a document judged twice for a query, or a file without judgements.
 
     Examples
@@ -251,7 +284,7 @@ def read_qrels(path: PathLike) -> Qrels:
     ds: list[str] = []
     gs: list[int] = []
     first_line: dict[tuple[str, str], int] = {}
-    for no, line in _lines(path):
+    for no, line in _lines(path, "TREC qrels file"):
         parts = line.split()
         if not parts or parts[0].startswith("#"):
             continue
@@ -262,10 +295,7 @@ def read_qrels(path: PathLike) -> Qrels:
                 f"{len(parts)}: {line.strip()!r}."
             )
         q, _, d, g = parts
-        try:
-            grade = int(g)
-        except ValueError:
-            raise ValueError(f"{where}: rel must be an integer grade; got {g!r}.") from None
+        grade = _grade(g, where, "rel")
         if (q, d) in first_line:
             raise ValueError(
                 f"{where}: document {d!r} is judged twice for query {q!r} (first at line "
@@ -379,7 +409,8 @@ def read_letor_agg(path: PathLike, *, n_rankers: int | None = None) -> AggData:
     Raises
     ------
     ValueError
-        With the file and line, for a malformed line, a slot out of order, a line with a
+        For damaged compressed data or text that is not UTF-8; with the file and line, for
+        a malformed line, a slot out of order, a line with a
         different number of rankers, a rank that is neither a positive integer nor ``NULL``,
         a missing ``#docid = ...`` comment, a document listed twice for a query, or an empty
         file.
@@ -401,7 +432,7 @@ def read_letor_agg(path: PathLike, *, n_rankers: int | None = None) -> AggData:
     ds: list[str] = []
     first_line: dict[tuple[str, str], int] = {}
     k = n_rankers
-    for no, line in _lines(path):
+    for no, line in _lines(path, "LETOR aggregation file"):
         if not line.strip():
             continue
         where = f"{path}:{no}"
@@ -412,10 +443,7 @@ def read_letor_agg(path: PathLike, *, n_rankers: int | None = None) -> AggData:
                 f"{where}: a LETOR aggregation line is 'label qid:Q 1:r1 ... K:rK #docid = D'; "
                 f"got {line.strip()[:80]!r}."
             )
-        try:
-            label = int(parts[0])
-        except ValueError:
-            raise ValueError(f"{where}: label must be an integer; got {parts[0]!r}.") from None
+        label = _grade(parts[0], where, "label")
         q = parts[1][4:]
         slots = parts[2:]
         if k is None:
