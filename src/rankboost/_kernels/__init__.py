@@ -1,12 +1,18 @@
 """Numba kernels: private, array-in/array-out, no Python objects (STYLE rules 5 and 6).
 
 Each parallel kernel is written once as a body over one independent unit (a feature, a
-query, a chunk of rows) and driven by a serial and a ``prange`` loop. The drivers give the
-same result bit for bit (units never share an accumulator); :func:`use_parallel` picks the
-parallel one only when the work is large enough to pay for the thread fork.
+query, a chunk of rows) and a driver that loops over the units with ``prange``;
+:func:`serial_and_parallel` compiles the driver twice, as a plain loop and with
+``parallel=True``. The two give the same result bit for bit (units never share an
+accumulator); :func:`use_parallel` picks the parallel one only when the work is large
+enough to pay for the thread fork.
 """
 
 from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Any
 
 import numba
 
@@ -22,3 +28,38 @@ PARALLEL_MIN_WORK = 2_000_000
 def use_parallel(work: int) -> bool:
     """Whether a kernel touching ``work`` elements should run its parallel driver."""
     return work >= PARALLEL_MIN_WORK and numba.get_num_threads() > 1
+
+
+def _renamed(func: Callable[..., Any], suffix: str) -> Callable[..., Any]:
+    """A copy of ``func`` (same code and globals) named ``func.__name__ + suffix``."""
+    copy = types.FunctionType(
+        func.__code__, func.__globals__, func.__name__ + suffix, func.__defaults__
+    )
+    copy.__qualname__ = func.__qualname__ + suffix
+    copy.__doc__ = func.__doc__
+    return copy
+
+
+def serial_and_parallel(driver: Callable[..., Any]) -> tuple[Any, Any]:
+    """``(serial, parallel)`` dispatchers compiled from one driver, both ``cache=True``.
+
+    ``driver`` is a plain module-level function whose loop over the units is a ``prange``:
+    compiled without ``parallel`` it is a ``range`` (numba's documented behaviour, and
+    ``umap/layouts.py``'s pattern), with ``parallel=True`` a parallel loop. Each variant is
+    compiled from its own copy, named ``<driver>_serial`` and ``<driver>_parallel``, because
+    numba's on-disk cache files a function under its qualified name and first line and keys
+    the entry on signature, CPU and bytecode only, not on ``parallel``: two dispatchers of
+    one function (or two closures of one factory) find each other's entries and one then
+    runs the other's machine code. A closure is refused: its key hashes the captured
+    values, and a captured dispatcher pickles with a fresh uuid in every process, so the
+    cache would never hit. ``tests/test_kernels.py`` checks that no two cached kernels share
+    an index file.
+    """
+    if driver.__closure__ is not None:
+        raise TypeError(
+            f"serial_and_parallel needs a module-level function without a closure; "
+            f"{driver.__qualname__} closes over {driver.__code__.co_freevars}."
+        )
+    serial = numba.njit(cache=True)(_renamed(driver, "_serial"))
+    parallel = numba.njit(cache=True, parallel=True)(_renamed(driver, "_parallel"))
+    return serial, parallel

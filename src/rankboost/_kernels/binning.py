@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from . import use_parallel
+from . import serial_and_parallel, use_parallel
 
 
 @njit(cache=True)
@@ -18,16 +18,12 @@ def _gather_column(X: np.ndarray, rows: np.ndarray, first: int, k: int, out: np.
         out[k, j] = X[rows[j], first + k]
 
 
-@njit(cache=True)
-def _gather_columns_serial(X: np.ndarray, rows: np.ndarray, first: int, out: np.ndarray) -> None:
-    for k in range(out.shape[0]):
-        _gather_column(X, rows, first, k, out)
-
-
-@njit(cache=True, parallel=True)
-def _gather_columns_parallel(X: np.ndarray, rows: np.ndarray, first: int, out: np.ndarray) -> None:
+def _gather_columns(X: np.ndarray, rows: np.ndarray, first: int, out: np.ndarray) -> None:
     for k in prange(out.shape[0]):
         _gather_column(X, rows, first, k, out)
+
+
+_gather_columns_serial, _gather_columns_parallel = serial_and_parallel(_gather_columns)
 
 
 def gather_columns(X: np.ndarray, rows: np.ndarray, first: int, out: np.ndarray) -> None:
@@ -141,22 +137,15 @@ def _bin_chunk(
                 out[i, j] = _count_below(x, cuts, a, m, guide, scale, i) + 1
 
 
-@njit(cache=True)
-def _bin_rows_serial(
-    X: np.ndarray, rows: np.ndarray, cuts: np.ndarray, cut_starts: np.ndarray,
-    guide: np.ndarray, scale: np.ndarray, out: np.ndarray,
-) -> None:  # fmt: skip
-    for c in range((rows.shape[0] + _CHUNK - 1) // _CHUNK):
-        _bin_chunk(X, rows, cuts, cut_starts, guide, scale, c, out)
-
-
-@njit(cache=True, parallel=True)
-def _bin_rows_parallel(
+def _bin_rows(
     X: np.ndarray, rows: np.ndarray, cuts: np.ndarray, cut_starts: np.ndarray,
     guide: np.ndarray, scale: np.ndarray, out: np.ndarray,
 ) -> None:  # fmt: skip
     for c in prange((rows.shape[0] + _CHUNK - 1) // _CHUNK):
         _bin_chunk(X, rows, cuts, cut_starts, guide, scale, c, out)
+
+
+_bin_rows_serial, _bin_rows_parallel = serial_and_parallel(_bin_rows)
 
 
 def bin_rows(

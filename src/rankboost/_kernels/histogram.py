@@ -12,7 +12,7 @@ import sys
 import numpy as np
 from numba import njit, prange
 
-from . import use_parallel
+from . import serial_and_parallel, use_parallel
 
 _BYTE = np.uint64(255)
 #: uint8 codes are read eight at a time as one uint64 word, byte s = row base + s: true on
@@ -111,18 +111,13 @@ def _histogram_unit(
         _feature_histogram(codes, pi, scale, 4 * n_quads + (g - n_quads), out)
 
 
-@njit(cache=True)
-def _histograms_serial(codes: np.ndarray, pi: np.ndarray, scale: float, out: np.ndarray) -> None:
-    d = codes.shape[0]
-    for g in range(d // 4 + d % 4):
-        _histogram_unit(codes, pi, scale, g, out)
-
-
-@njit(cache=True, parallel=True)
-def _histograms_parallel(codes: np.ndarray, pi: np.ndarray, scale: float, out: np.ndarray) -> None:
+def _histograms(codes: np.ndarray, pi: np.ndarray, scale: float, out: np.ndarray) -> None:
     d = codes.shape[0]
     for g in prange(d // 4 + d % 4):
         _histogram_unit(codes, pi, scale, g, out)
+
+
+_histograms_serial, _histograms_parallel = serial_and_parallel(_histograms)
 
 
 def potential_histograms(

@@ -1,19 +1,52 @@
 """Layered (graded) feedback in O(n + K) per query and round (SPEC section 3.3), in log space.
 
 For a query q with levels l (local, 0..K_q-1) and crucial pairs (x0, x1) with
-l(x0) < l(x1), the distribution after scores ``G`` is
+l(x0) < l(x1), the distribution after scores ``H`` is (SPEC 3.3, g = 1)
 
-    D(x0, x1) = c_q exp(G(x0) - G(x1)) / M,   M = sum_q c_q sum_{l0 < l1} A_l0 B_l1,
+    D(x0, x1) = c_q exp(H(x0) - H(x1)) / M,   M = sum_q M_q,   M_q = c_q sum_{l0 < l1} A_l0 B_l1,
 
-with level sums ``A_l = sum_{l(x)=l} exp(G(x))`` and ``B_l = sum_{l(x)=l} exp(-G(x))``.
-Every sum is kept as a logarithm with a per-level shift (the level's largest term after an
-exact refresh, its sum after a binary update), so no weight ever overflows or underflows to
-a wrong value, whatever the number of rounds. The stored ``a = exp(H - shift_a)`` and
-``b = exp(-H - shift_b)`` are therefore at most 1.
+with level sums ``A_l = sum_{l(x)=l} exp(H(x))`` and ``B_l = sum_{l(x)=l} exp(-H(x))``, and
+the potential ``pi(x) = sum_x' D(x', x) - D(x, x')``. Every sum is kept as a logarithm with
+a per-level shift (the level's largest term after an exact refresh, its sum after a binary
+update), so no weight ever overflows or underflows to a wrong value, whatever the number of
+rounds. The stored ``a = exp(H - shift_a)`` and ``b = exp(-H - shift_b)`` are therefore at
+most 1.
 
-Arrays: rows of the support grouped by query (``qstart``), per-row local level ``level``,
-per-query level blocks ``lstart`` (level ``l`` of query ``q`` sits at ``lstart[q] + l``),
-``log_c`` per query (log of the initial pair weight).
+The state of a block of whole queries, as the kernels take it: ``n`` rows grouped by query
+(each query's rows by increasing level), ``Q`` queries, ``L = sum_q K_q`` levels. Arrays are
+float64 and C-contiguous unless stated.
+
+``layout = (level, qstart, lstart, log_c)``: which rows and levels belong to which query.
+    ``level``   int64 (n,)     the row's local level, 0..K_q-1.
+    ``qstart``  int64 (Q + 1,) query q's rows are ``qstart[q]:qstart[q + 1]``.
+    ``lstart``  int64 (Q + 1,) level l of query q is entry ``lstart[q] + l`` of a per-level
+                array (``K_q = lstart[q + 1] - lstart[q]``).
+    ``log_c``   (Q,)           log c_q, the initial weight of each of q's crucial pairs.
+``rows = (H, a, b, order)``: per-row state.
+    ``H``       (n,)           the scores.
+    ``a``, ``b`` (n,)          ``exp(H - shift_a[level])``, ``exp(-H - shift_b[level])``.
+    ``order``   int32 or int64 (n,) each query's rows in the kept order (increasing H, then
+                decreasing level: ``_kernels.pairwise``).
+``levels = (shift_a, shift_b, log_a, log_b)``: per-level state, (L,) each.
+    ``shift_a``, ``shift_b``   the shifts of ``a`` and ``b``.
+    ``log_a``, ``log_b``       ``log A_l`` and ``log B_l``.
+``scratch = (up, down, fac, tmp, tree)``: work space, undefined between calls; query q only
+touches its own levels, rows and tree slice, so queries run in parallel.
+    ``up``, ``down`` (L,)      the potential factors: ``pi(x) = up_l b(x) - down_l a(x)``.
+    ``fac``     (L, 6)         the binary update's split level sums, then its factors (columns
+                0-3) and the relative level sums (columns 4-5).
+    ``tmp``     ``order``'s dtype (n,) the merge buffer.
+    ``tree``    (2L + Q,)      query q's Fenwick tree and counters at ``2 lstart[q] + q``.
+``out = (log_mass, pi, errors)``: results.
+    ``log_mass`` (Q,)          ``log M_q``.
+    ``pi``      (n,)           the potential (after a binary update: relative to the mass
+                before it, see ``layered_binary_update``).
+    ``errors``  (Q,)           misordered-or-tied crucial pairs of each query.
+
+Each kernel that loops over queries is a per-query body ``_x_query`` and a driver ``_x``
+(a ``prange`` over the queries), compiled from that one source as ``_x_serial`` and
+``_x_parallel`` (``serial_and_parallel``); the public wrapper picks one by the work.
+Queries are independent, so both give the same bits.
 """
 
 from __future__ import annotations
@@ -21,8 +54,19 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from . import use_parallel
+from . import serial_and_parallel, use_parallel
 from .pairwise import _merge_counting_errors
+
+#: ``(level, qstart, lstart, log_c)``, see the module docstring.
+Layout = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+#: ``(H, a, b, order)``.
+Rows = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+#: ``(shift_a, shift_b, log_a, log_b)``.
+Levels = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+#: ``(up, down, fac, tmp, tree)``.
+Scratch = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+#: ``(log_mass, pi, errors)``.
+Out = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 _NEG_INF = -np.inf
 #: Levels whose score spread (max H - min H) is below this get b = exp(-spread) / a (no
@@ -44,24 +88,27 @@ def _lse2(a: float, b: float) -> float:
     return b + np.log1p(np.exp(a - b))
 
 
+# --------------------------------------------------------------------------- Z and W at any G
+
+
 @njit(cache=True)
 def _level_log_sums(
-    G: np.ndarray,
-    wa: np.ndarray,
-    wb: np.ndarray,
-    level: np.ndarray,
-    lo: int,
-    hi: int,
-    base: int,
-    k: int,
-    log_a: np.ndarray,
-    log_b: np.ndarray,
-) -> None:
-    """Per level of rows ``lo..hi``: ``log sum exp(G + wa)`` and ``log sum exp(-G + wb)``.
+    G: np.ndarray, wa: np.ndarray, wb: np.ndarray, layout: Layout, q: int,
+    sums: tuple[np.ndarray, np.ndarray],
+) -> None:  # fmt: skip
+    """Query q's ``log A_l = log sum_{l(x)=l} exp(G + wa)`` and ``log B_l`` (with ``-G + wb``).
 
-    ``wa``/``wb`` are per-row log weights (0 = weight 1, -inf = row left out), which give
-    the h-split sums of the binary statistics and the h-weighted sums of dZ/dalpha.
+    ``wa``/``wb`` (n,) are per-row log weights (0 = weight 1, -inf = row left out), which
+    give the h-split sums of the binary statistics (``A_l^0``, ``A_l^1``, ...) and the
+    h-weighted sums of dZ/dalpha. Written to ``sums = (log_a, log_b)`` (L,) at q's levels;
+    each level's largest term is its shift.
     """
+    level, qstart, lstart, _ = layout
+    log_a, log_b = sums
+    lo = qstart[q]
+    hi = qstart[q + 1]
+    base = lstart[q]
+    k = lstart[q + 1] - base
     for lv in range(k):
         log_a[base + lv] = _NEG_INF
         log_b[base + lv] = _NEG_INF
@@ -92,7 +139,10 @@ def _level_log_sums(
 
 @njit(cache=True)
 def _cross_log_mass(log_a: np.ndarray, log_b: np.ndarray, base: int, k: int) -> float:
-    """Log sum_{l0 < l1} A_l0 B_l1 for one query."""
+    """``log sum_{l0 < l1} A_l0 B_l1 = log sum_l P_l B_l`` with ``P_l = sum_{l' < l} A_l'``.
+
+    For the ``k`` levels at ``base`` of the per-level ``log_a``, ``log_b``; O(K), in log space.
+    """
     prefix = _NEG_INF
     total = _NEG_INF
     for lv in range(k):
@@ -104,52 +154,40 @@ def _cross_log_mass(log_a: np.ndarray, log_b: np.ndarray, base: int, k: int) -> 
 
 @njit(cache=True)
 def _layered_log_mass(
-    G: np.ndarray,
-    wa: np.ndarray,
-    wb: np.ndarray,
-    level: np.ndarray,
-    qstart: np.ndarray,
-    lstart: np.ndarray,
-    log_c: np.ndarray,
-    log_a: np.ndarray,
-    log_b: np.ndarray,
-    out_log_mass: np.ndarray,
-) -> None:
-    """Per query: ``log(c_q sum_{l0<l1} A_l0 B_l1)`` for scores ``G``.
+    G: np.ndarray, wa: np.ndarray, wb: np.ndarray, layout: Layout,
+    sums: tuple[np.ndarray, np.ndarray], out_log_mass: np.ndarray,
+) -> None:  # fmt: skip
+    """Per query: ``log(c_q sum_{l0<l1} A_l0 B_l1)`` for scores ``G`` (SPEC 3.3, Z and W).
 
-    ``wa`` and ``wb`` are row log weights of the lower member x0 and the upper member x1.
-    Used for Z at a candidate alpha (line search) and the binary statistics; the round itself
-    runs ``layered_binary_update`` (binary rankers) or ``layered_refresh`` (real-valued ones,
-    and every ``_EXACT_EVERY`` rounds).
+    ``A_l = sum_{l(x0)=l} exp(G(x0) + wa(x0))``, ``B_l = sum_{l(x1)=l} exp(-G(x1) + wb(x1))``:
+    ``wa`` and ``wb`` (n,) are row log weights of the lower member x0 and the upper member
+    x1. With ``G = H + alpha h`` and no weights it is ``log M_q`` at a candidate alpha (the
+    line search's Z); with ``wa``, ``wb`` = log h or log(1 - h) it is a binary statistic
+    (``W_- = sum c_q A^0_l0 B^1_l1``, ...) or a slope of Z. ``sums = (log_a, log_b)`` (L,)
+    are scratch; ``out_log_mass`` (Q,) is written. The round itself runs
+    ``layered_binary_update`` (binary rankers) or ``layered_refresh`` (real-valued ones, and
+    every ``_EXACT_EVERY`` rounds).
     """
-    n_queries = qstart.shape[0] - 1
-    for q in range(n_queries):
-        lo = qstart[q]
-        hi = qstart[q + 1]
+    _, qstart, lstart, log_c = layout
+    log_a, log_b = sums
+    for q in range(qstart.shape[0] - 1):
+        _level_log_sums(G, wa, wb, layout, q, sums)
         base = lstart[q]
-        k = lstart[q + 1] - base
-        _level_log_sums(G, wa, wb, level, lo, hi, base, k, log_a, log_b)
-        out_log_mass[q] = log_c[q] + _cross_log_mass(log_a, log_b, base, k)
+        out_log_mass[q] = log_c[q] + _cross_log_mass(log_a, log_b, base, lstart[q + 1] - base)
+
+
+# --------------------------------------------------------------------------- exact refresh
 
 
 @njit(cache=True)
 def _refresh_query(
-    H: np.ndarray,
-    h: np.ndarray,
-    alpha: float,
-    level: np.ndarray,
-    qstart: np.ndarray,
-    lstart: np.ndarray,
-    log_c: np.ndarray,
-    shift_a: np.ndarray,
-    shift_b: np.ndarray,
-    a: np.ndarray,
-    b: np.ndarray,
-    log_a: np.ndarray,
-    log_b: np.ndarray,
-    out_log_mass: np.ndarray,
-    q: int,
-) -> None:
+    h: np.ndarray, alpha: float, layout: Layout, rows: Rows, levels: Levels,
+    out_log_mass: np.ndarray, q: int,
+) -> None:  # fmt: skip
+    """``layered_refresh`` for query q."""
+    level, qstart, lstart, log_c = layout
+    H, a, b, _ = rows
+    shift_a, shift_b, log_a, log_b = levels
     lo = qstart[q]
     hi = qstart[q + 1]
     base = lstart[q]
@@ -189,57 +227,35 @@ def _refresh_query(
     out_log_mass[q] = log_c[q] + _cross_log_mass(log_a, log_b, base, k)
 
 
-@njit(cache=True)
-def _layered_refresh_serial(
-    H: np.ndarray, h: np.ndarray, alpha: float, level: np.ndarray, qstart: np.ndarray,
-    lstart: np.ndarray, log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray,
-    a: np.ndarray, b: np.ndarray, log_a: np.ndarray, log_b: np.ndarray,
+def _refresh(
+    h: np.ndarray, alpha: float, layout: Layout, rows: Rows, levels: Levels,
     out_log_mass: np.ndarray,
 ) -> None:  # fmt: skip
-    for q in range(qstart.shape[0] - 1):
-        _refresh_query(
-            H, h, alpha, level, qstart, lstart, log_c, shift_a, shift_b, a, b, log_a, log_b,
-            out_log_mass, q,
-        )  # fmt: skip
+    for q in prange(layout[1].shape[0] - 1):
+        _refresh_query(h, alpha, layout, rows, levels, out_log_mass, q)
 
 
-@njit(cache=True, parallel=True)
-def _layered_refresh_parallel(
-    H: np.ndarray, h: np.ndarray, alpha: float, level: np.ndarray, qstart: np.ndarray,
-    lstart: np.ndarray, log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray,
-    a: np.ndarray, b: np.ndarray, log_a: np.ndarray, log_b: np.ndarray,
-    out_log_mass: np.ndarray,
-) -> None:  # fmt: skip
-    for q in prange(qstart.shape[0] - 1):
-        _refresh_query(
-            H, h, alpha, level, qstart, lstart, log_c, shift_a, shift_b, a, b, log_a, log_b,
-            out_log_mass, q,
-        )  # fmt: skip
+_refresh_serial, _refresh_parallel = serial_and_parallel(_refresh)
 
 
 def layered_refresh(
-    H: np.ndarray, h: np.ndarray, alpha: float, level: np.ndarray, qstart: np.ndarray,
-    lstart: np.ndarray, log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray,
-    a: np.ndarray, b: np.ndarray, log_a: np.ndarray, log_b: np.ndarray,
+    h: np.ndarray, alpha: float, layout: Layout, rows: Rows, levels: Levels,
     out_log_mass: np.ndarray,
 ) -> None:  # fmt: skip
-    """One round's update and per-query statistics, in two passes over the rows.
+    """``H += alpha h`` and the exact per-query statistics, in two passes over the rows.
 
-    Pass 1 applies ``H += alpha h`` (skipped when ``alpha == 0``) and finds the per-level
-    shifts ``shift_a = max H`` and ``shift_b = max -H``; pass 2 stores
-    ``a = exp(H - shift_a)`` and ``b = exp(-H - shift_b)`` (both in (0, 1]) and their level
-    sums; then ``log_a``, ``log_b`` and each query's ``log(c_q sum_{l0<l1} A_l0 B_l1)``.
-    Queries are independent, so both drivers give the same bits.
+    Pass 1 applies ``H += alpha h`` to ``rows``' H (skipped when ``alpha == 0``; ``h`` (n,)
+    float64) and finds the per-level shifts ``shift_a = max H`` and ``shift_b = max -H``;
+    pass 2 stores ``a = exp(H - shift_a)`` and ``b = exp(-H - shift_b)`` (both in (0, 1]) and
+    their level sums. Then ``levels``' ``log_a``, ``log_b`` (``log A_l``, ``log B_l``) and
+    ``out_log_mass[q] = log(c_q sum_{l0<l1} A_l0 B_l1) = log M_q`` (SPEC 3.3, total mass).
+    ``order`` is not touched. Shapes and dtypes: the module docstring.
     """
-    kernel = (
-        _layered_refresh_parallel
-        if use_parallel(_EXP_WORK * H.shape[0])
-        else _layered_refresh_serial
-    )
-    kernel(
-        H, h, alpha, level, qstart, lstart, log_c, shift_a, shift_b, a, b, log_a, log_b,
-        out_log_mass,
-    )  # fmt: skip
+    driver = _refresh_parallel if use_parallel(_EXP_WORK * rows[0].shape[0]) else _refresh_serial
+    driver(h, alpha, layout, rows, levels, out_log_mass)
+
+
+# --------------------------------------------------------------------------- potential
 
 
 @njit(cache=True, inline="always")
@@ -250,7 +266,8 @@ def _level_potential_factors(
     """Per-level potential factors of one query, so that ``pi = up_l b - down_l a``.
 
     ``up_l = e^shift sum_{l' < l} A_l' e^shift_b[l]``,
-    ``down_l = e^shift sum_{l' > l} B_l' e^shift_a[l]``.
+    ``down_l = e^shift sum_{l' > l} B_l' e^shift_a[l]``, for the ``k`` levels at ``base``
+    (``shift = log c_q - log M``), in log space.
     """
     acc = _NEG_INF
     for lv in range(base, base + k):  # log sum_{l' < l} A_l'
@@ -262,6 +279,58 @@ def _level_potential_factors(
         acc = _lse2(acc, log_b[lv])
 
 
+@njit(cache=True)
+def _potential_query(
+    log_total: float, layout: Layout, rows: Rows, levels: Levels, scratch: Scratch,
+    out_pi: np.ndarray, q: int,
+) -> None:  # fmt: skip
+    """``layered_potential`` for query q."""
+    level, qstart, lstart, log_c = layout
+    _, a, b, _ = rows
+    shift_a, shift_b, log_a, log_b = levels
+    up, down = scratch[0], scratch[1]
+    lo = qstart[q]
+    hi = qstart[q + 1]
+    base = lstart[q]
+    k = lstart[q + 1] - base
+    _level_potential_factors(
+        log_a, log_b, shift_a, shift_b, log_c[q] - log_total, base, k, up, down
+    )
+    for j in range(lo, hi):
+        lv = base + level[j]
+        out_pi[j] = up[lv] * b[j] - down[lv] * a[j]
+
+
+def _potential(
+    log_total: float, layout: Layout, rows: Rows, levels: Levels, scratch: Scratch,
+    out_pi: np.ndarray,
+) -> None:  # fmt: skip
+    for q in prange(layout[1].shape[0] - 1):
+        _potential_query(log_total, layout, rows, levels, scratch, out_pi, q)
+
+
+_potential_serial, _potential_parallel = serial_and_parallel(_potential)
+
+
+def layered_potential(
+    log_total: float, layout: Layout, rows: Rows, levels: Levels, scratch: Scratch,
+    out_pi: np.ndarray,
+) -> None:  # fmt: skip
+    """``out_pi = pi(x) = sum_x' D(x', x) - D(x, x')`` from the stored ``a``, ``b``.
+
+    SPEC 3.3: ``pi(x) = c_q / M [b(x) sum_{l' < l(x)} A_l' - a(x) sum_{l' > l(x)} B_l']``
+    (with ``a``, ``b`` and the level sums at their shifts), i.e. ``up_l b(x) - down_l a(x)``
+    with per-level factors ``up_l``, ``down_l`` (``scratch``'s first two arrays): the
+    potential terms of the level's extreme rows, each a sum of pair weights, so at most 1 (no
+    overflow). ``log_total = log M``. After a binary update the potential comes out of
+    ``layered_binary_update`` instead.
+    """
+    driver = _potential_parallel if use_parallel(4 * rows[1].shape[0]) else _potential_serial
+    driver(log_total, layout, rows, levels, scratch, out_pi)
+
+
+# --------------------------------------------------------------------------- binary update
+
 #: Largest spread (in log units) of a query's level sums for which its mass and potential
 #: factors are computed in linear space (products of two relative sums stay >= e^-600,
 #: far from underflow); wider queries take the log-space route.
@@ -270,17 +339,17 @@ _LINEAR_SPAN = 300.0
 
 @njit(cache=True, inline="always")
 def _query_mass_and_factors(
-    log_a: np.ndarray, log_b: np.ndarray, log_c_q: float, log_total: float, base: int,
-    k: int, rel: np.ndarray, up: np.ndarray, down: np.ndarray, out_log_mass: np.ndarray,
-    q: int,
-) -> None:  # fmt: skip
-    """One query's ``log(c_q sum_{l0<l1} A_l0 B_l1)`` and its ``up``, ``down`` factors.
+    log_a: np.ndarray, log_b: np.ndarray, base: int, k: int, log_c_q: float,
+    log_total: float, rel: np.ndarray, up: np.ndarray, down: np.ndarray,
+) -> float:  # fmt: skip
+    """One query's ``log(c_q sum_{l0<l1} A_l0 B_l1)`` (returned) and its ``up``, ``down``.
 
     For level sums normalised to 1 (``shift_a = log_a``, ``shift_b = log_b``, as after a
-    binary update). In linear space relative to the query's largest ``A_l`` and ``B_l`` when
-    every level sum is within ``_LINEAR_SPAN`` of them: 2K + 2 exp/log per query instead of
-    about 12K in log space, the same values to rounding. ``rel`` (K x 2 scratch) holds the
-    relative sums.
+    binary update), the ``k`` levels at ``base``: ``up_l = c_q / M sum_{l' < l} A_l' B_l``
+    and ``down_l = c_q / M sum_{l' > l} B_l' A_l`` with ``M = exp(log_total)``. In linear
+    space relative to the query's largest ``A_l`` and ``B_l`` when every level sum is within
+    ``_LINEAR_SPAN`` of them: 2K + 2 exp/log per query instead of about 12K in log space, the
+    same values to rounding. ``rel`` (L x 2 scratch) holds the relative sums.
     """
     top_a = log_a[base]
     low_a = log_a[base]
@@ -292,9 +361,9 @@ def _query_mass_and_factors(
         top_b = max(top_b, log_b[lv])
         low_b = min(low_b, log_b[lv])
     if top_a - low_a > _LINEAR_SPAN or top_b - low_b > _LINEAR_SPAN:
-        out_log_mass[q] = log_c_q + _cross_log_mass(log_a, log_b, base, k)
+        log_mass = log_c_q + _cross_log_mass(log_a, log_b, base, k)
         _level_potential_factors(log_a, log_b, log_a, log_b, log_c_q - log_total, base, k, up, down)
-        return
+        return log_mass
     cross = 0.0
     prefix = 0.0
     for lv in range(base, base + k):
@@ -302,7 +371,7 @@ def _query_mass_and_factors(
         rel[lv, 1] = np.exp(log_b[lv] - top_b)  # B_l / max B
         cross += prefix * rel[lv, 1]
         prefix += rel[lv, 0]
-    out_log_mass[q] = log_c_q + top_a + top_b + np.log(cross)  # cross >= e^-600
+    log_mass = log_c_q + top_a + top_b + np.log(cross)  # cross >= e^-600
     # c_q e^(top_a + top_b) / M = (M_q / M) / cross <= e^600 / Z: no overflow
     scale = np.exp(log_c_q - log_total + top_a + top_b)
     prefix = 0.0
@@ -313,17 +382,20 @@ def _query_mass_and_factors(
     for lv in range(base + k - 1, base - 1, -1):  # down_l = c_q / M sum_{l' > l} B_l' A_l
         down[lv] = scale * suffix * rel[lv, 0]
         suffix += rel[lv, 1]
+    return log_mass
 
 
 @njit(cache=True)
 def _binary_update_query(
-    H: np.ndarray, h: np.ndarray, alpha: float, level: np.ndarray, qstart: np.ndarray,
-    lstart: np.ndarray, log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray,
-    a: np.ndarray, b: np.ndarray, log_a: np.ndarray, log_b: np.ndarray, fac: np.ndarray,
-    out_log_mass: np.ndarray, log_total: float, up: np.ndarray, down: np.ndarray,
-    out_pi: np.ndarray, order: np.ndarray, tmp: np.ndarray, scratch: np.ndarray,
-    out_errors: np.ndarray, q: int,
+    h: np.ndarray, alpha: float, log_total: float, layout: Layout, rows: Rows,
+    levels: Levels, scratch: Scratch, out: Out, q: int,
 ) -> None:  # fmt: skip
+    """``layered_binary_update`` for query q."""
+    level, qstart, lstart, log_c = layout
+    H, a, b, order = rows
+    shift_a, shift_b, log_a, log_b = levels
+    up, down, fac, tmp, tree = scratch
+    out_log_mass, out_pi, out_errors = out
     lo = qstart[q]
     hi = qstart[q + 1]
     base = lstart[q]
@@ -356,8 +428,8 @@ def _binary_update_query(
         fac[lv, 2] = 1.0 / sb
         fac[lv, 3] = eb / sb
     # 3. the query's log mass and the potential factors (relative to the old total mass)
-    _query_mass_and_factors(
-        log_a, log_b, log_c[q], log_total, base, k, fac[:, 4:], up, down, out_log_mass, q
+    out_log_mass[q] = _query_mass_and_factors(
+        log_a, log_b, base, k, log_c[q], log_total, fac[:, 4:], up, down
     )
     # 4. a, b at the new shifts, and the next potential
     for j in range(lo, hi):
@@ -369,137 +441,44 @@ def _binary_update_query(
         b[j] = bj
         out_pi[j] = up[lv] * bj - down[lv] * aj
     # 5. the rows in increasing H again (one merge) and the training errors (ties count)
-    out_errors[q] = _merge_counting_errors(
-        H, h, level, order, tmp, lo, hi, k, scratch, 2 * base + q
-    )
+    out_errors[q] = _merge_counting_errors(H, h, level, order, tmp, lo, hi, k, tree, 2 * base + q)
 
 
-@njit(cache=True)
-def _binary_update_serial(
-    H: np.ndarray, h: np.ndarray, alpha: float, level: np.ndarray, qstart: np.ndarray,
-    lstart: np.ndarray, log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray,
-    a: np.ndarray, b: np.ndarray, log_a: np.ndarray, log_b: np.ndarray, fac: np.ndarray,
-    out_log_mass: np.ndarray, log_total: float, up: np.ndarray, down: np.ndarray,
-    out_pi: np.ndarray, order: np.ndarray, tmp: np.ndarray, scratch: np.ndarray,
-    out_errors: np.ndarray,
+def _binary_update(
+    h: np.ndarray, alpha: float, log_total: float, layout: Layout, rows: Rows,
+    levels: Levels, scratch: Scratch, out: Out,
 ) -> None:  # fmt: skip
-    for q in range(qstart.shape[0] - 1):
-        _binary_update_query(
-            H, h, alpha, level, qstart, lstart, log_c, shift_a, shift_b, a, b, log_a, log_b,
-            fac, out_log_mass, log_total, up, down, out_pi, order, tmp, scratch, out_errors,
-            q,
-        )  # fmt: skip
+    for q in prange(layout[1].shape[0] - 1):
+        _binary_update_query(h, alpha, log_total, layout, rows, levels, scratch, out, q)
 
 
-@njit(cache=True, parallel=True)
-def _binary_update_parallel(
-    H: np.ndarray, h: np.ndarray, alpha: float, level: np.ndarray, qstart: np.ndarray,
-    lstart: np.ndarray, log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray,
-    a: np.ndarray, b: np.ndarray, log_a: np.ndarray, log_b: np.ndarray, fac: np.ndarray,
-    out_log_mass: np.ndarray, log_total: float, up: np.ndarray, down: np.ndarray,
-    out_pi: np.ndarray, order: np.ndarray, tmp: np.ndarray, scratch: np.ndarray,
-    out_errors: np.ndarray,
-) -> None:  # fmt: skip
-    for q in prange(qstart.shape[0] - 1):
-        _binary_update_query(
-            H, h, alpha, level, qstart, lstart, log_c, shift_a, shift_b, a, b, log_a, log_b,
-            fac, out_log_mass, log_total, up, down, out_pi, order, tmp, scratch, out_errors,
-            q,
-        )  # fmt: skip
+_binary_update_serial, _binary_update_parallel = serial_and_parallel(_binary_update)
 
 
 def layered_binary_update(
-    H: np.ndarray, h: np.ndarray, alpha: float, level: np.ndarray, qstart: np.ndarray,
-    lstart: np.ndarray, log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray,
-    a: np.ndarray, b: np.ndarray, log_a: np.ndarray, log_b: np.ndarray, fac: np.ndarray,
-    out_log_mass: np.ndarray, log_total: float, up: np.ndarray, down: np.ndarray,
-    out_pi: np.ndarray, order: np.ndarray, tmp: np.ndarray, scratch: np.ndarray,
-    out_errors: np.ndarray,
+    h: np.ndarray, alpha: float, log_total: float, layout: Layout, rows: Rows,
+    levels: Levels, scratch: Scratch, out: Out,
 ) -> None:  # fmt: skip
     """The whole state change of a round with a binary ``h``, one sweep per query, no exp per row.
 
-    1. ``H += alpha h``. 2. The new level sums follow from the old ``a``, ``b`` split by ``h``
-    (``A_l = A_l^0 + e^alpha A_l^1``, ``B_l = B_l^0 + e^-alpha B_l^1``), and each query's log
-    mass from them; the shifts move to the new level sums (``a``, ``b`` then sum to 1 on every
-    level: each <= 1, and no row that matters underflows). 3. ``a``, ``b`` are rescaled to the
-    new shifts and the next round's potential is written to ``out_pi``, **relative to the
-    total mass before the update** (``log_total``): the true potential is ``out_pi / Z``,
-    which the caller applies to the histogram (a scalar per round instead of a pass over the
-    rows). 4. ``order`` (the query's rows in increasing H) is restored by one merge, which
-    also counts the misordered-or-tied crucial pairs into ``out_errors``.
-    ``fac`` (K x 6), ``up``, ``down`` (K), ``tmp`` (n) and ``scratch`` (2K + n_queries) are
-    scratch: query ``q`` owns its levels' rows, ``tmp[lo:hi]`` and
-    ``scratch[2 lstart[q] + q:][:2 K_q + 1]``.
+    SPEC 3.3, update and binary statistics, for ``h`` (n,) exactly 0 or 1 (uint8 or float64):
+
+    1. ``H += alpha h``.
+    2. The new level sums follow from the old ``a``, ``b`` split by ``h``:
+       ``A_l = A_l^0 + e^alpha A_l^1`` and ``B_l = B_l^0 + e^-alpha B_l^1``; each query's
+       ``log M_q = log(c_q sum_{l0<l1} A_l0 B_l1)`` from them (``out``'s ``log_mass``). The
+       shifts move to the new level sums (``a``, ``b`` then sum to 1 on every level: each
+       <= 1, and no row that matters underflows).
+    3. ``a``, ``b`` are rescaled to the new shifts (``a <- a e^{alpha h} / A_l``) and the next
+       round's potential ``up_l b(x) - down_l a(x)`` is written to ``out``'s ``pi``,
+       **relative to the total mass before the update** (``log_total``): the true potential
+       is ``pi / Z``, which the caller applies to the histogram (a scalar per round instead
+       of a pass over the rows).
+    4. ``order`` (each query's rows in the kept order) is restored by one merge, which also
+       counts the misordered-or-tied crucial pairs into ``out``'s ``errors``.
+
+    ``scratch`` is used whole; shapes and dtypes: the module docstring.
     """
-    kernel = _binary_update_parallel if use_parallel(4 * H.shape[0]) else _binary_update_serial
-    kernel(
-        H, h, alpha, level, qstart, lstart, log_c, shift_a, shift_b, a, b, log_a, log_b, fac,
-        out_log_mass, log_total, up, down, out_pi, order, tmp, scratch, out_errors,
-    )  # fmt: skip
-
-
-@njit(cache=True)
-def _potential_query(
-    a: np.ndarray, b: np.ndarray, level: np.ndarray, qstart: np.ndarray, lstart: np.ndarray,
-    log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray, log_a: np.ndarray,
-    log_b: np.ndarray, log_total: float, up: np.ndarray, down: np.ndarray,
-    out_pi: np.ndarray, q: int,
-) -> None:  # fmt: skip
-    lo = qstart[q]
-    hi = qstart[q + 1]
-    base = lstart[q]
-    k = lstart[q + 1] - base
-    _level_potential_factors(
-        log_a, log_b, shift_a, shift_b, log_c[q] - log_total, base, k, up, down
-    )
-    for j in range(lo, hi):
-        lv = base + level[j]
-        out_pi[j] = up[lv] * b[j] - down[lv] * a[j]
-
-
-@njit(cache=True)
-def _potential_serial(
-    a: np.ndarray, b: np.ndarray, level: np.ndarray, qstart: np.ndarray, lstart: np.ndarray,
-    log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray, log_a: np.ndarray,
-    log_b: np.ndarray, log_total: float, up: np.ndarray, down: np.ndarray,
-    out_pi: np.ndarray,
-) -> None:  # fmt: skip
-    for q in range(qstart.shape[0] - 1):
-        _potential_query(
-            a, b, level, qstart, lstart, log_c, shift_a, shift_b, log_a, log_b, log_total,
-            up, down, out_pi, q,
-        )  # fmt: skip
-
-
-@njit(cache=True, parallel=True)
-def _potential_parallel(
-    a: np.ndarray, b: np.ndarray, level: np.ndarray, qstart: np.ndarray, lstart: np.ndarray,
-    log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray, log_a: np.ndarray,
-    log_b: np.ndarray, log_total: float, up: np.ndarray, down: np.ndarray,
-    out_pi: np.ndarray,
-) -> None:  # fmt: skip
-    for q in prange(qstart.shape[0] - 1):
-        _potential_query(
-            a, b, level, qstart, lstart, log_c, shift_a, shift_b, log_a, log_b, log_total,
-            up, down, out_pi, q,
-        )  # fmt: skip
-
-
-def layered_potential(
-    a: np.ndarray, b: np.ndarray, level: np.ndarray, qstart: np.ndarray, lstart: np.ndarray,
-    log_c: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray, log_a: np.ndarray,
-    log_b: np.ndarray, log_total: float, up: np.ndarray, down: np.ndarray,
-    out_pi: np.ndarray,
-) -> None:  # fmt: skip
-    """pi(x) = sum_x' D(x', x) - D(x, x') from the stored ``a``, ``b``.
-
-    pi(x) = c_q / M [exp(-H(x)) sum_{l' < l(x)} A_l' - exp(H(x)) sum_{l' > l(x)} B_l'], i.e.
-    ``up_l b(x) - down_l a(x)`` with per-level factors ``up_l``, ``down_l``: the potential
-    terms of the level's extreme rows, each a sum of pair weights, so at most 1 (no overflow).
-    After a binary update the potential comes out of ``layered_binary_update`` instead.
-    """
-    kernel = _potential_parallel if use_parallel(4 * a.shape[0]) else _potential_serial
-    kernel(
-        a, b, level, qstart, lstart, log_c, shift_a, shift_b, log_a, log_b, log_total, up,
-        down, out_pi,
-    )  # fmt: skip
+    n = rows[0].shape[0]
+    driver = _binary_update_parallel if use_parallel(4 * n) else _binary_update_serial
+    driver(h, alpha, log_total, layout, rows, levels, scratch, out)

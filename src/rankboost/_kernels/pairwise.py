@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from . import use_parallel
+from . import serial_and_parallel, use_parallel
 
 
 @njit(cache=True, inline="always")
@@ -135,21 +135,7 @@ def _level_query(
         out_errors[q] = _query_errors(scores[lo:hi], level[lo:hi], k, tie_weight)
 
 
-@njit(cache=True)
-def _level_pair_errors_serial(
-    scores: np.ndarray,
-    level: np.ndarray,
-    qstart: np.ndarray,
-    lstart: np.ndarray,
-    tie_weight: float,
-    out_errors: np.ndarray,
-) -> None:
-    for q in range(qstart.shape[0] - 1):
-        _level_query(scores, level, qstart, lstart, tie_weight, q, out_errors)
-
-
-@njit(cache=True, parallel=True)
-def _level_pair_errors_parallel(
+def _level_pair_errors(
     scores: np.ndarray,
     level: np.ndarray,
     qstart: np.ndarray,
@@ -159,6 +145,9 @@ def _level_pair_errors_parallel(
 ) -> None:
     for q in prange(qstart.shape[0] - 1):
         _level_query(scores, level, qstart, lstart, tie_weight, q, out_errors)
+
+
+_level_pair_errors_serial, _level_pair_errors_parallel = serial_and_parallel(_level_pair_errors)
 
 
 @njit(cache=True)
@@ -223,22 +212,7 @@ def _graded_query(
     out_errors[q] = _query_errors(sc, level, k, tie_weight)
 
 
-@njit(cache=True)
-def _graded_pair_errors_serial(
-    scores: np.ndarray,
-    labels: np.ndarray,
-    order: np.ndarray,
-    starts: np.ndarray,
-    tie_weight: float,
-    out_errors: np.ndarray,
-    out_pairs: np.ndarray,
-) -> None:
-    for q in range(starts.shape[0] - 1):
-        _graded_query(scores, labels, order, starts, tie_weight, q, out_errors, out_pairs)
-
-
-@njit(cache=True, parallel=True)
-def _graded_pair_errors_parallel(
+def _graded_pair_errors(
     scores: np.ndarray,
     labels: np.ndarray,
     order: np.ndarray,
@@ -249,6 +223,9 @@ def _graded_pair_errors_parallel(
 ) -> None:
     for q in prange(starts.shape[0] - 1):
         _graded_query(scores, labels, order, starts, tie_weight, q, out_errors, out_pairs)
+
+
+_graded_pair_errors_serial, _graded_pair_errors_parallel = serial_and_parallel(_graded_pair_errors)
 
 
 def graded_pair_errors(
@@ -460,22 +437,15 @@ def _reorder_query(
     _fix_tie_order(H, level, order, lo, hi)
 
 
-@njit(cache=True)
-def _reorder_serial(
-    H: np.ndarray, h: np.ndarray, level: np.ndarray, binary: bool, qstart: np.ndarray,
-    order: np.ndarray, tmp: np.ndarray,
-) -> None:  # fmt: skip
-    for q in range(qstart.shape[0] - 1):
-        _reorder_query(H, h, level, binary, order, tmp, qstart[q], qstart[q + 1])
-
-
-@njit(cache=True, parallel=True)
-def _reorder_parallel(
+def _reorder(
     H: np.ndarray, h: np.ndarray, level: np.ndarray, binary: bool, qstart: np.ndarray,
     order: np.ndarray, tmp: np.ndarray,
 ) -> None:  # fmt: skip
     for q in prange(qstart.shape[0] - 1):
         _reorder_query(H, h, level, binary, order, tmp, qstart[q], qstart[q + 1])
+
+
+_reorder_serial, _reorder_parallel = serial_and_parallel(_reorder)
 
 
 def reorder(
@@ -492,20 +462,7 @@ def reorder(
         _reorder_serial(H, h, level, binary, qstart, order, tmp)
 
 
-@njit(cache=True)
-def _sorted_errors_serial(
-    H: np.ndarray, level: np.ndarray, order: np.ndarray, qstart: np.ndarray,
-    lstart: np.ndarray, tie_weight: float, scratch: np.ndarray, out_errors: np.ndarray,
-) -> None:  # fmt: skip
-    for q in range(qstart.shape[0] - 1):
-        out_errors[q] = _errors_in_order(
-            H, level, order, qstart[q], qstart[q + 1], lstart[q + 1] - lstart[q],
-            tie_weight, scratch, 2 * lstart[q] + q,
-        )  # fmt: skip
-
-
-@njit(cache=True, parallel=True)
-def _sorted_errors_parallel(
+def _sorted_errors(
     H: np.ndarray, level: np.ndarray, order: np.ndarray, qstart: np.ndarray,
     lstart: np.ndarray, tie_weight: float, scratch: np.ndarray, out_errors: np.ndarray,
 ) -> None:  # fmt: skip
@@ -514,6 +471,9 @@ def _sorted_errors_parallel(
             H, level, order, qstart[q], qstart[q + 1], lstart[q + 1] - lstart[q],
             tie_weight, scratch, 2 * lstart[q] + q,
         )  # fmt: skip
+
+
+_sorted_errors_serial, _sorted_errors_parallel = serial_and_parallel(_sorted_errors)
 
 
 def sorted_level_errors(

@@ -1,0 +1,206 @@
+"""Serial and parallel kernel drivers compiled from one source (``_kernels.serial_and_parallel``).
+
+The public wrappers run the parallel driver only from ``PARALLEL_MIN_WORK`` elements, which
+no other test reaches; here both drivers of every kernel run on the same small inputs and
+must give the same bits. numba's on-disk cache does not tell a function's serial and
+parallel compilations apart (it keys on name, line, bytecode and signature), so the tests
+also check that no two cached kernels share a cache index and that each driver runs the
+machine code of its own kind.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Any
+
+import numpy as np
+import pytest
+
+import rankboost._kernels as kernels
+from rankboost._kernels import binning, pairwise, serial_and_parallel
+
+
+def _kernel_modules() -> list[Any]:
+    return [
+        importlib.import_module(f"{kernels.__name__}.{m.name}")
+        for m in pkgutil.iter_modules(kernels.__path__)
+    ]
+
+
+def _driver_pairs() -> dict[str, tuple[Any, Any]]:
+    """``{module.driver: (serial, parallel)}`` for every ``x_serial``/``x_parallel`` pair."""
+    pairs = {}
+    for mod in _kernel_modules():
+        for name, serial in vars(mod).items():
+            stem = name.removesuffix("_serial")
+            if stem != name and hasattr(mod, stem + "_parallel"):
+                pairs[f"{mod.__name__}.{stem}"] = (serial, getattr(mod, stem + "_parallel"))
+    return pairs
+
+
+def test_every_driver_pair_is_compiled_from_one_source_apart():
+    pairs = _driver_pairs()
+    assert len(pairs) == 10
+    for name, (serial, parallel) in pairs.items():
+        assert not serial.targetoptions.get("parallel"), name
+        assert parallel.targetoptions.get("parallel"), name
+        assert serial.py_func.__code__ is parallel.py_func.__code__, name  # one source
+        stem = name.rsplit(".", 1)[1]
+        assert serial.py_func.__qualname__ == stem + "_serial", name
+        assert parallel.py_func.__qualname__ == stem + "_parallel", name
+
+
+def test_no_two_cached_kernels_share_a_cache_index():
+    """Two dispatchers filed under one index would load each other's machine code."""
+    bases: dict[str, set[str]] = {}
+    seen = set()
+    for mod in _kernel_modules():
+        for name, obj in vars(mod).items():
+            # numba's FunctionCache: _impl.filename_base names the index file (.nbi)
+            impl = getattr(getattr(obj, "_cache", None), "_impl", None)
+            if impl is None or id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            bases.setdefault(impl.filename_base, set()).add(f"{mod.__name__}.{name}")
+    assert len(bases) > 30
+    assert {b: n for b, n in bases.items() if len(n) > 1} == {}
+
+
+def test_serial_and_parallel_refuses_a_closure():
+    def factory(k: int) -> Any:
+        def driver(x: np.ndarray) -> None:
+            x[0] = k
+
+        return driver
+
+    with pytest.raises(TypeError, match="without a closure; .*closes over \\('k',\\)"):
+        serial_and_parallel(factory(1))
+
+
+# --------------------------------------------------------------------------- same bits
+
+
+def _block(seed: int) -> dict[str, Any]:
+    """A block of queries as ``_LayeredState`` holds it; one query has more levels than the
+    counting merge's counters (``_COUNTER_MAX_LEVELS``)."""
+    rng = np.random.default_rng(seed)
+    ks = [*rng.integers(2, 7, size=30).tolist(), pairwise._COUNTER_MAX_LEVELS + 4]
+    level_parts = []
+    for k in ks:
+        m = k + int(rng.integers(0, 60))
+        level_parts.append(np.sort(np.r_[np.arange(k), rng.integers(0, k, m - k)]))
+    level = np.concatenate(level_parts).astype(np.int64)
+    qstart = np.r_[0, np.cumsum([p.size for p in level_parts])].astype(np.int64)
+    lstart = np.r_[0, np.cumsum(ks)].astype(np.int64)
+    n, n_levels, n_q = level.size, int(lstart[-1]), len(ks)
+    of_row = np.repeat(np.arange(n_q), np.diff(qstart))
+    order = (qstart[of_row] + qstart[of_row + 1] - 1 - np.arange(n)).astype(np.int32)
+    return {
+        "layout": (level, qstart, lstart, rng.normal(-6.0, 1.0, n_q)),
+        "rows": (np.zeros(n), np.empty(n), np.empty(n), order),
+        "levels": tuple(np.empty(n_levels) for _ in range(4)),
+        "scratch": (
+            np.empty(n_levels),
+            np.empty(n_levels),
+            np.empty((n_levels, 6)),
+            np.empty(n, dtype=np.int32),
+            np.empty(2 * n_levels + n_q),
+        ),  # fmt: skip
+        "out": (np.empty(n_q), np.empty(n), np.empty(n_q)),
+        "h": [rng.integers(0, 2, n).astype(np.uint8) for _ in range(5)],
+        "alpha": rng.normal(0.0, 2.0, 5),
+        "real_h": rng.normal(size=n),
+    }
+
+
+def _run_layered(kind: str, b: dict[str, Any]) -> list[np.ndarray]:
+    """A few rounds of the engine's kernel calls with the ``kind`` drivers."""
+    pick = 0 if kind == "serial" else 1
+    pairs = _driver_pairs()
+    refresh = pairs["rankboost._kernels.layered._refresh"][pick]
+    potential = pairs["rankboost._kernels.layered._potential"][pick]
+    binary = pairs["rankboost._kernels.layered._binary_update"][pick]
+    reorder = pairs["rankboost._kernels.pairwise._reorder"][pick]
+    sorted_errors = pairs["rankboost._kernels.pairwise._sorted_errors"][pick]
+    level_errors = pairs["rankboost._kernels.pairwise._level_pair_errors"][pick]
+    layout, rows, levels, scratch, out = b["layout"], b["rows"], b["levels"], b["scratch"], b["out"]
+    level, qstart, lstart, _ = layout
+    H, _, _, order = rows
+    tmp, tree = scratch[3], scratch[4]
+    log_mass, pi, errors = out
+    seen = []
+    refresh(np.zeros(H.shape[0]), 0.0, layout, rows, levels, log_mass)
+    log_total = float(np.logaddexp.reduce(log_mass))
+    potential(log_total, layout, rows, levels, scratch, pi)
+    seen += [log_mass.copy(), pi.copy()]
+    for h, alpha in zip(b["h"], b["alpha"], strict=True):
+        binary(h, float(alpha), log_total, layout, rows, levels, scratch, out)
+        log_total = float(np.logaddexp.reduce(log_mass))
+        seen += [x.copy() for x in (*rows, *levels, *out)]
+    refresh(b["real_h"], 0.3, layout, rows, levels, log_mass)
+    reorder(H, b["real_h"], level, False, qstart, order, tmp)
+    log_total = float(np.logaddexp.reduce(log_mass))
+    potential(log_total, layout, rows, levels, scratch, pi)
+    sorted_errors(H, level, order, qstart, lstart, 0.5, tree, errors)
+    level_out = np.empty(qstart.shape[0] - 1)
+    level_errors(H, level, qstart, lstart, 0.5, level_out)
+    seen += [x.copy() for x in (*rows, *levels, *out, level_out)]
+    return seen
+
+
+def test_layered_and_pairwise_drivers_give_the_same_bits():
+    serial = _run_layered("serial", _block(0))
+    parallel = _run_layered("parallel", _block(0))
+    assert len(serial) == len(parallel) > 40
+    for s, p in zip(serial, parallel, strict=True):
+        np.testing.assert_array_equal(s, p)
+    assert np.all(np.isfinite(serial[-1]))
+    np.testing.assert_array_equal(serial[-1], serial[-2])  # sorted vs unsorted counts
+
+
+def _run_others(pick: int) -> list[np.ndarray]:
+    """The binning, histogram and graded-errors drivers (``pick`` 0: serial, 1: parallel)."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(3000, 9))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    rows = rng.permutation(3000)[:2000].astype(np.int64)
+    cuts = np.sort(rng.normal(size=(9, 20)), axis=1).ravel()
+    cut_starts = np.arange(0, 181, 20, dtype=np.int64)
+    guide, scale = binning.build_guides(cuts, cut_starts, binning._GUIDE_BUCKETS)
+    pi = rng.normal(size=rows.size)
+    labels = rng.integers(0, 4, rows.size).astype(np.float64)
+    starts = np.arange(0, rows.size + 1, 50, dtype=np.int64)
+    pairs = {name.rsplit(".", 1)[1]: fs[pick] for name, fs in _driver_pairs().items()}
+    gathered = np.empty((9, rows.size))
+    pairs["_gather_columns"](X, rows, 0, gathered)
+    codes = np.empty((9, rows.size), dtype=np.uint8)
+    pairs["_bin_rows"](X, rows, cuts, cut_starts, guide, scale, codes)
+    hist = np.empty((9, 22))
+    pairs["_histograms"](codes, pi, 0.5, hist)
+    errors, n_pairs = np.empty(starts.size - 1), np.empty(starts.size - 1)
+    order = np.arange(rows.size, dtype=np.int64)
+    pairs["_graded_pair_errors"](pi, labels, order, starts, 0.5, errors, n_pairs)
+    np.testing.assert_array_equal(gathered, X[rows].T)
+    return [gathered, codes, hist, errors, n_pairs]
+
+
+def test_binning_histogram_and_graded_drivers_give_the_same_bits():
+    for s, p in zip(_run_others(0), _run_others(1), strict=True):
+        np.testing.assert_array_equal(s, p)
+
+
+def test_each_driver_runs_machine_code_of_its_own_kind():
+    """After the two tests above ran every driver (compiled or loaded from the on-disk
+    cache): only the parallel ones carry numba's parfor reload hook. A serial dispatcher
+    that loaded its parallel twin's cache entry (or the reverse) would fail here."""
+    _run_layered("serial", _block(2))
+    _run_layered("parallel", _block(2))
+    _run_others(0)
+    _run_others(1)
+    for name, (serial, parallel) in _driver_pairs().items():
+        for dispatcher, want in ((serial, False), (parallel, True)):
+            assert dispatcher.overloads, name
+            for cres in dispatcher.overloads.values():
+                hooks = [getattr(f, "__name__", "") for f in cres.reload_init]
+                assert ("_reload_parfors" in hooks) is want, (name, want)
