@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import reprlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -386,10 +387,13 @@ def _float_from_json(x: Any, what: str) -> float:
     if isinstance(x, str):
         if x in ("nan", "inf", "-inf"):
             return float(x)
-        raise ValueError(f"malformed model file: {what} is the string {x!r}, not a number.")
+        raise ValueError(f"malformed model file: {what} is the string {_short(x)}, not a number.")
     if isinstance(x, bool) or not isinstance(x, (int, float)):
-        raise ValueError(f"malformed model file: {what} is {x!r}, not a number.")
-    return float(x)
+        raise ValueError(f"malformed model file: {what} is {_short(x)}, not a number.")
+    try:
+        return float(x)
+    except OverflowError:  # an int beyond the float64 range
+        raise ValueError(f"malformed model file: {what} is {_short(x)}, too large.") from None
 
 
 def _floats_from_json(xs: Any, what: str) -> list[float]:
@@ -398,10 +402,75 @@ def _floats_from_json(xs: Any, what: str) -> list[float]:
     return [_float_from_json(v, f"{what}[{j}]") for j, v in enumerate(xs)]
 
 
+_INT64_MAX = 2**63 - 1
+#: The most features a model may have (the SVMlight reader's largest feature index).
+MAX_FEATURES = 2**31 - 1
+#: Deepest nesting of a value of ``params`` in a model file.
+_MAX_PARAMS_DEPTH = 8
+
+
 def _int_from_json(x: Any, what: str) -> int:
     if isinstance(x, bool) or not isinstance(x, int):
-        raise ValueError(f"malformed model file: {what} is {x!r}, not an int.")
+        raise ValueError(f"malformed model file: {what} is {_short(x)}, not an int.")
+    if not -_INT64_MAX - 1 <= x <= _INT64_MAX:
+        raise ValueError(f"malformed model file: {what} is {_short(x)}, outside the int64 range.")
     return x
+
+
+def _ints_from_json(xs: Any, what: str) -> list[int]:
+    if not isinstance(xs, list):
+        raise ValueError(f"malformed model file: {what} is {type(xs).__name__}, not a list.")
+    return [_int_from_json(v, f"{what}[{j}]") for j, v in enumerate(xs)]
+
+
+def _short(x: Any) -> str:
+    """``repr`` of a value read from a file, shortened (and safe on deeply nested lists)."""
+    return reprlib.repr(x)
+
+
+def _depth(x: Any, limit: int) -> int:
+    """Nesting depth of a JSON value, counted up to ``limit + 1`` (no deep recursion)."""
+    level, todo = 0, [x]
+    while todo and level <= limit:
+        nxt: list[Any] = []
+        for v in todo:
+            if isinstance(v, dict):
+                nxt.extend(v.values())
+            elif isinstance(v, list):
+                nxt.extend(v)
+        todo = nxt
+        level += 1 if nxt else 0
+    return level
+
+
+def _check_loaded(model: RankBoostModel) -> None:
+    """The ranges of a loaded model's fields (a file may have been edited or damaged).
+
+    ``alpha`` finite, ``default`` (``q_def``) in [0, 1], ``r`` in [-1, 1], ``z`` and
+    ``bound`` finite and >= 0, ``rloss`` in [0, 1], ``best_iteration`` in [1, n_rounds].
+    """
+    r, st = model.rounds, model._stats
+    checks = (
+        ("rounds.alpha", r.alpha, np.isfinite(r.alpha), "finite"),
+        ("rounds.default", r.default, (r.default >= 0) & (r.default <= 1), "in [0, 1]"),
+        ("history.r", st["r"], (st["r"] >= -1) & (st["r"] <= 1), "in [-1, 1]"),
+        ("history.z", st["z"], np.isfinite(st["z"]) & (st["z"] >= 0), "finite and >= 0"),
+        ("history.rloss", st["rloss"], (st["rloss"] >= 0) & (st["rloss"] <= 1), "in [0, 1]"),
+        ("history.bound", st["bound"], np.isfinite(st["bound"]) & (st["bound"] >= 0), ">= 0"),
+    )
+    for name, values, ok, allowed in checks:
+        bad = np.flatnonzero(~ok)
+        if bad.size:
+            t = int(bad[0])
+            raise ValueError(
+                f"malformed model file: {name}[{t}] is {float(values[t])!r}; it must be {allowed}."
+            )
+    best = model.best_iteration
+    if best is not None and not 1 <= best <= model.n_rounds:
+        raise ValueError(
+            f"malformed model file: best_iteration is {best}; it must be between 1 and the "
+            f"{model.n_rounds} rounds of the model."
+        )
 
 
 def _rounds_v1(data: dict[str, Any], n_features: int) -> tuple[Rounds, dict[str, Any]]:
@@ -415,7 +484,7 @@ def _rounds_v1(data: dict[str, Any], n_features: int) -> tuple[Rounds, dict[str,
     cuts: list[float] = []
     offsets = [0]
     for t, e in enumerate(entries):
-        f = int(e["feature"])
+        f = _int_from_json(e["feature"], f"rounds[{t}].feature")
         if not 0 <= f < n_features:
             raise ValueError(f"round {t} uses feature {f} of {n_features}")
         feature.append(f)
@@ -429,7 +498,7 @@ def _rounds_v1(data: dict[str, Any], n_features: int) -> tuple[Rounds, dict[str,
             threshold.append(math.nan)
             cuts.extend(_float_from_json(c, f"rounds[{t}].cuts") for c in e["cuts"])
         else:
-            raise ValueError(f"round {t} has unknown kind {e['kind']!r}")
+            raise ValueError(f"round {t} has unknown kind {_short(e['kind'])}")
         offsets.append(len(cuts))
     rounds = Rounds(
         feature=np.array(feature, dtype=np.int64),
@@ -441,7 +510,8 @@ def _rounds_v1(data: dict[str, Any], n_features: int) -> tuple[Rounds, dict[str,
         cut_offsets=np.array(offsets, dtype=np.int64),
     )
     hist = data["history"]
-    history: dict[str, Any] = {"feature": np.asarray(hist["feature"], dtype=np.int64)}
+    feature_history = _ints_from_json(hist["feature"], "history.feature")
+    history: dict[str, Any] = {"feature": np.array(feature_history, dtype=np.int64)}
     for k in HISTORY_KEYS:
         if k != "feature":
             history[k] = np.array(_floats_from_json(hist[k], f"history.{k}"), dtype=np.float64)
@@ -469,7 +539,7 @@ def _rounds_v2(data: dict[str, Any]) -> tuple[Rounds, dict[str, Any]]:
     kind = []
     for t, k in enumerate(cols["kind"]):
         if k not in KINDS:
-            raise ValueError(f"round {t} has unknown kind {k!r}")
+            raise ValueError(f"round {t} has unknown kind {_short(k)}")
         kind.append(KINDS.index(k))
     cuts: list[float] = []
     offsets = [0]
@@ -886,7 +956,7 @@ class RankBoostModel:
             )
         version = data.get("version")
         if not isinstance(version, int) or isinstance(version, bool):
-            raise ValueError(f"malformed model file: version is {version!r}, not an int.")
+            raise ValueError(f"malformed model file: version is {_short(version)}, not an int.")
         if version > FORMAT_VERSION:
             raise ValueError(
                 f"this model file has format version {version}, newer than the {FORMAT_VERSION} "
@@ -896,8 +966,8 @@ class RankBoostModel:
             raise ValueError(f"malformed model file: unknown format version {version}.")
         try:
             n_features = _int_from_json(data["n_features"], "n_features")
-            if n_features < 0:
-                raise ValueError(f"n_features is {n_features}")
+            if not 1 <= n_features <= MAX_FEATURES:
+                raise ValueError(f"n_features is {n_features}, not between 1 and {MAX_FEATURES}")
             if version == 1:
                 rounds, history = _rounds_v1(data, n_features)
             else:
@@ -912,9 +982,11 @@ class RankBoostModel:
             params = data.get("params") or {}
             if not isinstance(params, dict):
                 raise ValueError(f"params is {type(params).__name__}, not an object")
+            if _depth(params, _MAX_PARAMS_DEPTH) > _MAX_PARAMS_DEPTH:
+                raise ValueError(f"params nests deeper than {_MAX_PARAMS_DEPTH} levels")
             stop_reason = data.get("stop_reason")
             if stop_reason is not None and not isinstance(stop_reason, str):
-                raise ValueError(f"stop_reason is {stop_reason!r}, not a string")
+                raise ValueError(f"stop_reason is {_short(stop_reason)}, not a string")
             best = data.get("best_iteration")
             if best is not None:
                 _int_from_json(best, "best_iteration")
@@ -927,8 +999,13 @@ class RankBoostModel:
                 stop_reason=stop_reason,
                 best_iteration=best,
             )
+            _check_loaded(model)
         except (KeyError, TypeError) as exc:
             raise ValueError(f"malformed model file: missing or bad field {exc}.") from exc
+        except (RecursionError, OverflowError):
+            raise ValueError(
+                "malformed model file: a field holds lists nested too deeply or a number too large."
+            ) from None
         except ValueError as exc:
             if str(exc).startswith("malformed"):
                 raise
@@ -951,20 +1028,70 @@ class RankBoostModel:
     __hash__ = None  # type: ignore[assignment]
 
 
-def load_model(path: str | os.PathLike[str]) -> RankBoostModel:
-    """Load a model saved by :meth:`RankBoostModel.save` (format version 1 or 2).
+def _reject_constant(name: str) -> Any:
+    raise ValueError(
+        f"the non-standard JSON constant {name} (rankboost writes non-finite numbers as the "
+        'strings "nan", "inf" and "-inf")'
+    )
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:30]} is beyond the float64 range")
+    return value
+
+
+def read_json(
+    path: str | os.PathLike[str], what: str = "model file", kind: str = "rankboost model"
+) -> Any:
+    """The strict JSON content of a model file; every problem is one clear error.
+
+    Standard JSON only: the constants ``NaN`` / ``Infinity`` and numbers beyond the float64
+    range (``1e999``) are refused, as is nesting too deep for the parser.
 
     Raises
     ------
-    FileNotFoundError
-        If ``path`` does not exist.
+    FileNotFoundError, IsADirectoryError
+        If ``path`` does not exist or is a folder (the message names it).
+    ValueError
+        If the file is not UTF-8 or not valid JSON.
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise IsADirectoryError(f"{what} {str(p)!r} is a directory; pass the path of a file.")
+    if not p.exists():
+        raise FileNotFoundError(f"{what} {str(p)!r} does not exist.")
+    try:
+        text = p.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{path} is not valid JSON (not UTF-8 text: {exc.reason} at byte {exc.start}); is "
+            f"it a {kind}?"
+        ) from None
+    try:
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise ValueError(
+            f"{path} is not valid JSON for rankboost: its lists or objects are nested too "
+            f"deeply; is it a {kind}?"
+        ) from None
+    except ValueError as exc:  # json.JSONDecodeError, and the two hooks above
+        raise ValueError(f"{path} is not valid JSON ({exc}); is it a {kind}?") from None
+
+
+def load_model(path: str | os.PathLike[str]) -> RankBoostModel:
+    """Load a model saved by :meth:`RankBoostModel.save` (format version 1 or 2).
+
+    Every field is checked: types, lengths, ranges (finite weights, ``q_def`` in [0, 1],
+    ``r`` in [-1, 1], ...), and the rounds against the history.
+
+    Raises
+    ------
+    FileNotFoundError, IsADirectoryError
+        If ``path`` does not exist or is a folder.
     ValueError
         If the file is not valid JSON, not a rankboost model, malformed, or of a newer
         format version.
     """
-    text = Path(path).read_text(encoding="utf-8")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is not valid JSON ({exc}); is it a rankboost model?") from exc
-    return RankBoostModel.from_dict(data)
+    return RankBoostModel.from_dict(read_json(path))
