@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import reprlib
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from numpy.typing import NDArray
 
 from ..booster import _train
 from ..feedback import LayeredFeedback
-from ..model import RankBoostModel, atomic_write_text
+from ..model import RankBoostModel, atomic_write_text, read_json
 from ..params import TrainParams, check_param, make_params
 from .run import Qrels, Run
 
@@ -482,7 +483,11 @@ class RankFusion:
                 f'not a rankboost fusion model: the JSON has no "format": "{FORMAT_NAME}" field.'
             )
         version = data.get("version")
-        if not isinstance(version, int) or version > FORMAT_VERSION:
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise ValueError(
+                f"malformed fusion model: version is {reprlib.repr(version)}, not an int >= 1."
+            )
+        if version > FORMAT_VERSION:
             raise ValueError(
                 f"fusion model format version {version!r} is not one this rankboost reads "
                 f"(<= {FORMAT_VERSION}); upgrade rankboost."
@@ -490,11 +495,31 @@ class RankFusion:
         try:
             params = {k: v for k, v in data["params"].items() if k in _PARAMS}
             fusion = cls(**params)
+            if fusion.rank_feature not in _RANK_FEATURES or not isinstance(
+                fusion.score_features, bool
+            ):
+                raise ValueError(
+                    f"malformed fusion model: rank_feature {reprlib.repr(fusion.rank_feature)} "
+                    f"or score_features {reprlib.repr(fusion.score_features)} is not allowed."
+                )
+            try:
+                fusion._params()
+            except ValueError as exc:
+                raise ValueError(f"malformed fusion model: {exc}") from None
             fusion.model_ = RankBoostModel.from_dict(data["model"])
-            fusion.list_names_ = [str(n) for n in data["list_names"]]
-            fusion.feature_names_ = [str(n) for n in data["feature_names"]]
+            for key in ("list_names", "feature_names"):
+                names = data[key]
+                if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                    raise ValueError(f"malformed fusion model: {key} is not a list of strings.")
+            fusion.list_names_ = list(data["list_names"])
+            fusion.feature_names_ = list(data["feature_names"])
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"malformed fusion model: missing or bad field {exc}.") from None
+        except (RecursionError, OverflowError):
+            raise ValueError(
+                "malformed fusion model: a field holds lists nested too deeply or a number "
+                "too large."
+            ) from None
         fusion.n_lists_ = len(fusion.list_names_)
         n_expected = fusion.n_lists_ * (2 if fusion.score_features else 1)
         if fusion.model_.n_features != n_expected:
@@ -517,13 +542,9 @@ class RankFusion:
         not a fusion model.
         """
         p = Path(path)
-        if not p.is_file():
+        if not p.exists():
             raise FileNotFoundError(f"{path}: no such file")
-        try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path} is not valid JSON ({exc}); is it a fusion model?") from None
-        return cls.from_dict(data)
+        return cls.from_dict(read_json(p, "fusion model file", "fusion model"))
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={getattr(self, k)!r}" for k in _PARAMS)
