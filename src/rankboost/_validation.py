@@ -7,6 +7,7 @@ numba kernels.
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
@@ -163,6 +164,10 @@ def check_qid(qid: ArrayLike | None, n_samples: int, *, name: str = "qid") -> ND
     if qid is None:
         return np.zeros(n_samples, dtype=np.int64)
     arr = np.asarray(qid)
+    if arr.dtype.kind == "O" or (arr.dtype.kind in "US" and not isinstance(qid, np.ndarray)):
+        # a list or object array: numpy turns [1, "1"] into two equal strings, so look at
+        # the values themselves before any conversion
+        arr = _homogeneous_qid(qid, name)
     if arr.ndim == 2 and 1 in arr.shape:
         arr = arr.ravel()
     if arr.ndim != 1:
@@ -177,11 +182,6 @@ def check_qid(qid: ArrayLike | None, n_samples: int, *, name: str = "qid") -> ND
         )
     if arr.dtype.kind == "f" and np.isnan(arr).any():
         raise ValueError(f"{name} contains NaN; every row needs a query id.")
-    if arr.dtype.kind == "O":
-        try:
-            arr = arr.astype(str) if any(isinstance(v, str) for v in arr[:1]) else arr
-        except (TypeError, ValueError) as exc:  # pragma: no cover - defensive
-            raise TypeError(f"{name} values must be sortable (ints or strings).") from exc
     if arr.dtype.kind in "iu" and arr.shape[0]:
         # O(n) path for integer ids of a compact range (the usual case): no sort
         lo = int(arr.min())
@@ -199,6 +199,53 @@ def check_qid(qid: ArrayLike | None, n_samples: int, *, name: str = "qid") -> ND
             f"{name} values must be sortable, all ints or all strings; got {_describe(qid)}."
         ) from exc
     return codes.reshape(-1).astype(np.int64)
+
+
+def _qid_kind(t: type) -> str:
+    if issubclass(t, (str, np.str_)):
+        return "str"
+    if issubclass(t, (bytes, np.bytes_)):
+        return "bytes"
+    if issubclass(t, (numbers.Integral, np.bool_)):
+        return "int"
+    if issubclass(t, numbers.Real):
+        return "float"
+    return t.__name__
+
+
+def _homogeneous_qid(qid: Any, name: str) -> NDArray[Any]:
+    """Query ids of one type (ints and floats count as one: numbers), as a numpy array.
+
+    Mixed types (``[1, 1, "1", "1"]``, an object array ``[0, 0, "a", "a"]``) are one
+    ``TypeError`` whatever their order: ``1`` and ``"1"`` are not silently the same query.
+    """
+    obj = np.asarray(qid, dtype=object)
+    flat = obj.ravel()
+    kinds = {_qid_kind(t) for t in set(map(type, flat.tolist()))}
+    numeric = kinds <= {"int", "float"}
+    if len(kinds) > 1 and not numeric:
+        first = {}
+        for row, v in enumerate(flat.tolist()):
+            first.setdefault(_qid_kind(type(v)), (row, v))
+        shown = ", ".join(
+            f"{k} at row {r} ({_describe(v)})"
+            for k, (r, v) in sorted(first.items(), key=lambda x: x[1][0])
+        )
+        raise TypeError(
+            f"{name} mixes query ids of different types ({shown}); use one type for every "
+            "query id (all ints or all strings), e.g. convert them with np.asarray(qid, str)."
+        )
+    kind = next(iter(kinds)) if kinds else "int"
+    if kind not in ("str", "bytes", "int", "float"):
+        raise TypeError(
+            f"{name} values must be ints or strings; got a value of type {kind} "
+            f"({_describe(flat[0] if flat.size else None)})."
+        )
+    if kind == "str":
+        return obj.astype(str)
+    if kind == "bytes":
+        return obj.astype(bytes)
+    return np.asarray(obj.tolist())
 
 
 def group_by_qid(codes: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
