@@ -20,6 +20,10 @@ __all__ = ["dcg_score", "ndcg_score"]
 
 GAINS = ("exp2", "linear")
 DISCOUNTS = ("log2", "letor")
+#: The largest label of the ``exp2`` gain (as LightGBM's default ``label_gain`` and XGBoost's
+#: exponential NDCG gain): ``2**31 - 1`` is exact, and sums of such gains stay finite; beyond
+#: it ``2**rel`` soon overflows float64 (``2**1024``) and NDCG would be NaN.
+MAX_EXP2_LABEL = 31
 
 
 def _discount(k: int, discount: str) -> NDArray[np.float64]:
@@ -40,6 +44,12 @@ def _gains(labels: NDArray[np.float64], gain: str, owner: str) -> NDArray[np.flo
             f"undefined); got a minimum of {float(labels.min())!r}."
         )
     if gain == "exp2":
+        if labels.size and labels.max() > MAX_EXP2_LABEL:
+            raise ValueError(
+                f"{owner} with gain='exp2' needs relevance labels y_true <= {MAX_EXP2_LABEL} "
+                f"(gain 2**rel - 1, as LightGBM and XGBoost); got a maximum of "
+                f"{float(labels.max())!r}. Pass gain='linear' for larger labels."
+            )
         return np.exp2(labels) - 1.0
     return labels
 
@@ -89,7 +99,8 @@ def dcg_score(
         Equal scores: exact expectation under uniformly random tie-breaking, the worst or best
         order of the tied labels, or input order (earlier row first).
     gain : {"exp2", "linear"}, default="exp2"
-        ``2**rel - 1`` (LETOR, LightGBM, XGBoost) or ``rel`` (trec_eval, ranx ``ndcg``).
+        ``2**rel - 1`` (LETOR, LightGBM, XGBoost; labels up to ``MAX_EXP2_LABEL = 31``, a
+        ``ValueError`` beyond) or ``rel`` (trec_eval, ranx ``ndcg``; any label).
     discount : {"log2", "letor"}, default="log2"
         ``1 / log2(1 + i)``, or LETOR 4.0's ``Eval-Score-4.0.pl`` (1 for ranks 1 and 2, then
         ``1 / log2(i)``).
@@ -156,8 +167,9 @@ def ndcg_score(
         Equal scores: exact expectation under uniformly random tie-breaking, the worst or best
         order of the tied labels, or input order (earlier row first).
     gain : {"exp2", "linear"}, default="exp2"
-        ``2**rel - 1`` (LETOR, LightGBM, XGBoost) or ``rel`` (trec_eval ``ndcg_cut``, ranx
-        ``ndcg``).
+        ``2**rel - 1`` (LETOR, LightGBM, XGBoost; labels up to ``MAX_EXP2_LABEL = 31``, a
+        ``ValueError`` beyond) or ``rel`` (trec_eval ``ndcg_cut``, ranx ``ndcg``; any
+        label).
     discount : {"log2", "letor"}, default="log2"
         ``1 / log2(1 + i)``, or LETOR 4.0's ``Eval-Score-4.0.pl`` (1 for ranks 1 and 2, then
         ``1 / log2(i)``).
