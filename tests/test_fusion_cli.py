@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from rankboost.fusion import RankFusion, read_run, write_qrels, write_run
+from rankboost.cli import UsageError
 from rankboost.fusion.cli import register, run
 from test_fusion import _synthetic
 
@@ -159,7 +160,8 @@ def test_cli_errors(files, tmp_path: Path) -> None:
                 str(tmp_path / "f.run"),
             ]
         )
-    assert _call(["fuse"]) == 1  # no sub-subcommand: help on stderr
+    with pytest.raises(UsageError, match=r"rankboost fuse needs a subcommand"):
+        _call(["fuse"])  # no sub-subcommand: a usage error (exit status 2 from main)
 
 
 @pytest.mark.skipif(

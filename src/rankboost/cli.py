@@ -1,17 +1,26 @@
 """The ``rankboost`` command: train, predict, evaluate, info, demo (and fuse).
 
 Reads SVMlight/LETOR files (gzip, bzip2 and xz too) and writes models as versioned JSON.
-Exit status: 0 on success, 1 on an error (missing or malformed file, wrong feature count),
-2 on a usage error (unknown option, bad value, unknown metric). Every error is one line on
-stderr, ``rankboost: error: ...``, saying what to do; never a traceback for bad input.
+Exit status, the same for every subcommand (``fuse`` included):
+
+* 0 on success;
+* 1 on an error in the data (missing, damaged or malformed file, wrong feature count);
+* 2 on a usage error: unknown option, a value out of its range (every numeric option's range
+  is in ``--help``), unknown metric, an output path that is one of the inputs;
+* 130 when interrupted (Ctrl-C); no partial output file is left.
+
+Every error is one line on stderr, ``rankboost: error: ...``, saying what to do; every warning
+is one line, ``rankboost: warning: ...``; never a traceback for bad input.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -38,12 +47,21 @@ examples:
   rankboost info model.json
 
 Data files are SVMlight/LETOR ("2 qid:10 1:0.5 2:0.1 ... #docid = D"), optionally
-compressed (.gz, .bz2, .xz). Exit status: 0 ok, 1 error, 2 usage error.
+compressed (.gz, .bz2, .xz). Exit status: 0 ok, 1 error in the data, 2 usage error
+(bad option or value, unknown metric, output path that is an input), 130 interrupted.
 """
 
 
 class CLIError(Exception):
     """A user-facing error: printed as one line, exit status 1."""
+
+    exit_status = 1
+
+
+class UsageError(CLIError):
+    """A usage error found after parsing (e.g. an output that is an input): exit status 2."""
+
+    exit_status = 2
 
 
 class _Parser(argparse.ArgumentParser):
@@ -60,17 +78,27 @@ def _one_line(text: str) -> str:
 # ---------------------------------------------------------------------- argument types
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+def int_at_least(low: int) -> Callable[[str], int]:
+    """An argparse ``type=``: an int ``>= low`` (the message of ``rankboost.params``)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < low:
+            raise argparse.ArgumentTypeError(f"must be an int >= {low}; got {text!r}")
+        return value
+
+    return parse
 
 
-def _metric(text: str) -> str:
+_positive_int = int_at_least(1)
+_non_negative_int = int_at_least(0)
+
+
+def metric_name(text: str) -> str:
+    """An argparse ``type=``: a metric name of ``rankboost.metrics`` (``ndcg@10``, ``map``)."""
     try:
         parse_metric(text)
     except (TypeError, ValueError) as exc:
@@ -78,7 +106,31 @@ def _metric(text: str) -> str:
     return text
 
 
+_metric = metric_name
+
+
 # ---------------------------------------------------------------------- helpers
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)  # hard links and symbolic links too
+    except OSError:  # one of them does not exist (yet)
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def refuse_overwriting_inputs(output: str, inputs: Sequence[tuple[str, str]]) -> None:
+    """Raise :class:`UsageError` if ``output`` is one of the ``(what, path)`` inputs.
+
+    Called before anything is read, so that ``train d.txt -o d.txt`` cannot destroy
+    ``d.txt``: same path, a link to it or a hard link (``os.path.samefile``).
+    """
+    for what, path in inputs:
+        if _same_file(output, path):
+            raise UsageError(
+                f"the output {output!r} is the {what} {path!r}; writing it would destroy the "
+                "input. Pass another output path with -o."
+            )
 
 
 def _load_data(path: str, n_features: int | None = None, what: str = "data file") -> Any:
@@ -105,6 +157,8 @@ def _load_model(path: str) -> RankBoostModel:
         raise CLIError(
             f"model file {path!r} does not exist; train one with 'rankboost train DATA -o {path}'."
         ) from None
+    except IsADirectoryError:
+        raise CLIError(f"model file {path!r} is a directory; pass a model file.") from None
     except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
         raise CLIError(
             f"cannot read model file {path!r}: {_one_line(str(exc))} "
@@ -183,6 +237,10 @@ def _check_output(path: str) -> None:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
+    inputs = [("training file", args.data)]
+    if args.valid is not None:
+        inputs.append(("validation file", args.valid))
+    refuse_overwriting_inputs(args.output, inputs)
     _check_output(args.output)
     train = _load_data(args.data, what="training file")
     if train.qid is None:
@@ -230,6 +288,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 def _cmd_predict(args: argparse.Namespace) -> int:
     if args.output is not None:
+        refuse_overwriting_inputs(
+            args.output, [("model file", args.model), ("data file", args.data)]
+        )
         _check_output(args.output)
     model = _load_model(args.model)
     data = _load_data(args.data, n_features=model.n_features)
@@ -268,7 +329,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
     from .model import KINDS
 
     model = _load_model(args.model)
-    names = model.feature_names or [f"f{i + 1}" for i in range(model.n_features)]
+    names = model.feature_names or _DefaultNames()
     rounds = model.rounds
     _out(f"model: {args.model}")
     best = "-" if model.best_iteration is None else str(model.best_iteration)
@@ -311,6 +372,13 @@ def _cmd_info(args: argparse.Namespace) -> int:
     headers = ["t", "feature", "kind", "threshold", "q_def", "alpha", "r", "Z", "rloss", "bound"]
     _out(_table(headers, rows))
     return 0
+
+
+class _DefaultNames:
+    """``f1, f2, ...`` by index, without a list of ``n_features`` strings."""
+
+    def __getitem__(self, i: int) -> str:
+        return f"f{i + 1}"
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -446,8 +514,20 @@ def _build_parser() -> argparse.ArgumentParser:
         "rankboost info model.json --top 10 --head 20",
     )
     p.add_argument("model", metavar="MODEL", help="model file")
-    p.add_argument("--top", type=int, default=20, help="importance rows (default 20, 0 = all)")
-    p.add_argument("--head", type=int, default=10, help="round rows (default 10, 0 = all)")
+    p.add_argument(
+        "--top",
+        type=_non_negative_int,
+        default=20,
+        metavar="N",
+        help="importance rows, an int >= 0 (default 20, 0 = all)",
+    )
+    p.add_argument(
+        "--head",
+        type=_non_negative_int,
+        default=10,
+        metavar="N",
+        help="round rows, an int >= 0 (default 10, 0 = all)",
+    )
 
     p = add(
         "demo",
@@ -479,7 +559,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     status : int
-        0 on success, 1 on an error, 2 on a usage error.
+        0 on success, 1 on an error in the data, 2 on a usage error, 130 when interrupted
+        (see the module docstring).
 
     Examples
     --------
@@ -490,12 +571,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args))
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning  # restored when the block ends
+            return int(args.func(args))
     except CLIError as exc:
         _err(f"{PROG}: error: {_one_line(str(exc))}")
+        return exc.exit_status
     except (ValueError, TypeError, OSError, ImportError) as exc:
         _err(f"{PROG}: error: {_one_line(str(exc))}")
+    except MemoryError:
+        _err(f"{PROG}: error: out of memory; the input is too large for this machine.")
     except KeyboardInterrupt:
         _err(f"{PROG}: interrupted")
         return 130
     return 1
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    """Warnings as one readable line (``rankboost: warning: ...``), no source line."""
+    _err(f"{PROG}: warning: {_one_line(str(message))}")

@@ -3,8 +3,11 @@
 ``rankboost.cli`` calls :func:`register` to add the ``fuse`` subcommand to its parser;
 each leaf subcommand sets ``func`` (via ``set_defaults``) to a handler that takes the parsed
 ``argparse.Namespace`` and returns an exit code (0 = success). Handlers raise
-``ValueError`` / ``FileNotFoundError`` with a one-line message on bad input; the caller
-prints it as ``rankboost: error: ...``.
+``ValueError`` / ``FileNotFoundError`` with a one-line message on bad input (exit status 1)
+and :class:`rankboost.cli.UsageError` for a usage error found after parsing, such as an
+output path that is one of the inputs or no subcommand (exit status 2); the caller prints it
+as ``rankboost: error: ...``. Numeric options and metric names are checked by the parser
+(exit status 2), as in the other subcommands.
 
 Examples
 --------
@@ -23,6 +26,8 @@ import argparse
 import json
 import sys
 from typing import Any
+
+from ..cli import UsageError, int_at_least, metric_name, refuse_overwriting_inputs
 
 __all__ = ["register", "run"]
 
@@ -60,7 +65,12 @@ def register(subparsers: Any) -> None:
         help="also use per-query min-max normalised run scores as features",
     )
     _add_training_options(p)
-    p.add_argument("--depth", type=int, default=None, help="read only the top DEPTH of each run")
+    p.add_argument(
+        "--depth",
+        type=int_at_least(1),
+        default=None,
+        help="read only the top DEPTH of each run, an int >= 1 (default: all)",
+    )
     p.set_defaults(func=_train)
 
     # ---- apply --------------------------------------------------------------------------
@@ -69,7 +79,12 @@ def register(subparsers: Any) -> None:
     _add_runs(p)
     p.add_argument("-o", "--output", required=True, help="where to write the fused TREC run")
     p.add_argument("--tag", default="rankboost", help="run tag (6th column, default rankboost)")
-    p.add_argument("--depth", type=int, default=None, help="keep the top DEPTH per query")
+    p.add_argument(
+        "--depth",
+        type=int_at_least(1),
+        default=None,
+        help="keep the top DEPTH per query, an int >= 1 (default: all)",
+    )
     p.set_defaults(func=_apply)
 
     # ---- evaluate -----------------------------------------------------------------------
@@ -87,6 +102,7 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--metric",
         nargs="+",
+        type=metric_name,
         default=["ndcg@10", "map"],
         help="metric names: ndcg@K, map, p@K, mrr, average_rank, ... (default: ndcg@10 map)",
     )
@@ -105,11 +121,12 @@ def run(args: argparse.Namespace) -> int:
     Returns
     -------
     int
-        0 on success, 1 on an error (the handler raises; callers print the message).
+        0 on success (on an error the handler raises; callers print the message and exit
+        with status 1, or 2 for a :class:`rankboost.cli.UsageError`).
     """
     func = getattr(args, "func", None)
     if func is None:
-        raise ValueError("no fuse subcommand given; use one of train, apply, evaluate")
+        raise UsageError("no fuse subcommand given; use one of train, apply, evaluate.")
     return int(func(args))
 
 
@@ -149,8 +166,10 @@ def _add_training_options(p: argparse.ArgumentParser) -> None:
 
 def _help_handler(parser: argparse.ArgumentParser) -> Any:
     def handler(args: argparse.Namespace) -> int:
-        parser.print_help(sys.stderr)
-        return 1
+        raise UsageError(
+            f"{parser.prog} needs a subcommand: train, apply or evaluate (see "
+            f"'{parser.prog} --help')."
+        )
 
     return handler
 
@@ -159,6 +178,8 @@ def _train(args: argparse.Namespace) -> int:
     from .io import read_qrels, read_runs
     from .learned import RankFusion
 
+    inputs = [("run file", r) for r in args.runs] + [("qrels file", args.qrels)]
+    refuse_overwriting_inputs(args.output, inputs)
     runs = read_runs(args.runs, depth=args.depth)
     qrels = read_qrels(args.qrels)
     from ..params import FEEDBACK_PARAMS, TRAIN_PARAMS
@@ -179,6 +200,9 @@ def _apply(args: argparse.Namespace) -> int:
     from .io import read_runs, write_run
     from .learned import RankFusion
 
+    refuse_overwriting_inputs(
+        args.output, [("fusion model file", args.model)] + [("run file", r) for r in args.runs]
+    )
     model = RankFusion.load(args.model)
     runs = read_runs(args.runs)
     fused = model.fuse(runs, depth=args.depth)
