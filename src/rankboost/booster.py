@@ -626,6 +626,17 @@ def _train(
 ) -> RankBoostModel:
     """The loop of :func:`train` on validated input (the adapters' entry point)."""
     bst = Booster._from_checked(Xc, feedback, params, feature_names)
+    return _run_loop(bst, params, callbacks, verbose, stacklevel + 1)
+
+
+def _run_loop(
+    bst: Booster,
+    params: TrainParams,
+    callbacks: Sequence[Callable[[CallbackEnv], None]] | None,
+    verbose: bool,
+    stacklevel: int,
+) -> RankBoostModel:
+    """``params.n_rounds`` calls of ``bst.update()`` with callbacks and stopping."""
     n_rounds = params.n_rounds
     stop_reason: str | None = None
     best_iteration: int | None = None

@@ -747,6 +747,10 @@ class LayeredFeedback:
             )
         if w.max() == w.min():
             return self
+        return self._weighted_pairs(w)
+
+    def _weighted_pairs(self, w: NDArray[np.float64]) -> PairFeedback:
+        """The crucial pairs listed with ``Phi = w(x0) w(x1)`` (``w`` checked by the caller)."""
         if self.n_pairs > MAX_WEIGHTED_PAIRS:
             raise ValueError(
                 f"sample_weight needs the {self.n_pairs} crucial pairs listed explicitly, more "

@@ -314,7 +314,7 @@ class RankBoostRanker(BaseEstimator):
             callbacks=cbs or None,
             feature_names=None if names is None else [str(n) for n in names],
             verbose=bool(self.verbose),
-            stacklevel=4,
+            stacklevel=3,
         )
         best = None
         if early_stopping_rounds is not None and monitor is not None:

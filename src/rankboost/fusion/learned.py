@@ -386,7 +386,7 @@ class RankFusion:
             callbacks=train_kwargs.get("callbacks"),
             feature_names=feats.feature_names,
             verbose=bool(train_kwargs.get("verbose", False)),
-            stacklevel=4,
+            stacklevel=3,
         )
         self.list_names_ = [r.name for r in items]
         self.feature_names_ = list(feats.feature_names)

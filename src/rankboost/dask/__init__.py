@@ -1,0 +1,289 @@
+"""Distributed RankBoost on Dask: the same model as one machine, blocks kept on the workers.
+
+:func:`train` (functional, like ``rankboost.train``) and :class:`DaskRankBoostRanker` (the
+scikit-learn estimator, like LightGBM's ``DaskLGBMRanker``) train on dask arrays or dask
+DataFrames. One Dask partition is one block of whole queries (:mod:`rankboost.booster`): it
+stays on its worker for the whole training (a Dask actor); per round each block returns its
+histograms and a few numbers, the client chooses the weak ranker and broadcasts it
+(:mod:`rankboost.dask._booster`). Global bins are fitted once from all partitions (exact
+merge of the value counts, or a mergeable sketch for large data). A lost worker's blocks
+are rebuilt from their rows and the rounds so far, and training goes on to the same model.
+
+Needs ``pip install 'rankboost[dask]'`` (dask[array,dataframe] and distributed).
+See docs/distributed.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .._compat import require
+from ..binning import BinMapper
+from ..callback import CallbackEnv
+from ..model import RankBoostModel
+from ..params import TrainParams, check_param, make_params
+from ._data import as_dask_array, check_whole_queries, repartition_by_query
+
+__all__ = ["DaskRankBoostRanker", "predict", "repartition_by_query", "train"]
+
+
+def _parts(client: Any, arrays: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per partition: a dict of futures of its chunk of every given array (on the cluster)."""
+    names = [k for k, v in arrays.items() if v is not None]
+    chunks = {}
+    for k in names:
+        a = arrays[k]
+        chunks[k] = a.to_delayed().reshape(len(a.chunks[0]), -1)[:, 0].tolist()
+    futures = client.compute([chunks[k][p] for p in range(len(chunks["X"])) for k in names])
+    out = []
+    for p in range(len(chunks["X"])):
+        out.append({k: futures[p * len(names) + j] for j, k in enumerate(names)})
+    return out
+
+
+def train(
+    client: Any,
+    X: Any,
+    y: Any = None,
+    qid: Any = None,
+    *,
+    pairs: Any = None,
+    pair_weights: Any = None,
+    feedback: str = "layered",
+    normalize: str = "query",
+    sample_weight: Any = None,
+    repartition: bool = False,
+    bins: str | BinMapper = "auto",
+    n_rounds: int = 300,
+    alpha: str = "r",
+    learning_rate: float = 1.0,
+    positive_cumulative: bool = False,
+    thresholds: int | str = 255,
+    weak_ranker: str = "threshold",
+    tol: float = 1e-9,
+    callbacks: Sequence[Callable[[CallbackEnv], None]] | None = None,
+    feature_names: Sequence[str] | None = None,
+    params: TrainParams | None = None,
+) -> RankBoostModel:
+    """Train RankBoost on a Dask cluster; the model equals :func:`rankboost.train`'s.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        The cluster's client.
+    X : dask array or dask DataFrame of shape (n_samples, n_features)
+        Features (NaN = abstain); its row chunks (partitions) are the query blocks. A
+        DataFrame's ``"qid"`` column is used as ``qid`` when ``qid`` is None.
+    y, qid : dask arrays or Series of shape (n_samples,), default=None
+        Grades and query ids (re-chunked to ``X``'s rows). Every query must live in one
+        partition: a split query is an error naming it, unless ``repartition=True``.
+    pairs : dask array of shape (n_pairs, 2), default=None
+        Explicit crucial pairs instead of ``y``: row ``(i, j)`` = "row ``j`` above row
+        ``i``", as global row numbers of ``X``. Chunk ``k`` of ``pairs`` must hold the pairs
+        among the rows of partition ``k`` of ``X`` (same number of chunks); ``pair_weights``
+        (same chunks) their weights.
+    feedback : {"layered", "bipartite"}, default="layered"
+        With ``y``: as :class:`rankboost.LayeredFeedback` / :class:`rankboost.BipartiteFeedback`.
+    normalize : {"query", "pair"}, default="query"
+        As :class:`rankboost.LayeredFeedback`; the normalisation is global (two phases).
+    sample_weight : dask array of shape (n_samples,), default=None
+        Row multiplicities (:meth:`rankboost.LayeredFeedback.with_sample_weight`).
+    repartition : bool, default=False
+        Move rows first so that each query lives in one partition
+        (:func:`repartition_by_query`).
+    bins : {"auto", "exact", "sketch"} or BinMapper, default="auto"
+        Global candidate thresholds: the exact merge of every partition's value counts
+        (same bins as one machine), a mergeable quantile sketch (``"auto"`` picks it above
+        2^24 distinct (value, partition) pairs), or bins fitted on a sample.
+    n_rounds, alpha, learning_rate, positive_cumulative, thresholds, weak_ranker, tol
+        As :func:`rankboost.train` (one definition: :mod:`rankboost.params`).
+    callbacks : list of callable, default=None
+        As :func:`rankboost.train` (run on the client; e.g. early stopping on a validation
+        set held by the client).
+    feature_names : list of str, default=None
+        Names stored in the model (a DataFrame's columns by default).
+    params : TrainParams, default=None
+        All training parameters at once (then leave the keywords above at their defaults).
+
+    Returns
+    -------
+    model : RankBoostModel
+        An ordinary in-memory model (score with it anywhere, or with :func:`predict`).
+    """
+    require("distributed", "rankboost.dask")
+    given = {
+        "n_rounds": n_rounds,
+        "alpha": alpha,
+        "learning_rate": learning_rate,
+        "positive_cumulative": positive_cumulative,
+        "thresholds": thresholds,
+        "weak_ranker": weak_ranker,
+        "tol": tol,
+    }
+    if params is None:
+        p = make_params("rankboost.dask.train", None, **given)
+    else:
+        changed = [k for k, v in given.items() if v != getattr(TrainParams, k)]
+        if changed:
+            raise ValueError(
+                f"rankboost.dask.train got params= and also {changed}; pass the training "
+                "parameters only once."
+            )
+        p = params
+    check_param("normalize", normalize, "rankboost.dask.train")
+    check_param("feedback", feedback, "rankboost.dask.train")
+    if hasattr(X, "columns"):
+        if feature_names is None:
+            feature_names = [str(c) for c in X.columns if c != "qid"]
+        if "qid" in X.columns and qid is None and pairs is None:
+            qid = X["qid"]
+        if "qid" in X.columns:
+            X = X.drop(columns="qid")
+    Xd = as_dask_array(X, "X")
+    if Xd.ndim != 2:
+        raise ValueError(f"X must be 2-D of shape (n_samples, n_features); got {Xd.ndim}-D.")
+    Xd = Xd.rechunk({1: -1})
+    if pairs is not None:
+        if y is not None or qid is not None:
+            raise ValueError("rankboost.dask.train got pairs= and y=/qid=; pass one feedback.")
+        kind = "pairs"
+        parts = _pair_parts(client, Xd, pairs, pair_weights)
+        feedback_repr = "PairFeedback (dask)"
+    else:
+        if y is None:
+            raise ValueError("rankboost.dask.train needs y (with qid) or pairs.")
+        kind = feedback
+        rows = Xd.chunks[0]
+        yd = as_dask_array(y, "y", rows)
+        qd = (
+            as_dask_array(qid, "qid", rows)
+            if qid is not None
+            else require("dask.array", "rankboost.dask").zeros(
+                Xd.shape[0], chunks=rows, dtype=np.int64
+            )
+        )
+        wd = as_dask_array(sample_weight, "sample_weight", rows)
+        if wd is not None:
+            wd = _check_sample_weight(wd)
+        if repartition:
+            extra = () if wd is None else (wd,)
+            moved = repartition_by_query(Xd, yd, qd, *extra)
+            Xd, yd, qd = moved[:3]
+            wd = moved[3] if wd is not None else None
+        parts = _parts(client, {"X": Xd, "y": yd, "qid": qd, "sample_weight": wd})
+        check_whole_queries(client, [part["qid"] for part in parts])
+        feedback_repr = f"{'Bipartite' if kind == 'bipartite' else 'Layered'}Feedback (dask)"
+    from ..booster import _run_loop
+    from ._booster import DaskBooster
+
+    bst = DaskBooster(
+        client,
+        parts,
+        p,
+        n_features=int(Xd.shape[1]),
+        kind=kind,
+        normalize=normalize,
+        feature_names=feature_names,
+        feedback_repr=f"{feedback_repr}, normalize={normalize!r}",
+        bins=bins,
+    )
+    try:
+        return _run_loop(bst, p, callbacks, verbose=False, stacklevel=3)
+    finally:
+        bst.close()
+
+
+def _check_sample_weight(wd: Any) -> Any:
+    """As :meth:`rankboost.LayeredFeedback.with_sample_weight`, over all partitions at once."""
+    import dask
+
+    if wd.ndim != 1:
+        raise ValueError(f"sample_weight must be 1-D with one weight per row; got {wd.shape}.")
+    lo, hi, finite = dask.compute(wd.min(), wd.max(), da_isfinite_all(wd))
+    if not finite or lo < 0:
+        raise ValueError("sample_weight must hold finite non-negative numbers.")
+    if hi <= 0:
+        raise ValueError(
+            "sample_weight is zero for every row; at least one weight must be positive."
+        )
+    if lo == hi:  # a constant factor cancels out of D
+        return None
+    return wd
+
+
+def da_isfinite_all(wd: Any) -> Any:
+    """Whether every entry of a dask array is finite (lazy)."""
+    return require("dask.array", "rankboost.dask").isfinite(wd).all()
+
+
+def _pair_parts(client: Any, Xd: Any, pairs: Any, weights: Any) -> list[dict[str, Any]]:
+    pd_ = as_dask_array(pairs, "pairs")
+    if pd_.ndim != 2 or pd_.shape[1] != 2:
+        raise ValueError(f"pairs must be of shape (n_pairs, 2); got {pd_.shape}.")
+    pd_ = pd_.rechunk({1: -1})
+    if len(pd_.chunks[0]) != len(Xd.chunks[0]):
+        raise ValueError(
+            f"pairs has {len(pd_.chunks[0])} chunks but X has {len(Xd.chunks[0])} partitions: "
+            "chunk k of pairs must hold the pairs among the rows of partition k of X."
+        )
+    wd = None
+    if weights is not None:
+        wd = as_dask_array(weights, "pair_weights", pd_.chunks[0])
+    import dask
+
+    starts = np.concatenate([[0], np.cumsum(Xd.chunks[0])]).astype(np.int64)
+    chunks = pd_.to_delayed()[:, 0].tolist()
+    local = [
+        dask.delayed(_localise)(c, int(starts[k]), int(starts[k + 1])) for k, c in enumerate(chunks)
+    ]
+    parts = _parts(client, {"X": Xd, "weights": wd})
+    for part, fut in zip(parts, client.compute(local), strict=True):
+        part["pairs"] = fut
+    return parts
+
+
+def _localise(pairs: Any, lo_: int, hi_: int) -> Any:
+    """Global row numbers of a chunk's pairs -> row numbers in its partition (checked)."""
+    p = np.asarray(pairs, dtype=np.int64)
+    bad = (p < lo_) | (p >= hi_)
+    if bad.any():
+        k = int(np.flatnonzero(bad.any(axis=1))[0])
+        raise ValueError(
+            f"pair {p[k].tolist()} is not inside its partition's rows [{lo_}, {hi_}): chunk k "
+            "of pairs must hold only pairs among the rows of partition k of X."
+        )
+    return p - lo_
+
+
+def predict(model: RankBoostModel, X: Any, n_rounds: int | None = None) -> Any:
+    """Score a dask array (or DataFrame) with a model: a dask array, row order kept.
+
+    Parameters
+    ----------
+    model : RankBoostModel
+        Any model (trained here or not).
+    X : dask array or dask DataFrame of shape (n_samples, n_features)
+        Features; a DataFrame's ``"qid"`` column is ignored.
+    n_rounds : int, default=None
+        Use the first ``n_rounds`` rounds.
+
+    Returns
+    -------
+    scores : dask array of shape (n_samples,)
+    """
+    if hasattr(X, "columns") and "qid" in X.columns:
+        X = X.drop(columns="qid")
+    Xd = as_dask_array(X, "X").rechunk({1: -1})
+    return Xd.map_blocks(
+        _score_chunk, model, n_rounds, drop_axis=1, dtype=np.float64, meta=np.empty(0)
+    )
+
+
+def _score_chunk(chunk: Any, model: RankBoostModel, n_rounds: int | None) -> Any:
+    return model.decision_function(chunk, n_rounds=n_rounds)
+
+
+from ._sklearn import DaskRankBoostRanker  # noqa: E402  (uses train and predict above)

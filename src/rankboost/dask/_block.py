@@ -1,0 +1,211 @@
+"""The worker side of distributed training: one Dask partition as one query block.
+
+A :class:`PartitionBlock` lives on a worker as a Dask actor. It holds its partition's rows
+(features, and labels + query ids or explicit pairs), builds its feedback block
+(:mod:`rankboost.feedback`: whole queries, or rows linked by pairs), its bin codes once the
+client has fixed the global bins, and the block's training state. Every method returns only
+small, row-count-free things: per-query pair counts (once), per-feature value counts (once),
+the block's log mass, its (d, n_codes) histograms and its part of the rloss; nothing of size
+n ever leaves the worker.
+
+The state after ``t`` rounds is a function of the rows and of the rounds so far (each round's
+ranker, alpha and the global normaliser before it), so a lost block is rebuilt by replaying
+the rounds on the same rows (:meth:`PartitionBlock.replay`): the same floating-point
+operations in the same order, hence the same bits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._kernels.histogram import _table_values, _threshold_values, potential_histograms
+from ..binning import BinMapper
+from ..feedback import BipartiteFeedback, LayeredFeedback, PairFeedback
+from ..weak_rankers import feature_table
+
+__all__ = ["PartitionBlock"]
+
+#: A ranker as the workers see it: (feature, kind, threshold index, q_def).
+Spec = tuple[int, str, int, int]
+
+
+class PartitionBlock:
+    """One partition's feedback block and bin codes (runs on a worker, as an actor).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_features)
+        The partition's features (NaN = abstain).
+    y, qid : ndarray of shape (n_rows,), default=None
+        Labels and query ids (layered or bipartite feedback). Every query must be whole in
+        this partition (the client checks it).
+    pairs : ndarray of shape (n_pairs, 2), default=None
+        Explicit pairs as row numbers *of this partition*; ``weights`` their weights.
+    kind : {"layered", "bipartite", "pairs"}
+        The feedback kind.
+    normalize : {"query", "pair"}
+        As :class:`rankboost.LayeredFeedback`.
+    sample_weight : ndarray of shape (n_rows,), default=None
+        Row multiplicities, not constant over the whole data (the client checks): the
+        block lists its crucial pairs with ``Phi = w(x0) w(x1)`` as
+        :meth:`rankboost.LayeredFeedback.with_sample_weight` does.
+    """
+
+    def __init__(
+        self,
+        X: NDArray[np.float64],
+        y: NDArray[Any] | None = None,
+        qid: NDArray[Any] | None = None,
+        pairs: NDArray[np.int64] | None = None,
+        weights: NDArray[np.float64] | None = None,
+        *,
+        kind: str = "layered",
+        normalize: str = "query",
+        sample_weight: NDArray[np.float64] | None = None,
+    ) -> None:
+        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        self.kind = kind
+        self.state: Any = None
+        try:
+            if kind == "pairs":
+                if pairs is not None and len(pairs):
+                    fb: Any = PairFeedback(pairs, weights, n_samples=self.X.shape[0])
+                else:
+                    fb = None
+            else:
+                cls = BipartiteFeedback if kind == "bipartite" else LayeredFeedback
+                fb = cls(np.asarray(y), qid, normalize=normalize)
+                if sample_weight is not None:  # not constant over all rows (client checked)
+                    self.kind = "pairs"
+                    fb = fb._weighted_pairs(np.asarray(sample_weight, dtype=np.float64))
+        except ValueError as exc:
+            if "no crucial pair" not in str(exc):
+                raise
+            if sample_weight is not None:
+                self.kind = "pairs"
+            fb = None  # a partition without a crucial pair takes part in nothing
+        if fb is not None:
+            self.state = fb._blocks(1)[0]
+        self.binner: BinMapper | None = None
+        self.n_codes = 1
+
+    # ------------------------------------------------------------------ setup
+    def counts(self) -> tuple[str, NDArray[Any]]:
+        """Phase 1 of the normalisation: the block's pair weights or pairs per query.
+
+        Returns ``("pairs", weights)`` or ``("layered", pairs per query)``.
+        """
+        if self.kind == "pairs":
+            return "pairs", (np.empty(0) if self.state is None else self.state.weights)
+        if self.state is None:
+            return "layered", np.empty(0, dtype=np.int64)
+        return "layered", self.state.pairs_per_query
+
+    def value_counts(self) -> list[tuple[NDArray[np.float64], NDArray[np.int64]]]:
+        """Per feature: the distinct non-NaN values of the training rows and their counts."""
+        out = []
+        d = self.X.shape[1]
+        rows = self.state.rows if self.state is not None else np.empty(0, dtype=np.int64)
+        for i in range(d):
+            col = self.X[rows, i]
+            col = col[~np.isnan(col)]
+            values, counts = np.unique(col, return_counts=True)
+            out.append((values, counts.astype(np.int64)))
+        return out
+
+    def set_bins(
+        self, cuts: list[NDArray[np.float64]], has_values: NDArray[np.bool_], thresholds: Any
+    ) -> int:
+        """Take the global bins and code the training rows; return the number of rows."""
+        self.binner = BinMapper.from_cuts(cuts, has_values, thresholds)
+        self.n_codes = self.binner.n_codes
+        if self.state is not None:
+            self.state.codes = self.binner.transform(self.X, self.state.rows)
+        return 0 if self.state is None else int(self.state.rows.shape[0])
+
+    def start(self, norm: Any) -> float:
+        """Phase 2 of the normalisation: take the global normaliser; return the log mass.
+
+        ``norm`` is ``log c_q`` per query (layered) or the total pair weight (pairs); the
+        client sums the blocks' masses and calls :meth:`begin`.
+        """
+        if self.state is None:
+            return -np.inf
+        if self.kind == "pairs":
+            self.state.log_w = np.log(self.state.weights / norm)
+        else:
+            self.state.log_c = norm
+        return float(self.state.start())
+
+    def begin(self, log_total: float) -> NDArray[np.float64]:
+        """The global initial mass is known: return the first round's histograms."""
+        if self.state is None:
+            return self._zeros()
+        self.state.set_log_total(log_total)
+        if self.kind == "pairs":
+            self.state.log_w_total = log_total
+        return self._hist()
+
+    # ------------------------------------------------------------------ a round
+    def _zeros(self) -> NDArray[np.float64]:
+        return np.zeros((self.X.shape[1], self.n_codes))
+
+    def _hist(self) -> NDArray[np.float64]:
+        """Histograms of the potential *relative to the current* ``log_total`` (unscaled)."""
+        out = np.empty((self.X.shape[1], self.n_codes))
+        pi, _ = self.state.scaled_potential()  # relative to log_total (see module doc)
+        potential_histograms(self.state.codes, pi, out, 1.0)
+        return out
+
+    def _h(self, spec: Spec) -> NDArray[Any]:
+        feature, kind, t, q = spec
+        if kind == "threshold":
+            return _threshold_values(self.state.codes, feature, t, int(q))
+        if self.binner is None:
+            raise RuntimeError("PartitionBlock: set_bins must run before a round")
+        tab = feature_table(int(self.binner.n_bins_[feature]))
+        tab[0] = float(q)
+        full = np.zeros(self.binner.n_codes)
+        full[: tab.shape[0]] = tab
+        return _table_values(self.state.codes, feature, full)
+
+    def binary_parts(self, spec: Spec, log_total: float) -> tuple[float, float]:
+        """The block's part of ``(W_-, W_+)`` under the distribution of mass ``log_total``."""
+        if self.state is None:
+            return 0.0, 0.0
+        self.state.set_log_total(log_total)
+        wm, _, wp = self.state.binary_stats(np.asarray(self._h(spec), dtype=np.float64))
+        return wm, wp
+
+    def log_slopes(self, spec: Spec, alpha: float) -> tuple[float, float]:
+        """The block's ``(log S_0, log S_1)`` of dZ/dalpha at ``alpha`` (line search)."""
+        if self.state is None:
+            return -np.inf, -np.inf
+        h = np.asarray(self._h(spec), dtype=np.float64)
+        return self.state.log_slopes_at(h, alpha)
+
+    def step(
+        self, log_total: float, spec: Spec, alpha: float, binary: bool
+    ) -> tuple[float, NDArray[np.float64], float]:
+        """Update with ``(h, alpha)``, then the next round's histograms: one round trip.
+
+        ``log_total`` is the global log mass before this round. Returns the block's new log
+        mass, its histograms of the next potential relative to ``log_total`` (the client
+        scales their sum by ``1 / Z``) and its part of the training rloss.
+        """
+        if self.state is None:
+            return -np.inf, self._zeros(), 0.0
+        self.state.set_log_total(log_total)
+        mass = self.state.update(self._h(spec), alpha, binary=binary)
+        hist = self._hist()
+        return mass, hist, self.state.rloss(1.0)
+
+    def replay(self, log_total0: float, rounds: list[tuple[float, Spec, float, bool]]) -> int:
+        """Rebuild the state of a lost block: :meth:`begin`, then every round's :meth:`step`."""
+        self.begin(log_total0)
+        for log_total, spec, alpha, binary in rounds:
+            self.step(log_total, spec, alpha, binary)
+        return len(rounds)

@@ -1,0 +1,313 @@
+"""The client side of distributed training: a :class:`~rankboost.Booster` over remote blocks.
+
+:class:`DaskBooster` runs the same round as :class:`rankboost.Booster` (``update()`` is the
+very same method): only the steps that touch the blocks go to the workers. Per round:
+
+* the client holds the summed histograms of the current potential (computed by the
+  previous round's fused step), chooses the weak ranker and its alpha (``"exact"`` asks the
+  blocks for their parts of ``W_-, W_+``: one more round trip; ``"line_search"`` asks for the
+  slopes of Z at each trial alpha: one round trip per evaluation, about 40-60);
+* one :meth:`PartitionBlock.step` call per block applies the round and returns the block's
+  new log mass, its histograms of the next potential (relative to the old mass) and its part
+  of the rloss; the client sums them, takes ``Z`` and scales the histograms by ``1 / Z``.
+
+Nothing of size n crosses the network after setup: per round and block, a few floats and
+one (d, n_codes) histogram. A block whose worker is lost is rebuilt on another worker from
+its partition (recomputed by Dask from the graph if its data was lost too) and the rounds
+so far (:meth:`PartitionBlock.replay`), then the round goes on: the model is the one an
+uninterrupted run gives.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..binning import BinMapper, cuts_from_counts
+from ..booster import Booster
+from ..feedback import _layered_log_c, _log_sum_of
+from ..model import HISTORY_KEYS
+from ..params import TrainParams
+from ..weak_rankers import CandidateTable, FeatureRanker, ThresholdRanker, WeakRanker
+from ._block import PartitionBlock, Spec
+
+__all__ = ["DaskBooster"]
+
+logger = logging.getLogger("rankboost.dask")
+
+#: Merge the partitions' exact value counts when they hold at most this many (value,
+#: count) pairs in all (16 bytes each); above it ``bins="auto"`` uses the sketch.
+MAX_EXACT_VALUES = 1 << 24
+#: Points per feature and partition of the quantile sketch, per candidate bin.
+SKETCH_POINTS_PER_BIN = 16
+
+
+def merge_value_counts(
+    parts: list[list[tuple[NDArray[np.float64], NDArray[Any]]]], thresholds: int | str
+) -> tuple[list[NDArray[np.float64]], NDArray[np.bool_]]:
+    """Global cuts from the partitions' per-feature (distinct values, counts).
+
+    The values of every partition are merged exactly (``np.unique`` of the union, counts
+    added), then the single-machine rule :func:`rankboost.binning.cuts_from_counts` picks the
+    cuts: with exact counts the bins equal those of ``BinMapper.fit`` on all the rows.
+    """
+    d = len(parts[0])
+    cuts: list[NDArray[np.float64]] = []
+    has = np.zeros(d, dtype=bool)
+    for i in range(d):
+        values = np.concatenate([p[i][0] for p in parts])
+        counts = np.concatenate([p[i][1] for p in parts])
+        if values.shape[0] == 0:
+            cuts.append(np.empty(0))
+            continue
+        distinct, inv = np.unique(values, return_inverse=True)
+        total = np.bincount(inv, weights=counts.astype(np.float64), minlength=distinct.shape[0])
+        cuts.append(cuts_from_counts(distinct, np.cumsum(total), thresholds))
+        has[i] = True
+    return cuts, has
+
+
+def sketch_value_counts(
+    vc: list[tuple[NDArray[np.float64], NDArray[Any]]], points: int
+) -> list[tuple[NDArray[np.float64], NDArray[np.float64]]]:
+    """A partition's mergeable quantile sketch: at most ``points + 1`` weighted values.
+
+    A feature with more distinct values keeps the values at ``points + 1`` evenly spaced
+    ranks (always its minimum and maximum), each carrying the count of the values up to the
+    next kept one; merged sketches of all partitions then place every cut within about
+    ``n_p / points`` ranks of the exact quantile per partition ``p``. Deterministic.
+    """
+    out = []
+    for values, counts in vc:
+        if values.shape[0] <= points + 1:
+            out.append((values, counts.astype(np.float64)))
+            continue
+        ends = np.cumsum(counts)
+        ranks = np.linspace(0, ends[-1] - 1, points + 1)
+        keep = np.unique(np.searchsorted(ends, ranks, side="right"))
+        keep = keep[keep < values.shape[0]]
+        kept_ends = ends[keep]
+        weights = np.diff(np.concatenate([[0], kept_ends])).astype(np.float64)
+        weights[-1] += float(ends[-1] - kept_ends[-1])
+        out.append((values[keep], weights))
+    return out
+
+
+class DaskBooster(Booster):
+    """A :class:`rankboost.Booster` whose blocks are Dask actors, one per partition.
+
+    Built by :func:`rankboost.dask.train`; see the module docstring for a round's traffic.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        parts: list[dict[str, Any]],
+        params: TrainParams,
+        *,
+        n_features: int,
+        kind: str,
+        normalize: str,
+        feature_names: Sequence[str] | None = None,
+        feedback_repr: str = "",
+        bins: str | BinMapper = "auto",
+    ) -> None:
+        self.client = client
+        self.params = params
+        self.feature_names = None if feature_names is None else [str(f) for f in feature_names]
+        self.n_features = int(n_features)
+        self._feedback_repr = feedback_repr
+        self._parts = parts
+        self._kind = kind
+        self._normalize = normalize
+        self._log: list[tuple[float, Spec, float, bool]] = []  # every round, for a replay
+        self._actors: list[Any] = [self._new_actor(p) for p in parts]
+        modes, counts = zip(*self._call("counts"), strict=True)
+        if "pairs" in modes:  # explicit pairs, or row weights listed as pairs
+            total = 0.0
+            for w in counts:
+                total += float(np.sum(w))
+            if total <= 0:
+                raise ValueError("the pairs of every partition are empty: nothing to learn.")
+            self._norms: list[Any] = [total] * len(parts)
+        else:
+            if sum(int(c.shape[0]) for c in counts) == 0:
+                raise ValueError(
+                    "y has no crucial pair in any partition: every query has a single grade."
+                )
+            self._norms = _layered_log_c(list(counts), normalize)
+        self.binner = self._fit_bins(bins)
+        self._cuts_args = (self.binner.cuts_, self.binner.n_bins_ > 0, params.thresholds)
+        self._call("set_bins", *self._cuts_args)
+        masses = self._call_each("start", [(n,) for n in self._norms])
+        self.log_total = _log_sum_of([float(m) for m in masses])
+        self._log_total0 = self.log_total
+        self._next_hist = self._sum(self._call("begin", self.log_total))
+        self._rloss_value = 0.0
+        self._cumulative: NDArray[np.float64] | None = None
+        self._records: dict[str, list[Any]] = {k: [] for k in HISTORY_KEYS}
+        self._rankers: list[WeakRanker] = []
+        self._bound = 1.0
+        self.stop_reason: str | None = None
+        self._blocks = []  # the blocks are remote: see _actors
+
+    # ------------------------------------------------------------------ remote calls
+    def _new_actor(self, part: dict[str, Any]) -> Any:
+        fut = self.client.submit(
+            PartitionBlock,
+            part["X"],
+            part.get("y"),
+            part.get("qid"),
+            part.get("pairs"),
+            part.get("weights"),
+            kind=self._kind,
+            normalize=self._normalize,
+            sample_weight=part.get("sample_weight"),
+            actor=True,
+            pure=False,
+        )
+        return fut.result()
+
+    def _call_each(self, name: str, args: list[tuple[Any, ...]]) -> list[Any]:
+        """``actor_i.name(*args_i)`` on every block at once; rebuild lost blocks and retry."""
+        futures: list[Any] = []
+        for actor, a in zip(self._actors, args, strict=True):
+            try:
+                futures.append(getattr(actor, name)(*a))
+            except Exception as exc:  # the worker holding the actor is gone
+                futures.append(exc)
+        out: list[Any] = []
+        for i, fut in enumerate(futures):
+            try:
+                if isinstance(fut, Exception):
+                    raise fut
+                out.append(fut.result())
+            except Exception as exc:
+                if not self._lost(i):
+                    raise
+                logger.warning("rankboost.dask: block %d lost (%s); rebuilding it", i, exc)
+                self._rebuild(i)
+                out.append(getattr(self._actors[i], name)(*args[i]).result())
+        return out
+
+    def _call(self, name: str, *args: Any) -> list[Any]:
+        return self._call_each(name, [args] * len(self._actors))
+
+    def _lost(self, i: int, wait: float = 30.0) -> bool:
+        """Whether block ``i``'s worker has left the cluster (waits for the scheduler to see it)."""
+        address = getattr(self._actors[i], "_address", None)
+        deadline = time.monotonic() + wait
+        while True:
+            if address not in self.client.scheduler_info().get("workers", {}):
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.1)
+
+    def _rebuild(self, i: int) -> None:
+        """A new actor for block ``i`` with the state it had: setup, then the rounds replayed."""
+        actor = self._new_actor(self._parts[i])
+        actor.counts().result()
+        actor.set_bins(*self._cuts_args).result()
+        actor.start(self._norms[i]).result()
+        actor.replay(self._log_total0, list(self._log)).result()
+        self._actors[i] = actor
+
+    def _fit_bins(self, bins: str | BinMapper) -> BinMapper:
+        thresholds = self.params.thresholds
+        if isinstance(bins, BinMapper):
+            if len(bins.cuts_) != self.n_features:
+                raise ValueError(
+                    f"bins has cuts for {len(bins.cuts_)} features but X has {self.n_features}."
+                )
+            return BinMapper.from_cuts(bins.cuts_, bins.n_bins_ > 0, thresholds)
+        if bins not in ("auto", "exact", "sketch"):
+            raise ValueError(
+                f"bins must be 'auto', 'exact', 'sketch' or a fitted BinMapper; got {bins!r}."
+            )
+        vcs = self._call("value_counts")
+        n_values = sum(v.shape[0] for vc in vcs for v, _ in vc)
+        sketch = bins == "sketch" or (bins == "auto" and n_values > MAX_EXACT_VALUES)
+        if sketch and thresholds == "all":
+            if bins == "sketch":
+                raise ValueError("bins='sketch' needs an int number of thresholds, not 'all'.")
+            sketch = False
+        if sketch:
+            points = SKETCH_POINTS_PER_BIN * int(thresholds)
+            vcs = [sketch_value_counts(vc, points) for vc in vcs]
+        cuts, has = merge_value_counts(vcs, thresholds)
+        return BinMapper.from_cuts(cuts, has, thresholds)
+
+    @staticmethod
+    def _sum(hists: list[NDArray[np.float64]]) -> NDArray[np.float64]:
+        total = hists[0].copy()
+        for h in hists[1:]:
+            total += h
+        return total
+
+    # ------------------------------------------------------------------ round steps
+    @property
+    def n_blocks(self) -> int:
+        """Number of blocks (Dask partitions)."""
+        return len(self._actors)
+
+    def _histograms(self) -> NDArray[np.float64]:
+        return self._next_hist
+
+    def _values(self, table: CandidateTable, flat: int) -> tuple[WeakRanker, list[Any]]:
+        feature, kind, t, q = table.decode(flat)
+        ranker: WeakRanker
+        if kind == "threshold":
+            ranker = ThresholdRanker(feature, self.binner.threshold_value(feature, t), float(q))
+        else:
+            ranker = FeatureRanker(feature, self.binner.cuts_[feature].copy(), float(q))
+        spec: Spec = (int(feature), kind, int(t), int(q))
+        return ranker, [spec] * self.n_blocks
+
+    def _w_minus_plus(self, hs: list[Any]) -> tuple[float, float]:
+        w_minus = w_plus = 0.0
+        for wm, wp in self._call("binary_parts", hs[0], self.log_total):
+            w_minus += wm
+            w_plus += wp
+        return w_minus, w_plus
+
+    def _log_slopes(self, hs: list[Any]) -> Callable[[float], tuple[float, float]]:
+        def log_slopes(a: float) -> tuple[float, float]:
+            parts = self._call("log_slopes", hs[0], a)
+            return _log_sum_of([p[0] for p in parts]), _log_sum_of([p[1] for p in parts])
+
+        return log_slopes
+
+    def _broadcast(self, hs: list[Any], alpha: float, binary: bool) -> float:
+        old = self.log_total
+        results = self._call("step", old, hs[0], alpha, binary)
+        self._log.append((old, hs[0], alpha, binary))
+        new = _log_sum_of([float(r[0]) for r in results])
+        z = float(np.exp(new - old))
+        self.log_total = new
+        self._next_hist = self._sum([r[1] for r in results])
+        self._next_hist *= float(np.exp(old - new))  # histograms relative to the old mass
+        rloss = results[0][2]
+        for r in results[1:]:
+            rloss += r[2]
+        self._rloss_value = float(rloss)
+        return z
+
+    def _rloss(self) -> float:
+        return self._rloss_value
+
+    def close(self) -> None:
+        """Release the blocks (the actors and the partitions' data on the workers)."""
+        self._actors = []
+        self._parts = []
+
+    def __repr__(self) -> str:
+        return (
+            f"DaskBooster(n_rounds={self.n_rounds}, n_blocks={self.n_blocks}, "
+            f"n_features={self.n_features}, params={self.params})"
+        )

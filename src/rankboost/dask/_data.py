@@ -1,0 +1,181 @@
+"""Dask inputs of distributed training: partitions of whole queries, checked or moved there.
+
+The rows are the row chunks of a dask array ``X`` (or the partitions of a dask DataFrame);
+``y``, ``qid``, ``sample_weight`` are re-chunked to the same rows. A query must live in one
+partition (:func:`check_whole_queries`); :func:`repartition_by_query` moves rows so that it
+does, as XGBoost's ``allow_group_split=False`` does, without ever splitting a query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._compat import require
+
+__all__ = ["check_whole_queries", "repartition_by_query"]
+
+
+def _dask() -> Any:
+    return require("dask.array", "rankboost.dask")
+
+
+def is_dask_collection(obj: Any) -> bool:
+    """Whether ``obj`` is a dask array, DataFrame or Series."""
+    return hasattr(obj, "dask") and hasattr(obj, "__dask_graph__")
+
+
+def as_dask_array(obj: Any, name: str, chunks: Any = None) -> Any:
+    """A 1-D or 2-D dask array from a dask array / Series / DataFrame (or numpy, if chunks)."""
+    da = _dask()
+    if obj is None:
+        return None
+    if hasattr(obj, "to_dask_array"):  # dask DataFrame / Series
+        obj = obj.to_dask_array(lengths=True)
+    elif not is_dask_collection(obj):
+        if chunks is None:
+            raise TypeError(
+                f"{name} must be a dask array or dask DataFrame/Series; got {type(obj).__name__}. "
+                "Use rankboost.train for in-memory data, or dask.array.from_array(...)."
+            )
+        obj = da.from_array(np.asarray(obj), chunks=chunks)
+    if chunks is not None and obj.chunks[0] != chunks:
+        obj = obj.rechunk({0: chunks})
+    return obj
+
+
+def _unique_with_counts(q: NDArray[Any]) -> tuple[NDArray[Any], NDArray[np.int64]]:
+    values, counts = np.unique(np.asarray(q), return_counts=True)
+    return values, counts.astype(np.int64)
+
+
+def check_whole_queries(client: Any, qid_parts: Sequence[Any]) -> None:
+    """Raise a ValueError naming a query and two partitions when a query is split.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        The client.
+    qid_parts : list of futures
+        Each partition's query ids.
+    """
+    uniq = client.gather(client.map(np.unique, list(qid_parts), pure=False))
+    seen: dict[Any, int] = {}
+    for p, values in enumerate(uniq):
+        for q in values.tolist():
+            first = seen.setdefault(q, p)
+            if first != p:
+                raise ValueError(
+                    f"query {q!r} has rows in partitions {first} and {p}: a query must live in "
+                    "one partition (its crucial pairs are only formed inside a partition). "
+                    "Pass repartition=True, or move the rows first with "
+                    "rankboost.dask.repartition_by_query(X, y, qid)."
+                )
+
+
+def _split_by_target(
+    uniq: NDArray[Any], target: NDArray[np.int64], n_out: int, qid: NDArray[Any], *arrays: Any
+) -> tuple[Any, ...]:
+    """One source chunk split into the rows of each target partition (row order kept)."""
+    t = target[np.searchsorted(uniq, np.asarray(qid))]
+    out = []
+    for p in range(n_out):
+        sel = np.flatnonzero(t == p)
+        out.append(tuple(np.asarray(a)[sel] for a in (qid, *arrays)))
+    return tuple(out)
+
+
+def _concat(pieces: Sequence[tuple[NDArray[Any], ...]], k: int) -> NDArray[Any]:
+    return np.concatenate([piece[k] for piece in pieces])
+
+
+def repartition_by_query(
+    X: Any,
+    y: Any,
+    qid: Any,
+    *arrays: Any,
+    npartitions: int | None = None,
+) -> tuple[Any, ...]:
+    """Move rows so that each query lives in exactly one partition (never split).
+
+    Queries are dealt to ``npartitions`` partitions (default: as many as ``X`` has) in
+    sorted order of their ids, in contiguous runs of about equal row counts; within a
+    partition the rows keep their original relative order. Deterministic.
+
+    Parameters
+    ----------
+    X : dask array of shape (n_samples, n_features)
+        Features.
+    y, qid : dask arrays of shape (n_samples,)
+        Labels and query ids (ints or strings).
+    *arrays : dask arrays of shape (n_samples,) or (n_samples, k)
+        More per-row arrays to move along (e.g. ``sample_weight``).
+    npartitions : int, default=None
+        Number of output partitions.
+
+    Returns
+    -------
+    X, y, qid, *arrays : dask arrays
+        The same rows, each query in one partition.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dask.array as da  # doctest: +SKIP
+    >>> from rankboost.dask import repartition_by_query  # doctest: +SKIP
+    >>> X = da.from_array(np.arange(12.0).reshape(6, 2), chunks=(3, 2))  # doctest: +SKIP
+    >>> qid = da.from_array(np.array([0, 1, 0, 1, 2, 2]), chunks=3)  # doctest: +SKIP
+    >>> X2, y2, q2 = repartition_by_query(X, qid, qid)  # doctest: +SKIP
+    >>> [np.unique(c).tolist() for c in q2.to_delayed()]  # doctest: +SKIP
+    """
+    da = _dask()
+    import dask
+
+    X = as_dask_array(X, "X")
+    X = X.rechunk({1: -1})
+    rows = X.chunks[0]
+    y = as_dask_array(y, "y", rows)
+    qid = as_dask_array(qid, "qid", rows)
+    extra = [as_dask_array(a, "array", rows) for a in arrays]
+    n_out = int(npartitions or len(rows))
+    if n_out < 1:
+        raise ValueError(f"npartitions must be an int >= 1; got {npartitions!r}.")
+    q_chunks = qid.to_delayed().ravel().tolist()
+    per_chunk = dask.compute(*[dask.delayed(_unique_with_counts)(q) for q in q_chunks])
+    uniq, inv = np.unique(np.concatenate([u for u, _ in per_chunk]), return_inverse=True)
+    totals = np.bincount(inv, weights=np.concatenate([c for _, c in per_chunk]))
+    edges = np.arange(1, n_out) * (totals.sum() / n_out)
+    target = np.searchsorted(np.cumsum(totals), edges, side="left")
+    target_of = np.zeros(uniq.shape[0], dtype=np.int64)
+    for b in target:
+        target_of[int(b) + 1 :] += 1
+    target_of = np.minimum(target_of, n_out - 1)
+    # rows per (source chunk, target), for the output shapes
+    sizes = np.zeros((len(q_chunks), n_out), dtype=np.int64)
+    for s, (u, c) in enumerate(per_chunk):
+        np.add.at(sizes[s], target_of[np.searchsorted(uniq, u)], c)
+    sources = [X.to_delayed()[:, 0], y.to_delayed().ravel(), qid.to_delayed().ravel()]
+    sources += [a.to_delayed().reshape(len(rows), -1)[:, 0] for a in extra]
+    split = [
+        dask.delayed(_split_by_target, nout=n_out)(
+            uniq, target_of, n_out, sources[2][s], sources[0][s], sources[1][s],
+            *[src[s] for src in sources[3:]],
+        )
+        for s in range(len(rows))
+    ]  # fmt: skip
+    # a piece is (qid, X, y, *extra): where each output takes its rows from
+    layout = [(X, 1), (y, 2), (qid, 0), *[(a, 3 + j) for j, a in enumerate(extra)]]
+    outputs: list[list[Any]] = [[] for _ in layout]
+    for p in range(n_out):
+        pieces = [split[s][p] for s in range(len(rows))]
+        n_p = int(sizes[:, p].sum())
+        for out, (ref, k) in zip(outputs, layout, strict=True):
+            out.append(
+                da.from_delayed(
+                    dask.delayed(_concat)(pieces, k), shape=(n_p, *ref.shape[1:]), dtype=ref.dtype
+                )
+            )
+    return tuple(da.concatenate(o, axis=0) for o in outputs)

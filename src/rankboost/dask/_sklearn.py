@@ -1,0 +1,202 @@
+"""``DaskRankBoostRanker``: :class:`rankboost.RankBoostRanker` on Dask collections.
+
+The shape of LightGBM's ``DaskLGBMRanker``: a subclass of the in-memory estimator with a
+``client`` parameter, ``fit`` on dask arrays / DataFrames, ``predict`` returning a dask array
+(row order kept), :meth:`to_local` returning a plain :class:`~rankboost.RankBoostRanker`, and
+no client in the pickle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from .._compat import require
+from ..callback import CallbackEnv, early_stopping
+from ..sklearn import RankBoostRanker
+
+__all__ = ["DaskRankBoostRanker"]
+
+
+def _local(obj: Any) -> Any:
+    """A dask collection computed to numpy / pandas (validation sets, which the client holds)."""
+    return obj.compute() if hasattr(obj, "compute") else obj
+
+
+class DaskRankBoostRanker(RankBoostRanker):
+    """RankBoost ranker trained on a Dask cluster (:func:`rankboost.dask.train`).
+
+    Parameters
+    ----------
+    client : distributed.Client, default=None
+        The cluster's client; None uses the default client (``distributed.get_client()``)
+        at ``fit`` time. Not pickled.
+    n_estimators, alpha, learning_rate, thresholds, positive_cumulative, weak_ranker
+        As :class:`rankboost.RankBoostRanker`.
+    feedback, normalize, tol, verbose
+        As :class:`rankboost.RankBoostRanker`.
+
+    Notes
+    -----
+    ``fit`` takes dask arrays or a dask DataFrame ``X`` (a ``"qid"`` column is used as the
+    query ids, as in :class:`~rankboost.RankBoostRanker`). Each query must live in one
+    partition; ``fit(..., repartition=True)`` moves rows so that it does. Validation sets
+    (``eval_set``) are brought to the client, which scores them after every round: they
+    must fit in its memory. The fitted model is the one a single machine learns on the same
+    rows and bins (same rankers, alphas to 1e-12).
+
+    Examples
+    --------
+    >>> from rankboost.dask import DaskRankBoostRanker  # doctest: +SKIP
+    >>> ranker = DaskRankBoostRanker(client=client, n_estimators=100)  # doctest: +SKIP
+    >>> ranker.fit(X, y, qid=qid).predict(X_test).compute()  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        *,
+        client: Any = None,
+        n_estimators: int = 300,
+        alpha: str = "r",
+        learning_rate: float = 1.0,
+        thresholds: int | str = 255,
+        positive_cumulative: bool = False,
+        weak_ranker: str = "threshold",
+        feedback: str = "layered",
+        normalize: str = "query",
+        tol: float = 1e-9,
+        verbose: bool = False,
+    ) -> None:
+        super().__init__(
+            n_estimators=n_estimators,
+            alpha=alpha,
+            learning_rate=learning_rate,
+            thresholds=thresholds,
+            positive_cumulative=positive_cumulative,
+            weak_ranker=weak_ranker,
+            feedback=feedback,
+            normalize=normalize,
+            tol=tol,
+            verbose=verbose,
+        )
+        self.client = client
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle without the client (it cannot be pickled, and belongs to this process)."""
+        state = dict(self.__dict__)
+        state["client"] = None
+        return state
+
+    def _get_client(self) -> Any:
+        if self.client is not None:
+            return self.client
+        distributed = require("distributed", "DaskRankBoostRanker")
+        return distributed.get_client()
+
+    def fit(  # type: ignore[override]
+        self,
+        X: Any,
+        y: Any,
+        *,
+        qid: Any = None,
+        sample_weight: Any = None,
+        eval_set: Sequence[tuple[Any, Any]] | None = None,
+        eval_qid: Sequence[Any] | None = None,
+        eval_metric: str | Callable[..., float] | Sequence[Any] = "ndcg@10",
+        early_stopping_rounds: int | None = None,
+        callbacks: Sequence[Callable[[CallbackEnv], None]] | None = None,
+        repartition: bool = False,
+        bins: Any = "auto",
+    ) -> DaskRankBoostRanker:
+        """Train on a Dask cluster; see :meth:`rankboost.RankBoostRanker.fit`.
+
+        ``repartition=True`` moves rows so that each query lives in one partition;
+        ``bins`` is passed to :func:`rankboost.dask.train`.
+
+        Returns
+        -------
+        self : DaskRankBoostRanker
+        """
+        from . import train
+
+        params = self._params()
+        names = None
+        if hasattr(X, "columns"):
+            cols = [c for c in X.columns if c != "qid"]
+            n_features = len(cols)
+            if all(isinstance(c, str) for c in cols):
+                names = np.asarray(cols, dtype=object)
+        else:
+            n_features = int(X.shape[1])
+        self.n_features_in_ = n_features
+        if names is not None:
+            self.feature_names_in_ = names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        cbs: list[Callable[[CallbackEnv], None]] = []
+        monitor = None
+        if eval_set is not None:
+            local_sets = [(_local(Xv), np.asarray(_local(yv))) for Xv, yv in eval_set]
+            local_qid = (
+                None
+                if eval_qid is None
+                else [None if q is None else np.asarray(_local(q)) for q in eval_qid]
+            )
+            monitor = self._make_monitor(local_sets, local_qid, eval_metric)
+            cbs.append(monitor)
+        elif eval_qid is not None:
+            raise ValueError("DaskRankBoostRanker.fit got eval_qid= without eval_set=; pass both.")
+        if early_stopping_rounds is not None:
+            if monitor is None:
+                raise ValueError(
+                    "DaskRankBoostRanker.fit got early_stopping_rounds but no eval_set=; early "
+                    "stopping needs a validation set."
+                )
+            cbs.append(early_stopping(monitor, early_stopping_rounds))
+        cbs.extend(callbacks or [])
+        model = train(
+            self._get_client(),
+            X,
+            y,
+            qid,
+            feedback=self.feedback,
+            normalize=self.normalize,
+            sample_weight=sample_weight,
+            repartition=repartition,
+            bins=bins,
+            callbacks=cbs or None,
+            feature_names=None if names is None else [str(n) for n in names],
+            params=params,
+        )
+        best = None
+        if early_stopping_rounds is not None and monitor is not None:
+            best = model.best_iteration or monitor.best_iteration()
+            model.best_iteration = best
+        self.model_ = model
+        self.n_estimators_ = model.n_rounds
+        self.best_iteration_ = best
+        self.evals_result_ = {} if monitor is None else monitor.results
+        self.history_ = model.history
+        self.feature_importances_ = model.feature_importances_
+        return self
+
+    def predict(self, X: Any, *, n_rounds: int | None = None) -> Any:
+        """Score a dask array / DataFrame: a dask array of ``H(x)``, row order kept."""
+        from . import predict
+
+        check_is_fitted(self)
+        k = self.best_iteration_ if n_rounds is None else n_rounds
+        return predict(self.model_, X, n_rounds=k)
+
+    def to_local(self) -> RankBoostRanker:
+        """The same fitted model as a plain :class:`rankboost.RankBoostRanker` (no Dask)."""
+        check_is_fitted(self)
+        params = {k: v for k, v in self.get_params().items() if k != "client"}
+        local = RankBoostRanker(**params)
+        for k, v in self.__dict__.items():
+            if k.endswith("_") and not k.startswith("__"):
+                setattr(local, k, v)
+        return local

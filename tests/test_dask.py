@@ -1,0 +1,244 @@
+"""Distributed training on a real ``distributed.LocalCluster`` with 2 worker processes.
+
+The Dask model equals the one-machine model on the same rows and bins (same rankers,
+alphas and Z to 1e-12, scores to 1e-12) for every feedback kind and alpha rule; a split
+query is a clear error and ``repartition=True`` fixes it; a worker killed mid-training is
+survived and the model equals the uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import rankboost as rb
+from conftest import letor_like
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+rbd = pytest.importorskip("rankboost.dask")
+
+
+@pytest.fixture(scope="module")
+def client():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def _sorted(X, y, qid):
+    order = np.argsort(qid, kind="stable")
+    return X[order], y[order], qid[order]
+
+
+def _chunks_at_queries(qid, k):
+    """Row chunk sizes that cut only between queries, about n / k rows each."""
+    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    cuts = np.unique(starts[np.searchsorted(starts, np.arange(1, k) * len(qid) / k)])
+    edges = np.concatenate([[0], cuts[cuts > 0], [len(qid)]])
+    return tuple(int(v) for v in np.diff(edges))
+
+
+def _dask(X, y, qid, k=3):
+    chunks = _chunks_at_queries(qid, k)
+    return (
+        da.from_array(X, chunks=(chunks, X.shape[1])),
+        da.from_array(y, chunks=(chunks,)),
+        da.from_array(qid, chunks=(chunks,)),
+    )
+
+
+def _quiet(fn, *a, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rb.TrainingStoppedWarning)
+        return fn(*a, **kw)
+
+
+def assert_same_model(one, dist, X):
+    assert one.n_rounds == dist.n_rounds
+    h1, h2 = one.history, dist.history
+    np.testing.assert_array_equal(h1["feature"], h2["feature"])
+    np.testing.assert_array_equal(h1["threshold"], h2["threshold"])
+    np.testing.assert_array_equal(h1["default"], h2["default"])
+    for k in ("alpha", "z", "r", "rloss", "bound"):
+        np.testing.assert_allclose(h2[k], h1[k], rtol=1e-12, atol=1e-12, err_msg=k)
+    np.testing.assert_allclose(
+        dist.decision_function(X), one.decision_function(X), rtol=1e-12, atol=1e-12
+    )
+
+
+CONFIGS = [
+    {},
+    {"alpha": "exact", "positive_cumulative": True},
+    {"alpha": "line_search", "weak_ranker": "both", "thresholds": 16},
+    {"weak_ranker": "feature", "learning_rate": 0.3},
+    {"thresholds": "all", "learning_rate": 0.5, "positive_cumulative": True},
+]
+
+
+@pytest.mark.parametrize("feedback", ["layered", "bipartite"])
+@pytest.mark.parametrize("normalize", ["query", "pair"])
+@pytest.mark.parametrize("cfg", CONFIGS)
+def test_dask_equals_one_machine(client, feedback, normalize, cfg):
+    X, y, qid = _sorted(*letor_like(n_queries=30, seed=5))
+    if feedback == "bipartite":
+        y = (y >= 1).astype(float)
+    cls = rb.BipartiteFeedback if feedback == "bipartite" else rb.LayeredFeedback
+    one = _quiet(rb.train, X, cls(y, qid, normalize=normalize), n_rounds=25, **cfg)
+    dist = _quiet(
+        rbd.train, client, *_dask(X, y, qid), feedback=feedback, normalize=normalize,
+        n_rounds=25, **cfg,
+    )  # fmt: skip
+    assert_same_model(one, dist, X)
+
+
+@pytest.mark.parametrize("cfg", CONFIGS[:3])
+def test_dask_explicit_pairs(client, cfg):
+    X, y, qid = _sorted(*letor_like(n_queries=24, seed=8))
+    i0, i1 = np.nonzero((qid[:, None] == qid[None, :]) & (y[:, None] < y[None, :]))
+    w = y[i1] - y[i0]
+    one = _quiet(rb.train, X, rb.PairFeedback(np.c_[i0, i1], w, n_samples=len(y)), 20, **cfg)
+    chunks = _chunks_at_queries(qid, 3)
+    ends = np.cumsum(chunks)
+    part = np.searchsorted(ends, i0, side="right")  # pairs never cross queries
+    order = np.argsort(part, kind="stable")
+    pchunks = tuple(int(v) for v in np.bincount(part, minlength=3))
+    pairs = da.from_array(np.c_[i0, i1][order], chunks=(pchunks, 2))
+    weights = da.from_array(w[order], chunks=(pchunks,))
+    Xd = da.from_array(X, chunks=(chunks, X.shape[1]))
+    dist = _quiet(rbd.train, client, Xd, pairs=pairs, pair_weights=weights, n_rounds=20, **cfg)
+    assert_same_model(one, dist, X)
+
+
+def test_dask_mq2008_fold1(client):
+    train, _, test = rb.datasets.load_mq2008(1)
+    X, y, qid = _sorted(train.X, train.y, train.qid)
+    one = _quiet(rb.train, X, rb.LayeredFeedback(y, qid), n_rounds=40)
+    dist = _quiet(rbd.train, client, *_dask(X, y, qid, k=4), n_rounds=40)
+    assert_same_model(one, dist, X)
+    np.testing.assert_allclose(
+        dist.decision_function(test.X), one.decision_function(test.X), rtol=1e-12, atol=1e-12
+    )
+
+
+@settings(
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(seed=st.integers(0, 10_000), k=st.integers(2, 4), cfg=st.sampled_from(CONFIGS))
+def test_dask_random_problems(client, seed, k, cfg):
+    X, y, qid = _sorted(*letor_like(n_queries=12, docs_per_query=(3, 12), n_grades=4, seed=seed))
+    try:
+        fb = rb.LayeredFeedback(y, qid)
+    except ValueError:
+        return
+    one = _quiet(rb.train, X, fb, n_rounds=10, **cfg)
+    assert_same_model(one, _quiet(rbd.train, client, *_dask(X, y, qid, k), n_rounds=10, **cfg), X)
+
+
+def test_split_query_is_an_error_and_repartition_fixes_it(client):
+    X, y, qid = letor_like(n_queries=20, seed=2)  # rows of each query scattered
+    Xd, yd, qd = (da.from_array(a, chunks=len(a) // 3 + 1) for a in (X, y, qid))
+    Xd = Xd.rechunk({1: -1})
+    with pytest.raises(
+        ValueError, match=r"query \d+ has rows in partitions \d and \d.*repartition"
+    ):
+        rbd.train(client, Xd, yd, qd, n_rounds=5)
+    one = _quiet(rb.train, X, rb.LayeredFeedback(y, qid), n_rounds=20)
+    dist = _quiet(rbd.train, client, Xd, yd, qd, n_rounds=20, repartition=True)
+    assert_same_model(one, dist, X)
+    X2, y2, q2 = rbd.repartition_by_query(Xd, yd, qd)
+    parts = [set(np.asarray(c.compute()).tolist()) for c in q2.to_delayed().ravel()]
+    assert sum(len(p) for p in parts) == len(set(qid.tolist()))  # each query in one partition
+    assert X2.shape == X.shape
+
+
+def test_killed_worker_mid_training(client):
+    """kill -9 the process of a worker holding blocks at round 6: the lost blocks are rebuilt
+    from their rows and the rounds so far, and the model equals the uninterrupted one."""
+    X, y, qid = _sorted(*letor_like(n_queries=40, seed=9))
+    parts = _dask(X, y, qid, k=4)
+    whole = _quiet(rbd.train, client, *parts, n_rounds=20)
+    cluster = client.cluster
+    killed = []
+
+    def kill(env):
+        if env.iteration == 5:
+            nanny = next(iter(cluster.workers.values()))
+            nanny.process.process.kill()  # SIGKILL
+            killed.append(nanny)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        survived = rbd.train(client, *parts, n_rounds=20, callbacks=[kill])
+    assert killed
+    assert survived.to_dict() == whole.to_dict()  # the same model, bit for bit
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_estimator_fit_predict_to_local_pickle(client):
+    X, y, qid = _sorted(*letor_like(n_queries=30, seed=4))
+    Xd, yd, qd = _dask(X, y, qid)
+    est = rbd.DaskRankBoostRanker(client=client, n_estimators=30).fit(
+        Xd, yd, qid=qd, eval_set=[(Xd, yd)], eval_qid=[qd], early_stopping_rounds=5
+    )
+    local = rb.RankBoostRanker(n_estimators=30).fit(
+        X, y, qid=qid, eval_set=[(X, y)], eval_qid=[qid], early_stopping_rounds=5
+    )
+    assert est.best_iteration_ == local.best_iteration_
+    scores = est.predict(Xd)
+    assert isinstance(scores, da.Array)
+    np.testing.assert_allclose(scores.compute(), local.predict(X), rtol=1e-12, atol=1e-12)
+    back = est.to_local()
+    assert type(back) is rb.RankBoostRanker
+    np.testing.assert_allclose(back.predict(X), local.predict(X), rtol=1e-12, atol=1e-12)
+    clone = pickle.loads(pickle.dumps(est))
+    assert clone.client is None
+    np.testing.assert_array_equal(
+        clone.model_.decision_function(X), est.model_.decision_function(X)
+    )
+
+
+def test_estimator_sample_weight_and_dataframe(client):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y, qid = _sorted(*letor_like(n_queries=20, seed=6))
+    w = np.random.default_rng(0).uniform(0.5, 2.0, len(y))
+    local = rb.RankBoostRanker(n_estimators=15).fit(X, y, qid=qid, sample_weight=w)
+    chunks = _chunks_at_queries(qid, 2)
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])]).assign(qid=qid)
+    ddf = dd.from_pandas(frame, npartitions=1).repartition(divisions=None) if False else None
+    del ddf
+    Xd = dd.from_dask_array(
+        da.from_array(frame.to_numpy(), chunks=(chunks, -1)), columns=list(frame.columns)
+    )
+    est = rbd.DaskRankBoostRanker(client=client, n_estimators=15).fit(
+        Xd, da.from_array(y, chunks=(chunks,)), sample_weight=da.from_array(w, chunks=(chunks,))
+    )
+    assert list(est.feature_names_in_) == [f"f{i}" for i in range(X.shape[1])]
+    np.testing.assert_allclose(
+        est.model_.decision_function(X), local.predict(X), rtol=1e-12, atol=1e-12
+    )
+
+
+def test_bad_dask_input(client):
+    X, y, qid = _sorted(*letor_like(n_queries=6, seed=1))
+    Xd, yd, qd = _dask(X, y, qid, 2)
+    with pytest.raises(TypeError, match="X must be a dask array"):
+        rbd.train(client, X, yd, qd)
+    with pytest.raises(ValueError, match="'alpha' parameter of rankboost.dask.train"):
+        rbd.train(client, Xd, yd, qd, alpha="best")
+    with pytest.raises(ValueError, match="needs y"):
+        rbd.train(client, Xd)
+    with pytest.raises(ValueError, match="bins must be 'auto', 'exact', 'sketch'"):
+        rbd.train(client, Xd, yd, qd, bins="fast")
