@@ -22,12 +22,13 @@ import numpy as np
 
 from .._compat import require
 from ..binning import BinMapper
+from ..booster import _run_loop
 from ..callback import CallbackEnv
 from ..model import RankBoostModel
 from ..params import TrainParams, check_param, make_params
 from ._data import as_dask_array, check_whole_queries, repartition_by_query
 
-__all__ = ["DaskRankBoostRanker", "predict", "repartition_by_query", "train"]
+__all__ = ["DaskRankBoostRanker", "make_booster", "predict", "repartition_by_query", "train"]
 
 
 def _parts(client: Any, arrays: dict[str, Any]) -> list[dict[str, Any]]:
@@ -44,7 +45,7 @@ def _parts(client: Any, arrays: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def train(
+def make_booster(
     client: Any,
     X: Any,
     y: Any = None,
@@ -64,54 +65,19 @@ def train(
     thresholds: int | str = 255,
     weak_ranker: str = "threshold",
     tol: float = 1e-9,
-    callbacks: Sequence[Callable[[CallbackEnv], None]] | None = None,
     feature_names: Sequence[str] | None = None,
     params: TrainParams | None = None,
-) -> RankBoostModel:
-    """Train RankBoost on a Dask cluster; the model equals :func:`rankboost.train`'s.
+) -> Any:
+    """The distributed :class:`rankboost.Booster`: blocks on the workers, ``update()`` here.
 
-    Parameters
-    ----------
-    client : distributed.Client
-        The cluster's client.
-    X : dask array or dask DataFrame of shape (n_samples, n_features)
-        Features (NaN = abstain); its row chunks (partitions) are the query blocks. A
-        DataFrame's ``"qid"`` column is used as ``qid`` when ``qid`` is None.
-    y, qid : dask arrays or Series of shape (n_samples,), default=None
-        Grades and query ids (re-chunked to ``X``'s rows). Every query must live in one
-        partition: a split query is an error naming it, unless ``repartition=True``.
-    pairs : dask array of shape (n_pairs, 2), default=None
-        Explicit crucial pairs instead of ``y``: row ``(i, j)`` = "row ``j`` above row
-        ``i``", as global row numbers of ``X``. Chunk ``k`` of ``pairs`` must hold the pairs
-        among the rows of partition ``k`` of ``X`` (same number of chunks); ``pair_weights``
-        (same chunks) their weights.
-    feedback : {"layered", "bipartite"}, default="layered"
-        With ``y``: as :class:`rankboost.LayeredFeedback` / :class:`rankboost.BipartiteFeedback`.
-    normalize : {"query", "pair"}, default="query"
-        As :class:`rankboost.LayeredFeedback`; the normalisation is global (two phases).
-    sample_weight : dask array of shape (n_samples,), default=None
-        Row multiplicities (:meth:`rankboost.LayeredFeedback.with_sample_weight`).
-    repartition : bool, default=False
-        Move rows first so that each query lives in one partition
-        (:func:`repartition_by_query`).
-    bins : {"auto", "exact", "sketch"} or BinMapper, default="auto"
-        Global candidate thresholds: the exact merge of every partition's value counts
-        (same bins as one machine), a mergeable quantile sketch (``"auto"`` picks it above
-        2^24 distinct (value, partition) pairs), or bins fitted on a sample.
-    n_rounds, alpha, learning_rate, positive_cumulative, thresholds, weak_ranker, tol
-        As :func:`rankboost.train` (one definition: :mod:`rankboost.params`).
-    callbacks : list of callable, default=None
-        As :func:`rankboost.train` (run on the client; e.g. early stopping on a validation
-        set held by the client).
-    feature_names : list of str, default=None
-        Names stored in the model (a DataFrame's columns by default).
-    params : TrainParams, default=None
-        All training parameters at once (then leave the keywords above at their defaults).
+    Same parameters as :func:`train` (without ``callbacks``); :func:`train` is this and a
+    loop of ``update()``. Use it to drive the rounds yourself.
 
     Returns
     -------
-    model : RankBoostModel
-        An ordinary in-memory model (score with it anywhere, or with :func:`predict`).
+    booster : rankboost.dask._booster.DaskBooster
+        Call ``update()`` for one round, ``model()`` for the model so far, ``close()`` at
+        the end to release the workers' blocks.
     """
     require("distributed", "rankboost.dask")
     given = {
@@ -176,10 +142,9 @@ def train(
         parts = _parts(client, {"X": Xd, "y": yd, "qid": qd, "sample_weight": wd})
         check_whole_queries(client, [part["qid"] for part in parts])
         feedback_repr = f"{'Bipartite' if kind == 'bipartite' else 'Layered'}Feedback (dask)"
-    from ..booster import _run_loop
     from ._booster import DaskBooster
 
-    bst = DaskBooster(
+    return DaskBooster(
         client,
         parts,
         p,
@@ -190,8 +155,68 @@ def train(
         feedback_repr=f"{feedback_repr}, normalize={normalize!r}",
         bins=bins,
     )
+
+
+def train(
+    client: Any,
+    X: Any,
+    y: Any = None,
+    qid: Any = None,
+    *,
+    callbacks: Sequence[Callable[[CallbackEnv], None]] | None = None,
+    **kwargs: Any,
+) -> RankBoostModel:
+    """Train RankBoost on a Dask cluster; the model equals :func:`rankboost.train`'s.
+
+    :func:`make_booster` and a loop of ``update()`` with callbacks and stopping, as
+    :func:`rankboost.train` is over :class:`rankboost.Booster`.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        The cluster's client.
+    X : dask array or dask DataFrame of shape (n_samples, n_features)
+        Features (NaN = abstain); its row chunks (partitions) are the query blocks. A
+        DataFrame's ``"qid"`` column is used as ``qid`` when ``qid`` is None.
+    y, qid : dask arrays or Series of shape (n_samples,), default=None
+        Grades and query ids (re-chunked to ``X``'s rows). Every query must live in one
+        partition: a split query is an error naming it, unless ``repartition=True``.
+    pairs : dask array of shape (n_pairs, 2), default=None
+        Explicit crucial pairs instead of ``y``: row ``(i, j)`` = "row ``j`` above row
+        ``i``", as global row numbers of ``X``. Chunk ``k`` of ``pairs`` must hold the pairs
+        among the rows of partition ``k`` of ``X`` (same number of chunks); ``pair_weights``
+        (same chunks) their weights.
+    feedback : {"layered", "bipartite"}, default="layered"
+        With ``y``: as :class:`rankboost.LayeredFeedback` / :class:`rankboost.BipartiteFeedback`.
+    normalize : {"query", "pair"}, default="query"
+        As :class:`rankboost.LayeredFeedback`; the normalisation is global (two phases).
+    sample_weight : dask array of shape (n_samples,), default=None
+        Row multiplicities (:meth:`rankboost.LayeredFeedback.with_sample_weight`).
+    repartition : bool, default=False
+        Move rows first so that each query lives in one partition
+        (:func:`repartition_by_query`).
+    bins : {"auto", "exact", "sketch"} or BinMapper, default="auto"
+        Global candidate thresholds: the exact merge of every partition's value counts
+        (same bins as one machine), a mergeable quantile sketch (``"auto"`` picks it above
+        2^24 distinct (value, partition) pairs), or bins fitted on a sample.
+    n_rounds, alpha, learning_rate, positive_cumulative, thresholds, weak_ranker, tol
+        As :func:`rankboost.train` (one definition: :mod:`rankboost.params`).
+    callbacks : list of callable, default=None
+        As :func:`rankboost.train` (run on the client; e.g. early stopping on a validation
+        set held by the client).
+    feature_names : list of str, default=None
+        Names stored in the model (a DataFrame's columns by default).
+    params : TrainParams, default=None
+        All training parameters at once (then leave the keywords above at their defaults).
+
+    Returns
+    -------
+    model : RankBoostModel
+        An ordinary in-memory model (score with it anywhere, or with :func:`predict`).
+    """
+    bst = make_booster(client, X, y, qid, **kwargs)
     try:
-        return _run_loop(bst, p, callbacks, verbose=False, stacklevel=3)
+        return _run_loop(bst, bst.params, callbacks, verbose=False, stacklevel=3)
     finally:
         bst.close()
 

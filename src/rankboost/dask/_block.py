@@ -16,6 +16,7 @@ operations in the same order, hence the same bits.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -189,19 +190,22 @@ class PartitionBlock:
 
     def step(
         self, log_total: float, spec: Spec, alpha: float, binary: bool
-    ) -> tuple[float, NDArray[np.float64], float]:
+    ) -> tuple[float, NDArray[np.float64], float, float]:
         """Update with ``(h, alpha)``, then the next round's histograms: one round trip.
 
         ``log_total`` is the global log mass before this round. Returns the block's new log
         mass, its histograms of the next potential relative to ``log_total`` (the client
-        scales their sum by ``1 / Z``) and its part of the training rloss.
+        scales their sum by ``1 / Z``), its part of the training rloss, and the seconds the
+        worker spent (for ``benchmarks/bench_dask.py``).
         """
+        start = time.perf_counter()
         if self.state is None:
-            return -np.inf, self._zeros(), 0.0
+            return -np.inf, self._zeros(), 0.0, time.perf_counter() - start
         self.state.set_log_total(log_total)
         mass = self.state.update(self._h(spec), alpha, binary=binary)
         hist = self._hist()
-        return mass, hist, self.state.rloss(1.0)
+        rloss = self.state.rloss(1.0)
+        return mass, hist, rloss, time.perf_counter() - start
 
     def replay(self, log_total0: float, rounds: list[tuple[float, Spec, float, bool]]) -> int:
         """Rebuild the state of a lost block: :meth:`begin`, then every round's :meth:`step`."""

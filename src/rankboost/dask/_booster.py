@@ -155,6 +155,8 @@ class DaskBooster(Booster):
         self._bound = 1.0
         self.stop_reason: str | None = None
         self._blocks = []  # the blocks are remote: see _actors
+        #: timings of the last round's fused step (seconds), for benchmarks/bench_dask.py
+        self.last_step: dict[str, float] = {}
 
     # ------------------------------------------------------------------ remote calls
     def _new_actor(self, part: dict[str, Any]) -> Any:
@@ -285,7 +287,9 @@ class DaskBooster(Booster):
 
     def _broadcast(self, hs: list[Any], alpha: float, binary: bool) -> float:
         old = self.log_total
+        t0 = time.perf_counter()
         results = self._call("step", old, hs[0], alpha, binary)
+        t1 = time.perf_counter()
         self._log.append((old, hs[0], alpha, binary))
         new = _log_sum_of([float(r[0]) for r in results])
         z = float(np.exp(new - old))
@@ -296,6 +300,12 @@ class DaskBooster(Booster):
         for r in results[1:]:
             rloss += r[2]
         self._rloss_value = float(rloss)
+        self.last_step = {
+            "round_trip": t1 - t0,
+            "worker_compute": max(float(r[3]) for r in results),
+            "reduce": time.perf_counter() - t1,
+            "bytes_received": sum(int(r[1].nbytes) + 24 for r in results),
+        }
         return z
 
     def _rloss(self) -> float:
