@@ -1,11 +1,41 @@
-"""Bad input raises ValueError/TypeError with a message naming the argument (STYLE rule 2)."""
+"""Bad input raises ValueError/TypeError with a message naming the argument (STYLE rule 2).
+
+The second half holds the non-regression tests of issue 15 (bad input, faults), one per class
+and per entry point (Python API and command line).
+"""
 
 from __future__ import annotations
+
+import bz2
+import copy
+import gzip
+import json
+import lzma
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import rankboost as rb
+from rankboost.cli import main
+from rankboost.datasets import dump_svmlight, load_svmlight
+from rankboost.fusion import (
+    Qrels,
+    RankFusion,
+    read_letor_agg,
+    read_qrels,
+    read_run,
+    write_letor_agg,
+    write_qrels,
+    write_run,
+)
+from rankboost.metrics import dcg_score, evaluate, ndcg_score
+from rankboost.model import load_model
+from test_fusion import _synthetic
 
 X = np.arange(12.0).reshape(6, 2)
 Y = np.array([0, 1, 0, 1, 2, 0])
@@ -252,3 +282,623 @@ def test_all_nan_and_constant_features_are_legal_and_never_chosen():
     model = rb.train(Xo, rb.BipartiteFeedback(y), 10, weak_ranker="both")
     assert model.n_rounds == 10
     assert set(model.history["feature"].tolist()) == {2}
+
+
+# =========================================================================== issue 15
+# Nothing lost, nothing leaked: one test per class of the bad-input campaign and per entry
+# point it touches (Python API and command line). CLI checks: the exit status and a stderr of
+# exactly one line "rankboost: error: ..." with no traceback.
+
+SRC = Path(rb.__file__).resolve().parents[1]
+
+
+def _cli(capsys, *argv) -> tuple[int, str]:
+    """Run ``rankboost ARGV`` in process: ``(exit status, the one stderr line)``."""
+    try:
+        status = main([str(a) for a in argv])
+    except SystemExit as exc:  # argparse usage errors
+        status = int(exc.code)
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("rankboost: error: "), err
+    return status, lines[0]
+
+
+def _subprocess(*argv) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "rankboost", *map(str, argv)],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def _damage(data: bytes, how: str) -> bytes:
+    """Truncate a compressed stream, or flip bytes in its middle (a corrupt stream)."""
+    if how == "truncated":
+        return data[: len(data) // 2]
+    mid = len(data) // 2
+    return data[:mid] + bytes(b ^ 0xFF for b in data[mid : mid + 8]) + data[mid + 8 :]
+
+
+COMPRESSORS = {"gzip": gzip.compress, "bzip2": bz2.compress, "xz": lzma.compress}
+SUFFIX = {"gzip": ".gz", "bzip2": ".bz2", "xz": ".xz"}
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """A LETOR file, a model trained on it, TREC runs + qrels and a fusion model."""
+    tmp = tmp_path_factory.mktemp("issue15")
+    rng = np.random.default_rng(15)
+    Xd = rng.random((60, 4))
+    yd = np.round(2 * Xd[:, 0] + 0.3 * rng.normal(size=60)).clip(0, 2)
+    qd = np.repeat(np.arange(6), 10)
+    dump_svmlight(tmp / "d.txt", Xd, yd, qd)
+    dump_svmlight(tmp / "v.txt", Xd[:30], yd[:30], qd[:30])
+    assert (
+        main(["train", str(tmp / "d.txt"), "-o", str(tmp / "m.json"), "--rounds", "5", "-q"]) == 0
+    )
+    runs, qrels = _synthetic(seed=15, n_queries=8, n_docs=12)
+    run_paths = []
+    for name, r in runs.items():
+        run_paths.append(tmp / f"{name}.run")
+        write_run(run_paths[-1], r)
+    write_qrels(tmp / "qrels.txt", qrels)
+    write_letor_agg(tmp / "agg.txt", runs, qrels)
+    argv = ["fuse", "train", "--runs", *map(str, run_paths), "--qrels", str(tmp / "qrels.txt")]
+    assert main([*argv, "-o", str(tmp / "f.json"), "--rounds", "5"]) == 0
+    return tmp, run_paths
+
+
+# --------------------------------------------------------------------------- 1. output = input
+
+
+def _links(tmp: Path) -> None:
+    for name, target in (("sym.txt", "d.txt"), ("sym.json", "m.json")):
+        if not (tmp / name).is_symlink():
+            (tmp / name).symlink_to(target)
+    if not (tmp / "hard.txt").exists():
+        os.link(tmp / "d.txt", tmp / "hard.txt")
+
+
+OUTPUT_IS_INPUT = [
+    (["train", "{d}", "-o", "{d}"], "training file"),
+    (["train", "{d}", "-o", "{tmp}/sym.txt"], "training file"),  # a symbolic link to it
+    (["train", "{d}", "-o", "{tmp}/hard.txt"], "training file"),  # a hard link to it
+    (["train", "{d}", "-o", "{tmp}/./d.txt"], "training file"),  # another spelling
+    (["train", "{d}", "--valid", "{tmp}/v.txt", "-o", "{tmp}/v.txt"], "validation file"),
+    (["predict", "{m}", "{d}", "-o", "{d}"], "data file"),
+    (["predict", "{m}", "{d}", "-o", "{m}"], "model file"),
+    (["predict", "{m}", "{d}", "-o", "{tmp}/sym.json"], "model file"),
+    (["fuse", "apply", "{f}", "--runs", "{runs}", "-o", "{run1}"], "run file"),
+    (["fuse", "apply", "{f}", "--runs", "{runs}", "-o", "{f}"], "fusion model file"),
+    (["fuse", "train", "--runs", "{runs}", "--qrels", "{q}", "-o", "{q}"], "qrels file"),
+    (["fuse", "train", "--runs", "{runs}", "--qrels", "{q}", "-o", "{run0}"], "run file"),
+]
+
+
+def _expand(argv: list[str], tmp: Path, runs: list[Path]) -> list[str]:
+    out: list[str] = []
+    for a in argv:
+        if a == "{runs}":
+            out.extend(map(str, runs))
+            continue
+        out.append(
+            a.format(
+                tmp=tmp,
+                d=tmp / "d.txt",
+                m=tmp / "m.json",
+                f=tmp / "f.json",
+                q=tmp / "qrels.txt",
+                run0=runs[0],
+                run1=runs[1],
+            )  # fmt: skip
+        )
+    return out
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symbolic and hard links")
+@pytest.mark.parametrize(("argv", "what"), OUTPUT_IS_INPUT)
+def test_issue15_output_that_is_an_input_is_refused(files, capsys, argv, what):
+    tmp, runs = files
+    _links(tmp)
+    args = _expand(argv, tmp, runs)
+    before = {p: p.read_bytes() for p in tmp.iterdir() if p.is_file()}
+    status, line = _cli(capsys, *args)
+    assert status == 2
+    assert re.search(rf"is the {what} .*; writing it would destroy the input", line), line
+    assert {p: p.read_bytes() for p in tmp.iterdir() if p.is_file()} == before
+
+
+def test_issue15_output_check_comes_before_reading(files, capsys, tmp_path):
+    """A damaged input that is also the output: refused (exit 2) before it is even read."""
+    bad = tmp_path / "bad.txt.gz"
+    bad.write_bytes(b"\x1f\x8b not gzip at all")
+    status, line = _cli(capsys, "train", bad, "-o", bad)
+    assert status == 2
+    assert "would destroy the input" in line
+    assert bad.read_bytes() == b"\x1f\x8b not gzip at all"
+
+
+# --------------------------------------------------------------------------- 2. damaged streams
+
+
+@pytest.fixture(scope="module")
+def plain_contents(files):
+    tmp, runs = files
+    return {
+        "letor": (tmp / "d.txt").read_bytes(),
+        "run": runs[0].read_bytes(),
+        "qrels": (tmp / "qrels.txt").read_bytes(),
+        "agg": (tmp / "agg.txt").read_bytes(),
+    }
+
+
+READERS = {
+    "letor": load_svmlight,
+    "run": read_run,
+    "qrels": read_qrels,
+    "agg": read_letor_agg,
+}
+
+
+@pytest.mark.parametrize("how", ["truncated", "corrupt"])
+@pytest.mark.parametrize("kind", ["gzip", "bzip2", "xz"])
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_issue15_damaged_compressed_file_is_a_value_error(
+    plain_contents, tmp_path, reader, kind, how
+):
+    path = tmp_path / f"input{SUFFIX[kind]}"
+    path.write_bytes(_damage(COMPRESSORS[kind](plain_contents[reader]), how))
+    with pytest.raises(
+        ValueError, match=rf"input{re.escape(SUFFIX[kind])}.*damaged or truncated {kind} data"
+    ):
+        READERS[reader](path)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["train", "{bad}", "-o", "{tmp}/out.json"],
+        ["predict", "{m}", "{bad}"],
+        ["evaluate", "{m}", "{bad}"],
+        ["fuse", "evaluate", "--runs", "{bad}", "--qrels", "{q}"],
+        ["fuse", "evaluate", "--runs", "{run0}", "--qrels", "{bad}"],
+        ["fuse", "train", "--runs", "{run0}", "--qrels", "{bad}", "-o", "{tmp}/out.json"],
+    ],
+)
+def test_issue15_damaged_compressed_file_in_the_cli(files, capsys, tmp_path, argv):
+    tmp, runs = files
+    bad = tmp_path / "bad.gz"
+    bad.write_bytes(gzip.compress((tmp / "d.txt").read_bytes())[:-40])
+    args = [
+        a.format(bad=bad, tmp=tmp_path, m=tmp / "m.json", q=tmp / "qrels.txt", run0=runs[0])
+        for a in argv
+    ]
+    status, line = _cli(capsys, *args)
+    assert status == 1
+    assert re.search(r"bad\.gz.*damaged or truncated gzip data", line), line
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_issue15_damaged_compressed_file_in_a_real_process(files, tmp_path):
+    bad = tmp_path / "bad.txt.xz"
+    bad.write_bytes(lzma.compress((files[0] / "d.txt").read_bytes())[:100])
+    res = _subprocess("train", bad, "-o", tmp_path / "m.json")
+    assert res.returncode == 1
+    assert res.stderr.count("\n") == 1
+    assert "Traceback" not in res.stderr
+    assert "damaged or truncated xz data" in res.stderr
+
+
+# --------------------------------------------------------------------------- 3. integer overflow
+
+
+LETOR_OVERFLOW = [
+    (
+        "1 qid:99999999999999999999 1:0.5\n",
+        r"line 1: query id 'qid:99999999999999999999' is outside the int64 range "
+        r"\[-9223372036854775808, 9223372036854775807\]",
+    ),
+    (
+        "1 qid:1 1:0.5\n0 qid:1 1000000000000:0.5\n",
+        r"line 2: feature index 1000000000000 \(token '1000000000000:0.5'\) exceeds the largest "
+        r"supported index 2147483647",
+    ),
+    (
+        "1 qid:1 3000000000:1\n",
+        r"line 1: feature index 3000000000 .* exceeds the largest supported index 2147483647",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "match"), LETOR_OVERFLOW)
+def test_issue15_letor_integer_overflow_api(tmp_path, text, match):
+    path = tmp_path / "big.txt"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=r"big\.txt.*" + match):
+        load_svmlight(path)
+
+
+@pytest.mark.parametrize(("text", "match"), LETOR_OVERFLOW)
+def test_issue15_letor_integer_overflow_cli(tmp_path, capsys, text, match):
+    path = tmp_path / "big.txt"
+    path.write_text(text)
+    status, line = _cli(capsys, "train", path, "-o", tmp_path / "m.json")
+    assert status == 1
+    assert re.search(match, line), line
+
+
+def test_issue15_too_wide_dense_matrix_is_a_value_error(tmp_path, monkeypatch):
+    """A feature index within the limit whose dense X cannot be allocated: a clear error."""
+    path = tmp_path / "wide.txt"
+    path.write_text("1 qid:1 1:0.5\n0 qid:1 2000000000:0.5\n")
+
+    def no_memory(shape, dtype=float):
+        raise MemoryError("Unable to allocate")
+
+    import rankboost.datasets._svmlight as svm
+
+    monkeypatch.setattr(svm.np, "zeros", no_memory)
+    with pytest.raises(ValueError, match=r"wide\.txt.*2 rows x 2000000000 features .*at line 2"):
+        load_svmlight(path)
+
+
+@pytest.mark.parametrize(
+    ("reader", "text", "match"),
+    [
+        (
+            read_run,
+            "1 Q0 d1 99999999999999999999 1.0 t\n",
+            r"rank must be a positive integer \(1 = top\) of at most 2\*\*53",
+        ),
+        (
+            read_qrels,
+            "1 0 d1 99999999999999999999\n",
+            r"rel '99999999999999999999' is outside the int64 range",
+        ),
+        (
+            read_letor_agg,
+            "99999999999999999999 qid:1 1:1 #docid = a\n",
+            r"label '99999999999999999999' is outside the int64 range",
+        ),
+        (
+            read_letor_agg,
+            "1 qid:1 1:99999999999999999999 #docid = a\n",
+            r"rank of ranker 1 must be a positive integer",
+        ),
+    ],
+)
+def test_issue15_trec_integer_overflow(tmp_path, reader, text, match):
+    path = tmp_path / "f.txt"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=r"f\.txt:1: " + match):
+        reader(path)
+
+
+# --------------------------------------------------------------------------- 4. model reader
+
+
+def _model_text(files) -> str:
+    return (files[0] / "m.json").read_text()
+
+
+MALFORMED_JSON = [
+    ("[" * 100_000 + "]" * 100_000, r"nested too deeply"),
+    ("NF1e999", r"the number 1e999 is beyond the float64 range"),
+    ("NFInfinity", r"non-standard JSON constant Infinity"),
+    ("NFNaN", r"non-standard JSON constant NaN"),
+    ("NF-Infinity", r"non-standard JSON constant -Infinity"),
+    ("NF" + "9" * 5000, r"is not valid JSON"),  # beyond Python's int digits limit
+    ("\udcff", r"not UTF-8 text"),
+]
+
+
+def _malformed(files, text: str) -> bytes:
+    if text.startswith("NF"):
+        good = _model_text(files)
+        return re.sub(r'"n_features": \d+', f'"n_features": {text[2:]}', good).encode()
+    return text.encode("utf-8", "surrogateescape")
+
+
+@pytest.mark.parametrize(("text", "match"), MALFORMED_JSON)
+def test_issue15_malformed_model_json_api(files, tmp_path, text, match):
+    path = tmp_path / "bad.json"
+    path.write_bytes(_malformed(files, text))
+    with pytest.raises(ValueError, match=match):
+        load_model(path)
+
+
+@pytest.mark.parametrize(("text", "match"), MALFORMED_JSON)
+def test_issue15_malformed_model_json_cli(files, capsys, tmp_path, text, match):
+    path = tmp_path / "bad.json"
+    path.write_bytes(_malformed(files, text))
+    for argv in (["info", path], ["predict", path, files[0] / "d.txt"]):
+        status, line = _cli(capsys, *argv)
+        assert status == 1
+        assert re.search(match, line), line
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000, '{"n": 1e999}', '{"n": Infinity}'])
+def test_issue15_malformed_fusion_model_json(tmp_path, capsys, text):
+    path = tmp_path / "f.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=r"f\.json is not valid JSON"):
+        RankFusion.load(path)
+
+
+def test_issue15_model_path_is_a_directory(tmp_path, capsys, files):
+    with pytest.raises(IsADirectoryError, match=r"model file '.*' is a directory"):
+        load_model(tmp_path)
+    with pytest.raises(IsADirectoryError, match=r"is a directory"):
+        RankFusion.load(tmp_path)
+    with pytest.raises(FileNotFoundError, match=r"model file '.*absent\.json' does not exist"):
+        load_model(tmp_path / "absent.json")
+    status, line = _cli(capsys, "info", tmp_path)
+    assert (status, bool(re.search(r"model file '.*' is a directory", line))) == (1, True)
+    runs = files[1]
+    status, line = _cli(capsys, "fuse", "apply", tmp_path, "--runs", *runs, "-o", tmp_path / "x")
+    assert status == 1
+    assert "is a directory" in line
+
+
+def test_issue15_nested_model_in_a_real_process(tmp_path):
+    path = tmp_path / "nested.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    res = _subprocess("info", path)
+    assert res.returncode == 1
+    assert res.stderr.count("\n") == 1
+    assert "Traceback" not in res.stderr
+
+
+# --------------------------------------------------------------------------- 5. tampered models
+
+
+def _tamper(data: dict, path: str, value) -> dict:
+    out = copy.deepcopy(data)
+    node = out
+    keys = path.split(".")
+    for k in keys[:-1]:
+        node = node[int(k)] if isinstance(node, list) else node[k]
+    last = keys[-1]
+    node[int(last) if isinstance(node, list) else last] = value
+    return out
+
+
+TAMPERED = [
+    ("version", 0, r"unknown format version 0"),
+    ("version", -1, r"unknown format version -1"),
+    ("rounds.alpha.0", "inf", r"rounds.alpha\[0\] is inf; it must be finite"),
+    ("rounds.alpha.1", "-inf", r"rounds.alpha\[1\] is -inf; it must be finite"),
+    ("rounds.alpha.0", "nan", r"rounds.alpha\[0\] is nan; it must be finite"),
+    ("rounds.alpha.0", 1e300, r"the weights \|alpha\| sum to .*; scores would overflow"),
+    ("rounds.default.0", 2.0, r"rounds.default\[0\] is 2.0; it must be in \[0, 1\]"),
+    ("rounds.feature.0", 10**30, r"rounds.feature\[0\] is 10000000000000000000.*, outside"),
+    ("rounds.threshold.0", 10**400, r"rounds.threshold\[0\] is .*, too large"),
+    ("feature_names", ["a", "b"], r"feature_names is not a list of 4 strings"),
+    ("feature_names", ["a", "b", "c", 4], r"feature_names is not a list of 4 strings"),
+    ("n_features", 0, r"n_features is 0, not between 1 and 2147483647"),
+    ("n_features", 2**31, r"n_features is 2147483648, not between 1"),
+    ("history.r.0", 1.5, r"history.r\[0\] is 1.5; it must be in \[-1, 1\]"),
+    ("history.z.0", 0.0, r"history.z\[0\] is 0.0; it must be finite and > 0"),
+    ("history.z.0", "inf", r"history.z\[0\] is inf"),
+    ("history.rloss.0", -0.5, r"history.rloss\[0\] is -0.5; it must be in \[0, 1\]"),
+    ("history.bound.0", "nan", r"history.bound\[0\] is nan"),
+    ("best_iteration", 0, r"best_iteration is 0; it must be between 1 and the 5 rounds"),
+    ("best_iteration", 6, r"best_iteration is 6; it must be between 1 and the 5 rounds"),
+    ("params", {"a": [[[[[[[[[1]]]]]]]]]}, r"params nests deeper than 8 levels"),
+    ("stop_reason", [[[[[[[[[[[["deep"]]]]]]]]]]]], r"stop_reason is \[\[\[\[\[\[.*, not a string"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("field", "value", "match"), TAMPERED)
+def test_issue15_tampered_model_api(files, tmp_path, field, value, match):
+    data = _tamper(json.loads(_model_text(files)), field, value)
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=r"malformed model file: .*" + match):
+        load_model(path)
+
+
+@pytest.mark.parametrize(("field", "value", "match"), TAMPERED[:4] + TAMPERED[9:10])
+def test_issue15_tampered_model_cli(files, capsys, tmp_path, field, value, match):
+    data = _tamper(json.loads(_model_text(files)), field, value)
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(data))
+    for argv in (["info", path], ["evaluate", path, files[0] / "d.txt"]):
+        status, line = _cli(capsys, *argv)
+        assert status == 1
+        assert re.search(match, line), line
+
+
+def test_issue15_tampered_fusion_model(files, tmp_path):
+    data = json.loads((files[0] / "f.json").read_text())
+    for field, value, match in [
+        ("version", 0, r"version is 0, not an int >= 1"),
+        ("version", True, r"version is True"),
+        ("list_names", ["a", 1, "c"], r"list_names is not a list of strings"),
+        ("params.rank_feature", "log", r"rank_feature 'log'"),
+        ("params.alpha", "best", r"The 'alpha' parameter of RankFusion must be one of"),
+        ("model.rounds.alpha.0", "inf", r"rounds.alpha\[0\] is inf"),
+    ]:
+        (tmp_path / "f.json").write_text(json.dumps(_tamper(data, field, value)))
+        with pytest.raises(ValueError, match=r"malformed .*" + match):
+            RankFusion.load(tmp_path / "f.json")
+
+
+# --------------------------------------------------------------------------- 6. CLI numbers
+
+
+NEGATIVE_NUMBERS = [
+    (["info", "{m}", "--top", "-1"], r"argument --top: must be an int >= 0; got '-1'"),
+    (["info", "{m}", "--head", "-3"], r"argument --head: must be an int >= 0; got '-3'"),
+    (["info", "{m}", "--top", "ten"], r"argument --top: must be an int >= 0; got 'ten'"),
+    (["predict", "{m}", "{d}", "--rounds", "0"], r"argument --rounds: must be an int >= 1"),
+    (["evaluate", "{m}", "{d}", "--rounds", "-2"], r"argument --rounds: must be an int >= 1"),
+    (["train", "{d}", "--early-stopping", "0"], r"argument --early-stopping: must be an int >= 1"),
+    (["train", "{d}", "--rounds", "-5"], r"argument --rounds: must be an int >= 1; got '-5'"),
+    (["train", "{d}", "--learning-rate", "-0.5"], r"argument --learning-rate: must be a float"),
+    (["train", "{d}", "--tol", "-1"], r"argument --tol: must be a number >= 0"),
+    (["demo", "--fold", "-1"], r"argument --fold: invalid choice"),
+    (
+        ["fuse", "apply", "{f}", "--runs", "{run0}", "-o", "x", "--depth", "-1"],
+        r"argument --depth: must be an int >= 1; got '-1'",
+    ),
+    (
+        ["fuse", "train", "--runs", "{run0}", "--qrels", "{q}", "-o", "x", "--depth", "0"],
+        r"argument --depth: must be an int >= 1; got '0'",
+    ),
+    (
+        ["fuse", "train", "--runs", "{run0}", "--qrels", "{q}", "-o", "x", "--n-rounds", "-3"],
+        r"argument --n-rounds: must be an int >= 1",
+    ),
+]
+
+
+@pytest.mark.parametrize(("argv", "match"), NEGATIVE_NUMBERS)
+def test_issue15_cli_numbers_out_of_range_are_usage_errors(files, capsys, argv, match):
+    tmp, runs = files
+    args = [
+        a.format(m=tmp / "m.json", d=tmp / "d.txt", f=tmp / "f.json", q=tmp / "qrels.txt",
+                 run0=runs[0])
+        for a in argv
+    ]  # fmt: skip
+    status, line = _cli(capsys, *args)
+    assert status == 2
+    assert re.search(match, line), line
+
+
+@pytest.mark.parametrize(
+    ("argv", "ranges"),
+    [
+        (["info"], ["--top N", "an int >= 0", "--head N"]),
+        (["fuse", "apply"], ["an int >= 1"]),
+        (["fuse", "train"], ["an int >= 1"]),
+    ],
+)
+def test_issue15_numeric_ranges_are_documented_in_help(capsys, argv, ranges):
+    with pytest.raises(SystemExit):
+        main([*argv, "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    for text in ranges:
+        assert text in out
+
+
+# --------------------------------------------------------------------------- 7. mixed qids
+
+
+MIXED_QIDS = [
+    ([1, 1, "1", "1"], r"int at row 0 \(1\), str at row 2 \('1'\)"),
+    (["1", "1", 1, 1], r"str at row 0 \('1'\), int at row 2 \(1\)"),
+    (np.array([0, 0, "a", "a"], dtype=object), r"int at row 0 \(0\), str at row 2 \('a'\)"),
+    (np.array(["a", "a", 0, 0], dtype=object), r"str at row 0 \('a'\), int at row 2 \(0\)"),
+    ([1.5, 1.5, "x", "x"], r"float at row 0 \(1.5\), str at row 2"),
+    ([None, None, 1, 1], r"NoneType at row 0 \(None\), int at row 2"),
+]
+
+
+@pytest.mark.parametrize(("qid", "match"), MIXED_QIDS)
+def test_issue15_mixed_query_ids_feedback(qid, match):
+    with pytest.raises(TypeError, match=r"qid mixes query ids of different types \(" + match):
+        rb.LayeredFeedback([0, 1, 0, 1], qid=qid)
+
+
+@pytest.mark.parametrize(("qid", "match"), MIXED_QIDS[:4])
+def test_issue15_mixed_query_ids_metrics_and_estimator(qid, match):
+    with pytest.raises(TypeError, match=match):
+        evaluate([0, 1, 0, 1], [0.1, 0.2, 0.3, 0.4], qid, metrics=["ndcg@10"])
+    with pytest.raises(TypeError, match=match):
+        rb.RankBoostRanker(n_estimators=2).fit(np.eye(4), [0, 1, 0, 1], qid=qid)
+
+
+@pytest.mark.parametrize(
+    "qid",
+    [[1, 1, 2.0, 2.0], ["a", "a", "b", "b"], np.array(["a", "a", "b", "b"], dtype=object)],
+)
+def test_issue15_one_type_of_query_id_is_fine(qid):
+    assert rb.LayeredFeedback([0, 1, 0, 1], qid=qid).n_queries == 2
+
+
+# --------------------------------------------------------------------------- 8. metric overflow
+
+
+def test_issue15_exp2_gain_label_limit():
+    match = r"gain='exp2' needs relevance labels y_true <= 31 .*got a maximum of 2000.0"
+    with pytest.raises(ValueError, match=r"ndcg_score with " + match):
+        ndcg_score([2000, 0, 1], [3, 2, 1])
+    with pytest.raises(ValueError, match=r"dcg_score with " + match):
+        dcg_score([2000, 0, 1], [3, 2, 1])
+    with pytest.raises(ValueError, match=match):
+        evaluate([2000, 0, 1], [3, 2, 1], metrics=["ndcg@10"])
+    # at the limit the gain is exact and finite; gain="linear" takes any label
+    assert np.isfinite(ndcg_score([31, 0, 1], [3, 2, 1]))
+    assert np.isfinite(
+        evaluate([2000, 0, 1], [3, 2, 1], metrics=["ndcg@10"], gain="linear")["ndcg@10"]
+    )
+
+
+def test_issue15_exp2_gain_label_limit_cli(files, capsys, tmp_path):
+    path = tmp_path / "big_labels.txt"
+    dump_svmlight(path, np.random.default_rng(0).random((6, 4)), [2000, 0, 1, 0, 3, 1], [1] * 6)
+    status, line = _cli(capsys, "evaluate", files[0] / "m.json", path, "--metric", "ndcg@10")
+    assert status == 1
+    assert "needs relevance labels y_true <= 31" in line
+
+
+# --------------------------------------------------------------------------- warnings, exit codes
+
+
+def test_issue15_cli_warnings_are_one_readable_line(files, capsys, tmp_path):
+    tmp, runs = files
+    qrels = read_qrels(tmp / "qrels.txt")
+    keep = qrels.qid != qrels.qid[0]  # one query of the runs is no longer judged
+    write_qrels(tmp_path / "q.txt", Qrels(qrels.qid[keep], qrels.docid[keep], qrels.rel[keep]))
+    argv = ["fuse", "train", "--runs", *map(str, runs), "--qrels", str(tmp_path / "q.txt")]
+    assert main([*argv, "-o", str(tmp_path / "f.json"), "--rounds", "3"]) == 0
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == len(runs)
+    for line in lines:
+        assert line.startswith("rankboost: warning: run ")
+        assert "queries are not in the qrels" in line
+        assert "FusionWarning" not in line
+        assert ".py:" not in line
+
+
+def test_issue15_unknown_metric_is_a_usage_error_everywhere(files, capsys):
+    tmp, runs = files
+    status, line = _cli(capsys, "evaluate", tmp / "m.json", tmp / "d.txt", "--metric", "ndgc@10")
+    assert status == 2
+    assert "Unknown metric 'ndgc@10'" in line
+    argv = ["fuse", "evaluate", "--runs", *runs, "--qrels", tmp / "qrels.txt"]
+    status, line = _cli(capsys, *argv, "--metric", "ndgc@10")
+    assert status == 2
+    assert "Unknown metric 'ndgc@10'" in line
+    status, line = _cli(capsys, "fuse")
+    assert status == 2
+    assert "rankboost fuse needs a subcommand" in line
+
+
+@pytest.mark.skipif(os.name != "posix", reason="SIGINT to a child process")
+def test_issue15_ctrl_c_exits_130_without_a_partial_file(tmp_path):
+    """Ctrl-C (SIGINT) during training: exit status 130, no model and no temp file."""
+    import signal
+    import time
+
+    rng = np.random.default_rng(1)
+    X = rng.random((6000, 30))
+    dump_svmlight(tmp_path / "big.txt", X, (X[:, 0] * 3).round(), np.repeat(np.arange(300), 20))
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    cmd = [sys.executable, "-m", "rankboost", "train", str(tmp_path / "big.txt"), "-q",
+           "--rounds", "100000", "-o", str(tmp_path / "m.json")]  # fmt: skip
+    proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    time.sleep(3.0)  # imports and reading the file; training then runs for minutes
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
+    assert proc.returncode == 130, err
+    assert err.strip() == "rankboost: interrupted"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt"]

@@ -1,0 +1,227 @@
+"""Atomic writes (rankboost._atomic): modes, umask, links, folder fsync, stale temp files, and
+``kill -9`` of a writer in a loop (issue 15, class 9).
+
+Every writer of the package goes through ``atomic_open``: ``RankBoostModel.save``,
+``RankFusion.save``, ``dump_svmlight``, the TREC writers and the command line's outputs.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rankboost import _atomic
+from rankboost._atomic import atomic_open, atomic_write_text
+from rankboost.datasets import dump_svmlight
+from rankboost.model import RankBoostModel
+
+posix = pytest.mark.skipif(os.name != "posix", reason="POSIX file modes and signals")
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def _tmp_files(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
+
+
+@pytest.fixture
+def umask():
+    """Set a umask for the test and restore the previous one."""
+    old = os.umask(0o022)
+    os.umask(old)
+
+    def set_(mask: int) -> None:
+        os.umask(mask)
+
+    yield set_
+    os.umask(old)
+
+
+# --------------------------------------------------------------------------- modes
+
+
+@posix
+def test_issue15_replacing_a_0600_file_keeps_0600(tmp_path):
+    path = tmp_path / "model.json"
+    path.write_text("old\n")
+    os.chmod(path, 0o600)
+    atomic_write_text(path, "new\n")
+    assert path.read_text() == "new\n"
+    assert _mode(path) == 0o600
+
+
+@posix
+@pytest.mark.parametrize(("mask", "expected"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_issue15_a_new_file_honours_the_umask(tmp_path, umask, mask, expected):
+    umask(mask)
+    path = tmp_path / "new.txt"
+    atomic_write_text(path, "x\n")
+    assert _mode(path) == expected
+
+
+@posix
+def test_a_link_is_written_through_and_stays_a_link(tmp_path):
+    real = tmp_path / "real.json"
+    real.write_text("old\n")
+    os.chmod(real, 0o640)
+    link = tmp_path / "link.json"
+    link.symlink_to(real.name)
+    atomic_write_text(link, "new\n")
+    assert link.is_symlink()
+    assert real.read_text() == "new\n"
+    assert _mode(real) == 0o640
+    assert _tmp_files(tmp_path) == []
+
+
+@posix
+def test_issue15_the_folder_is_fsynced_after_the_rename(tmp_path, monkeypatch):
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def spy(fd: int) -> None:
+        synced.append("dir" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", spy)
+    atomic_write_text(tmp_path / "a.txt", "x")
+    assert synced == ["file", "dir"]  # the data first, then the folder that holds the rename
+
+
+def test_an_error_inside_the_block_keeps_the_old_file(tmp_path):
+    path = tmp_path / "a.txt"
+    path.write_text("old\n")
+
+    def write_half() -> None:
+        with atomic_open(path) as fh:
+            fh.write(b"half")
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        write_half()
+    assert path.read_text() == "old\n"
+    assert _tmp_files(tmp_path) == []
+
+
+# --------------------------------------------------------------------------- stale temp files
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+@posix
+def test_issue15_temp_files_of_killed_writers_are_removed(tmp_path):
+    host = _atomic._host_tag()
+    dead = tmp_path / f".a.txt.{host}-{_dead_pid()}-0123abcd.tmp"
+    alive = tmp_path / f".a.txt.{host}-{os.getppid()}-89abcdef.tmp"  # a live process
+    other_host = tmp_path / f".a.txt.{'0' * 6 if host != '0' * 6 else '1' * 6}-1-00000000.tmp"
+    other_target = tmp_path / f".b.txt.{host}-{_dead_pid()}-00000000.tmp"
+    user_file = tmp_path / "notes.tmp"
+    for p in (dead, alive, other_host, other_target, user_file):
+        p.write_text("junk")
+    atomic_write_text(tmp_path / "a.txt", "x")
+    assert not dead.exists()  # ours, for this target, its writer is gone
+    assert alive.exists()
+    assert other_host.exists()
+    assert other_target.exists()
+    assert user_file.exists()  # not our naming pattern
+
+
+# --------------------------------------------------------------------------- kill -9
+
+
+def _big_models() -> tuple[RankBoostModel, RankBoostModel]:
+    rng = np.random.default_rng(15)
+    out = []
+    for seed in (1, 2):
+        n = 6000
+        z = rng.uniform(0.5, 0.99, n)
+        out.append(
+            RankBoostModel.from_arrays(
+                {
+                    "feature": rng.integers(0, 20, n),
+                    "kind": np.zeros(n, dtype=np.int8),
+                    "threshold": rng.normal(size=n) * seed,
+                    "default": rng.integers(0, 2, n).astype(float),
+                    "alpha": rng.uniform(-1, 1, n),
+                },
+                {"r": z - 0.5, "z": z, "rloss": z / 2, "bound": np.cumprod(z)},
+                n_features=20,
+            )
+        )
+    return out[0], out[1]
+
+
+def _kill_loop(target: Path, write_a, write_b, n_kills: int) -> int:
+    """Fork a child that writes ``target`` with A and B alternately, forever; kill -9 it at a
+    random moment, ``n_kills`` times. Return how many kills left a temp file (hit a write).
+
+    The child's ``os.fsync`` sleeps 10 ms, as a slow disk would, so that many kills land
+    between the creation of the temp file and the rename."""
+    write_a(target)
+    expected = {target.read_bytes()}
+    write_b(target)
+    expected.add(target.read_bytes())
+    assert len(expected) == 2
+    rnd = random.Random(15)
+    hits = 0
+    for _ in range(n_kills):
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+
+            def slow_fsync(fd: int, real_fsync=os.fsync) -> None:  # a slow disk
+                time.sleep(0.01)
+                real_fsync(fd)
+
+            os.fsync = slow_fsync
+            try:
+                while True:
+                    write_b(target)
+                    write_a(target)
+            finally:
+                os._exit(1)
+        time.sleep(rnd.uniform(0.005, 0.06))
+        os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFSIGNALED(status)
+        assert os.WTERMSIG(status) == signal.SIGKILL
+        assert target.read_bytes() in expected  # the old file or the new one, never a partial
+        hits += bool(_tmp_files(target.parent))
+    write_a(target)  # the next write removes what the killed writers left
+    assert _tmp_files(target.parent) == []
+    assert target.read_bytes() in expected
+    return hits
+
+
+@posix
+def test_issue15_kill_9_while_saving_a_model_leaves_old_or_new(tmp_path):
+    a, b = _big_models()
+    hits = _kill_loop(tmp_path / "model.json", a.save, b.save, n_kills=20)
+    assert hits >= 1  # some kills landed in the middle of a write
+
+
+@posix
+def test_issue15_kill_9_while_writing_svmlight_leaves_old_or_new(tmp_path):
+    rng = np.random.default_rng(0)
+    X1, X2 = rng.random((3000, 12)), rng.random((3000, 12))
+    y, qid = rng.integers(0, 3, 3000), np.repeat(np.arange(300), 10)
+    hits = _kill_loop(
+        tmp_path / "data.txt.gz",
+        lambda p: dump_svmlight(p, X1, y, qid),
+        lambda p: dump_svmlight(p, X2, y, qid),
+        n_kills=20,
+    )
+    assert hits >= 1
