@@ -446,15 +446,17 @@ def _depth(x: Any, limit: int) -> int:
 def _check_loaded(model: RankBoostModel) -> None:
     """The ranges of a loaded model's fields (a file may have been edited or damaged).
 
-    ``alpha`` finite, ``default`` (``q_def``) in [0, 1], ``r`` in [-1, 1], ``z`` and
-    ``bound`` finite and >= 0, ``rloss`` in [0, 1], ``best_iteration`` in [1, n_rounds].
+    ``alpha`` finite with ``sum |alpha| < 1e300`` (so no score can overflow: every ``h_t`` is
+    in [0, 1]), ``default`` (``q_def``) in [0, 1], ``r`` in [-1, 1], ``z`` finite and > 0
+    (the gain importance is ``-ln Z``), ``bound`` finite and >= 0, ``rloss`` in [0, 1],
+    ``best_iteration`` in [1, n_rounds].
     """
     r, st = model.rounds, model._stats
     checks = (
         ("rounds.alpha", r.alpha, np.isfinite(r.alpha), "finite"),
         ("rounds.default", r.default, (r.default >= 0) & (r.default <= 1), "in [0, 1]"),
         ("history.r", st["r"], (st["r"] >= -1) & (st["r"] <= 1), "in [-1, 1]"),
-        ("history.z", st["z"], np.isfinite(st["z"]) & (st["z"] >= 0), "finite and >= 0"),
+        ("history.z", st["z"], np.isfinite(st["z"]) & (st["z"] > 0), "finite and > 0"),
         ("history.rloss", st["rloss"], (st["rloss"] >= 0) & (st["rloss"] <= 1), "in [0, 1]"),
         ("history.bound", st["bound"], np.isfinite(st["bound"]) & (st["bound"] >= 0), ">= 0"),
     )
@@ -465,6 +467,11 @@ def _check_loaded(model: RankBoostModel) -> None:
             raise ValueError(
                 f"malformed model file: {name}[{t}] is {float(values[t])!r}; it must be {allowed}."
             )
+    total = float(np.abs(r.alpha).sum())
+    if not total < 1e300:
+        raise ValueError(
+            f"malformed model file: the weights |alpha| sum to {total!r}; scores would overflow."
+        )
     best = model.best_iteration
     if best is not None and not 1 <= best <= model.n_rounds:
         raise ValueError(
