@@ -54,16 +54,19 @@ def _lines(path: PathLike, what: str) -> Iterator[tuple[int, str]]:
     if not p.is_file():
         raise FileNotFoundError(f"{path}: no such file")
     kind = compression(p)
+    # NOTE: decompress everything before parsing: a corrupt stream is then reported as
+    # such, not as a garbage line (gzip checks its CRC only at the end).
     with decompression_errors(path, what, kind), open_binary(p) as fh:
-        for no, raw in enumerate(fh, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise ValueError(
-                    f"{path}:{no}: not UTF-8 text ({exc.reason} at byte {exc.start}); is it "
-                    f"a {what}?"
-                ) from None
-            yield no, text
+        data = fh.read()
+    for no, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"{path}:{no}: not UTF-8 text ({exc.reason} at byte {exc.start}); is it a "
+                f"{what}?"
+            ) from None
+        yield no, text
 
 
 def _write(path: PathLike, text: str) -> None:
