@@ -242,3 +242,31 @@ def test_bad_dask_input(client):
         rbd.train(client, Xd)
     with pytest.raises(ValueError, match="bins must be 'auto', 'exact', 'sketch'"):
         rbd.train(client, Xd, yd, qd, bins="fast")
+
+
+def test_given_bins_and_sketch(client):
+    X, y, qid = _sorted(*letor_like(n_queries=30, seed=12))
+    parts = _dask(X, y, qid)
+    fb = rb.LayeredFeedback(y, qid)
+    # bins fitted elsewhere (here: on all rows) are used as given: the one-machine model
+    bins = rb.binning.BinMapper(8).fit(X, fb._rows)
+    one = _quiet(rb.train, X, fb, n_rounds=15, thresholds=8)
+    dist = _quiet(rbd.train, client, *parts, n_rounds=15, thresholds=8, bins=bins)
+    assert_same_model(one, dist, X)
+    # the sketch: deterministic, every cut a training value, near the exact quantile cuts
+    a = rbd.make_booster(client, *parts, thresholds=8, bins="sketch")
+    b = rbd.make_booster(client, *parts, thresholds=8, bins="sketch")
+    for i, (ca, cb) in enumerate(zip(a.binner.cuts_, b.binner.cuts_, strict=True)):
+        np.testing.assert_array_equal(ca, cb)
+        col = X[fb._rows, i]
+        col = col[~np.isnan(col)]
+        assert np.isin(ca, col).all()
+        exact = bins.cuts_[i]
+        if exact.shape[0] == ca.shape[0]:  # same number of cuts: ranks within 1/points
+            ranks = np.searchsorted(np.sort(col), ca) / col.shape[0]
+            exact_ranks = np.searchsorted(np.sort(col), exact) / col.shape[0]
+            assert np.max(np.abs(ranks - exact_ranks)) < 0.02
+    a.close()
+    b.close()
+    with pytest.raises(ValueError, match="bins='sketch' needs an int number of thresholds"):
+        rbd.make_booster(client, *parts, thresholds="all", bins="sketch")

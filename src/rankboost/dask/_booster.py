@@ -300,9 +300,13 @@ class DaskBooster(Booster):
         for r in results[1:]:
             rloss += r[2]
         self._rloss_value = float(rloss)
+        per_worker: dict[str, float] = {}
+        for actor, r in zip(self._actors, results, strict=True):
+            key = str(getattr(actor, "_address", id(actor)))
+            per_worker[key] = per_worker.get(key, 0.0) + float(r[3])  # one actor thread each
         self.last_step = {
             "round_trip": t1 - t0,
-            "worker_compute": max(float(r[3]) for r in results),
+            "worker_compute": max(per_worker.values()),
             "reduce": time.perf_counter() - t1,
             "bytes_received": sum(int(r[1].nbytes) + 24 for r in results),
         }
