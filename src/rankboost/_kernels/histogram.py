@@ -1,6 +1,6 @@
 """Potential histograms: ``hist[i, b] = sum of pi(x) over rows with code_i(x) = b``.
 
-This is the O(d n) part of a round (SPEC 4.1). One body per feature; the parallel driver
+This is the O(d n) part of a round (paper section 4). One body per feature; the parallel driver
 splits features across threads and each feature's sum runs serially in row order, so the
 result is bit-identical whatever the thread count.
 """

@@ -1,7 +1,9 @@
-"""Layered (graded) feedback in O(n + K) per query and round (SPEC section 3.3), in log space.
+"""Layered (graded) feedback in O(n + K) per query and round, in log space.
+
+The paper's section 3.3 factorises bipartite feedback; the same holds level by level.
 
 For a query q with levels l (local, 0..K_q-1) and crucial pairs (x0, x1) with
-l(x0) < l(x1), the distribution after scores ``H`` is (SPEC 3.3, g = 1)
+l(x0) < l(x1), the distribution after scores ``H`` is
 
     D(x0, x1) = c_q exp(H(x0) - H(x1)) / M,   M = sum_q M_q,   M_q = c_q sum_{l0 < l1} A_l0 B_l1,
 
@@ -157,7 +159,7 @@ def _layered_log_mass(
     G: np.ndarray, wa: np.ndarray, wb: np.ndarray, layout: Layout,
     sums: tuple[np.ndarray, np.ndarray], out_log_mass: np.ndarray,
 ) -> None:  # fmt: skip
-    """Per query: ``log(c_q sum_{l0<l1} A_l0 B_l1)`` for scores ``G`` (SPEC 3.3, Z and W).
+    """Per query: ``log(c_q sum_{l0<l1} A_l0 B_l1)`` for scores ``G`` (Z and W).
 
     ``A_l = sum_{l(x0)=l} exp(G(x0) + wa(x0))``, ``B_l = sum_{l(x1)=l} exp(-G(x1) + wb(x1))``:
     ``wa`` and ``wb`` (n,) are row log weights of the lower member x0 and the upper member
@@ -248,7 +250,7 @@ def layered_refresh(
     float64) and finds the per-level shifts ``shift_a = max H`` and ``shift_b = max -H``;
     pass 2 stores ``a = exp(H - shift_a)`` and ``b = exp(-H - shift_b)`` (both in (0, 1]) and
     their level sums. Then ``levels``' ``log_a``, ``log_b`` (``log A_l``, ``log B_l``) and
-    ``out_log_mass[q] = log(c_q sum_{l0<l1} A_l0 B_l1) = log M_q`` (SPEC 3.3, total mass).
+    ``out_log_mass[q] = log(c_q sum_{l0<l1} A_l0 B_l1) = log M_q`` (the total mass).
     ``order`` is not touched. Shapes and dtypes: the module docstring.
     """
     driver = _refresh_parallel if use_parallel(_EXP_WORK * rows[0].shape[0]) else _refresh_serial
@@ -318,7 +320,7 @@ def layered_potential(
 ) -> None:  # fmt: skip
     """``out_pi = pi(x) = sum_x' D(x', x) - D(x, x')`` from the stored ``a``, ``b``.
 
-    SPEC 3.3: ``pi(x) = c_q / M [b(x) sum_{l' < l(x)} A_l' - a(x) sum_{l' > l(x)} B_l']``
+    ``pi(x) = c_q / M [b(x) sum_{l' < l(x)} A_l' - a(x) sum_{l' > l(x)} B_l']``
     (with ``a``, ``b`` and the level sums at their shifts), i.e. ``up_l b(x) - down_l a(x)``
     with per-level factors ``up_l``, ``down_l`` (``scratch``'s first two arrays): the
     potential terms of the level's extreme rows, each a sum of pair weights, so at most 1 (no
@@ -461,7 +463,7 @@ def layered_binary_update(
 ) -> None:  # fmt: skip
     """The whole state change of a round with a binary ``h``, one sweep per query, no exp per row.
 
-    SPEC 3.3, update and binary statistics, for ``h`` (n,) exactly 0 or 1 (uint8 or float64):
+    The update and binary statistics, for ``h`` (n,) exactly 0 or 1 (uint8 or float64):
 
     1. ``H += alpha h``.
     2. The new level sums follow from the old ``a``, ``b`` split by ``h``:

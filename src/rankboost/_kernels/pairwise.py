@@ -1,4 +1,4 @@
-"""Pairwise ranking loss on graded labels in O(n log n) per query (SPEC section 3.3, last item).
+"""Pairwise ranking loss on graded labels in O(n log n) per query (layered training rloss).
 
 Never enumerates pairs: per query, items are visited in decreasing score, a Fenwick tree over
 the query's (compressed) label levels counts how many items of a lower level already sit

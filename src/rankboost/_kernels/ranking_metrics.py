@@ -3,7 +3,7 @@
 Every kernel receives rows already grouped by query and sorted by decreasing score inside
 each query (``starts`` holds the ``n_queries + 1`` offsets). When ``expected`` is true, runs of
 equal scores are *tie blocks* and the kernel returns the exact expectation under uniformly
-random tie-breaking (SPEC section 6, Freund et al. 2003, Appendix A); when it is false every
+random tie-breaking (docs/metrics.md; Freund et al. 2003, Appendix A); when it is false every
 row is its own block, which gives the plain metric of the given order.
 
 All kernels are private, pure (array in, array out) and compiled with ``cache=True``.
@@ -42,7 +42,7 @@ def _log_comb(log_fact: np.ndarray, a: int, b: int) -> float:
 def _rank_prob(
     log_fact: np.ndarray, p: int, j: int, size: int, n_good: int, log_total: float
 ) -> float:
-    """Negative hypergeometric law (SPEC section 6; paper Appendix A).
+    """Negative hypergeometric law (docs/metrics.md; paper Appendix A).
 
     Probability that the ``j``-th good item (1-based) of a tie block of ``size`` items with
     ``n_good`` good ones lands at position ``p`` (1-based) of the block:
@@ -72,7 +72,7 @@ def _dcg_at_k(
 
     A tie block at positions ``R+1..R+Q`` spreads each of its items uniformly over those
     positions, so its contribution is ``(sum of gains) / Q * sum_{i=R+1}^{min(R+Q, k)} disc(i)``
-    (SPEC section 6, [D]). ``discount[i - 1]`` is the discount of rank ``i``.
+    (docs/metrics.md). ``discount[i - 1]`` is the discount of rank ``i``.
     """
     k = discount.shape[0]
     for q in range(starts.shape[0] - 1):
@@ -135,7 +135,7 @@ def _good_rank_metrics(
 ) -> None:
     """Per query ``E[AP@cutoff]``, ``E[RR@cutoff]``, ``E[coverage]`` and the number of good items.
 
-    With good items ``t_1..t_K`` (SPEC section 6, paper Appendix A):
+    With good items ``t_1..t_K`` (docs/metrics.md, paper Appendix A):
     ``AP = (1/K) sum_k k / rank(t_k)`` (only ranks ``<= cutoff`` count, denominator stays K),
     ``RR = PROT = 1 / rank(t_1)`` (0 if ``rank(t_1) > cutoff``), ``coverage = K / rank(t_K)``.
     Queries without a good item get 0 everywhere (the caller applies its ``empty`` policy).
