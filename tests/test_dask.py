@@ -270,3 +270,17 @@ def test_given_bins_and_sketch(client):
     b.close()
     with pytest.raises(ValueError, match="bins='sketch' needs an int number of thresholds"):
         rbd.make_booster(client, *parts, thresholds="all", bins="sketch")
+
+
+def test_one_actor_per_worker_and_bytes_per_round(client):
+    X, y, qid = _sorted(*letor_like(n_queries=40, seed=13))
+    bst = rbd.make_booster(client, *_dask(X, y, qid, k=6), thresholds=16)
+    try:
+        assert bst.n_blocks == 6
+        assert len(bst._hubs) <= len(client.scheduler_info()["workers"])
+        bst.update()
+        hist_bytes = X.shape[1] * bst.binner.n_codes * 8
+        # one summed histogram per worker (not per partition) and a few floats
+        assert bst.last_step["bytes_received"] < (len(bst._hubs) + 0.5) * hist_bytes
+    finally:
+        bst.close()

@@ -213,3 +213,100 @@ class PartitionBlock:
         for log_total, spec, alpha, binary in rounds:
             self.step(log_total, spec, alpha, binary)
         return len(rounds)
+
+
+def _merge_value_counts(
+    parts: list[list[tuple[NDArray[np.float64], NDArray[Any]]]],
+) -> list[tuple[NDArray[np.float64], NDArray[Any]]]:
+    """Per feature, the union of several blocks' (distinct values, counts), counts added."""
+    if len(parts) == 1:
+        return parts[0]
+    out = []
+    for i in range(len(parts[0])):
+        values = np.concatenate([p[i][0] for p in parts])
+        counts = np.concatenate([p[i][1] for p in parts])
+        distinct, inv = np.unique(values, return_inverse=True)
+        out.append((distinct, np.bincount(inv, weights=counts, minlength=distinct.shape[0])))
+    return out
+
+
+class WorkerBlocks:
+    """The blocks of one worker, as one Dask actor.
+
+    Every call runs on each of its blocks and sums what adds up (histograms, rloss, ``W``
+    parts, value counts) before it answers, so the client receives one histogram per
+    worker, not one per partition (a two-level tree reduction). Per-block log masses come
+    back as a list (a few floats), so the global normaliser is summed in partition order.
+
+    Parameters
+    ----------
+    parts : list of dict
+        Per block, the keyword arguments of :class:`PartitionBlock` (its rows' arrays).
+    kind, normalize
+        As :class:`PartitionBlock`.
+    """
+
+    def __init__(self, parts: list[dict[str, Any]], kind: str, normalize: str) -> None:
+        self.blocks = [PartitionBlock(kind=kind, normalize=normalize, **p) for p in parts]
+
+    def counts(self) -> list[tuple[str, NDArray[Any]]]:
+        """Every block's :meth:`PartitionBlock.counts`."""
+        return [b.counts() for b in self.blocks]
+
+    def value_counts(self) -> list[tuple[NDArray[np.float64], NDArray[Any]]]:
+        """The blocks' value counts merged per feature."""
+        return _merge_value_counts([b.value_counts() for b in self.blocks])
+
+    def set_bins(self, cuts: list[NDArray[np.float64]], has_values: Any, thresholds: Any) -> int:
+        """Every block takes the global bins; return the rows coded."""
+        return sum(b.set_bins(cuts, has_values, thresholds) for b in self.blocks)
+
+    def start(self, norms: list[Any]) -> list[float]:
+        """Every block's :meth:`PartitionBlock.start` with its normaliser."""
+        return [b.start(n) for b, n in zip(self.blocks, norms, strict=True)]
+
+    def begin(self, log_total: float) -> NDArray[np.float64]:
+        """The blocks' first histograms, summed."""
+        return _sum([b.begin(log_total) for b in self.blocks])
+
+    def binary_parts(self, spec: Spec, log_total: float) -> tuple[float, float]:
+        """The blocks' parts of ``(W_-, W_+)``, summed."""
+        wm = wp = 0.0
+        for b in self.blocks:
+            m, p = b.binary_parts(spec, log_total)
+            wm += m
+            wp += p
+        return wm, wp
+
+    def log_slopes(self, spec: Spec, alpha: float) -> list[tuple[float, float]]:
+        """Every block's ``(log S_0, log S_1)``."""
+        return [b.log_slopes(spec, alpha) for b in self.blocks]
+
+    def step(
+        self, log_total: float, spec: Spec, alpha: float, binary: bool
+    ) -> tuple[list[float], NDArray[np.float64], float, float]:
+        """Every block's :meth:`PartitionBlock.step`.
+
+        Returns their log masses (a list), and their histograms, rloss parts and seconds
+        summed.
+        """
+        results = [b.step(log_total, spec, alpha, binary) for b in self.blocks]
+        rloss = results[0][2]
+        seconds = results[0][3]
+        for r in results[1:]:
+            rloss += r[2]
+            seconds += r[3]
+        return [r[0] for r in results], _sum([r[1] for r in results]), rloss, seconds
+
+    def replay(self, log_total0: float, rounds: list[tuple[float, Spec, float, bool]]) -> int:
+        """Rebuild every block's state from the rounds so far."""
+        for b in self.blocks:
+            b.replay(log_total0, rounds)
+        return len(rounds)
+
+
+def _sum(hists: list[NDArray[np.float64]]) -> NDArray[np.float64]:
+    total = hists[0].copy()
+    for h in hists[1:]:
+        total += h
+    return total

@@ -7,12 +7,14 @@ very same method): only the steps that touch the blocks go to the workers. Per r
   previous round's fused step), chooses the weak ranker and its alpha (``"exact"`` asks the
   blocks for their parts of ``W_-, W_+``: one more round trip; ``"line_search"`` asks for the
   slopes of Z at each trial alpha: one round trip per evaluation, about 40-60);
-* one :meth:`PartitionBlock.step` call per block applies the round and returns the block's
-  new log mass, its histograms of the next potential (relative to the old mass) and its part
-  of the rloss; the client sums them, takes ``Z`` and scales the histograms by ``1 / Z``.
+* one ``step`` call per worker (a :class:`WorkerBlocks` actor holding the partitions that
+  sit on it) applies the round to each of its blocks (:meth:`PartitionBlock.step`) and
+  returns their new log masses and their histograms of the next potential (relative to
+  the old mass) and rloss parts summed on the worker; the client sums the workers' parts
+  (a two-level tree reduction), takes ``Z`` and scales the histograms by ``1 / Z``.
 
-Nothing of size n crosses the network after setup: per round and block, a few floats and
-one (d, n_codes) histogram. A block whose worker is lost is rebuilt on another worker from
+Nothing of size n crosses the network after setup: per round and worker, a few floats per
+block and one (d, n_codes) histogram. A block whose worker is lost is rebuilt on another worker from
 its partition (recomputed by Dask from the graph if its data was lost too) and the rounds
 so far (:meth:`PartitionBlock.replay`), then the round goes on: the model is the one an
 uninterrupted run gives.
@@ -34,7 +36,7 @@ from ..feedback import _layered_log_c, _log_sum_of
 from ..model import HISTORY_KEYS
 from ..params import TrainParams
 from ..weak_rankers import CandidateTable, FeatureRanker, ThresholdRanker, WeakRanker
-from ._block import PartitionBlock, Spec
+from ._block import Spec, WorkerBlocks
 
 __all__ = ["DaskBooster"]
 
@@ -126,8 +128,11 @@ class DaskBooster(Booster):
         self._kind = kind
         self._normalize = normalize
         self._log: list[tuple[float, Spec, float, bool]] = []  # every round, for a replay
-        self._actors: list[Any] = [self._new_actor(p) for p in parts]
-        modes, counts = zip(*self._call("counts"), strict=True)
+        self._groups = self._placement(parts)
+        self._hubs: list[Any] = [self._new_hub(g, where) for g, where in self._groups]
+        per_part = self._flatten(self._call("counts"))
+        modes = [m for m, _ in per_part]
+        counts = [c for _, c in per_part]
         if "pairs" in modes:  # explicit pairs, or row weights listed as pairs
             total = 0.0
             for w in counts:
@@ -140,11 +145,13 @@ class DaskBooster(Booster):
                 raise ValueError(
                     "y has no crucial pair in any partition: every query has a single grade."
                 )
-            self._norms = _layered_log_c(list(counts), normalize)
+            self._norms = _layered_log_c(counts, normalize)
         self.binner = self._fit_bins(bins)
         self._cuts_args = (self.binner.cuts_, self.binner.n_bins_ > 0, params.thresholds)
         self._call("set_bins", *self._cuts_args)
-        masses = self._call_each("start", [(n,) for n in self._norms])
+        masses = self._flatten(
+            self._call_each("start", [(self._hub_norms(g),) for g, _ in self._groups])
+        )
         self.log_total = _log_sum_of([float(m) for m in masses])
         self._log_total0 = self.log_total
         self._next_hist = self._sum(self._call("begin", self.log_total))
@@ -154,55 +161,76 @@ class DaskBooster(Booster):
         self._rankers: list[WeakRanker] = []
         self._bound = 1.0
         self.stop_reason: str | None = None
-        self._blocks = []  # the blocks are remote: see _actors
+        self._blocks = []  # the blocks are remote: see _hubs
         #: timings of the last round's fused step (seconds), for benchmarks/bench_dask.py
         self.last_step: dict[str, float] = {}
 
     # ------------------------------------------------------------------ remote calls
-    def _new_actor(self, part: dict[str, Any]) -> Any:
+    def _placement(self, parts: list[dict[str, Any]]) -> list[tuple[list[int], str | None]]:
+        """Partitions grouped by the worker that holds their rows (one actor per worker)."""
+        futures = [p["X"] for p in parts]
+        self.client.gather(futures)  # wait until every partition sits somewhere
+        who = self.client.who_has(futures)
+        groups: dict[str | None, list[int]] = {}
+        for i, f in enumerate(futures):
+            holders = sorted(who.get(f.key, ()))
+            groups.setdefault(holders[0] if holders else None, []).append(i)
+        return [(ids, where) for where, ids in groups.items()]
+
+    def _new_hub(self, ids: list[int], where: str | None) -> Any:
         fut = self.client.submit(
-            PartitionBlock,
-            part["X"],
-            part.get("y"),
-            part.get("qid"),
-            part.get("pairs"),
-            part.get("weights"),
-            kind=self._kind,
-            normalize=self._normalize,
-            sample_weight=part.get("sample_weight"),
+            WorkerBlocks,
+            [self._parts[i] for i in ids],
+            self._kind,
+            self._normalize,
             actor=True,
             pure=False,
+            **({} if where is None else {"workers": [where], "allow_other_workers": True}),
         )
         return fut.result()
 
+    def _hub_norms(self, ids: list[int]) -> list[Any]:
+        return [self._norms[i] for i in ids]
+
+    def _flatten(self, per_hub: list[list[Any]]) -> list[Any]:
+        """Per-hub lists of per-block results -> one list in partition order."""
+        out: list[Any] = [None] * len(self._parts)
+        for (ids, _), results in zip(self._groups, per_hub, strict=True):
+            for i, r in zip(ids, results, strict=True):
+                out[i] = r
+        return out
+
     def _call_each(self, name: str, args: list[tuple[Any, ...]]) -> list[Any]:
-        """``actor_i.name(*args_i)`` on every block at once; rebuild lost blocks and retry."""
+        """``hub_k.name(*args_k)`` on every worker at once; rebuild lost ones and retry."""
         futures: list[Any] = []
-        for actor, a in zip(self._actors, args, strict=True):
+        for hub, a in zip(self._hubs, args, strict=True):
             try:
-                futures.append(getattr(actor, name)(*a))
+                futures.append(getattr(hub, name)(*a))
             except Exception as exc:  # the worker holding the actor is gone
                 futures.append(exc)
         out: list[Any] = []
-        for i, fut in enumerate(futures):
+        for k, fut in enumerate(futures):
             try:
                 if isinstance(fut, Exception):
                     raise fut
                 out.append(fut.result())
             except Exception as exc:
-                if not self._lost(i):
+                if not self._lost(k):
                     raise
-                logger.warning("rankboost.dask: block %d lost (%s); rebuilding it", i, exc)
-                self._rebuild(i)
-                out.append(getattr(self._actors[i], name)(*args[i]).result())
+                logger.warning(
+                    "rankboost.dask: the worker of blocks %s was lost (%s); rebuilding them",
+                    self._groups[k][0], exc,
+                )  # fmt: skip
+                self._rebuild(k)
+                out.append(getattr(self._hubs[k], name)(*args[k]).result())
         return out
 
     def _call(self, name: str, *args: Any) -> list[Any]:
-        return self._call_each(name, [args] * len(self._actors))
+        return self._call_each(name, [args] * len(self._hubs))
 
-    def _lost(self, i: int, wait: float = 30.0) -> bool:
-        """Whether block ``i``'s worker has left the cluster (waits for the scheduler to see it)."""
-        address = getattr(self._actors[i], "_address", None)
+    def _lost(self, k: int, wait: float = 30.0) -> bool:
+        """Whether hub ``k``'s worker has left the cluster (waits for the scheduler to see it)."""
+        address = getattr(self._hubs[k], "_address", None)
         deadline = time.monotonic() + wait
         while True:
             if address not in self.client.scheduler_info().get("workers", {}):
@@ -211,14 +239,14 @@ class DaskBooster(Booster):
                 return False
             time.sleep(0.1)
 
-    def _rebuild(self, i: int) -> None:
-        """A new actor for block ``i`` with the state it had: setup, then the rounds replayed."""
-        actor = self._new_actor(self._parts[i])
-        actor.counts().result()
-        actor.set_bins(*self._cuts_args).result()
-        actor.start(self._norms[i]).result()
-        actor.replay(self._log_total0, list(self._log)).result()
-        self._actors[i] = actor
+    def _rebuild(self, k: int) -> None:
+        """A new actor for the blocks of hub ``k``: setup, then the rounds replayed."""
+        ids = self._groups[k][0]
+        hub = self._new_hub(ids, None)
+        hub.set_bins(*self._cuts_args).result()
+        hub.start(self._hub_norms(ids)).result()
+        hub.replay(self._log_total0, list(self._log)).result()
+        self._hubs[k] = hub
 
     def _fit_bins(self, bins: str | BinMapper) -> BinMapper:
         thresholds = self.params.thresholds
@@ -256,7 +284,7 @@ class DaskBooster(Booster):
     @property
     def n_blocks(self) -> int:
         """Number of blocks (Dask partitions)."""
-        return len(self._actors)
+        return len(self._parts)
 
     def _histograms(self) -> NDArray[np.float64]:
         return self._next_hist
@@ -280,7 +308,7 @@ class DaskBooster(Booster):
 
     def _log_slopes(self, hs: list[Any]) -> Callable[[float], tuple[float, float]]:
         def log_slopes(a: float) -> tuple[float, float]:
-            parts = self._call("log_slopes", hs[0], a)
+            parts = self._flatten(self._call("log_slopes", hs[0], a))
             return _log_sum_of([p[0] for p in parts]), _log_sum_of([p[1] for p in parts])
 
         return log_slopes
@@ -291,7 +319,8 @@ class DaskBooster(Booster):
         results = self._call("step", old, hs[0], alpha, binary)
         t1 = time.perf_counter()
         self._log.append((old, hs[0], alpha, binary))
-        new = _log_sum_of([float(r[0]) for r in results])
+        masses = self._flatten([r[0] for r in results])
+        new = _log_sum_of([float(m) for m in masses])
         z = float(np.exp(new - old))
         self.log_total = new
         self._next_hist = self._sum([r[1] for r in results])
@@ -300,15 +329,11 @@ class DaskBooster(Booster):
         for r in results[1:]:
             rloss += r[2]
         self._rloss_value = float(rloss)
-        per_worker: dict[str, float] = {}
-        for actor, r in zip(self._actors, results, strict=True):
-            key = str(getattr(actor, "_address", id(actor)))
-            per_worker[key] = per_worker.get(key, 0.0) + float(r[3])  # one actor thread each
         self.last_step = {
             "round_trip": t1 - t0,
-            "worker_compute": max(per_worker.values()),
+            "worker_compute": max(float(r[3]) for r in results),  # a worker's blocks, summed
             "reduce": time.perf_counter() - t1,
-            "bytes_received": sum(int(r[1].nbytes) + 24 for r in results),
+            "bytes_received": sum(int(r[1].nbytes) + 24 * (1 + len(r[0])) for r in results),
         }
         return z
 
@@ -317,8 +342,7 @@ class DaskBooster(Booster):
 
     def close(self) -> None:
         """Release the blocks (the actors and the partitions' data on the workers)."""
-        self._actors = []
-        self._parts = []
+        self._hubs = []
 
     def __repr__(self) -> str:
         return (
