@@ -147,7 +147,7 @@ def _big_models() -> tuple[RankBoostModel, RankBoostModel]:
     rng = np.random.default_rng(15)
     out = []
     for seed in (1, 2):
-        n = 6000
+        n = 2000
         z = rng.uniform(0.5, 0.99, n)
         out.append(
             RankBoostModel.from_arrays(
@@ -169,12 +169,15 @@ def _kill_loop(target: Path, write_a, write_b, n_kills: int) -> int:
     """Fork a child that writes ``target`` with A and B alternately, forever; kill -9 it at a
     random moment, ``n_kills`` times. Return how many kills left a temp file (hit a write).
 
-    The child's ``os.fsync`` sleeps 10 ms, as a slow disk would, so that many kills land
-    between the creation of the temp file and the rename."""
+    The child's ``os.fsync`` sleeps 30 ms, as a slow disk would, so that many kills land
+    between the creation of the temp file and the rename; the kill times spread over one
+    write cycle (A then B) of the child, measured here whatever the machine's load."""
+    start = time.perf_counter()
     write_a(target)
     expected = {target.read_bytes()}
     write_b(target)
     expected.add(target.read_bytes())
+    cycle = time.perf_counter() - start + 4 * 0.03  # two writes, two fsyncs each
     assert len(expected) == 2
     rnd = random.Random(15)
     hits = 0
@@ -183,7 +186,7 @@ def _kill_loop(target: Path, write_a, write_b, n_kills: int) -> int:
         if pid == 0:  # the child: never returns
 
             def slow_fsync(fd: int, real_fsync=os.fsync) -> None:  # a slow disk
-                time.sleep(0.01)
+                time.sleep(0.03)
                 real_fsync(fd)
 
             os.fsync = slow_fsync
@@ -193,7 +196,7 @@ def _kill_loop(target: Path, write_a, write_b, n_kills: int) -> int:
                     write_a(target)
             finally:
                 os._exit(1)
-        time.sleep(rnd.uniform(0.005, 0.06))
+        time.sleep(rnd.uniform(0.0, cycle))
         os.kill(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
         assert os.WIFSIGNALED(status)
@@ -216,8 +219,8 @@ def test_issue15_kill_9_while_saving_a_model_leaves_old_or_new(tmp_path):
 @posix
 def test_issue15_kill_9_while_writing_svmlight_leaves_old_or_new(tmp_path):
     rng = np.random.default_rng(0)
-    X1, X2 = rng.random((3000, 12)), rng.random((3000, 12))
-    y, qid = rng.integers(0, 3, 3000), np.repeat(np.arange(300), 10)
+    X1, X2 = rng.random((1500, 12)), rng.random((1500, 12))
+    y, qid = rng.integers(0, 3, 1500), np.repeat(np.arange(150), 10)
     hits = _kill_loop(
         tmp_path / "data.txt.gz",
         lambda p: dump_svmlight(p, X1, y, qid),
