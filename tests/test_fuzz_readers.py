@@ -21,6 +21,7 @@ import gzip
 import io
 import json
 import lzma
+import math
 from pathlib import Path
 from typing import Any
 
@@ -105,14 +106,25 @@ def _document(line: st.SearchStrategy[str]) -> st.SearchStrategy[bytes]:
 # --------------------------------------------------------------------------- LETOR/SVMlight
 
 
+def _usually(common: st.SearchStrategy[Any], *rare: Any) -> st.SearchStrategy[str]:
+    """``common`` 9 times in 10, else one of the ``rare`` edge values (as text)."""
+    return st.integers(0, 9).flatmap(lambda i: st.sampled_from(rare) if i == 0 else common.map(str))
+
+
+INT_EDGES = ("99999999999999999999", "-9223372036854775809", "9223372036854775807", "1.5")
+INDEX_EDGES = ("2147483648", "3000000000", "1000000000000", "0", "-1")
+FLOAT_EDGES = ("nan", "inf", "-inf", "1e999", "-1e999", "1e-320", "-0")
+
+
 @st.composite
 def _letor_line(draw) -> str:
-    label = str(draw(st.integers(0, 4)))
+    label = draw(_usually(st.integers(0, 4), *FLOAT_EDGES, "99999999999999999999"))
+    qid = draw(_usually(st.integers(0, 3), *INT_EDGES))
     idx = sorted(draw(st.sets(st.integers(1, 8), max_size=5)))
-    value = st.one_of(st.floats(-1e6, 1e6).map(repr), st.integers(-3, 3).map(str))
-    feats = [f"{i}:{draw(value)}" for i in idx]
+    value = _usually(st.floats(-1e6, 1e6).map(repr), *FLOAT_EDGES)
+    feats = [f"{draw(_usually(st.just(i), *INDEX_EDGES))}:{draw(value)}" for i in idx]
     comment = draw(st.sampled_from(["", "#docid = d1", "#docid = d2 x = 1", "# junk"]))
-    return " ".join([label, f"qid:{draw(st.integers(0, 3))}", *feats, comment]).strip()
+    return " ".join([label, f"qid:{qid}", *feats, comment]).strip()
 
 
 def _check_dataset(ds: Any) -> None:
@@ -137,8 +149,9 @@ DOCS = st.integers(0, 500).map(lambda j: f"d{j}")
 
 @st.composite
 def _run_line(draw) -> str:
-    score = draw(st.floats(-1e6, 1e6).map(repr))
-    return f"{draw(QIDS)} Q0 {draw(DOCS)} {draw(st.integers(1, 20))} {score} tag"
+    score = draw(_usually(st.floats(-1e6, 1e6).map(repr), *FLOAT_EDGES))
+    rank = draw(_usually(st.integers(1, 20), *INT_EDGES, "0"))
+    return f"{draw(QIDS)} Q0 {draw(DOCS)} {rank} {score} tag"
 
 
 @FUZZ
@@ -153,7 +166,7 @@ def test_fuzz_trec_run_reader(folder, data):
 
 @st.composite
 def _qrels_line(draw) -> str:
-    return f"{draw(QIDS)} 0 {draw(DOCS)} {draw(st.integers(-1, 4))}"
+    return f"{draw(QIDS)} 0 {draw(DOCS)} {draw(_usually(st.integers(-1, 4), *INT_EDGES))}"
 
 
 @FUZZ
@@ -166,9 +179,10 @@ def test_fuzz_qrels_reader(folder, data):
 
 @st.composite
 def _agg_line(draw) -> str:
-    ranks = [draw(st.sampled_from(["NULL", "1", "2", "3", "7"])) for _ in range(3)]
-    slots = " ".join(f"{j + 1}:{r}" for j, r in enumerate(ranks))
-    return f"{draw(st.integers(0, 2))} qid:{draw(QIDS)} {slots} #docid = {draw(DOCS)}"
+    rank = _usually(st.sampled_from(["NULL", "1", "2", "3", "7"]), *INT_EDGES, "0")
+    slots = " ".join(f"{j + 1}:{draw(rank)}" for j in range(3))
+    label = draw(_usually(st.integers(0, 2), *INT_EDGES))
+    return f"{label} qid:{draw(QIDS)} {slots} #docid = {draw(DOCS)}"
 
 
 @FUZZ
@@ -269,7 +283,7 @@ JSON_VALUES = st.recursive(
         st.booleans(),
         st.integers(-3, 20),
         st.sampled_from([2**31, 2**63, -(2**63) - 1, 10**30, 10**400]),
-        st.floats(allow_nan=False, allow_infinity=False),
+        st.floats(),  # NaN and +-inf: json.dumps writes the tokens NaN and Infinity
         st.sampled_from(["nan", "inf", "-inf", "threshold", "feature", "x", "", "1"]),
     ),
     lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=3), c, max_size=2),
@@ -291,10 +305,11 @@ def _similar(value: Any) -> st.SearchStrategy[Any]:
     """A value of the same JSON type as ``value`` (a tampered but well-typed field)."""
     if isinstance(value, bool):
         return st.booleans()
+    edges = st.sampled_from([math.inf, -math.inf, math.nan, 1e300, 10**30, 1.5])
     if isinstance(value, int):
-        return st.integers(-2, 30)
+        return st.integers(-2, 30) | edges
     if isinstance(value, float):
-        return st.floats(-1e3, 1e3) | st.sampled_from(["inf", "-inf", "nan", 1e300, 1e-310])
+        return st.floats(-1e3, 1e3) | st.sampled_from(["inf", "-inf", "nan", 1e-310]) | edges
     if isinstance(value, str):
         return st.sampled_from([value, "nan", "inf", "threshold", "feature", ""])
     if isinstance(value, list):
