@@ -135,6 +135,23 @@ def write_result(name: str, markdown: str, data: dict[str, Any]) -> tuple[Path, 
     return md, js
 
 
+def add_write_results(parser: Any) -> None:
+    """The ``--write-results`` flag: the scripts only print unless it is given."""
+    parser.add_argument(
+        "--write-results",
+        action="store_true",
+        help="write benchmarks/results/<name>.md and .json (tracked files); default: print only",
+    )
+
+
+def report_result(write: bool, name: str, markdown: str, data: dict[str, Any]) -> None:
+    """Write the result files when asked (``--write-results``), else say they were not."""
+    if write:
+        print("wrote", *write_result(name, markdown, data))
+    else:
+        print(f"not written: pass --write-results to update benchmarks/results/{name}.md/.json")
+
+
 def _json_default(obj: Any) -> Any:
     if isinstance(obj, np.integer):
         return int(obj)

@@ -21,9 +21,10 @@ What it measures, in one run:
    (one per evaluation of dZ/dalpha).
 
 Run (full size needs ~6 GB of memory; several minutes on the shared 2-core machine):
-    PYTHONPATH=src .venv/bin/python benchmarks/bench_dask.py
-Smaller: ``--rows 200000 --features 40``. Writes ``benchmarks/results/bench_dask.md`` and
-``.json`` (full size) or ``bench_dask_<rows>x<features>.*``.
+    PYTHONPATH=src .venv/bin/python benchmarks/bench_dask.py --write-results
+Smaller: ``--rows 200000 --features 40``. With ``--write-results`` it writes
+``benchmarks/results/bench_dask.md`` and ``.json`` (full size) or
+``bench_dask_<rows>x<features>.*``; without it, it only prints.
 """
 
 from __future__ import annotations
@@ -38,7 +39,13 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine_info, machine_line, markdown_table, write_result  # noqa: E402
+from _common import (  # noqa: E402
+    add_write_results,
+    machine_info,
+    machine_line,
+    markdown_table,
+    report_result,
+)
 from bench_engine import make_data  # noqa: E402
 
 import rankboost as rb  # noqa: E402
@@ -195,6 +202,7 @@ def main() -> None:
     p.add_argument("--partitions", type=int, default=4)
     p.add_argument("--line-search-rounds", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
+    add_write_results(p)
     args = p.parse_args()
     import distributed
 
@@ -234,7 +242,7 @@ def main() -> None:
     print(md)
     full = args.rows == 1_000_000 and args.features == 136
     name = "bench_dask" if full else f"bench_dask_{args.rows}x{args.features}"
-    print("wrote", *write_result(name, md, r))
+    report_result(args.write_results, name, md, r)
 
 
 if __name__ == "__main__":

@@ -31,10 +31,11 @@ Targets (issue 2): a round <= 0.25 LightGBM trees and <= 12 streaming passes; tr
 memory < 2.5 GB above X (X itself is 1.09 GB at full size).
 
 Run (full size: about 70 s on an idle 2-core machine, several times that under load):
-    PYTHONPATH=src .venv/bin/python benchmarks/bench_engine.py
+    PYTHONPATH=src .venv/bin/python benchmarks/bench_engine.py --write-results
 Smaller: ``--rows 200000 --features 40 --rounds 5``; ``--no-lightgbm``, ``--no-memory``.
-Writes ``benchmarks/results/bench_engine.md`` and ``.json`` (full size) or
-``bench_engine_<rows>x<features>.md`` / ``.json`` (other sizes).
+With ``--write-results`` it writes ``benchmarks/results/bench_engine.md`` and ``.json`` (full
+size) or ``bench_engine_<rows>x<features>.md`` / ``.json`` (other sizes); without it, it only
+prints.
 """
 
 from __future__ import annotations
@@ -54,12 +55,13 @@ from numba import njit, prange
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
+    add_write_results,
     machine_info,
     machine_line,
     markdown_table,
     peak_rss_bytes,
+    report_result,
     rss_bytes,
-    write_result,
 )
 
 import rankboost as rb  # noqa: E402
@@ -473,6 +475,7 @@ def main() -> None:
     p.add_argument("--no-lightgbm", action="store_true")
     p.add_argument("--no-memory", action="store_true")
     p.add_argument("--memory-child", action="store_true", help=argparse.SUPPRESS)
+    add_write_results(p)
     args = p.parse_args()
     if args.memory_child:
         memory_child(args)
@@ -528,8 +531,7 @@ def main() -> None:
     print(md)
     full = args.rows == FULL_ROWS and args.features == FULL_FEATURES
     name = "bench_engine" if full else f"bench_engine_{args.rows}x{args.features}"
-    paths = write_result(name, md, r)
-    print("wrote", *paths)
+    report_result(args.write_results, name, md, r)
 
 
 if __name__ == "__main__":

@@ -31,20 +31,20 @@ bursts of load from other processes change them by up to 10x between runs (the m
 change: every model here is deterministic).
 
 Run (38 s on an idle 2-core machine in the last run):
-    PYTHONPATH=src .venv/bin/python benchmarks/letor.py
+    PYTHONPATH=src .venv/bin/python benchmarks/letor.py --write-results
 ``--quick`` runs only the normalize comparison and the two GBDT rows; ``--no-all`` skips
-``thresholds="all"``. Writes ``benchmarks/results/letor.md`` and ``letor.json``
-(``letor_quick.*`` with ``--quick``).
+``thresholds="all"``. With ``--write-results`` it writes ``benchmarks/results/letor.md`` and
+``letor.json`` (``letor_quick.*`` with ``--quick``); without it, it only prints.
 
 Shrinkage study (issue 10), run on its own:
-    PYTHONPATH=src .venv/bin/python benchmarks/letor.py --learning-rate-study
+    PYTHONPATH=src .venv/bin/python benchmarks/letor.py --learning-rate-study --write-results
 RankBoost with ``normalize="query"`` (the defaults) and with WeakLearn.cum
 (``positive_cumulative=True``), each with ``learning_rate`` nu in {1, 0.5, 0.1} and a
 budget of 300 / nu rounds (300, 600, 3000); the rounds are chosen on the validation fold as
 above (first maximum of NDCG@10, or of MAP in the second table), and every nu < 1 is compared
 with nu = 1 by the paired per-query test (``paired``: 95 % normal interval, two-sided
-p-value) under the same selection rule. Writes ``benchmarks/results/letor_learning_rate.md``
-and ``.json``.
+p-value) under the same selection rule. With ``--write-results`` it writes
+``benchmarks/results/letor_learning_rate.md`` and ``.json``.
 """
 
 from __future__ import annotations
@@ -62,12 +62,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
+    add_write_results,
     library_metrics,
     machine_info,
     machine_line,
     markdown_table,
     reference_metrics,
-    write_result,
+    report_result,
 )
 
 import rankboost as rb  # noqa: E402
@@ -391,7 +392,8 @@ def learning_rate_study(
         [
             "# Shrinkage (`learning_rate`) on LETOR 4.0 MQ2008, 5 folds",
             "",
-            "`PYTHONPATH=src .venv/bin/python benchmarks/letor.py --learning-rate-study`",
+            "`PYTHONPATH=src .venv/bin/python benchmarks/letor.py --learning-rate-study "
+            "--write-results`",
             "",
             f"Machine: {machine_line(info)}.",
             "",
@@ -465,6 +467,7 @@ def main() -> None:
         action="store_true",
         help="only the shrinkage study: nu in {1, 0.5, 0.1}, budget 300/nu (letor_learning_rate.*)",
     )
+    add_write_results(p)
     args = p.parse_args()
     info = machine_info()
     print(machine_line(info), flush=True)
@@ -479,7 +482,7 @@ def main() -> None:
         md, data = learning_rate_study(folds, ev, info)
         print()
         print(md)
-        print("wrote", *write_result("letor_learning_rate", md, data))
+        report_result(args.write_results, "letor_learning_rate", md, data)
         return
 
     configs: list[tuple[str, dict[str, Any]]] = [
@@ -671,8 +674,7 @@ def main() -> None:
     )
     print()
     print(md)
-    paths = write_result("letor_quick" if args.quick else "letor", md, results)
-    print("wrote", *paths)
+    report_result(args.write_results, "letor_quick" if args.quick else "letor", md, results)
 
 
 if __name__ == "__main__":

@@ -22,9 +22,10 @@ document is in the top k, k = 1, 2, 5, 10, 20, 30, and its average rank, where a
 document the method did not return is unretrieved and counts as rank 31 (the cap), over the
 test queries that have a relevant document.
 
-Run: ``PYTHONPATH=src .venv/bin/python experiments/metasearch.py`` (2 worker processes, one
-numba/LightGBM thread each). Writes the tables between the ``results`` markers of
-``docs/metasearch.md`` and the plots ``docs/img/metasearch_*.png``.
+Run: ``PYTHONPATH=src .venv/bin/python experiments/metasearch.py --write-docs`` (2 worker
+processes, one numba/LightGBM thread each). With ``--write-docs`` it writes the tables
+between the ``results`` markers of ``docs/metasearch.md`` and the plots
+``docs/img/metasearch_*.png``; without it, it only prints the tables.
 """
 
 from __future__ import annotations
@@ -415,7 +416,11 @@ def main() -> int:
     parser.add_argument("--folds", nargs="+", type=int, default=[1, 2, 3, 4, 5])
     parser.add_argument("--rounds", type=int, default=N_ROUNDS)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument(
+        "--write-docs",
+        action="store_true",
+        help="update docs/metasearch.md and docs/img/metasearch_rloss.png (default: print only)",
+    )
     args = parser.parse_args()
     t0 = time.perf_counter()
     jobs = [(d, f) for d in args.datasets for f in args.folds]
@@ -448,7 +453,7 @@ def main() -> int:
         parts.append("Fold times (s): " + ", ".join(f"{f['seconds']:.0f}" for f in folds) + "\n")
     text = "\n".join(parts)
     print(text)
-    if not args.no_write:
+    if args.write_docs:
         (DOCS / "img").mkdir(parents=True, exist_ok=True)
         _plot(all_folds, DOCS / "img" / "metasearch_rloss.png")
         _write_doc(text)

@@ -397,7 +397,11 @@ def main(argv=None):
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--no-surprise", action="store_true")
     ap.add_argument("--studies", default="123")
-    ap.add_argument("--write-docs", action="store_true", help="update docs/movies.md tables")
+    ap.add_argument(
+        "--write-docs",
+        action="store_true",
+        help="update the docs/movies.md tables and the docs/img/movies_*.png figures",
+    )
     ap.add_argument("--pilot", action="store_true", help="only run the rounds pilot")
     ap.add_argument("--json", type=Path, default=None, help="also dump the results as JSON")
     args = ap.parse_args(argv)
@@ -410,6 +414,7 @@ def main(argv=None):
         return
     rng = np.random.default_rng(args.seed)
     out, results, counts = [], {}, {}
+    figures = []  # plot() arguments: drawn into docs/img/ (tracked) only with --write-docs
     configs1, targets, pool, split = study_features(R, rng, args)
     rng2 = np.random.default_rng([args.seed, 2])
     rng3 = np.random.default_rng([args.seed, 3])
@@ -418,8 +423,8 @@ def main(argv=None):
         rows = {c.label: run_config(R, c, args, counts) for c in configs1}
         results["features"] = rows
         out.append(table("Study 1: number of feature users", rows))
-        plot("features", "Study 1: number of feature users", "feature users",
-             rows, [int(k[2:]) for k in rows])  # fmt: skip
+        figures.append(("features", "Study 1: number of feature users", "feature users",
+                        rows, [int(k[2:]) for k in rows]))  # fmt: skip
     if "2" in args.studies:
         print("study 2: feature density", file=sys.stderr)
         configs2 = study_feature_density(R, rng2, targets, pool, split, args.group_size)
@@ -427,14 +432,16 @@ def main(argv=None):
         results["feature_density"] = rows
         out.append(table(f"Study 2: feature density ({args.group_size} feature users of "
                          "each rating-count group)", rows))  # fmt: skip
-        plot("feature_density", "Study 2: feature density", "ratings per feature user", rows)
+        figures.append(
+            ("feature_density", "Study 2: feature density", "ratings per feature user", rows)
+        )
     if "3" in args.studies:
         print("study 3: feedback density", file=sys.stderr)
         rows = {c.label: run_config(R, c, args, counts) for c in study_feedback(R, rng3, args)}
         results["feedback_density"] = rows
         out.append(table("Study 3: feedback density (400 feature users)", rows))
-        plot("feedback", "Study 3: feedback density", "training ratings per target",
-             rows, [int(k[2:]) for k in rows])  # fmt: skip
+        figures.append(("feedback", "Study 3: feedback density", "training ratings per target",
+                        rows, [int(k[2:]) for k in rows]))  # fmt: skip
     elapsed = time.perf_counter() - t_start
     footer = (
         f"Seed {args.seed}, {args.n_targets} targets per study, RankBoost "
@@ -447,6 +454,8 @@ def main(argv=None):
     if args.json:
         args.json.write_text(json.dumps({"results": results, "counts": counts}, indent=1))
     if args.write_docs:
+        for fig_args in figures:
+            plot(*fig_args)
         doc = ROOT / "docs" / "movies.md"
         src = doc.read_text()
         block = f"<!-- tables:begin -->\n{text}<!-- tables:end -->"
