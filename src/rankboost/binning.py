@@ -85,8 +85,8 @@ def cuts_from_counts(
     >>> from rankboost.binning import cuts_from_counts
     >>> cuts_from_counts(np.array([1.0, 2.0, 5.0]), np.array([3, 4, 9]), "all")
     array([1., 2.])
-    >>> cuts_from_counts(np.array([1.0, 2.0, 5.0]), np.array([3, 4, 9]), 2)
-    array([2.])
+    >>> cuts_from_counts(np.array([1.0, 2.0, 5.0, 7.0]), np.array([3, 4, 9, 10]), 2)
+    array([5.])
     """
     if distinct.shape[0] == 0:
         return np.empty(0, dtype=np.float64)
