@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from rankboost.fusion import RankFusion, read_run, write_qrels, write_run
 from rankboost.cli import UsageError
+from rankboost.fusion import RankFusion, read_run, write_qrels, write_run
 from rankboost.fusion.cli import register, run
 from test_fusion import _synthetic
 

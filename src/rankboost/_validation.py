@@ -224,7 +224,7 @@ def _homogeneous_qid(qid: Any, name: str) -> NDArray[Any]:
     kinds = {_qid_kind(t) for t in set(map(type, flat.tolist()))}
     numeric = kinds <= {"int", "float"}
     if len(kinds) > 1 and not numeric:
-        first = {}
+        first: dict[str, tuple[int, Any]] = {}
         for row, v in enumerate(flat.tolist()):
             first.setdefault(_qid_kind(type(v)), (row, v))
         shown = ", ".join(
