@@ -51,6 +51,8 @@ def _lines(path: PathLike, what: str) -> Iterator[tuple[int, str]]:
     Damaged compressed data and text that is not UTF-8 are ``ValueError``s naming the file.
     """
     p = Path(path)
+    if p.is_dir():
+        raise IsADirectoryError(f"{path}: is a directory; pass a {what}.")
     if not p.is_file():
         raise FileNotFoundError(f"{path}: no such file")
     kind = compression(p)
