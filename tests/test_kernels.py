@@ -100,13 +100,12 @@ def _block(seed: int) -> dict[str, Any]:
         "layout": (level, qstart, lstart, rng.normal(-6.0, 1.0, n_q)),
         "rows": (np.zeros(n), np.empty(n), np.empty(n), order),
         "levels": tuple(np.empty(n_levels) for _ in range(4)),
+        "factors": (np.empty(n_levels), np.empty(n_levels)),
         "scratch": (
-            np.empty(n_levels),
-            np.empty(n_levels),
             np.empty((n_levels, 6)),
             np.empty(n, dtype=np.int32),
             np.empty(2 * n_levels + n_q),
-        ),  # fmt: skip
+        ),
         "out": (np.empty(n_q), np.empty(n), np.empty(n_q)),
         "h": [rng.integers(0, 2, n).astype(np.uint8) for _ in range(5)],
         "alpha": rng.normal(0.0, 2.0, 5),
@@ -124,24 +123,25 @@ def _run_layered(kind: str, b: dict[str, Any]) -> list[np.ndarray]:
     reorder = pairs["rankboost._kernels.pairwise._reorder"][pick]
     sorted_errors = pairs["rankboost._kernels.pairwise._sorted_errors"][pick]
     level_errors = pairs["rankboost._kernels.pairwise._level_pair_errors"][pick]
-    layout, rows, levels, scratch, out = b["layout"], b["rows"], b["levels"], b["scratch"], b["out"]
+    layout, rows, levels, out = b["layout"], b["rows"], b["levels"], b["out"]
+    factors, scratch = b["factors"], b["scratch"]
     level, qstart, lstart, _ = layout
     H, _, _, order = rows
-    tmp, tree = scratch[3], scratch[4]
+    _, tmp, tree = scratch
     log_mass, pi, errors = out
     seen = []
     refresh(np.zeros(H.shape[0]), 0.0, layout, rows, levels, log_mass)
     log_total = float(np.logaddexp.reduce(log_mass))
-    potential(log_total, layout, rows, levels, scratch, pi)
-    seen += [log_mass.copy(), pi.copy()]
+    potential(log_total, layout, rows, levels, factors, pi)
+    seen += [log_mass.copy(), pi.copy(), *factors]
     for h, alpha in zip(b["h"], b["alpha"], strict=True):
-        binary(h, float(alpha), log_total, layout, rows, levels, scratch, out)
+        binary(h, float(alpha), log_total, layout, rows, levels, factors, scratch, out)
         log_total = float(np.logaddexp.reduce(log_mass))
-        seen += [x.copy() for x in (*rows, *levels, *out)]
+        seen += [x.copy() for x in (*rows, *levels, *factors, *out)]
     refresh(b["real_h"], 0.3, layout, rows, levels, log_mass)
     reorder(H, b["real_h"], level, False, qstart, order, tmp)
     log_total = float(np.logaddexp.reduce(log_mass))
-    potential(log_total, layout, rows, levels, scratch, pi)
+    potential(log_total, layout, rows, levels, factors, pi)
     sorted_errors(H, level, order, qstart, lstart, 0.5, tree, errors)
     level_out = np.empty(qstart.shape[0] - 1)
     level_errors(H, level, qstart, lstart, 0.5, level_out)

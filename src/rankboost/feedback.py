@@ -140,7 +140,8 @@ class _LayeredState:
         # the layout (level, qstart, lstart, log_c) is built per call, as the owner sets log_c
         self._row_state = (self.H, self._a, self._b, self.order)
         self._level_state = (self._shift_a, self._shift_b, self._log_a, self._log_b)
-        self._scratch = (self._up, self._down, self._fac, self._tmp, self._tree)
+        self._factors = (self._up, self._down)
+        self._scratch = (self._fac, self._tmp, self._tree)
         self._out = (self._log_mass_q, self._pi, self._errors)
 
     @property
@@ -194,7 +195,7 @@ class _LayeredState:
         if not self._pi_fresh:
             layout = (self.level, self.qstart, self.lstart, self.log_c)
             layered_potential(
-                self.log_total, layout, self._row_state, self._level_state, self._scratch,
+                self.log_total, layout, self._row_state, self._level_state, self._factors,
                 self._pi,
             )  # fmt: skip
             self._pi_scale = 1.0
@@ -241,7 +242,7 @@ class _LayeredState:
             layout = (self.level, self.qstart, self.lstart, self.log_c)
             layered_binary_update(
                 h, float(alpha), self.log_total, layout, self._row_state, self._level_state,
-                self._scratch, self._out,
+                self._factors, self._scratch, self._out,
             )  # fmt: skip
             new = _log_sum(self._log_mass_q)
             self._rescale_pi = True  # the potential is relative to the old mass: 1/Z

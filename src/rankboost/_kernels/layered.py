@@ -32,9 +32,9 @@ float64 and C-contiguous unless stated.
 ``levels = (shift_a, shift_b, log_a, log_b)``: per-level state, (L,) each.
     ``shift_a``, ``shift_b``   the shifts of ``a`` and ``b``.
     ``log_a``, ``log_b``       ``log A_l`` and ``log B_l``.
-``scratch = (up, down, fac, tmp, tree)``: work space, undefined between calls; query q only
-touches its own levels, rows and tree slice, so queries run in parallel.
-    ``up``, ``down`` (L,)      the potential factors: ``pi(x) = up_l b(x) - down_l a(x)``.
+``factors = (up, down)``: the per-level potential factors, (L,) each, so that
+``pi(x) = up_l b(x) - down_l a(x)``; written by the kernels that write ``pi``.
+``scratch = (fac, tmp, tree)``: the binary update's work space, undefined between calls.
     ``fac``     (L, 6)         the binary update's split level sums, then its factors (columns
                 0-3) and the relative level sums (columns 4-5).
     ``tmp``     ``order``'s dtype (n,) the merge buffer.
@@ -44,6 +44,10 @@ touches its own levels, rows and tree slice, so queries run in parallel.
     ``pi``      (n,)           the potential (after a binary update: relative to the mass
                 before it, see ``layered_binary_update``).
     ``errors``  (Q,)           misordered-or-tied crucial pairs of each query.
+
+Query q only touches its own rows, levels and tree slice, so queries run in parallel. A
+kernel takes only the tuples it uses: every array passed costs the per-query call its
+fields (about 7% of the potential's time for three unused arrays).
 
 Each kernel that loops over queries is a per-query body ``_x_query`` and a driver ``_x``
 (a ``prange`` over the queries), compiled from that one source as ``_x_serial`` and
@@ -65,8 +69,10 @@ Layout = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 Rows = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 #: ``(shift_a, shift_b, log_a, log_b)``.
 Levels = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-#: ``(up, down, fac, tmp, tree)``.
-Scratch = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+#: ``(up, down)``.
+Factors = tuple[np.ndarray, np.ndarray]
+#: ``(fac, tmp, tree)``.
+Scratch = tuple[np.ndarray, np.ndarray, np.ndarray]
 #: ``(log_mass, pi, errors)``.
 Out = tuple[np.ndarray, np.ndarray, np.ndarray]
 
@@ -105,7 +111,7 @@ def _level_log_sums(
     h-weighted sums of dZ/dalpha. Written to ``sums = (log_a, log_b)`` (L,) at q's levels;
     each level's largest term is its shift.
     """
-    level, qstart, lstart, _ = layout
+    level, qstart, lstart = layout[0], layout[1], layout[2]
     log_a, log_b = sums
     lo = qstart[q]
     hi = qstart[q + 1]
@@ -170,7 +176,7 @@ def _layered_log_mass(
     ``layered_binary_update`` (binary rankers) or ``layered_refresh`` (real-valued ones, and
     every ``_EXACT_EVERY`` rounds).
     """
-    _, qstart, lstart, log_c = layout
+    qstart, lstart, log_c = layout[1], layout[2], layout[3]
     log_a, log_b = sums
     for q in range(qstart.shape[0] - 1):
         _level_log_sums(G, wa, wb, layout, q, sums)
@@ -188,7 +194,7 @@ def _refresh_query(
 ) -> None:  # fmt: skip
     """``layered_refresh`` for query q."""
     level, qstart, lstart, log_c = layout
-    H, a, b, _ = rows
+    H, a, b = rows[0], rows[1], rows[2]
     shift_a, shift_b, log_a, log_b = levels
     lo = qstart[q]
     hi = qstart[q + 1]
@@ -283,14 +289,14 @@ def _level_potential_factors(
 
 @njit(cache=True)
 def _potential_query(
-    log_total: float, layout: Layout, rows: Rows, levels: Levels, scratch: Scratch,
+    log_total: float, layout: Layout, rows: Rows, levels: Levels, factors: Factors,
     out_pi: np.ndarray, q: int,
 ) -> None:  # fmt: skip
     """``layered_potential`` for query q."""
     level, qstart, lstart, log_c = layout
-    _, a, b, _ = rows
+    a, b = rows[1], rows[2]
     shift_a, shift_b, log_a, log_b = levels
-    up, down = scratch[0], scratch[1]
+    up, down = factors
     lo = qstart[q]
     hi = qstart[q + 1]
     base = lstart[q]
@@ -304,31 +310,31 @@ def _potential_query(
 
 
 def _potential(
-    log_total: float, layout: Layout, rows: Rows, levels: Levels, scratch: Scratch,
+    log_total: float, layout: Layout, rows: Rows, levels: Levels, factors: Factors,
     out_pi: np.ndarray,
 ) -> None:  # fmt: skip
     for q in prange(layout[1].shape[0] - 1):
-        _potential_query(log_total, layout, rows, levels, scratch, out_pi, q)
+        _potential_query(log_total, layout, rows, levels, factors, out_pi, q)
 
 
 _potential_serial, _potential_parallel = serial_and_parallel(_potential)
 
 
 def layered_potential(
-    log_total: float, layout: Layout, rows: Rows, levels: Levels, scratch: Scratch,
+    log_total: float, layout: Layout, rows: Rows, levels: Levels, factors: Factors,
     out_pi: np.ndarray,
 ) -> None:  # fmt: skip
     """``out_pi = pi(x) = sum_x' D(x', x) - D(x, x')`` from the stored ``a``, ``b``.
 
     ``pi(x) = c_q / M [b(x) sum_{l' < l(x)} A_l' - a(x) sum_{l' > l(x)} B_l']``
     (with ``a``, ``b`` and the level sums at their shifts), i.e. ``up_l b(x) - down_l a(x)``
-    with per-level factors ``up_l``, ``down_l`` (``scratch``'s first two arrays): the
+    with per-level factors ``up_l``, ``down_l`` (written to ``factors``): the
     potential terms of the level's extreme rows, each a sum of pair weights, so at most 1 (no
     overflow). ``log_total = log M``. After a binary update the potential comes out of
     ``layered_binary_update`` instead.
     """
     driver = _potential_parallel if use_parallel(4 * rows[1].shape[0]) else _potential_serial
-    driver(log_total, layout, rows, levels, scratch, out_pi)
+    driver(log_total, layout, rows, levels, factors, out_pi)
 
 
 # --------------------------------------------------------------------------- binary update
@@ -390,13 +396,14 @@ def _query_mass_and_factors(
 @njit(cache=True)
 def _binary_update_query(
     h: np.ndarray, alpha: float, log_total: float, layout: Layout, rows: Rows,
-    levels: Levels, scratch: Scratch, out: Out, q: int,
+    levels: Levels, factors: Factors, scratch: Scratch, out: Out, q: int,
 ) -> None:  # fmt: skip
     """``layered_binary_update`` for query q."""
     level, qstart, lstart, log_c = layout
     H, a, b, order = rows
     shift_a, shift_b, log_a, log_b = levels
-    up, down, fac, tmp, tree = scratch
+    up, down = factors
+    fac, tmp, tree = scratch
     out_log_mass, out_pi, out_errors = out
     lo = qstart[q]
     hi = qstart[q + 1]
@@ -448,10 +455,10 @@ def _binary_update_query(
 
 def _binary_update(
     h: np.ndarray, alpha: float, log_total: float, layout: Layout, rows: Rows,
-    levels: Levels, scratch: Scratch, out: Out,
+    levels: Levels, factors: Factors, scratch: Scratch, out: Out,
 ) -> None:  # fmt: skip
     for q in prange(layout[1].shape[0] - 1):
-        _binary_update_query(h, alpha, log_total, layout, rows, levels, scratch, out, q)
+        _binary_update_query(h, alpha, log_total, layout, rows, levels, factors, scratch, out, q)
 
 
 _binary_update_serial, _binary_update_parallel = serial_and_parallel(_binary_update)
@@ -459,7 +466,7 @@ _binary_update_serial, _binary_update_parallel = serial_and_parallel(_binary_upd
 
 def layered_binary_update(
     h: np.ndarray, alpha: float, log_total: float, layout: Layout, rows: Rows,
-    levels: Levels, scratch: Scratch, out: Out,
+    levels: Levels, factors: Factors, scratch: Scratch, out: Out,
 ) -> None:  # fmt: skip
     """The whole state change of a round with a binary ``h``, one sweep per query, no exp per row.
 
@@ -479,8 +486,9 @@ def layered_binary_update(
     4. ``order`` (each query's rows in the kept order) is restored by one merge, which also
        counts the misordered-or-tied crucial pairs into ``out``'s ``errors``.
 
-    ``scratch`` is used whole; shapes and dtypes: the module docstring.
+    ``factors`` ends up holding the potential factors; shapes and dtypes: the module
+    docstring.
     """
     n = rows[0].shape[0]
     driver = _binary_update_parallel if use_parallel(4 * n) else _binary_update_serial
-    driver(h, alpha, log_total, layout, rows, levels, scratch, out)
+    driver(h, alpha, log_total, layout, rows, levels, factors, scratch, out)
