@@ -545,6 +545,9 @@ def _build_parser() -> argparse.ArgumentParser:
         pass
     else:
         _register_fuse(sub)
+    from .export.cli import register as _register_export
+
+    _register_export(sub)
     return parser
 
 

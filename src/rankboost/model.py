@@ -1034,6 +1034,26 @@ class RankBoostModel:
 
     __hash__ = None  # type: ignore[assignment]
 
+    def export(self, path: str | os.PathLike[str], format: str, **options: Any) -> None:
+        """Write the model for another consumer: XGBoost, LightGBM, ONNX, RankLib, LTR plugins.
+
+        See :func:`rankboost.export.export_model` for the formats and ``options``
+        (``n_rounds``, ``trees``, ``feature_names``, ...) and docs/serving.md for what each
+        consumer computes. The file is written atomically.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import rankboost as rb
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 3))
+        >>> model = rb.train(X, rb.BipartiteFeedback(X[:, 0] + rng.normal(size=100) > 0), 10)
+        >>> model.export("model.lgb.txt", format="lightgbm")  # lightgbm.Booster(model_file=...)
+        """
+        from .export import export_model
+
+        export_model(self, path, format, **options)
+
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(

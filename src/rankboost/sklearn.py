@@ -8,6 +8,7 @@ lives in ``model_`` (a :class:`~rankboost.model.RankBoostModel`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -433,4 +434,18 @@ class RankBoostRanker(BaseEstimator):
         from .plotting import plot_feature_function
 
         return plot_feature_function(self, feature, **kwargs)
+
+    def export(self, path: str | os.PathLike[str], format: str, **options: Any) -> None:
+        """Write the fitted model for another consumer (XGBoost, LightGBM, ONNX, RankLib, ...).
+
+        See :func:`rankboost.export.export_model` (formats, ``options``) and docs/serving.md.
+        Feature names default to the columns of the DataFrame given to :meth:`fit`.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the estimator is not fitted.
+        """
+        check_is_fitted(self, "model_")
+        self.model_.export(path, format, **options)
 

@@ -546,6 +546,19 @@ class RankFusion:
             raise FileNotFoundError(f"{path}: no such file")
         return cls.from_dict(read_json(p, "fusion model file", "fusion model"))
 
+    def export(self, path: str | os.PathLike[str], format: str, **options: Any) -> None:
+        """Write the fitted fusion model for another consumer (XGBoost, LightGBM, ONNX, ...).
+
+        The exported function scores rows of :meth:`features` (one rank column per input
+        list, NaN where the list did not return the document), whose names
+        (:attr:`feature_names_`) are the default feature names. See
+        :func:`rankboost.export.export_model` and docs/serving.md.
+        """
+        if not hasattr(self, "model_"):
+            raise ValueError("RankFusion.export: this RankFusion is not fitted yet; call fit.")
+        options.setdefault("feature_names", self.feature_names_)
+        self.model_.export(path, format, **options)
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={getattr(self, k)!r}" for k in _PARAMS)
         return f"RankFusion({args})"

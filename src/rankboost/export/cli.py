@@ -1,0 +1,174 @@
+"""The ``rankboost export`` command: write a saved model for another consumer.
+
+``rankboost.cli`` calls :func:`register` to add the subcommand to its parser. The handler
+reads a model saved by ``rankboost train`` / :meth:`rankboost.RankBoostModel.save` (or a
+fusion model saved by ``rankboost fuse train``), exports it with
+:func:`rankboost.export.export_model`, and raises ``ValueError`` / ``OSError`` with a
+one-line message on bad input, which the caller prints as ``rankboost: error: ...``.
+
+Examples
+--------
+>>> import argparse
+>>> parser = argparse.ArgumentParser(prog="rankboost")
+>>> register(parser.add_subparsers(dest="command"))
+>>> args = parser.parse_args(["export", "model.json", "--format", "lightgbm", "-o", "m.txt"])
+>>> args.format, args.output, args.trees, args.rounds
+('lightgbm', 'm.txt', 'feature', None)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register", "run"]
+
+_EPILOG = """\
+examples:
+  rankboost export model.json --format xgboost -o model.xgb.json
+  rankboost export model.json --format lightgbm --trees round -o model.lgb.txt
+  rankboost export model.json --format onnx -o model.onnx
+  rankboost export model.json --format ranklib -o model.ranklib.txt
+  rankboost export model.json --format es-xgboost --name my_model -o body.json
+  rankboost export model.json --format solr --feature-names @names.txt -o solr.json
+
+formats: {formats}
+See docs/serving.md for how each consumer reads the file and what is exact.
+"""
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``export`` subcommand to an argparse subparsers object.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The object returned by ``ArgumentParser.add_subparsers()``.
+    """
+    from . import ALIASES, FORMATS
+
+    p = subparsers.add_parser(
+        "export",
+        help="write a model for XGBoost, LightGBM, ONNX, RankLib or a search engine's LTR",
+        description="Export a saved rankboost model for another consumer (docs/serving.md).",
+        epilog=_EPILOG.format(formats=", ".join(FORMATS)),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("model", metavar="MODEL", help="model file from 'rankboost train' (or fuse)")
+    p.add_argument(
+        "--format",
+        "-f",
+        required=True,
+        type=str.lower,
+        choices=[*FORMATS, *ALIASES],
+        metavar="FORMAT",
+        help=f"output format: {', '.join(FORMATS)}",
+    )
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help="file to write")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        metavar="N",
+        help="export the first N rounds (default: the best iteration if saved, else all)",
+    )
+    p.add_argument(
+        "--trees",
+        choices=["feature", "round"],
+        default="feature",
+        help="one tree per used feature (default) or one per round (staged scores)",
+    )
+    p.add_argument(
+        "--feature-names",
+        metavar="NAMES",
+        help="comma-separated names, or @FILE with one name per line (default: the model's)",
+    )
+    p.add_argument("--name", default="rankboost", help="model name for es-* and solr")
+    p.add_argument("--store", help="solr: the feature store (default: Solr's default store)")
+    p.add_argument(
+        "--missing-as-zero",
+        action="store_true",
+        help="ranklib, es-ranklib, solr: write the model although a missing feature "
+        "would score as 0 there (see docs/serving.md)",
+    )
+    p.add_argument(
+        "--dtype",
+        choices=["float32", "float64"],
+        default="float32",
+        help="onnx: input and split precision (default float32)",
+    )
+    p.set_defaults(func=run)
+
+
+def _names(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    if text.startswith("@"):
+        path = Path(text[1:])
+        if not path.is_file():
+            raise FileNotFoundError(f"--feature-names file {str(path)!r} does not exist")
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return [line.strip() for line in lines if line.strip()]
+    return [s.strip() for s in text.split(",")]
+
+
+def _load(path: str) -> tuple[Any, list[str] | None]:
+    """The RankBoostModel in ``path`` and the feature names to use by default."""
+    from ..fusion import RankFusion
+    from ..model import load_model
+
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(
+            f"model file {path!r} does not exist; train one with 'rankboost train DATA -o {path}'."
+        )
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read model file {path!r}: it is not JSON ({exc}).") from None
+    if isinstance(data, dict) and data.get("format") == "rankboost-fusion":
+        fusion = RankFusion.load(p)
+        return fusion.model_, list(fusion.feature_names_)
+    model = load_model(p)
+    return model, model.feature_names
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handle ``rankboost export``; return the exit status (0)."""
+    from . import export_model
+
+    model, names = _load(args.model)
+    given = _names(args.feature_names)
+    rounds = args.rounds
+    if rounds is None:
+        rounds = model.best_iteration
+    elif not 0 <= rounds <= model.n_rounds:
+        raise ValueError(
+            f"--rounds {rounds} is not between 0 and the {model.n_rounds} rounds in the model."
+        )
+    out = Path(args.output)
+    if out.is_dir() or not out.resolve().parent.is_dir():
+        raise ValueError(f"cannot write {args.output!r}: pass a file in an existing folder.")
+    if out.exists() and os.path.samefile(out, args.model):
+        raise ValueError(
+            f"-o {args.output!r} is the model file itself; exporting would overwrite it. "
+            "Pass another output file."
+        )
+    export_model(
+        model,
+        out,
+        args.format,
+        n_rounds=rounds,
+        trees=args.trees,
+        feature_names=given if given is not None else names,
+        name=args.name,
+        missing_as_zero=args.missing_as_zero,
+        dtype=args.dtype,
+        store=args.store,
+    )
+    used = model.n_rounds if rounds is None else rounds
+    sys.stderr.write(f"wrote {args.output} ({args.format}, {used} rounds)\n")
+    return 0
