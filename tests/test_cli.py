@@ -162,6 +162,25 @@ def test_round_trip_on_letor_mq2008(tmp_path, capsys):
     assert got == evaluate(yt, est.predict(Xt), qt, metrics=list(got))
 
 
+def test_issue16_train_without_qid_says_so_once(tmp_path):
+    """A file without qid: one note per file, no second OneQueryWarning line (issue 16)."""
+    rng = np.random.default_rng(0)
+    X = rng.random((60, 3))
+    y = np.round(2 * X[:, 0])
+    dump_svmlight(tmp_path / "t.txt", X, y, None)
+    dump_svmlight(tmp_path / "v.txt", X[:20], y[:20], None)
+    out = _run("train", str(tmp_path / "t.txt"), "--valid", str(tmp_path / "v.txt"),
+               "--rounds", "3", "-q", "-o", str(tmp_path / "m.json"))  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.splitlines() == [
+        f"rankboost: note: {str(tmp_path / 't.txt')!r} has no qid: all rows form one query.",
+        f"rankboost: note: {str(tmp_path / 'v.txt')!r} has no qid: all rows form one query.",
+    ]
+    one = RankBoostRanker(n_estimators=3).fit(X, y, qid=np.zeros(60))
+    np.testing.assert_array_equal(load_model(tmp_path / "m.json").decision_function(X),
+                                  one.predict(X))  # fmt: skip
+
+
 def test_help_has_examples_and_python_m_works():
     res = _run("--help")
     assert res.returncode == 0

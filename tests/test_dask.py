@@ -209,6 +209,16 @@ def test_estimator_fit_predict_to_local_pickle(client):
     )
 
 
+def test_issue16_estimator_without_qid_warns_one_query(client):
+    X, y, _ = letor_like(n_queries=4, seed=2)
+    Xd, yd = da.from_array(X, chunks=(len(y), -1)), da.from_array(y, chunks=len(y))
+    est = rbd.DaskRankBoostRanker(client=client, n_estimators=3)
+    with pytest.warns(rb.OneQueryWarning, match="DaskRankBoostRanker.fit: X has no query ids"):
+        _quiet(est.fit, Xd, yd)
+    local = _quiet(rb.RankBoostRanker(n_estimators=3).fit, X, y, qid=np.zeros(len(y)))
+    np.testing.assert_allclose(est.model_.decision_function(X), local.predict(X), atol=1e-12)
+
+
 def test_estimator_sample_weight_and_dataframe(client):
     dd = pytest.importorskip("dask.dataframe")
     pd = pytest.importorskip("pandas")

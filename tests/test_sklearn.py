@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -34,8 +35,10 @@ def _expected_failed_checks(estimator: RankBoostRanker) -> dict[str, str]:
 
 
 # Some checks fit a handful of rows that one weak ranker orders perfectly: the engine then
-# stops early and says so with a TrainingStoppedWarning, which is expected here.
+# stops early and says so with a TrainingStoppedWarning, which is expected here. The checks
+# call fit(X, y) without query ids (one query), which fit flags with a OneQueryWarning.
 @pytest.mark.filterwarnings("ignore::rankboost.TrainingStoppedWarning")
+@pytest.mark.filterwarnings("ignore::rankboost.OneQueryWarning")
 @parametrize_with_checks(
     [RankBoostRanker(n_estimators=20)], expected_failed_checks=_expected_failed_checks
 )
@@ -135,6 +138,36 @@ def test_dataframe_qid_column_and_feature_names(data):
     assert list(est.feature_names_in_) == ["bm25", "pagerank", "tf", "idf"]
     assert est.model_.feature_names == ["bm25", "pagerank", "tf", "idf"]
     assert est.score(df, y) == ref.score(X, y, qid=qid)
+
+
+def test_issue16_fit_without_qid_warns_one_query(data):
+    """No qid/group/column: one query, said by a OneQueryWarning on every call (issue 16)."""
+    X, y, _ = data
+    with pytest.warns(rb.OneQueryWarning, match=r"np\.zeros\(240\)") as record:
+        est = RankBoostRanker(n_estimators=5).fit(X, y)
+    with pytest.warns(rb.OneQueryWarning, match="ONE query"):  # every call, not once
+        RankBoostRanker(n_estimators=5).fit(X, y)
+    silence = "filterwarnings('ignore', category=rankboost.OneQueryWarning)"
+    assert silence in str(record[0].message)
+    assert record[0].filename == __file__  # points at the caller's fit line
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", rb.OneQueryWarning)
+        # one query on purpose: the same model, silently; so is the engine's LayeredFeedback(y)
+        one = RankBoostRanker(n_estimators=5).fit(X, y, qid=np.zeros(len(y)))
+        model = rb.train(X, rb.LayeredFeedback(y), 5)
+    np.testing.assert_array_equal(est.predict(X), one.predict(X))
+    np.testing.assert_array_equal(model.decision_function(X), one.predict(X))
+
+
+def test_issue16_eval_set_without_eval_qid_warns_one_query(data):
+    X, y, qid = data
+    est = RankBoostRanker(n_estimators=5)
+    with pytest.warns(rb.OneQueryWarning, match=r"eval_set\[1\] has no query ids"):
+        est.fit(X, y, qid=qid, eval_set=[(X, y), (X[:50], y[:50])], eval_qid=[qid, None])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", rb.OneQueryWarning)
+        est.fit(X, y, qid=qid, eval_set=[(X[:50], y[:50])], eval_qid=[np.zeros(50)])
+        est.fit(X, y, group=np.bincount(qid), eval_set=[(X, y)], eval_qid=[qid])
 
 
 def test_group_kfold_cross_validation_with_dataframe(data):
@@ -336,7 +369,7 @@ def test_fit_argument_errors(data):
     with pytest.raises(ValueError, match="2 eval_set entries but 1 eval_qid"):
         est.fit(X, y, qid=qid, eval_set=[(X, y), (X, y)], eval_qid=[qid])
     with pytest.raises(ValueError, match="Unknown metric 'ndgc@10'"):
-        est.fit(X, y, qid=qid, eval_set=[(X, y)], eval_metric="ndgc@10")
+        est.fit(X, y, qid=qid, eval_set=[(X, y)], eval_qid=[qid], eval_metric="ndgc@10")
     with pytest.raises(ValueError, match="sample_weight must hold finite non-negative"):
         est.fit(X, y, qid=qid, sample_weight=-np.ones(len(y)))
     with pytest.raises(ValueError, match="one weight per row"):

@@ -24,7 +24,7 @@ from .fusion import RankFusion
 from .model import RankBoostModel, load_model
 from .params import TrainParams
 from .recommend import RankBoostRecommender
-from .sklearn import RankBoostRanker
+from .sklearn import OneQueryWarning, RankBoostRanker
 
 try:
     __version__ = version("rankboost")
@@ -45,6 +45,7 @@ __all__ = [
     "load_model",
     "log_evaluation",
     "metrics",
+    "OneQueryWarning",
     "PairFeedback",
     "params",
     "RankBoostModel",

@@ -243,8 +243,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
     refuse_overwriting_inputs(args.output, inputs)
     _check_output(args.output)
     train = _load_data(args.data, what="training file")
-    if train.qid is None:
+    train_qid = train.qid
+    if train_qid is None:
         _err(f"{PROG}: note: {args.data!r} has no qid: all rows form one query.")
+        train_qid = np.zeros(train.n_samples)  # one query on purpose: no OneQueryWarning too
     if args.early_stopping is not None and args.valid is None:
         raise CLIError("--early-stopping needs a validation file; pass --valid FILE.")
     metrics = list(args.metric or ["ndcg@10"])
@@ -252,9 +254,13 @@ def _cmd_train(args: argparse.Namespace) -> int:
     valid = None
     if args.valid is not None:
         valid = _load_data(args.valid, n_features=train.n_features, what="validation file")
+        valid_qid = valid.qid
+        if valid_qid is None:
+            _err(f"{PROG}: note: {args.valid!r} has no qid: all rows form one query.")
+            valid_qid = np.zeros(valid.n_samples)
         fit_kw = {
             "eval_set": [(valid.X, valid.y)],
-            "eval_qid": [valid.qid],
+            "eval_qid": [valid_qid],
             "eval_metric": metrics,
             "early_stopping_rounds": args.early_stopping,
         }
@@ -264,7 +270,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         verbose=not args.quiet,
     )
     start = time.perf_counter()
-    est.fit(train.X, train.y, qid=train.qid, **fit_kw)
+    est.fit(train.X, train.y, qid=train_qid, **fit_kw)
     seconds = time.perf_counter() - start
     model = est.model_
     if train.feature_names is not None:

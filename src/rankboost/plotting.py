@@ -167,7 +167,9 @@ def plot_training(
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(200, 3))
     >>> y = (X[:, 0] + rng.normal(size=200) > 0).astype(int)
-    >>> est = RankBoostRanker(n_estimators=10).fit(X, y, eval_set=[(X, y)])
+    >>> qid = np.repeat(np.arange(20), 10)
+    >>> est = RankBoostRanker(n_estimators=10).fit(X, y, qid=qid, eval_set=[(X, y)],
+    ...                                            eval_qid=[qid])
     >>> ax = est.plot_training()
     >>> [line.get_label() for line in ax.get_lines()]
     ['training rloss', 'bound prod Z_t']

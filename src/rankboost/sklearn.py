@@ -9,6 +9,7 @@ lives in ``model_`` (a :class:`~rankboost.model.RankBoostModel`).
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -32,9 +33,35 @@ except ImportError:  # pragma: no cover - remove when the minimum scikit-learn i
     _sk_validate_data = None
     _ENSURE_FINITE = "force_all_finite"
 
-__all__ = ["RankBoostRanker"]
+__all__ = ["OneQueryWarning", "RankBoostRanker"]
 
 QID_COLUMN = "qid"
+
+
+class OneQueryWarning(UserWarning):
+    """``fit`` got no query ids, so all the rows were taken as one query.
+
+    A ranker learns (and a validation set is scored) within queries. Without ``qid``,
+    ``group`` or a ``"qid"`` column every row is in one query, which training data almost
+    never means: the model and the validation scores look plausible and are wrong (the
+    LightGBM and XGBoost rankers refuse such input). To rank the rows as one query on
+    purpose pass ``qid=np.zeros(n_samples)`` (``eval_qid=[np.zeros(n_valid)]``), or
+    silence the category: ``warnings.filterwarnings("ignore",
+    category=rankboost.OneQueryWarning)``.
+    """
+
+
+def _warn_one_query(owner: str, what: str, how: str, n_rows: Any, stacklevel: int) -> None:
+    """Warn that ``what`` (``n_rows`` rows, no query ids) is taken as ONE query."""
+    n = str(n_rows) if isinstance(n_rows, (int, np.integer)) else "n_samples"
+    warnings.warn(
+        f"{owner}.fit: {what} has no query ids, so all its {n} rows are taken as ONE query "
+        f"(a ranker learns within queries: this is rarely meant). Pass {how}; to use one "
+        f"query on purpose pass np.zeros({n}) as its query ids; to silence this warning: "
+        "warnings.filterwarnings('ignore', category=rankboost.OneQueryWarning).",
+        OneQueryWarning,
+        stacklevel=stacklevel + 1,
+    )
 
 
 def _validate_data(est: BaseEstimator, X: Any, y: Any = "no_validation", **kw: Any) -> Any:
@@ -138,7 +165,12 @@ class RankBoostRanker(BaseEstimator):
     Queries are given per row (``qid``, any order), as ``group`` sizes of consecutive rows,
     or, when ``X`` is a pandas DataFrame and neither is passed, as its ``"qid"`` column
     (dropped from the features): the last form lets ``GroupKFold``, ``cross_val_score`` and
-    ``GridSearchCV`` pass the queries along with the rows.
+    ``GridSearchCV`` pass the queries along with the rows. Without any of them all rows form
+    one query, and ``fit`` says so with a :class:`OneQueryWarning` (as it does for an
+    ``eval_set`` entry without query ids): pass ``qid=np.zeros(n_samples)`` to mean one
+    query, which also silences it, or filter the category. The engine's
+    ``rankboost.LayeredFeedback(y)`` (no ``qid``) is one query by definition and does not
+    warn.
 
     ``sample_weight`` weighs rows as multiplicities: a crucial pair gets
     ``Phi(x0, x1) = w(x0) w(x1)``, exactly as if each row were repeated ``w`` times
@@ -253,7 +285,8 @@ class RankBoostRanker(BaseEstimator):
             Relevance grades (only their order within a query matters for training).
         qid : array-like of shape (n_samples,), default=None
             Query id of each row, in any order (ints or strings). None and no ``group``
-            and no ``qid`` column: all rows form one query.
+            and no ``qid`` column: all rows form one query, with a :class:`OneQueryWarning`
+            (pass ``np.zeros(n_samples)`` for one query on purpose).
         group : array-like of int, default=None
             LightGBM-style query sizes of consecutive rows; exclusive with ``qid``.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -262,8 +295,8 @@ class RankBoostRanker(BaseEstimator):
         eval_set : list of (X, y), default=None
             Validation sets, scored after every round into ``evals_result_``.
         eval_qid : list of array-like, default=None
-            Query ids of each validation set (None entries: one query, or the set's
-            ``"qid"`` column).
+            Query ids of each validation set (None entries: the set's ``"qid"`` column, or
+            else one query, with a :class:`OneQueryWarning`).
         eval_metric : str, callable or list of them, default="ndcg@10"
             Metrics for ``eval_set`` (names of :func:`rankboost.metrics.parse_metric`, or
             ``f(y_true, y_score, qid) -> float``, higher is better). The first one drives
@@ -288,6 +321,10 @@ class RankBoostRanker(BaseEstimator):
                 f"{Xc.shape[0]} sample."
             )
         yc = np.asarray(yc, dtype=np.float64)
+        if qid is None:
+            _warn_one_query(
+                type(self).__name__, "X", "qid= (or group=, or a 'qid' column)", Xc.shape[0], 2
+            )
         fb = self._make_feedback(yc, qid, sample_weight)
 
         cbs: list[Callable[[CallbackEnv], None]] = []
@@ -350,6 +387,14 @@ class RankBoostRanker(BaseEstimator):
             Xv, yv = item
             Xv, q = _pop_qid(Xv, q, None, x_name=f"eval_set[{i}] X", owner="RankBoostRanker.fit")
             Xv = _validate_data(self, Xv, reset=False)
+            if q is None:
+                _warn_one_query(
+                    type(self).__name__,
+                    f"eval_set[{i}]",
+                    f"eval_qid=[...] with the query of each row of eval_set[{i}]",
+                    Xv.shape[0],
+                    3,
+                )
             prepared.append((Xv, yv, q))
         return EvaluationMonitor(prepared, eval_metric)
 

@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import require
 from ..callback import CallbackEnv, early_stopping
-from ..sklearn import RankBoostRanker
+from ..sklearn import RankBoostRanker, _warn_one_query
 
 __all__ = ["DaskRankBoostRanker"]
 
@@ -136,6 +136,8 @@ class DaskRankBoostRanker(RankBoostRanker):
             self.feature_names_in_ = names
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
+        if qid is None and not (hasattr(X, "columns") and "qid" in X.columns):
+            _warn_one_query(type(self).__name__, "X", "qid= (or a 'qid' column)", X.shape[0], 2)
         cbs: list[Callable[[CallbackEnv], None]] = []
         monitor = None
         if eval_set is not None:
