@@ -167,15 +167,19 @@ class DaskBooster(Booster):
 
     # ------------------------------------------------------------------ remote calls
     def _placement(self, parts: list[dict[str, Any]]) -> list[tuple[list[int], str | None]]:
-        """Partitions grouped by the worker that holds their rows (one actor per worker)."""
-        futures = [p["X"] for p in parts]
-        self.client.gather(futures)  # wait until every partition sits somewhere
-        who = self.client.who_has(futures)
-        groups: dict[str | None, list[int]] = {}
-        for i, f in enumerate(futures):
-            holders = sorted(who.get(f.key, ()))
-            groups.setdefault(holders[0] if holders else None, []).append(i)
-        return [(ids, where) for where, ids in groups.items()]
+        """Partitions dealt to the workers in contiguous runs (one actor per worker).
+
+        Deterministic (sorted worker addresses, partition order), so the sums of a round run
+        in the same order in every run on the same number of workers: training is
+        reproducible bit for bit, and a rebuilt group keeps its partitions.
+        """
+        workers = sorted(self.client.scheduler_info().get("workers", {}))
+        n_groups = max(1, min(len(workers), len(parts)))
+        out = []
+        for k in range(n_groups):
+            ids = list(range(k * len(parts) // n_groups, (k + 1) * len(parts) // n_groups))
+            out.append((ids, workers[k] if workers else None))
+        return out
 
     def _new_hub(self, ids: list[int], where: str | None) -> Any:
         fut = self.client.submit(
