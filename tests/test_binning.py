@@ -267,3 +267,34 @@ def test_guided_count_is_exact_whatever_the_guide(data, m):
     for x in np.linspace(-60, 60, 97).tolist() + cuts.tolist():
         got = _count_below.py_func(x, cuts, 0, m, guide, scale, 0)
         assert got == np.searchsorted(cuts, x, "left")
+
+
+@pytest.mark.parametrize("thresholds", ["all", 2, 7, 32, 255])
+def test_issue16_integer_sample_weight_bins_equal_repeated_rows(thresholds):
+    """BinMapper.fit(X, rows, sample_weight=w) = BinMapper.fit(X[rows repeated w times])."""
+    rng = np.random.default_rng(4)
+    X = np.round(rng.normal(size=(600, 4)), 2)  # ties and many distinct values
+    X[rng.random(X.shape) < 0.1] = np.nan
+    X[:, 3] = np.nan  # a feature without a value: no bin either way
+    w = rng.integers(0, 5, size=600).astype(float)
+    rows = np.flatnonzero(rng.random(600) < 0.8)
+    rep = np.repeat(rows, w[rows].astype(int))
+    a = BinMapper(thresholds).fit(X, rows, sample_weight=w)
+    b = BinMapper(thresholds).fit(X, rep)
+    for i in range(4):
+        np.testing.assert_array_equal(a.cuts_[i], b.cuts_[i])
+    np.testing.assert_array_equal(a.n_bins_, b.n_bins_)
+    assert a.n_bins_[3] == 0
+    # constant weights change nothing
+    c = BinMapper(thresholds).fit(X, rows, sample_weight=np.full(600, 3.0))
+    d = BinMapper(thresholds).fit(X, rows)
+    for i in range(4):
+        np.testing.assert_array_equal(c.cuts_[i], d.cuts_[i])
+
+
+def test_issue16_bad_sample_weight_for_bins():
+    X = np.zeros((3, 1))
+    with pytest.raises(ValueError, match="one weight per row of X"):
+        BinMapper().fit(X, sample_weight=np.ones(2))
+    with pytest.raises(ValueError, match="finite non-negative"):
+        BinMapper().fit(X, sample_weight=np.array([1.0, -1.0, 1.0]))

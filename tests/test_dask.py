@@ -241,6 +241,21 @@ def test_estimator_sample_weight_and_dataframe(client):
     )
 
 
+def test_issue16_integer_sample_weight_bins_equal_repeated_rows(client):
+    """Weighted value counts: with integer weights at the default 255 bins the Dask model is
+    the one-machine model of the rows repeated w times (issue 16)."""
+    X, y, qid = _sorted(*letor_like(n_queries=40, seed=8))
+    w = np.random.default_rng(8).integers(0, 4, size=len(y)).astype(float)
+    assert len(np.unique(X[:, 0])) > 255  # quantile bins, not every distinct value
+    rep = np.repeat(np.arange(len(y)), w.astype(int))
+    one = _quiet(rb.train, X[rep], rb.LayeredFeedback(y[rep], qid[rep]), n_rounds=15)
+    Xd, yd, qd = _dask(X, y, qid, 3)
+    wd = da.from_array(w, chunks=yd.chunks)
+    dist = _quiet(rbd.train, client, Xd, yd, qd, sample_weight=wd, n_rounds=15)
+    np.testing.assert_array_equal(dist.history["threshold"], one.history["threshold"])
+    np.testing.assert_allclose(dist.decision_function(X), one.decision_function(X), atol=1e-12)
+
+
 def test_bad_dask_input(client):
     X, y, qid = _sorted(*letor_like(n_queries=6, seed=1))
     Xd, yd, qd = _dask(X, y, qid, 2)

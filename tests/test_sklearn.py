@@ -17,6 +17,7 @@ from sklearn.model_selection import GridSearchCV, GroupKFold, cross_val_score
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import rankboost as rb
+from rankboost.binning import BinMapper
 from rankboost.callback import (
     EvaluationMonitor,
     early_stopping,
@@ -209,6 +210,24 @@ def test_integer_sample_weight_equals_repeated_rows(data):
     rep = np.repeat(np.arange(X.shape[0]), w)
     repeated = RankBoostRanker(n_estimators=20).fit(X[rep], y[rep], qid=qid[rep])
     np.testing.assert_allclose(weighted.predict(X), repeated.predict(X), atol=1e-10)
+
+
+def test_issue16_integer_sample_weight_equals_repeated_rows_at_default_thresholds():
+    """The quantile bins (thresholds=255) weigh the rows too, so w = repetition holds with
+    more distinct values than bins (issue 16; it held only with thresholds="all")."""
+    X, y, qid = _ranking_data(seed=5, n_queries=60, per_query=12)
+    w = np.random.default_rng(5).integers(0, 4, size=X.shape[0])
+    rep = np.repeat(np.arange(X.shape[0]), w)
+    bins = BinMapper(255)
+    assert len(np.unique(X[:, 0])) > 255  # quantile bins, not every distinct value
+    assert not np.array_equal(bins.fit(X).cuts_[0], bins.fit(X[rep]).cuts_[0])
+    weighted = RankBoostRanker(n_estimators=25).fit(X, y, qid=qid, sample_weight=w)
+    repeated = RankBoostRanker(n_estimators=25).fit(X[rep], y[rep], qid=qid[rep])
+    assert "PairFeedback" in weighted.model_.params["feedback"]
+    np.testing.assert_array_equal(weighted.history_["feature"], repeated.history_["feature"])
+    np.testing.assert_array_equal(weighted.history_["threshold"], repeated.history_["threshold"])
+    np.testing.assert_allclose(weighted.history_["alpha"], repeated.history_["alpha"], atol=1e-12)
+    np.testing.assert_allclose(weighted.predict(X), repeated.predict(X), rtol=0, atol=1e-12)
 
 
 def test_constant_sample_weight_uses_the_layered_engine(data):

@@ -13,7 +13,9 @@ The candidate thresholds of a feature are
   values, so it is invariant to strictly increasing transforms of the feature);
 
 plus ``theta = -inf`` in both cases, which with ``q_def = 0`` is the ranker "the feature does
-not abstain on x" (in meta-search: "list i returned x").
+not abstain on x" (in meta-search: "list i returned x"). With row weights (``sample_weight``
+of :meth:`BinMapper.fit`) the quantiles are weighted: integer weights ``w`` give the cuts of
+the data with each row repeated ``w`` times.
 
 Codes: 0 = NaN; ``k >= 1`` = ``1 + #{cuts < x}``. Threshold index ``t`` (``0 <= t <=
 n_cuts``) stands for ``theta = -inf`` when ``t = 0`` and ``theta = cuts[t - 1]`` otherwise,
@@ -56,14 +58,26 @@ def check_thresholds(thresholds: int | str) -> int | str:
     return int(thresholds)
 
 
-def _cuts_from_sorted(values: NDArray[np.float64], thresholds: int | str) -> NDArray:
-    """Candidate cut values of one feature from its sorted non-NaN training values."""
+def _cuts_from_sorted(
+    values: NDArray[np.float64],
+    thresholds: int | str,
+    weights: NDArray[np.float64] | None = None,
+) -> NDArray:
+    """Candidate cut values of one feature from its sorted non-NaN training values.
+
+    ``weights`` (aligned with ``values``, positive) replace the count of each row.
+    """
     if values.shape[0] == 0:
         return np.empty(0, dtype=np.float64)
     change = np.flatnonzero(values[1:] != values[:-1])
     distinct = np.concatenate([values[change], values[-1:]])
-    # cumulative counts at the end of each distinct value
-    ends = np.concatenate([change + 1, [values.shape[0]]])
+    if weights is None:
+        # cumulative counts at the end of each distinct value
+        ends: NDArray[Any] = np.concatenate([change + 1, [values.shape[0]]])
+    else:
+        # cumulative weights: each distinct value's total, summed in increasing value order
+        # (integer weights add up exactly, so they equal the counts of the repeated rows)
+        ends = np.cumsum(np.add.reduceat(weights, np.concatenate([[0], change + 1])))
     return cuts_from_counts(distinct, ends, thresholds)
 
 
@@ -131,11 +145,23 @@ class BinMapper:
 
     thresholds: int | str = 255
 
-    def fit(self, X: NDArray[np.float64], rows: NDArray[np.int64] | None = None) -> BinMapper:
-        """Choose cut values from ``X[rows]`` (all rows when ``rows`` is None)."""
+    def fit(
+        self,
+        X: NDArray[np.float64],
+        rows: NDArray[np.int64] | None = None,
+        sample_weight: NDArray[np.float64] | None = None,
+    ) -> BinMapper:
+        """Choose cut values from ``X[rows]`` (all rows when ``rows`` is None).
+
+        ``sample_weight`` (one non-negative weight per row of ``X``; None = 1 each) weighs
+        the quantiles as multiplicities: integer weights ``w`` give the cuts of ``X`` with
+        row ``i`` repeated ``w[i]`` times, and rows of weight 0 are left out.
+        """
         thresholds = check_thresholds(self.thresholds)
         rows_ = np.arange(X.shape[0], dtype=np.int64) if rows is None else rows
         rows_ = np.ascontiguousarray(rows_, dtype=np.int64)
+        if sample_weight is not None:
+            return self._fit_weighted(X, rows_, sample_weight, thresholds)
         d = X.shape[1]
         self.cuts_: list[NDArray[np.float64]] = []
         n_bins = np.zeros(d, dtype=np.int64)
@@ -163,6 +189,37 @@ class BinMapper:
                 n_bins[first + k] = cuts.shape[0] + 1 if n_valid else 0
         if pool is not None:
             pool.shutdown()
+        self.n_bins_ = n_bins
+        return self
+
+    def _fit_weighted(
+        self,
+        X: NDArray[np.float64],
+        rows: NDArray[np.int64],
+        sample_weight: NDArray[np.float64],
+        thresholds: int | str,
+    ) -> BinMapper:
+        """:meth:`fit` with row weights: one stable argsort per feature carries them along."""
+        w = np.asarray(sample_weight, dtype=np.float64)
+        if w.shape != (X.shape[0],):
+            raise ValueError(
+                f"BinMapper.fit: sample_weight must hold one weight per row of X "
+                f"({X.shape[0]}); got shape {w.shape}."
+            )
+        if not np.isfinite(w).all() or (w < 0).any():
+            raise ValueError("BinMapper.fit: sample_weight must hold finite non-negative numbers.")
+        wr = w[rows]
+        rows, wr = rows[wr > 0], wr[wr > 0]
+        self.cuts_ = []
+        n_bins = np.zeros(X.shape[1], dtype=np.int64)
+        for i in range(X.shape[1]):
+            col = X[rows, i]
+            ok = ~np.isnan(col)
+            col, wc = col[ok], wr[ok]
+            order = np.argsort(col, kind="stable")
+            cuts = _cuts_from_sorted(col[order], thresholds, wc[order])
+            self.cuts_.append(cuts)
+            n_bins[i] = cuts.shape[0] + 1 if col.shape[0] else 0
         self.n_bins_ = n_bins
         return self
 

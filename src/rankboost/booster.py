@@ -311,8 +311,10 @@ class Booster:
         self._feedback_repr = repr(feedback)
         blocks: list[Any] = feedback._blocks(n_blocks)
         rows = blocks[0].rows if len(blocks) == 1 else np.concatenate([b.rows for b in blocks])
-        # global bins once, fitted on every block's rows
-        self.binner = BinMapper(params.thresholds).fit(Xc, rows)
+        # global bins once, fitted on every block's rows (weighted as the pairs are, when
+        # they came from LayeredFeedback.with_sample_weight)
+        weights = getattr(feedback, "sample_weight", None)
+        self.binner = BinMapper(params.thresholds).fit(Xc, rows, sample_weight=weights)
         for b in blocks:
             b.codes = self.binner.transform(Xc, b.rows)
         self.log_total = _start_blocks(blocks)

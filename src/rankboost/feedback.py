@@ -433,6 +433,14 @@ class PairFeedback:
     n_samples : int, default=None
         Number of rows of the feature matrix; None means ``max(pairs) + 1``.
 
+    Attributes
+    ----------
+    sample_weight : ndarray of shape (n_samples,) or None
+        The row weights the pairs were built from
+        (:meth:`LayeredFeedback.with_sample_weight`), which the candidate thresholds then
+        weigh too (:meth:`rankboost.binning.BinMapper.fit`); None (pairs given directly):
+        every row counts once.
+
     Examples
     --------
     >>> import rankboost as rb
@@ -440,6 +448,8 @@ class PairFeedback:
     >>> fb.n_pairs, fb.n_samples
     (2, 3)
     """
+
+    sample_weight: NDArray[np.float64] | None = None
 
     def __init__(
         self, pairs: ArrayLike, weights: ArrayLike | None = None, n_samples: int | None = None
@@ -707,11 +717,13 @@ class LayeredFeedback:
         """Weigh rows as multiplicities: ``Phi(x0, x1) = w(x0) w(x1)``.
 
         Exactly as if each row were repeated ``w`` times (with ``normalize="query"`` each
-        query keeps total mass ``1 / n_queries``). None or a constant weight change nothing
-        (a constant factor cancels out of ``D``) and return ``self``. The O(n) layered
-        engine has no row weights, so non-constant weights list the crucial pairs
-        explicitly as a :class:`PairFeedback` (O(pairs) memory and time per round; refused
-        beyond ``MAX_WEIGHTED_PAIRS``).
+        query keeps total mass ``1 / n_queries``); the returned feedback carries the
+        weights as ``sample_weight``, so that training also weighs the quantile candidate
+        thresholds by them (:meth:`rankboost.binning.BinMapper.fit`). None or a constant
+        weight change nothing (a constant factor cancels out of ``D``) and return ``self``.
+        The O(n) layered engine has no row weights, so non-constant weights list the
+        crucial pairs explicitly as a :class:`PairFeedback` (O(pairs) memory and time per
+        round; refused beyond ``MAX_WEIGHTED_PAIRS``).
 
         Parameters
         ----------
@@ -777,7 +789,9 @@ class LayeredFeedback:
                 "sample_weight leaves no crucial pair with a positive weight: every query "
                 "needs two rows of different grades with sample_weight > 0."
             )
-        return PairFeedback(np.concatenate(pairs), np.concatenate(weights), n_samples=y.shape[0])
+        out = PairFeedback(np.concatenate(pairs), np.concatenate(weights), n_samples=y.shape[0])
+        out.sample_weight = w  # the bins weigh the rows too (Booster: BinMapper.fit)
+        return out
 
     def __repr__(self) -> str:
         return (

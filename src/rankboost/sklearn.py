@@ -174,9 +174,11 @@ class RankBoostRanker(BaseEstimator):
 
     ``sample_weight`` weighs rows as multiplicities: a crucial pair gets
     ``Phi(x0, x1) = w(x0) w(x1)``, exactly as if each row were repeated ``w`` times
-    (:meth:`rankboost.LayeredFeedback.with_sample_weight`). The O(n)-per-round layered
-    engine has no row weights yet, so a non-constant ``sample_weight`` lists the crucial
-    pairs explicitly (O(pairs) memory and time per round; refused beyond
+    (:meth:`rankboost.LayeredFeedback.with_sample_weight`); the quantile candidate thresholds
+    (``thresholds=255``) weigh the rows too, so integer weights give the model of the
+    repeated rows at any ``thresholds``. The O(n)-per-round layered engine has no row
+    weights yet, so a non-constant ``sample_weight`` lists the crucial pairs explicitly
+    (O(pairs) memory and time per round; refused beyond
     ``rankboost.feedback.MAX_WEIGHTED_PAIRS``).
 
     The training parameters are validated by :func:`rankboost.params.make_params`, the
@@ -493,4 +495,3 @@ class RankBoostRanker(BaseEstimator):
         """
         check_is_fitted(self, "model_")
         self.model_.export(path, format, **options)
-

@@ -70,6 +70,10 @@ class PartitionBlock:
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.kind = kind
         self.state: Any = None
+        # the bins weigh the rows as the pairs do (value_counts)
+        self.sample_weight = (
+            None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        )
         try:
             if kind == "pairs":
                 if pairs is not None and len(pairs):
@@ -105,16 +109,25 @@ class PartitionBlock:
             return "layered", np.empty(0, dtype=np.int64)
         return "layered", self.state.pairs_per_query
 
-    def value_counts(self) -> list[tuple[NDArray[np.float64], NDArray[np.int64]]]:
-        """Per feature: the distinct non-NaN values of the training rows and their counts."""
+    def value_counts(self) -> list[tuple[NDArray[np.float64], NDArray[Any]]]:
+        """Per feature: the distinct non-NaN values of the training rows and their counts.
+
+        With ``sample_weight`` the counts are the rows' weights summed per value (float), as
+        :meth:`rankboost.binning.BinMapper.fit` weighs them on one machine.
+        """
         out = []
         d = self.X.shape[1]
         rows = self.state.rows if self.state is not None else np.empty(0, dtype=np.int64)
+        w = None if self.sample_weight is None else self.sample_weight[rows]
         for i in range(d):
             col = self.X[rows, i]
-            col = col[~np.isnan(col)]
-            values, counts = np.unique(col, return_counts=True)
-            out.append((values, counts.astype(np.int64)))
+            ok = ~np.isnan(col)
+            if w is None:
+                values, counts = np.unique(col[ok], return_counts=True)
+                out.append((values, counts.astype(np.int64)))
+            else:
+                values, inv = np.unique(col[ok], return_inverse=True)
+                out.append((values, np.bincount(inv, weights=w[ok], minlength=values.shape[0])))
         return out
 
     def set_bins(
