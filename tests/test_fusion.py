@@ -168,6 +168,46 @@ def test_save_load_round_trip(tmp_path: Path, data, fitted) -> None:
     assert data_json["model"]["format"] == "rankboost-model"
 
 
+def test_issue16_fuse_matches_the_runs_to_the_trained_lists_by_name(data, fitted) -> None:
+    """Runs in another order than at training: the same fused run, not a silent wrong one."""
+    runs, _ = data
+    trained = [runs["noise"], runs["good"], runs["short"]]  # the order of fit
+    reordered = [runs["short"], runs["noise"], runs["good"]]
+    expected = fitted.fuse(trained)
+    assert fitted.fuse(reordered) == expected
+    assert fitted.fuse({"s": runs["short"], "g": runs["good"], "n": runs["noise"]}) == expected
+    f1, s1 = fitted.decision_function(trained)
+    f2, s2 = fitted.decision_function(reordered)
+    np.testing.assert_array_equal(f2.X, f1.X)
+    np.testing.assert_array_equal(s2, s1)
+    # the old behaviour only on request: the positions are taken as given
+    assert fitted.fuse(reordered, match="order") != expected
+    other = Run(runs["short"].qid, runs["short"].docid, runs["short"].rank, name="other")
+    with pytest.raises(ValueError, match=r"missing \['short'\], unknown \['other'\]"):
+        fitted.fuse([runs["good"], other, runs["noise"]])
+    with pytest.raises(ValueError, match="match must be one of"):
+        fitted.fuse(trained, match="names")
+
+
+def test_issue16_fuse_matches_file_names_and_keeps_the_order_of_unnamed_runs(data) -> None:
+    runs, qrels = data
+
+    def renamed(prefix, names=("noise", "good", "short")):
+        return [Run(r.qid, r.docid, r.rank, r.score, name=f"{prefix}{n}.run")
+                for n, r in ((n, runs[n]) for n in names)]  # fmt: skip
+
+    fusion = RankFusion(n_rounds=20).fit(renamed("train/"), qrels)
+    expected = fusion.fuse(renamed("test/"))  # the same files in another folder
+    assert fusion.fuse(renamed("test/", ("good", "short", "noise"))) == expected
+    assert fusion.fuse(renamed("/abs/test/", ("short", "good", "noise"))) == expected
+    # unnamed runs (the default name "run"): no names to match, the order is kept
+    unnamed = [Run(r.qid, r.docid, r.rank) for r in renamed("")]
+    assert fusion.fuse(unnamed) == expected
+    free = RankFusion(n_rounds=20).fit(unnamed, qrels)
+    assert free.list_names_ == ["run", "run", "run"]
+    assert free.fuse(unnamed[1:] + unnamed[:1]) != free.fuse(unnamed)  # taken as given
+
+
 def test_unjudged_documents_are_grade_zero() -> None:
     runs = [Run(["q", "q", "q"], ["a", "b", "x"], [1, 2, 3], name="r")]
     qrels = Qrels(["q", "q"], ["a", "b"], [0, 1])

@@ -88,6 +88,43 @@ def test_cli_train_apply_evaluate_in_process(files, capsys) -> None:
     assert len(table) == 5
 
 
+def test_issue16_cli_apply_matches_run_files_by_name(files, tmp_path: Path, capsys) -> None:
+    """fuse apply / evaluate with the run files in another order: the same fused run."""
+    tmp, runs, qrels = files
+    model = str(tmp_path / "fusion.json")
+    assert _call(["fuse", "train", "--runs", *runs, "--qrels", qrels, "-o", model]) == 0
+    outs = []
+    for i, order in enumerate((runs, runs[::-1], [runs[1], runs[2], runs[0]])):
+        outs.append(tmp_path / f"fused{i}.run")
+        assert _call(["fuse", "apply", model, "--runs", *order, "-o", str(outs[-1])]) == 0
+    assert outs[1].read_bytes() == outs[0].read_bytes()
+    assert outs[2].read_bytes() == outs[0].read_bytes()
+    # the same files copied to another folder match by file name
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    copies = []
+    for p in runs[::-1]:
+        copies.append(str(moved / Path(p).name))
+        Path(copies[-1]).write_bytes(Path(p).read_bytes())
+    out = tmp_path / "fused_moved.run"
+    assert _call(["fuse", "apply", model, "--runs", *copies, "-o", str(out)]) == 0
+    assert out.read_bytes() == outs[0].read_bytes()
+    capsys.readouterr()
+    evaluate = ["fuse", "evaluate", model, "--qrels", qrels, "--json", "--runs"]
+    assert _call([*evaluate, *runs]) == 0
+    assert _call([*evaluate, *runs[::-1]]) == 0
+    first, second = capsys.readouterr().out.split("}\n{")
+    assert json.loads(first + "}") == json.loads("{" + second)
+    # a file the model was not trained on: an error naming it; --by-order takes the order
+    other = tmp_path / "other.run.gz"
+    other.write_bytes(Path(runs[2]).read_bytes())
+    with pytest.raises(ValueError, match=r"unknown \[.*other\.run\.gz'\]"):
+        _call(["fuse", "apply", model, "--runs", runs[0], runs[1], str(other), "-o", str(out)])
+    argv = ["fuse", "apply", model, "--by-order", "--runs", runs[0], runs[1], str(other)]
+    assert _call([*argv, "-o", str(out)]) == 0
+    assert out.read_bytes() == outs[0].read_bytes()  # the same data in the trained positions
+
+
 def test_cli_unconstrained_and_thresholds(files) -> None:
     tmp, runs, qrels = files
     model = str(tmp / "free.json")

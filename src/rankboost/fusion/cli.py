@@ -85,6 +85,7 @@ def register(subparsers: Any) -> None:
         default=None,
         help="keep the top DEPTH per query, an int >= 1 (default: all)",
     )
+    _add_by_order(p)
     p.set_defaults(func=_apply)
 
     # ---- evaluate -----------------------------------------------------------------------
@@ -107,6 +108,7 @@ def register(subparsers: Any) -> None:
         help="metric names: ndcg@K, map, p@K, mrr, average_rank, ... (default: ndcg@10 map)",
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    _add_by_order(p)
     p.set_defaults(func=_evaluate)
 
 
@@ -137,7 +139,17 @@ def _add_runs(p: argparse.ArgumentParser) -> None:
         nargs="+",
         required=True,
         metavar="RUN",
-        help="TREC run files (qid Q0 docid rank score tag), gz ok; order matters for a model",
+        help="TREC run files (qid Q0 docid rank score tag), gz ok; a model matches them to "
+        "its lists by file name",
+    )
+
+
+def _add_by_order(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--by-order",
+        action="store_true",
+        help="use the --runs in the order given; by default each run file is matched to the "
+        "model's list of the same path or file name (an unknown name is an error)",
     )
 
 
@@ -205,7 +217,7 @@ def _apply(args: argparse.Namespace) -> int:
     )
     model = RankFusion.load(args.model)
     runs = read_runs(args.runs)
-    fused = model.fuse(runs, depth=args.depth)
+    fused = model.fuse(runs, depth=args.depth, match="order" if args.by_order else "name")
     write_run(args.output, fused, tag=args.tag)
     return 0
 
@@ -220,7 +232,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     rows: dict[str, dict[str, float]] = {}
     if args.model is not None:
         model = RankFusion.load(args.model)
-        rows[args.model] = evaluate_run(model.fuse(runs), qrels, args.metric)
+        fused = model.fuse(runs, match="order" if args.by_order else "name")
+        rows[args.model] = evaluate_run(fused, qrels, args.metric)
     else:
         for name, one in zip(args.runs, runs.values(), strict=True):
             rows[name] = evaluate_run(one, qrels, args.metric)

@@ -33,6 +33,7 @@ from ..booster import _train
 from ..feedback import LayeredFeedback
 from ..model import RankBoostModel, atomic_write_text, read_json
 from ..params import TrainParams, check_param, make_params
+from ._match import MATCH_MODES, match_by_name
 from .run import Qrels, Run
 
 __all__ = ["FusionFeatures", "FusionWarning", "RankFusion", "fusion_features", "grades_for"]
@@ -252,11 +253,12 @@ class RankFusion:
     model_ : RankBoostModel
         The fitted ranking function over :attr:`feature_names_`.
     list_names_ : list of str
-        Names of the input lists seen in :meth:`fit`, in order.
+        Names of the input lists seen in :meth:`fit` (their :attr:`Run.name`), in order;
+        :meth:`fuse` matches the runs it is given to them by name.
     feature_names_ : list of str
         Names of the feature columns.
     n_lists_ : int
-        Number of input lists; :meth:`fuse` needs the same number, in the same order.
+        Number of input lists; :meth:`fuse` needs the same number.
 
     References
     ----------
@@ -406,22 +408,35 @@ class RankFusion:
             weak_ranker=self.weak_ranker,
         )
 
-    def _check_fitted(self, runs: RunsLike, owner: str) -> list[Run]:
+    def _check_fitted(self, runs: RunsLike, owner: str, match: str = "name") -> list[Run]:
         if not hasattr(self, "model_"):
             raise ValueError(f"{owner}: this RankFusion is not fitted yet; call fit first.")
+        if match not in MATCH_MODES:
+            raise ValueError(f"{owner}: match must be one of {MATCH_MODES}; got {match!r}.")
         items = _as_run_list(runs, owner)
         if len(items) != self.n_lists_:
             raise ValueError(
                 f"{owner}: the model was trained on {self.n_lists_} input lists "
                 f"({', '.join(self.list_names_)}) but {len(items)} were given; pass the same "
-                "lists in the same order."
+                "lists."
             )
-        return items
+        if match == "order":
+            return items
+        return match_by_name(self.list_names_, [r.name for r in items], items, owner)
 
     def decision_function(
-        self, runs: RunsLike, *, n_rounds: int | None = None
+        self, runs: RunsLike, *, n_rounds: int | None = None, match: str = "name"
     ) -> tuple[FusionFeatures, NDArray[np.float64]]:
         """Fused scores of every document the runs return.
+
+        Parameters
+        ----------
+        runs : list of Run or dict of str to Run
+            The lists of :meth:`fit` (see :meth:`fuse` for how they are matched).
+        n_rounds : int, default=None
+            Use only the first ``n_rounds`` weak rankers (None = all).
+        match : {"name", "order"}, default="name"
+            See :meth:`fuse`.
 
         Returns
         -------
@@ -430,21 +445,38 @@ class RankFusion:
         scores : ndarray of shape (n_rows,)
             ``H`` of each row (higher = better).
         """
-        items = self._check_fitted(runs, "RankFusion.decision_function")
+        items = self._check_fitted(runs, "RankFusion.decision_function", match)
         feats = self.features(items)
         return feats, self.model_.decision_function(feats.X, n_rounds=n_rounds)
 
-    def fuse(self, runs: RunsLike, *, n_rounds: int | None = None, depth: int | None = None) -> Run:
+    def fuse(
+        self,
+        runs: RunsLike,
+        *,
+        n_rounds: int | None = None,
+        depth: int | None = None,
+        match: str = "name",
+    ) -> Run:
         """Fuse input lists into one ranked list per query.
 
         Parameters
         ----------
         runs : list of Run or dict of str to Run
-            The same lists (same order) as in :meth:`fit`, on any queries.
+            The lists of :meth:`fit`, on any queries, in any order: each is matched to the
+            trained list of the same :attr:`Run.name` (:attr:`list_names_`), or of the same
+            file name (last path component, so the same run files read from another
+            folder match). Names that match no trained list are a ``ValueError`` naming
+            the missing and unknown lists. When names are not available (a duplicate name,
+            or unnamed runs: the default name ``"run"``, on either side) the runs are used
+            in the order given, which must then be the order of :meth:`fit`.
         n_rounds : int, default=None
             Use only the first ``n_rounds`` weak rankers (None = all).
         depth : int, default=None
             Keep the top ``depth`` documents per query (None = all).
+        match : {"name", "order"}, default="name"
+            ``"name"``: match the runs to the trained lists by name as above; ``"order"``:
+            use them in the order given, whatever their names (runs of other files for the
+            same systems, e.g. another year's runs).
 
         Returns
         -------
@@ -452,7 +484,7 @@ class RankFusion:
             Named ``"rankboost"``; ranks ``1..n`` per query by decreasing fused score,
             equal scores ordered by document id.
         """
-        feats, scores = self.decision_function(runs, n_rounds=n_rounds)
+        feats, scores = self.decision_function(runs, n_rounds=n_rounds, match=match)
         run = Run.from_dict(_nested(feats.qid, feats.docid, scores), name="rankboost")
         if depth is not None:
             keep = run.rank <= depth
