@@ -16,9 +16,12 @@ operations in the same order, hence the same bits.
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from typing import Any
 
+import numba
 import numpy as np
 from numpy.typing import NDArray
 
@@ -260,7 +263,23 @@ class WorkerBlocks:
     """
 
     def __init__(self, parts: list[dict[str, Any]], kind: str, normalize: str) -> None:
-        self.blocks = [PartitionBlock(kind=kind, normalize=normalize, **p) for p in parts]
+        self.threads = _worker_threads()
+        with _numba_threads(self.threads):
+            self.blocks = [PartitionBlock(kind=kind, normalize=normalize, **p) for p in parts]
+
+    def __getattribute__(self, name: str) -> Any:
+        # every call runs numba with the worker's threads, not the machine's cores: two
+        # one-thread workers on two cores would otherwise run four numba threads
+        attr = object.__getattribute__(self, name)
+        if name.startswith("_") or name in ("blocks", "threads") or not callable(attr):
+            return attr
+        threads = object.__getattribute__(self, "threads")
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with _numba_threads(threads):
+                return attr(*args, **kwargs)
+
+        return call
 
     def counts(self) -> list[tuple[str, NDArray[Any]]]:
         """Every block's :meth:`PartitionBlock.counts`."""
@@ -316,6 +335,27 @@ class WorkerBlocks:
         for b in self.blocks:
             b.replay(log_total0, rounds)
         return len(rounds)
+
+
+def _worker_threads() -> int:
+    """The threads of the Dask worker this runs on (1 outside a worker)."""
+    try:
+        from distributed import get_worker
+
+        return max(1, int(get_worker().state.nthreads))
+    except (ImportError, ValueError, AttributeError):
+        return 1
+
+
+@contextlib.contextmanager
+def _numba_threads(n: int) -> Iterator[None]:
+    """Run numba kernels with ``n`` threads inside the block (thread-local, restored)."""
+    old = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(n, numba.config.NUMBA_NUM_THREADS)))  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        numba.set_num_threads(old)
 
 
 def _sum(hists: list[NDArray[np.float64]]) -> NDArray[np.float64]:
