@@ -156,7 +156,7 @@ def report(args: argparse.Namespace, r: dict[str, Any]) -> str:
             ["part", "s", "share of the round"],
             [
                 [
-                    "slowest worker's compute (update + next histograms + rloss)",
+                    "busiest worker's compute (its blocks' update + next histograms + rloss)",
                     f"{med['worker_compute']:.4f}",
                     f"{med['worker_compute'] / med['wall']:.0%}",
                 ],
