@@ -12,9 +12,13 @@ WeakLearn.cum = Knowl 6), with the conventions the engine documents (SPEC sectio
   pair) except the largest, in decreasing order, then ``-inf``; for each, ``q_def = 0`` then
   ``1``; features in index order; with ``weak_ranker="both"`` a feature's real-valued
   candidates (``q_def = 0`` then ``1``) follow its threshold candidates;
+  ``thresholds="midpoints"``: ``(a + b) / 2`` for consecutive distinct values ``a < b``;
+  ``thresholds=("uniform", B)``: ``lo + k (hi - lo) / B`` for ``k = 1 .. B-1`` (``lo``,
+  ``hi`` the feature's min and max over the support rows; repeats dropped);
 * ``r = sum D(x0, x1) (h(x1) - h(x0))`` computed *from the pairs* (the potential is only used
   for a cross-check), ``|r|`` maximised, candidates within ``TIE_TOLERANCE`` of the best tied,
-  first in order wins;
+  first in order wins; ``criterion="r"``: only candidates with ``r > 0`` take part (then
+  ``|r| = r``); ``default=0`` or ``1``: only candidates with that ``q_def`` take part;
 * alpha rules "r", "exact" (``W_-, W_0, W_+`` from the pairs) and "line_search" (bisection on
   dZ/dalpha over ``[-MAX_ALPHA, MAX_ALPHA]`` to 1e-13);
 * ``Z = sum D exp(alpha (h(x0) - h(x1)))``, ``D <- D exp(alpha (h(x0) - h(x1))) / Z``.
@@ -139,14 +143,31 @@ def quantile_cuts(values: list[float], n_bins: int) -> list[float]:
     return sorted(chosen)
 
 
+def midpoints(values: list[float]) -> list[float]:
+    """Halfway between consecutive distinct values."""
+    distinct = sorted(set(values))
+    return [(a + b) / 2 for a, b in zip(distinct[:-1], distinct[1:], strict=True)]
+
+
+def uniform_edges(values: list[float], n_bins: int) -> list[float]:
+    """The inner edges of ``n_bins`` equal-width bins between min and max."""
+    lo, hi = min(values), max(values)
+    return sorted({lo + k * (hi - lo) / n_bins for k in range(1, n_bins)} - {hi}) if hi > lo else []
+
+
 def candidates(
     X: np.ndarray, rows: np.ndarray, weak_ranker: str = "threshold", thresholds: Any = "all"
 ) -> list[Ranker]:
     """All candidate weak rankers in the canonical (tie-break) order."""
     out: list[Ranker] = []
     for i in range(X.shape[1]):
-        if thresholds == "all":
+        if isinstance(thresholds, str) and thresholds == "all":
             cuts = distinct_values(X, rows, i)[:-1]
+        elif isinstance(thresholds, str) and thresholds == "midpoints":
+            cuts = midpoints(distinct_values(X, rows, i))
+        elif isinstance(thresholds, tuple):
+            values = distinct_values(X, rows, i)
+            cuts = uniform_edges(values, thresholds[1]) if values else []
         else:
             defined = [float(X[k, i]) for k in rows if not math.isnan(X[k, i])]
             cuts = quantile_cuts(defined, int(thresholds)) if defined else []
@@ -317,10 +338,14 @@ def train(
     thresholds: Any = "all",
     tol: float = 1e-10,
     learning_rate: float = 1.0,
+    criterion: str = "abs_r",
+    default: Any = "learned",
 ) -> Result:
     """RankBoost (Figure 1 of the paper) on a dense pair distribution.
 
     ``learning_rate`` (shrinkage nu) multiplies the rule's alpha; Z is taken at the result.
+    ``criterion="r"`` keeps the candidates with ``r > 0``; ``default=q`` those with
+    ``q_def = q``.
     """
     X = np.asarray(X, dtype=float)
     D1 = np.asarray(D, dtype=float)
@@ -357,8 +382,13 @@ def train(
         def cumulative_of(k: int) -> float:
             return cumulative.get(cands[k].key(), 0.0)
 
+        allowed = [
+            k for k in range(len(cands))
+            if (criterion == "abs_r" or rs[k] > 0)
+            and (default == "learned" or cands[k].default == float(default))
+        ]  # fmt: skip
         chosen, a, top, flags = _weak_learn(
-            range(len(cands)), absr, tol, alpha_of,
+            allowed, absr, tol, alpha_of,
             cumulative_of if positive_cumulative else (lambda k: None),
         )  # fmt: skip
         ambiguous |= flags
@@ -368,7 +398,7 @@ def train(
             # r <= 0) may anchor it is not specified. When the two readings pick different
             # rankers (|r| differences ~ TIE_TOLERANCE), the round is ambiguous.
             eligible = [
-                k for k in range(len(cands))
+                k for k in allowed
                 if rs[k] > 0 or cumulative.get(cands[k].key(), 0.0) > 0
             ]  # fmt: skip
             other, _, _, flags2 = _weak_learn(eligible, absr, tol, alpha_of, cumulative_of)

@@ -298,3 +298,71 @@ def test_issue16_bad_sample_weight_for_bins():
         BinMapper().fit(X, sample_weight=np.ones(2))
     with pytest.raises(ValueError, match="finite non-negative"):
         BinMapper().fit(X, sample_weight=np.array([1.0, -1.0, 1.0]))
+
+
+# --------------------------------------------------------------------------- issue 13
+
+
+def test_issue13_midpoints_are_exactly_halfway():
+    X = np.array([[3.0], [1.0], [np.nan], [3.0], [-1.0], [1.0]])
+    bm = BinMapper("midpoints").fit(X)
+    np.testing.assert_array_equal(bm.cuts_[0], [0.0, 2.0])  # (-1 + 1) / 2, (1 + 3) / 2
+    # the same split of the training rows as "all": same codes
+    np.testing.assert_array_equal(bm.transform(X), BinMapper("all").fit(X).transform(X))
+    # a new value goes to the nearer training value's side
+    h = ThresholdRanker(0, float(bm.cuts_[0][1]), 0.0).predict(np.array([[1.9], [2.1]]))
+    np.testing.assert_array_equal(h, [0.0, 1.0])
+
+
+def test_issue13_midpoints_of_adjacent_and_huge_floats():
+    a = 1.0
+    b = np.nextafter(a, 2.0)
+    big = np.finfo(np.float64).max
+    cuts = rb.binning.midpoint_cuts(np.array([-big, a, b, big]))
+    # (a + b) / 2 rounds to a or b; it must stay a (so [x > cut] still splits a from b)
+    assert cuts[1] == a
+    assert cuts[0] == -big / 2 + a / 2  # no overflow to -inf
+    assert cuts[2] == b / 2 + big / 2
+    assert np.isfinite(cuts).all()
+
+
+@pytest.mark.parametrize("n_bins", [2, 3, 10])
+def test_issue13_uniform_edges(n_bins):
+    col = np.array([2.0, 7.0, np.nan, 2.5, 12.0, 3.0])
+    bm = BinMapper(("uniform", n_bins)).fit(col[:, None])
+    k = np.arange(1, n_bins)
+    np.testing.assert_array_equal(bm.cuts_[0], 2.0 + k * 10.0 / n_bins)
+    assert bm.n_bins_[0] == n_bins
+    # the edges are between min and max, whatever the values in between
+    assert bm.cuts_[0][0] > 2.0
+    assert bm.cuts_[0][-1] < 12.0
+
+
+def test_issue13_uniform_constant_and_huge_range():
+    assert BinMapper(("uniform", 10)).fit(np.full((4, 1), 3.0)).cuts_[0].shape == (0,)
+    big = np.finfo(np.float64).max
+    cuts = rb.binning.uniform_cuts(-big, big, 4)
+    np.testing.assert_allclose(cuts, [-big / 2, 0.0, big / 2], atol=1e300)
+    assert np.isfinite(cuts).all()
+
+
+@pytest.mark.parametrize("thresholds", ["midpoints", ("uniform", 4)])
+def test_issue13_cuts_from_counts_equals_fit(thresholds):
+    """The Dask merge (cuts_from_counts) gives the single-machine cuts for the new rules."""
+    rng = np.random.default_rng(3)
+    col = rng.integers(0, 9, size=50).astype(float)
+    distinct, counts = np.unique(col, return_counts=True)
+    np.testing.assert_array_equal(
+        rb.binning.cuts_from_counts(distinct, np.cumsum(counts), thresholds),
+        BinMapper(thresholds).fit(col[:, None]).cuts_[0],
+    )
+
+
+@pytest.mark.parametrize(
+    ("bad", "exc"),
+    [(("uniform", 1), ValueError), (("uniform", 2.5), ValueError), (("quantile", 4), TypeError),
+     ("uniform", ValueError), ("midpoint", ValueError)],
+)  # fmt: skip
+def test_issue13_bad_threshold_rules(bad, exc):
+    with pytest.raises(exc, match=r"thresholds"):
+        check_thresholds(bad)

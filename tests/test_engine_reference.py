@@ -124,17 +124,30 @@ def same_ranker(model: rb.RankBoostModel, t: int, expected: ref.Ranker) -> bool:
 
 
 def assert_matches_reference(
-    X, feedback, D, *, alpha, weak_ranker, positive_cumulative, learning_rate=1.0
+    X,
+    feedback,
+    D,
+    *,
+    alpha,
+    weak_ranker,
+    positive_cumulative,
+    learning_rate=1.0,
+    thresholds="all",
+    criterion="abs_r",
+    default="learned",
 ):
     params = {
         "alpha": alpha,
         "weak_ranker": weak_ranker,
         "positive_cumulative": positive_cumulative,
         "learning_rate": learning_rate,
+        "thresholds": thresholds,
+        "criterion": criterion,
+        "default": default,
     }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rb.TrainingStoppedWarning)
-        model = rb.train(X, feedback, N_ROUNDS, thresholds="all", tol=TOL, **params)
+        model = rb.train(X, feedback, N_ROUNDS, tol=TOL, **params)
     expected = ref.train(X, D, N_ROUNDS, tol=TOL, **params)
     D1 = D / D.sum()
     upto = len(expected.rounds)
@@ -352,3 +365,71 @@ def test_learning_rate_matches_reference(problem, normalize, rule, nu, cum):
         D1 = D / D.sum()
         expected = float(np.sum(D1 * np.exp(H[:, None] - H[None, :])))
         assert model.history["bound"][-1] == pytest.approx(expected, rel=1e-10)
+
+
+def _feedback_of(kind, data, normalize):
+    if kind == "pairs":
+        X, pairs, weights = data
+        fb = rb.PairFeedback(pairs, weights, n_samples=X.shape[0])
+        return X, fb, ref.pair_matrix(X.shape[0], pairs, weights)
+    X, y, qid = data
+    cls = rb.BipartiteFeedback if kind == "bipartite" else rb.LayeredFeedback
+    return X, cls(y, qid, normalize=normalize), ref.layered_matrix(y, qid, normalize)
+
+
+any_feedback = st.one_of(
+    pair_problems().map(lambda p: ("pairs", p)),
+    graded_problems(binary=True).map(lambda p: ("bipartite", p)),
+    graded_problems(binary=False).map(lambda p: ("layered", p)),
+)
+
+
+@SETTINGS
+@given(
+    problem=any_feedback,
+    normalize=st.sampled_from(["pair", "query"]),
+    rule=st.sampled_from(
+        [("r", "threshold"), ("r", "both"), ("exact", "threshold"), ("line_search", "threshold")]
+    ),
+    criterion=st.sampled_from(["abs_r", "r"]),
+    default=st.sampled_from(["learned", 0, 1]),
+    cum=st.booleans(),
+)
+def test_issue13_criterion_and_default_match_reference(
+    problem, normalize, rule, criterion, default, cum
+):
+    """WeakLearn's options (issue 13, SPEC 4.1): criterion="r" (only r > 0, no sign
+    reversal) and a fixed q_def, against the oracle's filter of its candidate list, for
+    every feedback kind."""
+    X, fb, D = _feedback_of(*problem, normalize)
+    model, _ = assert_matches_reference(
+        X, fb, D, alpha=rule[0], weak_ranker=rule[1], positive_cumulative=cum,
+        criterion=criterion, default=default,
+    )  # fmt: skip
+    if criterion == "r":
+        assert (model.history["r"] > 0).all()
+        assert (model.history["alpha"] > 0).all()
+    if default != "learned":
+        assert (model.history["default"] == default).all()
+
+
+@SETTINGS
+@given(
+    problem=any_feedback,
+    normalize=st.sampled_from(["pair", "query"]),
+    rule=rule_and_ranker,
+    thresholds=st.one_of(st.just("midpoints"), st.integers(2, 12).map(lambda b: ("uniform", b))),
+    criterion=st.sampled_from(["abs_r", "r"]),
+    cum=st.booleans(),
+)
+def test_issue13_threshold_rules_match_reference(
+    problem, normalize, rule, thresholds, criterion, cum
+):
+    """thresholds="midpoints" and ("uniform", B) (issue 13, SPEC 4.1): the engine's
+    candidates and rounds equal the oracle's, whose cuts are written from the definitions
+    ((a + b) / 2; lo + k (hi - lo) / B), for every feedback kind."""
+    X, fb, D = _feedback_of(*problem, normalize)
+    assert_matches_reference(
+        X, fb, D, alpha=rule[0], weak_ranker=rule[1], positive_cumulative=cum,
+        thresholds=thresholds, criterion=criterion,
+    )  # fmt: skip

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import inspect
 
+import numpy as np
 import pytest
 
 import rankboost as rb
@@ -44,6 +45,20 @@ def test_train_params_defaults_are_the_table():
     for q in TRAIN_PARAMS:
         assert getattr(p, q.name) == q.default, q.name
     assert [q.name for q in TRAIN_PARAMS] == list(p.to_dict())
+
+
+def _dask_surfaces():
+    try:
+        import rankboost.dask as rbd
+    except ImportError:  # the [dask] extra is not installed
+        return {}
+    return {
+        "DaskRankBoostRanker": (rbd.DaskRankBoostRanker, {"n_rounds": "n_estimators"}, {}),
+        "dask.make_booster": (rbd.make_booster, {}, {}),
+    }
+
+
+SURFACES.update(_dask_surfaces())
 
 
 @pytest.mark.parametrize("surface", list(SURFACES))
@@ -119,6 +134,65 @@ def test_hidden_aliases_of_the_fuse_cli_still_parse():
 def test_parse_integers_and_all(text, value):
     q = {p.name: p for p in TRAIN_PARAMS}["thresholds" if text in ("all", "64") else "n_rounds"]
     assert q.parse(text) == value
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "value"),
+    [("thresholds", "midpoints", "midpoints"), ("thresholds", "uniform:10", ("uniform", 10)),
+     ("default", "learned", "learned"), ("default", "0", 0), ("default", "1", 1),
+     ("criterion", "r", "r")],
+)  # fmt: skip
+def test_issue13_parse_new_values(name, text, value):
+    q = {p.name: p for p in TRAIN_PARAMS}[name]
+    assert q.parse(text) == value
+    assert TrainParams(**{name: value}).to_dict()[name] == (
+        list(value) if isinstance(value, tuple) else value
+    )
+
+
+def test_issue13_cli_options():
+    args = _build_parser().parse_args(
+        ["train", "data.txt", "--thresholds", "uniform:10", "--criterion", "r", "--default", "0"]
+    )
+    assert (args.thresholds, args.criterion, args.default) == (("uniform", 10), "r", 0)
+    with pytest.raises(SystemExit):
+        _build_parser().parse_args(["train", "data.txt", "--criterion", "exact_z"])
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "allowed"),
+    [("criterion", "exact_z", r"one of \('abs_r', 'r'\)"),
+     ("criterion", None, r"one of \('abs_r', 'r'\)"),
+     ("default", 2, r"'learned', 0 or 1"), ("default", True, r"'learned', 0 or 1"),
+     ("default", "0", r"'learned', 0 or 1"), ("default", 0.5, r"'learned', 0 or 1"),
+     ("thresholds", ("uniform", 1), r"'midpoints' or \('uniform', B\)"),
+     ("thresholds", ("uniform", 2.0), r"'midpoints' or \('uniform', B\)"),
+     ("thresholds", ("quantile", 8), r"'midpoints' or \('uniform', B\)"),
+     ("thresholds", "midpoint", r"'midpoints' or \('uniform', B\)")],
+)  # fmt: skip
+def test_issue13_bad_values_raise_the_template(name, value, allowed):
+    pattern = rf"^The {name!r} parameter of rankboost.train must be .*{allowed}.*; got "
+    with pytest.raises(ParameterError, match=pattern):
+        rb.train(np.zeros((2, 1)), rb.BipartiteFeedback([0, 1]), **{name: value})
+    with pytest.raises(ParameterError, match=rf"parameter of RankBoostRanker must be .*{allowed}"):
+        rb.RankBoostRanker(**{name: value}).fit(np.zeros((2, 1)), [0, 1], qid=[0, 0])
+
+
+@pytest.mark.parametrize("thresholds", ["midpoints", ("uniform", 10), ["uniform", 10]])
+def test_issue13_params_round_trip_json(thresholds, tmp_path):
+    """A model trained with the new values saves and loads (JSON lists become tuples)."""
+    X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    model = rb.train(
+        X, rb.BipartiteFeedback([0, 1, 0, 1]), 3, thresholds=thresholds, criterion="r",
+        default=1,
+    )  # fmt: skip
+    model.save(tmp_path / "m.json")
+    back = rb.load_model(tmp_path / "m.json")
+    assert back.params["thresholds"] == (
+        list(thresholds) if not isinstance(thresholds, str) else thresholds
+    )
+    assert (back.params["criterion"], back.params["default"]) == ("r", 1)
+    np.testing.assert_array_equal(back.decision_function(X), model.decision_function(X))
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,14 @@ The candidate thresholds of a feature are
   (a threshold is always a training value, and the choice depends only on the order of the
   values, so it is invariant to strictly increasing transforms of the feature);
 
-plus ``theta = -inf`` in both cases, which with ``q_def = 0`` is the ranker "the feature does
+* ``thresholds="midpoints"``: halfway between consecutive distinct training values (as
+  RankBoost+'s code does): the same split of the training rows as ``"all"``, but a new value
+  between two training values goes to the nearer one's side;
+* ``thresholds=("uniform", B)``: the ``B - 1`` inner edges of ``B`` equal-width bins between
+  the feature's training min and max (RankLib's rule, default ``B = 10`` there); not
+  invariant to transforms of the feature, and row weights do not move them;
+
+plus ``theta = -inf`` in every case, which with ``q_def = 0`` is the ranker "the feature does
 not abstain on x" (in meta-search: "list i returned x"). With row weights (``sample_weight``
 of :meth:`BinMapper.fit`) the quantiles are weighted: integer weights ``w`` give the cuts of
 the data with each row repeated ``w`` times.
@@ -35,32 +42,47 @@ from numpy.typing import NDArray
 from ._kernels import use_parallel
 from ._kernels.binning import bin_rows, gather_columns
 
-__all__ = ["BinMapper", "check_thresholds", "cuts_from_counts"]
+__all__ = ["BinMapper", "check_thresholds", "cuts_from_counts", "midpoint_cuts", "uniform_cuts"]
 
 
-def check_thresholds(thresholds: int | str) -> int | str:
-    """Validate the ``thresholds`` parameter; return it unchanged."""
-    if isinstance(thresholds, str):
-        if thresholds != "all":
+def check_thresholds(thresholds: Any) -> Any:
+    """Validate the ``thresholds`` parameter; return it (``("uniform", B)`` as a tuple)."""
+    if isinstance(thresholds, (tuple, list)):
+        if len(thresholds) != 2 or thresholds[0] != "uniform":
+            raise TypeError(
+                "thresholds must be 'all' or an int number of bins >= 2, 'midpoints' or "
+                f"('uniform', B); got {thresholds!r}."
+            )
+        b = thresholds[1]
+        if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 2:
             raise ValueError(
-                f"thresholds must be 'all' or an int number of bins >= 2; got {thresholds!r}."
+                f"thresholds=('uniform', B) needs an int number of bins B >= 2; got {b!r}."
+            )
+        return ("uniform", int(b))
+    if isinstance(thresholds, str):
+        if thresholds not in ("all", "midpoints"):
+            raise ValueError(
+                "thresholds must be 'all' or an int number of bins >= 2, 'midpoints' or "
+                f"('uniform', B); got {thresholds!r}."
             )
         return thresholds
     if isinstance(thresholds, bool) or not isinstance(thresholds, (int, np.integer)):
         raise TypeError(
-            "thresholds must be 'all' or an int number of bins >= 2; got "
+            "thresholds must be 'all' or an int number of bins >= 2, 'midpoints' or "
+            "('uniform', B); got "
             f"{type(thresholds).__name__} {thresholds!r}."
         )
     if thresholds < 2:
         raise ValueError(
-            f"thresholds must be 'all' or an int number of bins >= 2; got {thresholds}."
+            "thresholds must be 'all' or an int number of bins >= 2, 'midpoints' or "
+            f"('uniform', B); got {thresholds}."
         )
     return int(thresholds)
 
 
 def _cuts_from_sorted(
     values: NDArray[np.float64],
-    thresholds: int | str,
+    thresholds: int | str | tuple[str, int],
     weights: NDArray[np.float64] | None = None,
 ) -> NDArray:
     """Candidate cut values of one feature from its sorted non-NaN training values.
@@ -82,7 +104,7 @@ def _cuts_from_sorted(
 
 
 def cuts_from_counts(
-    distinct: NDArray[np.float64], ends: NDArray[Any], thresholds: int | str
+    distinct: NDArray[np.float64], ends: NDArray[Any], thresholds: int | str | tuple[str, int]
 ) -> NDArray[np.float64]:
     """Candidate cut values of one feature from its distinct values and cumulative counts.
 
@@ -104,6 +126,10 @@ def cuts_from_counts(
     """
     if distinct.shape[0] == 0:
         return np.empty(0, dtype=np.float64)
+    if isinstance(thresholds, (tuple, list)):
+        return uniform_cuts(float(distinct[0]), float(distinct[-1]), int(thresholds[1]))
+    if isinstance(thresholds, str) and thresholds == "midpoints":
+        return midpoint_cuts(distinct)
     if thresholds == "all" or distinct.shape[0] <= int(thresholds):
         return distinct[:-1] + 0.0  # + 0.0: -0.0 and 0.0 sort in either order; store 0.0
     n_bins = int(thresholds)
@@ -113,13 +139,55 @@ def cuts_from_counts(
     return distinct[idx] + 0.0
 
 
+def midpoint_cuts(distinct: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``thresholds="midpoints"``: halfway between consecutive distinct values.
+
+    ``a / 2 + b / 2`` (which equals the rounded ``(a + b) / 2`` and cannot overflow); when
+    ``a`` and ``b`` are adjacent floats the rounded midpoint may be ``b``, and then ``a`` is
+    the cut, so the cuts always split the training values as ``"all"`` does.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankboost.binning import midpoint_cuts
+    >>> midpoint_cuts(np.array([1.0, 2.0, 5.0]))
+    array([1.5, 3.5])
+    """
+    a, b = distinct[:-1], distinct[1:]
+    mid = a / 2.0 + b / 2.0
+    mid = np.where((mid >= b) | (mid < a), a, mid)
+    return mid + 0.0
+
+
+def uniform_cuts(low: float, high: float, n_bins: int) -> NDArray[np.float64]:
+    """``thresholds=("uniform", B)``: the ``B - 1`` inner edges of ``B`` equal-width bins.
+
+    The edges ``low + k (high - low) / B``, ``k = 1 .. B-1`` (RankLib's candidates, whose
+    default is ``B = 10``), without repeats; none when ``low == high``.
+
+    Examples
+    --------
+    >>> from rankboost.binning import uniform_cuts
+    >>> uniform_cuts(0.0, 1.0, 4)
+    array([0.25, 0.5 , 0.75])
+    """
+    low, high = float(low), float(high)  # Python floats: high - low may be inf, no warning
+    if not high > low:
+        return np.empty(0, dtype=np.float64)
+    edges = low + np.arange(1, n_bins, dtype=np.float64) * (high - low) / n_bins
+    if not np.isfinite(edges).all():  # high - low overflows: the same edges, by weights
+        w = np.arange(1, n_bins, dtype=np.float64) / n_bins
+        edges = low * (1.0 - w) + high * w
+    return np.unique(edges[(edges >= low) & (edges < high)]) + 0.0
+
+
 @dataclass
 class BinMapper:
     """Per-feature candidate thresholds and the feature-major code matrix.
 
     Parameters
     ----------
-    thresholds : int or "all", default=255
+    thresholds : int, "all", "midpoints" or ("uniform", B), default=255
         See the module docstring.
 
     Attributes
@@ -143,7 +211,7 @@ class BinMapper:
            [0, 1, 2, 1]], dtype=uint8)
     """
 
-    thresholds: int | str = 255
+    thresholds: int | str | tuple[str, int] = 255
 
     def fit(
         self,
@@ -197,7 +265,7 @@ class BinMapper:
         X: NDArray[np.float64],
         rows: NDArray[np.int64],
         sample_weight: NDArray[np.float64],
-        thresholds: int | str,
+        thresholds: int | str | tuple[str, int],
     ) -> BinMapper:
         """:meth:`fit` with row weights: one stable argsort per feature carries them along."""
         w = np.asarray(sample_weight, dtype=np.float64)
@@ -228,7 +296,7 @@ class BinMapper:
         cls,
         cuts: list[NDArray[np.float64]],
         has_values: NDArray[np.bool_] | None = None,
-        thresholds: int | str = 255,
+        thresholds: int | str | tuple[str, int] = 255,
     ) -> BinMapper:
         """A fitted mapper from per-feature sorted cut values.
 

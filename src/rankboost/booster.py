@@ -428,6 +428,10 @@ class Booster:
         p = self.params
         table = candidate_table(self._histograms(), self.binner.n_bins_, p.weak_ranker)
         alive = table.valid.copy()
+        if p.criterion == "r":  # RankLib: max r among r > 0, never a reversed ranker
+            alive &= table.r > 0
+        if p.default != "learned":  # q_def fixed: only the candidates with that default
+            alive &= table.column_defaults()[None, :] == int(p.default)
         if self._cumulative is None:
             # candidates keep their flat index for the whole run (the table's shape is fixed
             # by the binning), so WeakLearn.cum's c(h) is one array
@@ -460,6 +464,7 @@ class Booster:
                 f"tol={p.tol:g} (best |r| = {best_abs:.3g}); no candidate orders the "
                 "remaining crucial pairs better than chance"
                 + (" under the positive-cumulative constraint" if p.positive_cumulative else "")
+                + (" with r > 0 (criterion='r')" if p.criterion == "r" else "")
             )
             return None
         ranker, hs, r, flat = chosen
@@ -513,7 +518,9 @@ def train(
     alpha: str = "r",
     learning_rate: float = 1.0,
     positive_cumulative: bool = False,
-    thresholds: int | str = 255,
+    thresholds: int | str | tuple[str, int] = 255,
+    criterion: str = "abs_r",
+    default: str | int = "learned",
     weak_ranker: str = "threshold",
     callbacks: Sequence[Callable[[CallbackEnv], None]] | None = None,
     tol: float = 1e-9,
@@ -550,8 +557,16 @@ def train(
         tie window of :mod:`rankboost.weak_rankers` anchored at the best eligible one.
         The guarantee is over the values where the feature is defined; the (learned) value
         where it abstains is its own step, which may sit anywhere relative to them.
-    thresholds : int or "all", default=255
-        Candidate thresholds per feature (:mod:`rankboost.binning`).
+    thresholds : int, "all", "midpoints" or ("uniform", B), default=255
+        Candidate thresholds per feature (:mod:`rankboost.binning`): ``B`` quantile bins,
+        every distinct value, the midpoints between consecutive distinct values, or ``B``
+        equal-width bins between the training min and max (RankLib's rule).
+    criterion : {"abs_r", "r"}, default="abs_r"
+        WeakLearn's objective (:mod:`rankboost.weak_rankers`): the largest ``|r|`` (the
+        paper; ``r < 0`` gives a negative alpha), or the largest ``r`` among candidates
+        with ``r > 0`` (RankLib: no sign reversal).
+    default : {"learned", 0, 1}, default="learned"
+        ``q_def`` where the feature abstains: picked by WeakLearn (the paper) or fixed.
     weak_ranker : {"threshold", "feature", "both"}, default="threshold"
         Binary threshold rankers (the paper), real-valued rank rankers in [0, 1], or both.
     callbacks : list of callable, default=None
@@ -592,6 +607,8 @@ def train(
         "learning_rate": learning_rate,
         "positive_cumulative": positive_cumulative,
         "thresholds": thresholds,
+        "criterion": criterion,
+        "default": default,
         "weak_ranker": weak_ranker,
         "tol": tol,
     }

@@ -84,12 +84,26 @@ def _learning_rate(v: Any) -> str | None:
     return None if ok and math.isfinite(float(v)) else "a float in (0, 1]"
 
 
+def _is_bins(v: Any) -> bool:
+    return not isinstance(v, bool) and isinstance(v, numbers.Integral) and int(v) >= 2
+
+
 def _thresholds(v: Any) -> str | None:
-    if v == "all" and isinstance(v, str):
+    if isinstance(v, str) and v in THRESHOLD_RULES:
         return None
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 2:
-        return "'all' or an int number of bins >= 2"
+    if isinstance(v, (tuple, list)) and len(v) == 2 and v[0] == "uniform" and _is_bins(v[1]):
+        return None
+    if not _is_bins(v):
+        return "'all' or an int number of bins >= 2, 'midpoints' or ('uniform', B) with B >= 2"
     return None
+
+
+def _default(v: Any) -> str | None:
+    if isinstance(v, str) and v == "learned":
+        return None
+    if not isinstance(v, bool) and isinstance(v, numbers.Integral) and v in (0, 1):
+        return None
+    return "'learned', 0 or 1"
 
 
 def _non_negative(v: Any) -> str | None:
@@ -135,7 +149,14 @@ class Param:
         if self.choices is not None:  # argparse checks choices (and says "invalid choice")
             return text
         value: Any = text
-        if not (self.name == "thresholds" and text == "all"):
+        if self.name == "thresholds" and text.startswith("uniform:"):
+            bins = text.partition(":")[2]
+            value = ("uniform", int(bins)) if bins.isdigit() else text
+        elif self.name == "default" and text in ("0", "1"):
+            value = int(text)
+        elif not (
+            self.name in ("thresholds", "default") and text in THRESHOLD_RULES + ("learned",)
+        ):
             try:
                 num = float(text)
             except ValueError:
@@ -155,6 +176,8 @@ ALPHA_RULES = ("r", "exact", "line_search")
 WEAK_RANKERS = ("threshold", "feature", "both")
 NORMALIZE = ("query", "pair")
 FEEDBACKS = ("layered", "bipartite")
+CRITERIA = ("abs_r", "r")
+THRESHOLD_RULES = ("all", "midpoints")
 
 #: The training parameters, in the order of :class:`TrainParams`.
 TRAIN_PARAMS: tuple[Param, ...] = (
@@ -186,10 +209,29 @@ TRAIN_PARAMS: tuple[Param, ...] = (
     Param(
         "thresholds",
         255,
-        "candidate thresholds per feature: B quantile bins, or 'all' distinct values",
+        "candidate thresholds per feature: B quantile bins, 'all' distinct values, "
+        "'midpoints' between them, or uniform:B equal-width bins",
         _thresholds,
         cli="--thresholds",
-        metavar="B|all",
+        metavar="B|all|midpoints|uniform:B",
+    ),
+    Param(
+        "criterion",
+        "abs_r",
+        "WeakLearn's objective: abs_r = max |r| (the paper; r < 0 gives alpha < 0), "
+        "r = max r over r > 0 (RankLib, no sign reversal)",
+        _choice(CRITERIA),
+        choices=CRITERIA,
+        cli="--criterion",
+    ),
+    Param(
+        "default",
+        "learned",
+        "q_def where a feature abstains: learned (WeakLearn picks 0 or 1, the paper), or fixed "
+        "0 or 1",
+        _default,
+        cli="--default",
+        metavar="learned|0|1",
     ),
     Param(
         "weak_ranker",
@@ -283,8 +325,17 @@ class TrainParams:
         ``rloss <= prod Z_t`` still holds.
     positive_cumulative : bool, default=False
         WeakLearn.cum (paper section 4).
-    thresholds : int or "all", default=255
-        Candidate thresholds per feature (:mod:`rankboost.binning`).
+    thresholds : int, "all", "midpoints" or ("uniform", B), default=255
+        Candidate thresholds per feature (:mod:`rankboost.binning`): quantile bins, every
+        distinct value, the midpoints between consecutive distinct values, or ``B``
+        equal-width bins between the training min and max.
+    criterion : {"abs_r", "r"}, default="abs_r"
+        WeakLearn's objective (:mod:`rankboost.weak_rankers`): the largest ``|r|`` (the
+        paper; a candidate with ``r < 0`` gets a negative alpha), or the largest ``r``
+        among candidates with ``r > 0`` (RankLib; no sign reversal).
+    default : {"learned", 0, 1}, default="learned"
+        ``q_def``, the value of a weak ranker where its feature abstains: chosen by WeakLearn
+        (the paper), or fixed (only the candidates with that ``q_def``).
     weak_ranker : {"threshold", "feature", "both"}, default="threshold"
         Binary threshold rankers (the paper's), real-valued rankers in [0, 1], or both.
     tol : float, default=1e-9
@@ -301,7 +352,9 @@ class TrainParams:
     alpha: str = "r"
     learning_rate: float = 1.0
     positive_cumulative: bool = False
-    thresholds: int | str = 255
+    thresholds: int | str | tuple[str, int] = 255
+    criterion: str = "abs_r"
+    default: str | int = "learned"
     weak_ranker: str = "threshold"
     tol: float = 1e-9
 
@@ -329,8 +382,12 @@ class TrainParams:
         d["learning_rate"] = float(d["learning_rate"])
         d["positive_cumulative"] = bool(d["positive_cumulative"])
         d["tol"] = float(d["tol"])
-        if not isinstance(d["thresholds"], str):
+        if isinstance(d["thresholds"], (tuple, list)):  # ("uniform", B): a JSON list
+            d["thresholds"] = [str(d["thresholds"][0]), int(d["thresholds"][1])]
+        elif not isinstance(d["thresholds"], str):
             d["thresholds"] = int(d["thresholds"])
+        if not isinstance(d["default"], str):
+            d["default"] = int(d["default"])
         return d
 
 
@@ -371,6 +428,8 @@ def make_params(owner: str, aliases: Mapping[str, str] | None = None, **values: 
     params = object.__new__(TrainParams)
     for f in fields(TrainParams):
         object.__setattr__(params, f.name, values.get(f.name, f.default))
+    if isinstance(params.thresholds, list):  # ("uniform", B) read back from JSON
+        object.__setattr__(params, "thresholds", tuple(params.thresholds))
     params._validate(owner, aliases)
     return params
 

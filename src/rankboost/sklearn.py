@@ -116,8 +116,14 @@ class RankBoostRanker(BaseEstimator):
         ``Z`` for binary rankers) or a line search on ``Z``.
     learning_rate : float, default=1.0
         Shrinkage ``nu`` in (0, 1]: ``alpha_t = nu`` times the rule's alpha (1 = the paper).
-    thresholds : int or "all", default=255
-        Candidate thresholds per feature: quantile candidates, or every distinct value.
+    thresholds : int, "all", "midpoints" or ("uniform", B), default=255
+        Candidate thresholds per feature: quantile candidates, every distinct value, the
+        midpoints between them, or ``B`` equal-width bins (:mod:`rankboost.binning`).
+    criterion : {"abs_r", "r"}, default="abs_r"
+        WeakLearn's objective: the largest ``|r|`` (the paper) or the largest ``r > 0``
+        (RankLib, no sign reversal).
+    default : {"learned", 0, 1}, default="learned"
+        ``q_def`` where a feature abstains: picked by WeakLearn, or fixed.
     positive_cumulative : bool, default=False
         WeakLearn.cum: keep ``H`` non-decreasing in every feature.
     weak_ranker : {"threshold", "feature", "both"}, default="threshold"
@@ -204,13 +210,20 @@ class RankBoostRanker(BaseEstimator):
     True
     """
 
+    # Under scikit-learn's metadata routing (scikit-learn >= 1.4) fit and score request the
+    # query ids by default, so GridSearchCV/cross_validate pass each fold its own qid.
+    __metadata_request__fit = {"qid": True}
+    __metadata_request__score = {"qid": True}
+
     def __init__(
         self,
         *,
         n_estimators: int = 300,
         alpha: str = "r",
         learning_rate: float = 1.0,
-        thresholds: int | str = 255,
+        thresholds: int | str | tuple[str, int] = 255,
+        criterion: str = "abs_r",
+        default: str | int = "learned",
         positive_cumulative: bool = False,
         weak_ranker: str = "threshold",
         feedback: str = "layered",
@@ -222,6 +235,8 @@ class RankBoostRanker(BaseEstimator):
         self.alpha = alpha
         self.learning_rate = learning_rate
         self.thresholds = thresholds
+        self.criterion = criterion
+        self.default = default
         self.positive_cumulative = positive_cumulative
         self.weak_ranker = weak_ranker
         self.feedback = feedback
@@ -252,6 +267,8 @@ class RankBoostRanker(BaseEstimator):
             learning_rate=self.learning_rate,
             positive_cumulative=self.positive_cumulative,
             thresholds=self.thresholds,
+            criterion=self.criterion,
+            default=self.default,
             weak_ranker=self.weak_ranker,
             tol=self.tol,
         )

@@ -14,6 +14,15 @@ WeakLearn picks the candidate maximising ``|r|`` where ``r = sum_x pi(x) h(x)`` 
 the potential (paper section 4). For a threshold ranker with threshold index ``t`` the scan gives
 ``L(t) = sum_{code > t} pi`` and ``R = sum_{ranked} pi``, and ``r = L - q_def R``.
 
+Options of WeakLearn (``rb.train(..., criterion=, default=)``):
+
+* ``criterion="abs_r"`` (default, the paper): maximise ``|r|``; a candidate with ``r < 0``
+  gets a negative ``alpha`` (the reversed ranker). ``criterion="r"`` (RankLib): only
+  candidates with ``r > 0`` compete, and the largest ``r`` wins (no sign reversal).
+* ``default="learned"`` (default, the paper): both ``q_def = 0`` and ``q_def = 1`` are
+  candidates; ``default=0`` or ``1`` keeps only the candidates with that ``q_def`` (e.g.
+  "absent = worst" is ``default=0``).
+
 Tie-break (documented, tests rely on it): candidates whose ``|r|`` is within
 ``TIE_TOLERANCE`` of the best are tied, and the first in the order (smallest feature index,
 then largest threshold, then ``q_def = 0``; with ``weak_ranker="both"``, a feature's real-valued
@@ -127,6 +136,11 @@ class CandidateTable:
         if j < 2 * self.n_thresholds:
             return i, "threshold", self.n_thresholds - 1 - j // 2, j % 2
         return i, "feature", -1, j - 2 * self.n_thresholds
+
+    def column_defaults(self) -> NDArray[np.int64]:
+        """``q_def`` of every column (what ``default=0`` or ``1`` keeps)."""
+        j = np.arange(self.r.shape[1])
+        return np.where(j < 2 * self.n_thresholds, j % 2, j - 2 * self.n_thresholds)
 
     def best(self, tol: float = TIE_TOLERANCE, alive: NDArray[np.bool_] | None = None) -> int:
         """Flat index of the first candidate whose ``|r|`` is within ``tol`` of the best."""

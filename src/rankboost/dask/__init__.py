@@ -62,7 +62,9 @@ def make_booster(
     alpha: str = "r",
     learning_rate: float = 1.0,
     positive_cumulative: bool = False,
-    thresholds: int | str = 255,
+    thresholds: int | str | tuple[str, int] = 255,
+    criterion: str = "abs_r",
+    default: str | int = "learned",
     weak_ranker: str = "threshold",
     tol: float = 1e-9,
     feature_names: Sequence[str] | None = None,
@@ -86,6 +88,8 @@ def make_booster(
         "learning_rate": learning_rate,
         "positive_cumulative": positive_cumulative,
         "thresholds": thresholds,
+        "criterion": criterion,
+        "default": default,
         "weak_ranker": weak_ranker,
         "tol": tol,
     }
@@ -199,7 +203,8 @@ def train(
         Global candidate thresholds: the exact merge of every partition's value counts
         (same bins as one machine), a mergeable quantile sketch (``"auto"`` picks it above
         2^24 distinct (value, partition) pairs), or bins fitted on a sample.
-    n_rounds, alpha, learning_rate, positive_cumulative, thresholds, weak_ranker, tol
+    n_rounds, alpha, learning_rate, positive_cumulative, thresholds, criterion, default
+    weak_ranker, tol
         As :func:`rankboost.train` (one definition: :mod:`rankboost.params`).
     callbacks : list of callable, default=None
         As :func:`rankboost.train` (run on the client; e.g. early stopping on a validation

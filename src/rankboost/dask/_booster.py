@@ -50,7 +50,8 @@ SKETCH_POINTS_PER_BIN = 16
 
 
 def merge_value_counts(
-    parts: list[list[tuple[NDArray[np.float64], NDArray[Any]]]], thresholds: int | str
+    parts: list[list[tuple[NDArray[np.float64], NDArray[Any]]]],
+    thresholds: int | str | tuple[str, int],
 ) -> tuple[list[NDArray[np.float64]], NDArray[np.bool_]]:
     """Global cuts from the partitions' per-feature (distinct values, counts).
 
@@ -267,11 +268,13 @@ class DaskBooster(Booster):
         vcs = self._call("value_counts")
         n_values = sum(v.shape[0] for vc in vcs for v, _ in vc)
         sketch = bins == "sketch" or (bins == "auto" and n_values > MAX_EXACT_VALUES)
-        if sketch and thresholds == "all":
+        if sketch and isinstance(thresholds, (str, tuple, list)):  # not quantile bins
             if bins == "sketch":
-                raise ValueError("bins='sketch' needs an int number of thresholds, not 'all'.")
+                raise ValueError(
+                    f"bins='sketch' needs an int number of thresholds, not {thresholds!r}."
+                )
             sketch = False
-        if sketch:
+        if sketch and isinstance(thresholds, (int, np.integer)):
             points = SKETCH_POINTS_PER_BIN * int(thresholds)
             vcs = [sketch_value_counts(vc, points) for vc in vcs]
         cuts, has = merge_value_counts(vcs, thresholds)

@@ -34,9 +34,9 @@ class DaskRankBoostRanker(RankBoostRanker):
     client : distributed.Client, default=None
         The cluster's client; None uses the default client (``distributed.get_client()``)
         at ``fit`` time. Not pickled.
-    n_estimators, alpha, learning_rate, thresholds, positive_cumulative, weak_ranker
+    n_estimators, alpha, learning_rate, thresholds, criterion, default, positive_cumulative
         As :class:`rankboost.RankBoostRanker`.
-    feedback, normalize, tol, verbose
+    weak_ranker, feedback, normalize, tol, verbose
         As :class:`rankboost.RankBoostRanker`.
 
     Notes
@@ -62,7 +62,9 @@ class DaskRankBoostRanker(RankBoostRanker):
         n_estimators: int = 300,
         alpha: str = "r",
         learning_rate: float = 1.0,
-        thresholds: int | str = 255,
+        thresholds: int | str | tuple[str, int] = 255,
+        criterion: str = "abs_r",
+        default: str | int = "learned",
         positive_cumulative: bool = False,
         weak_ranker: str = "threshold",
         feedback: str = "layered",
@@ -75,6 +77,8 @@ class DaskRankBoostRanker(RankBoostRanker):
             alpha=alpha,
             learning_rate=learning_rate,
             thresholds=thresholds,
+            criterion=criterion,
+            default=default,
             positive_cumulative=positive_cumulative,
             weak_ranker=weak_ranker,
             feedback=feedback,

@@ -242,9 +242,14 @@ class RankFusion:
         Step-size rule of :func:`rankboost.train`.
     learning_rate : float, default=1.0
         Shrinkage ``nu`` in (0, 1]: ``alpha_t = nu`` times the rule's alpha (1 = the paper).
-    thresholds : int or "all", default="all"
+    thresholds : int, "all", "midpoints" or ("uniform", B), default="all"
         Candidate thresholds per feature; ``"all"`` tries "top ``k`` of list ``i``" for
-        every rank ``k`` seen in training.
+        every rank ``k`` seen in training (:mod:`rankboost.binning` for the others).
+    criterion : {"abs_r", "r"}, default="abs_r"
+        WeakLearn's objective: the largest ``|r|`` (the paper) or the largest ``r > 0``.
+    default : {"learned", 0, 1}, default="learned"
+        ``q_def`` where a list does not return the document: picked by WeakLearn, or fixed
+        (``0``: "absent = worst").
     weak_ranker : {"threshold", "feature", "both"}, default="threshold"
         Weak rankers of :func:`rankboost.train`.
 
@@ -296,7 +301,9 @@ class RankFusion:
         normalize: str = "query",
         alpha: str = "r",
         learning_rate: float = 1.0,
-        thresholds: int | str = "all",
+        thresholds: int | str | tuple[str, int] = "all",
+        criterion: str = "abs_r",
+        default: str | int = "learned",
         weak_ranker: str = "threshold",
     ) -> None:
         self.n_rounds = n_rounds
@@ -307,6 +314,8 @@ class RankFusion:
         self.alpha = alpha
         self.learning_rate = learning_rate
         self.thresholds = thresholds
+        self.criterion = criterion
+        self.default = default
         self.weak_ranker = weak_ranker
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
@@ -405,6 +414,8 @@ class RankFusion:
             learning_rate=self.learning_rate,
             positive_cumulative=self.positive_cumulative,
             thresholds=self.thresholds,
+            criterion=self.criterion,
+            default=self.default,
             weak_ranker=self.weak_ranker,
         )
 
@@ -526,6 +537,8 @@ class RankFusion:
             )
         try:
             params = {k: v for k, v in data["params"].items() if k in _PARAMS}
+            if isinstance(params.get("thresholds"), list):  # ("uniform", B) in JSON
+                params["thresholds"] = tuple(params["thresholds"])
             fusion = cls(**params)
             if fusion.rank_feature not in _RANK_FEATURES or not isinstance(
                 fusion.score_features, bool
@@ -605,6 +618,8 @@ _PARAMS = (
     "alpha",
     "learning_rate",
     "thresholds",
+    "criterion",
+    "default",
     "weak_ranker",
 )
 

@@ -84,8 +84,14 @@ class RankBoostRecommender(BaseEstimator):
         Step-size rule (see :func:`rankboost.train`).
     learning_rate : float, default=1.0
         Shrinkage ``nu`` in (0, 1]: ``alpha_t = nu`` times the rule's alpha (1 = the paper).
-    thresholds : int or "all", default="all"
-        Candidate thresholds per feature (ratings take few values, so "all" is cheap).
+    thresholds : int, "all", "midpoints" or ("uniform", B), default="all"
+        Candidate thresholds per feature (ratings take few values, so "all" is cheap;
+        :mod:`rankboost.binning` for the others).
+    criterion : {"abs_r", "r"}, default="abs_r"
+        WeakLearn's objective: the largest ``|r|`` (the paper) or the largest ``r > 0``.
+    default : {"learned", 0, 1}, default="learned"
+        ``q_def`` where the feature user did not rate the item: picked by WeakLearn (the
+        paper), or fixed.
     min_overlap : int, default=1
         A feature user enters a target's model only if they rated at least this many of
         the target's training items; the others are dropped for that target (a feature
@@ -160,7 +166,9 @@ class RankBoostRecommender(BaseEstimator):
         positive_cumulative: bool = False,
         alpha: str = "r",
         learning_rate: float = 1.0,
-        thresholds: int | str = "all",
+        thresholds: int | str | tuple[str, int] = "all",
+        criterion: str = "abs_r",
+        default: str | int = "learned",
         min_overlap: int = 1,
         rating_range: tuple[float, float] | None = None,
         invalid_targets: str = "raise",
@@ -173,6 +181,8 @@ class RankBoostRecommender(BaseEstimator):
         self.alpha = alpha
         self.learning_rate = learning_rate
         self.thresholds = thresholds
+        self.criterion = criterion
+        self.default = default
         self.min_overlap = min_overlap
         self.rating_range = rating_range
         self.invalid_targets = invalid_targets
@@ -226,6 +236,8 @@ class RankBoostRecommender(BaseEstimator):
             learning_rate=self.learning_rate,
             positive_cumulative=self.positive_cumulative,
             thresholds=self.thresholds,
+            criterion=self.criterion,
+            default=self.default,
         )
         if self.invalid_targets not in _INVALID:
             raise ValueError(
