@@ -309,3 +309,33 @@ def test_one_actor_per_worker_and_bytes_per_round(client):
         assert bst.last_step["bytes_received"] < (len(bst._hubs) + 0.5) * hist_bytes
     finally:
         bst.close()
+
+
+@pytest.mark.parametrize("feedback", ["layered", "bipartite"])
+@pytest.mark.parametrize(
+    "cfg",
+    [{"thresholds": "midpoints", "criterion": "r"},
+     {"thresholds": ("uniform", 7), "default": 0, "alpha": "exact"},
+     {"thresholds": ("uniform", 10), "default": 1, "criterion": "r", "weak_ranker": "both"}],
+)  # fmt: skip
+def test_issue13_new_options_equal_one_machine(client, feedback, cfg):
+    """criterion=, default= and the midpoint / uniform thresholds (issue 13): the Dask merge
+    of the partitions' value counts gives the one-machine cuts, and the rounds are equal."""
+    X, y, qid = _sorted(*letor_like(n_queries=30, seed=21))
+    if feedback == "bipartite":
+        y = (y >= 1).astype(float)
+    cls = rb.BipartiteFeedback if feedback == "bipartite" else rb.LayeredFeedback
+    one = _quiet(rb.train, X, cls(y, qid), n_rounds=20, **cfg)
+    dist = _quiet(rbd.train, client, *_dask(X, y, qid), feedback=feedback, n_rounds=20, **cfg)
+    assert_same_model(one, dist, X)
+    Xd, yd, qd = _dask(X, y, qid)
+    est = _quiet(
+        rbd.DaskRankBoostRanker(client=client, n_estimators=20, feedback=feedback, **cfg).fit,
+        Xd, yd, qid=qd,
+    )  # fmt: skip
+    assert est.model_.params["criterion"] == cfg.get("criterion", "abs_r")
+    np.testing.assert_allclose(
+        est.model_.history["alpha"], one.history["alpha"], rtol=1e-12, atol=1e-12
+    )
+    with pytest.raises(ValueError, match="bins='sketch' needs an int number of thresholds"):
+        rbd.make_booster(client, *_dask(X, y, qid), bins="sketch", **cfg)

@@ -301,3 +301,20 @@ def test_load_errors(tmp_path: Path) -> None:
     bad.write_text('{"format": "rankboost-fusion", "version": 1}')
     with pytest.raises(ValueError, match="malformed fusion model"):
         RankFusion.load(bad)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"thresholds": ("uniform", 5), "default": 0}, {"thresholds": "midpoints", "criterion": "r"}],
+)
+def test_issue13_new_options_save_and_load(tmp_path: Path, data, options) -> None:
+    """criterion=, default= and the new threshold rules survive a fusion model file."""
+    runs, qrels = data
+    fusion = RankFusion(n_rounds=15, **options).fit(runs, qrels)
+    if "default" in options:  # "absent = worst": q_def fixed at 0
+        assert (fusion.model_.history["default"] == 0).all()
+    fusion.save(tmp_path / "fusion.json")
+    back = RankFusion.load(tmp_path / "fusion.json")
+    assert back.get_params() == fusion.get_params()
+    assert back.model_ == fusion.model_
+    assert back.fuse(runs) == fusion.fuse(runs)
