@@ -1,6 +1,9 @@
 """The ``rankboost`` command: train, predict, evaluate, info, demo (and fuse).
 
-Reads SVMlight/LETOR files (gzip, bzip2 and xz too) and writes models as versioned JSON.
+Reads SVMlight/LETOR files (gzip, bzip2 and xz too; LETOR 4.0 aggregation files, whose
+``NULL`` values are read as NaN = abstain) and writes models as versioned JSON; ``predict
+--format trec`` writes a TREC run and ``convert`` turns LETOR-agg files into TREC runs + qrels
+and back.
 Exit status, the same for every subcommand (``fuse`` included):
 
 * 0 on success;
@@ -45,9 +48,11 @@ examples:
   rankboost predict model.json test.txt -o scores.txt
   rankboost evaluate model.json test.txt --metric ndcg@10 --metric map
   rankboost info model.json
+  rankboost convert agg.txt --to trec -o runs/       # LETOR-agg -> TREC runs + qrels
 
 Data files are SVMlight/LETOR ("2 qid:10 1:0.5 2:0.1 ... #docid = D"), optionally
-compressed (.gz, .bz2, .xz). Exit status: 0 ok, 1 error in the data, 2 usage error
+compressed (.gz, .bz2, .xz); LETOR 4.0 aggregation files ("1:3 2:NULL") load too, with
+NULL = abstain. Exit status: 0 ok, 1 error in the data, 2 usage error
 (bad option or value, unknown metric, output path that is an input), 130 interrupted.
 """
 
@@ -142,12 +147,41 @@ def _load_data(path: str, n_features: int | None = None, what: str = "data file"
         raise CLIError(f"{what} {path!r} does not exist; check the path.") from None
     except ValueError as exc:
         msg = _one_line(str(exc))
+        if _is_letor_agg(path):  # LETOR 4.0 aggregation: NULL = not returned = abstain
+            return _load_agg(path, n_features, what)
         if n_features is not None and ("n_features" in msg or "feature index" in msg):
             raise CLIError(
                 f"{what} {path!r} has more features than the model's {n_features}: {msg} "
                 "Use data with the model's features, or retrain on it."
             ) from None
         raise CLIError(f"cannot read {what} {path!r}: {msg}") from None
+
+
+def _is_letor_agg(path: str) -> bool:
+    try:
+        from .fusion import is_letor_agg
+    except ImportError:  # pragma: no cover - the fusion subpackage is optional
+        return False
+    return is_letor_agg(path)
+
+
+def _load_agg(path: str, n_features: int | None, what: str) -> RankingDataset:
+    """A LETOR-agg file (``k:NULL`` values) as ranks, NaN for NULL (the rankers abstain)."""
+    from .fusion import read_letor_agg
+
+    try:
+        data = read_letor_agg(path).to_dataset()
+    except ValueError as exc:
+        raise CLIError(
+            f"cannot read {what} {path!r} (LETOR aggregation format, found from its NULL "
+            f"values): {_one_line(str(exc))}"
+        ) from None
+    if n_features is not None and data.n_features != n_features:
+        raise CLIError(
+            f"{what} {path!r} has {data.n_features} rankers (columns) but {n_features} are "
+            "expected; use data with the model's (or training file's) columns."
+        )
+    return data
 
 
 def _load_model(path: str) -> RankBoostModel:
@@ -302,12 +336,47 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     data = _load_data(args.data, n_features=model.n_features)
     _check_width(data, model, args.data)
     scores = model.decision_function(data.X, n_rounds=_rounds_to_use(model, args.rounds))
+    if args.format == "trec":
+        return _write_trec(args, data, scores)
     text = "".join(f"{s!r}\n" for s in scores.tolist())
     if args.output is None:
         sys.stdout.write(text)
     else:
         _write(args.output, text)
         _err(f"wrote {len(scores)} scores to {args.output}")
+    return 0
+
+
+def _write_trec(args: argparse.Namespace, data: RankingDataset, scores: Any) -> int:
+    """``predict --format trec``: ranks 1..n per query by decreasing score, ties in row order.
+
+    The docid is the ``#docid = ...`` comment, or the row number (1 = first data row) for
+    rows without one (all rows with ``--docid row``); a file without qid is query ``0``.
+    """
+    from .fusion import Run, format_run, write_run
+
+    rows = np.arange(1, data.n_samples + 1).astype(str)
+    docid = rows
+    if data.docids is not None and args.docid == "auto":
+        docid = np.where(data.docids == "", rows, data.docids)
+    qid = np.zeros(data.n_samples, dtype=np.int64) if data.qid is None else data.qid
+    try:
+        run = Run.from_scores(qid, docid, scores, name=args.tag)
+    except ValueError as exc:
+        raise CLIError(
+            f"cannot write {args.data!r} as a TREC run: {_one_line(str(exc))} Pass --docid row "
+            "to use row numbers as docids."
+        ) from None
+    if args.output is None:
+        sys.stdout.write(format_run(run, tag=args.tag))
+        return 0
+    try:
+        write_run(args.output, run, tag=args.tag)
+    except OSError as exc:
+        raise CLIError(
+            f"cannot write {args.output!r}: {exc.strerror or exc}; check the folder."
+        ) from None
+    _err(f"wrote a TREC run of {len(run)} rows, {len(run.queries)} queries to {args.output}")
     return 0
 
 
@@ -493,6 +562,24 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--rounds", type=_positive_int, help="use the first N rounds (default: best or all)"
     )
+    p.add_argument(
+        "--format",
+        choices=["scores", "trec"],
+        default="scores",
+        help="scores: one score per line, input order (default); trec: a TREC run "
+        "'qid Q0 docid rank score tag', ranks 1..n per query by decreasing score, equal "
+        "scores in input order (for trec_eval, ranx, pyserini)",
+    )
+    p.add_argument(
+        "--tag", default="rankboost", help="trec: run tag, 6th column (default rankboost)"
+    )
+    p.add_argument(
+        "--docid",
+        choices=["auto", "row"],
+        default="auto",
+        help="trec: docid from the '#docid = D' comment, else the row number (auto, default), "
+        "or always the row number (1 = first data row)",
+    )
 
     p = add(
         "evaluate",
@@ -551,6 +638,9 @@ def _build_parser() -> argparse.ArgumentParser:
         pass
     else:
         _register_fuse(sub)
+        from .fusion.convert import register as _register_convert
+
+        _register_convert(sub)
     from .export.cli import register as _register_export
 
     _register_export(sub)

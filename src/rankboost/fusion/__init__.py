@@ -9,6 +9,8 @@ section 6.2); :mod:`rankboost.fusion.io` reads and writes TREC runs, TREC qrels 
 from .evaluation import evaluate_run, run_arrays
 from .io import (
     AggData,
+    format_run,
+    is_letor_agg,
     read_letor_agg,
     read_letor_agg_folds,
     read_qrels,
@@ -29,8 +31,10 @@ __all__ = [
     "RankFusion",
     "Run",
     "evaluate_run",
+    "format_run",
     "fusion_features",
     "grades_for",
+    "is_letor_agg",
     "read_letor_agg",
     "read_letor_agg_folds",
     "read_qrels",

@@ -18,19 +18,24 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .._atomic import atomic_write_bytes, atomic_write_text
+from ..datasets._dataset import RankingDataset
 from ..datasets._io import compression, decompression_errors, open_binary
 from .run import Qrels, Run
 
 __all__ = [
     "AggData",
+    "format_run",
+    "is_letor_agg",
     "read_letor_agg",
     "read_letor_agg_folds",
     "read_qrels",
@@ -65,8 +70,7 @@ def _lines(path: PathLike, what: str) -> Iterator[tuple[int, str]]:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ValueError(
-                f"{path}:{no}: not UTF-8 text ({exc.reason} at byte {exc.start}); is it a "
-                f"{what}?"
+                f"{path}:{no}: not UTF-8 text ({exc.reason} at byte {exc.start}); is it a {what}?"
             ) from None
         yield no, text
 
@@ -217,13 +221,50 @@ def read_runs(paths: Sequence[PathLike], *, depth: int | None = None) -> dict[st
     return out
 
 
+def format_run(run: Run, *, tag: str | None = None, depth: int | None = None) -> str:
+    """The text of a TREC run file (``qid Q0 docid rank score tag`` lines), as written.
+
+    Entries are grouped by query (in order of first appearance) and sorted by rank; scores
+    are written with ``repr`` so they read back exactly. :func:`write_run` writes this text.
+
+    Parameters
+    ----------
+    run : Run
+        The run to format.
+    tag : str, default=None
+        The 6th column; None uses the run's name (whitespace replaced by ``_``).
+    depth : int, default=None
+        Keep only entries with ``rank <= depth``.
+
+    Examples
+    --------
+    >>> from rankboost.fusion import Run, format_run
+    >>> print(format_run(Run(["1", "1"], ["d2", "d1"], [2, 1], [0.25, 0.5]), tag="x"), end="")
+    1 Q0 d1 1 0.5 x
+    1 Q0 d2 2 0.25 x
+    """
+    label = "_".join((run.name if tag is None else tag).split()) or "run"
+    srt = run.sorted()
+    keep = np.ones(len(srt), dtype=bool) if depth is None else srt.rank <= depth
+    return "".join(
+        f"{q} Q0 {d} {r} {s!r} {label}\n"
+        for q, d, r, s in zip(
+            srt.qid[keep].tolist(),
+            srt.docid[keep].tolist(),
+            srt.rank[keep].tolist(),
+            srt.score[keep].tolist(),
+            strict=False,
+        )
+    )
+
+
 def write_run(
     path: PathLike, run: Run, *, tag: str | None = None, depth: int | None = None
 ) -> None:
     """Write a run as a TREC run file (atomic; gzip if ``path`` ends in ``.gz``).
 
     Entries are grouped by query (in order of first appearance) and sorted by rank; scores
-    are written with ``repr`` so they read back exactly.
+    are written with ``repr`` so they read back exactly (the text of :func:`format_run`).
 
     Parameters
     ----------
@@ -246,20 +287,7 @@ def write_run(
     >>> read_run(path, name="x") == run
     True
     """
-    label = "_".join((run.name if tag is None else tag).split()) or "run"
-    srt = run.sorted()
-    keep = np.ones(len(srt), dtype=bool) if depth is None else srt.rank <= depth
-    lines = [
-        f"{q} Q0 {d} {r} {s!r} {label}\n"
-        for q, d, r, s in zip(
-            srt.qid[keep].tolist(),
-            srt.docid[keep].tolist(),
-            srt.rank[keep].tolist(),
-            srt.score[keep].tolist(),
-            strict=False,
-        )
-    ]
-    _write(path, "".join(lines))
+    _write(path, format_run(run, tag=tag, depth=depth))
 
 
 # ------------------------------------------------------------------ TREC qrels -----------
@@ -395,6 +423,60 @@ class AggData:
     def to_qrels(self) -> Qrels:
         """Every row's label as a judgement (LETOR judges every listed document)."""
         return Qrels(self.qid, self.docid, self.labels)
+
+    def to_dataset(self) -> RankingDataset:
+        """The file as a :class:`rankboost.datasets.RankingDataset` for ``rankboost.train``.
+
+        ``X`` holds the ranks as written (1 = top, one column per input ranker) with NaN
+        for ``NULL``, which every weak ranker reads as "abstain"; ``y`` the labels; ``qid``
+        the query ids (int64 when all are integers, as in LETOR, else str); ``docids``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from rankboost.fusion import AggData
+        >>> agg = AggData(np.array([[2.0, np.nan]]), np.array([1]), np.array(["7"]),
+        ...               np.array(["a"]))
+        >>> agg.to_dataset().X.tolist(), agg.to_dataset().qid.tolist()
+        ([[2.0, nan]], [7])
+        """
+        try:
+            qid: NDArray[Any] = self.qid.astype(np.int64)
+        except (ValueError, OverflowError):
+            qid = self.qid
+        return RankingDataset(
+            np.ascontiguousarray(self.ranks, dtype=np.float64),
+            self.labels.astype(np.float64),
+            qid,
+            self.docid,
+        )
+
+
+_NULL_SLOT = re.compile(rb"(?m)^[^#\n]*?\s\d+:NULL(?=\s|$)")
+
+
+def is_letor_agg(path: PathLike) -> bool:
+    r"""Whether a data line of ``path`` has a ``k:NULL`` slot (LETOR 4.0 aggregation format).
+
+    SVMlight values are numbers, so ``NULL`` marks a LETOR aggregation file (``NULL`` = the
+    ranker did not return the document). False for a file that cannot be read.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from rankboost.fusion import is_letor_agg
+    >>> path = os.path.join(tempfile.mkdtemp(), "agg.txt")
+    >>> with open(path, "w") as fh:
+    ...     _ = fh.write("1 qid:7 1:2 2:NULL #docid = a\n")
+    >>> is_letor_agg(path)
+    True
+    """
+    try:
+        with open_binary(Path(path)) as fh:
+            data = fh.read()
+    except (OSError, EOFError, ValueError):
+        return False
+    return _NULL_SLOT.search(data) is not None
 
 
 def read_letor_agg(path: PathLike, *, n_rankers: int | None = None) -> AggData:

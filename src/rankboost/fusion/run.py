@@ -181,6 +181,46 @@ class Run:
                 ss.append(float(s))
         return cls(qs, ds, np.asarray(rs, dtype=np.int64), ss, name=name)
 
+    @classmethod
+    def from_scores(
+        cls, qid: ArrayLike, docid: ArrayLike, score: ArrayLike, *, name: str = "run"
+    ) -> Run:
+        """Build a run from one score per (query, document) row; ranks follow the scores.
+
+        Within a query, rank 1 goes to the highest score and ranks are ``1..n`` without
+        ties: equal scores keep their input order (a stable sort). Queries keep their order
+        of first appearance.
+
+        Examples
+        --------
+        >>> from rankboost.fusion import Run
+        >>> run = Run.from_scores(["q", "q", "q"], ["a", "b", "c"], [0.5, 2.0, 0.5])
+        >>> run.docid.tolist(), run.rank.tolist()
+        (['b', 'a', 'c'], [1, 2, 3])
+        """
+        q = _str_array(qid, "qid", f"Run {name!r}")
+        s = np.asarray(score, dtype=np.float64)
+        if s.shape != q.shape:
+            raise ValueError(
+                f"Run {name!r}: score must have one value per qid ({q.shape[0]}); got shape "
+                f"{s.shape}."
+            )
+        _, first, inv = np.unique(q, return_index=True, return_inverse=True)
+        qpos = np.argsort(np.argsort(first, kind="stable"), kind="stable")[inv.reshape(-1)]
+        # sort keys, last = primary: query (first appearance), decreasing score, input order
+        order = np.lexsort((np.arange(q.shape[0]), -s, qpos))
+        grouped = qpos[order]
+        starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+        sizes = np.diff(np.r_[starts, grouped.shape[0]])
+        rank = np.arange(grouped.shape[0]) - np.repeat(starts, sizes) + 1
+        d = _str_array(docid, "docid", f"Run {name!r}")
+        if d.shape != q.shape:
+            raise ValueError(
+                f"Run {name!r}: docid must have one value per qid ({q.shape[0]}); got shape "
+                f"{d.shape}."
+            )
+        return cls(q[order], d[order], rank.astype(np.int64), s[order], name=name)
+
     def sorted(self) -> Run:
         """The same run with entries grouped by query (first appearance), then by rank.
 

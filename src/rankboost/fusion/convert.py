@@ -1,0 +1,149 @@
+"""The ``rankboost convert`` command: LETOR 4.0 aggregation files <-> TREC runs + qrels.
+
+* ``rankboost convert AGG --to trec -o OUTDIR`` writes one TREC run per input ranker,
+  ``OUTDIR/ranker01.run`` ... ``OUTDIR/ranker25.run`` (zero-padded to the width of ``K``, so
+  a shell glob lists them in column order; the tag is the same name; ``score = -rank``; the
+  documents a ranker did not return, ``NULL``, left out), and ``OUTDIR/qrels.txt`` (every
+  row's label).
+  ``OUTDIR`` is created if needed; existing files of these names are replaced.
+* ``rankboost convert RUN... --qrels Q --to letor -o OUT`` writes a LETOR 4.0 aggregation
+  file: one row per judged or returned document, column ``i`` = the rank the ``i``-th RUN
+  gave it, ``NULL`` where that run did not return it (not "absent": in SVMlight an absent
+  value means 0, which would read as a rank). ``rankboost train`` reads it with ``NULL`` =
+  abstain.
+
+Each file is written atomically (a temporary file renamed over the target; gzip when the
+name ends in ``.gz``). An output that is one of the inputs is refused before anything is
+read (exit status 2), as are inconsistent options; a bad input file is exit status 1.
+
+Examples
+--------
+>>> import argparse
+>>> parser = argparse.ArgumentParser(prog="rankboost")
+>>> register(parser.add_subparsers(dest="command"))
+>>> args = parser.parse_args(["convert", "agg.txt", "--to", "trec", "-o", "runs"])
+>>> args.inputs, args.to, args.output
+(['agg.txt'], 'trec', 'runs')
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+QRELS_NAME = "qrels.txt"
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``convert`` subcommand to an argparse subparsers object.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The object returned by ``ArgumentParser.add_subparsers()``.
+    """
+    p = subparsers.add_parser(
+        "convert",
+        help="convert LETOR-agg files to TREC runs + qrels, or TREC runs to LETOR-agg",
+        description=(
+            "--to trec: one LETOR 4.0 aggregation file -> OUTDIR/ranker1.run ... rankerK.run "
+            "(zero-padded: ranker01 ... ranker25) "
+            "(score = -rank, NULL entries left out) + OUTDIR/qrels.txt. --to letor: TREC runs "
+            "+ --qrels -> one LETOR aggregation file, column i = the rank in the i-th run, "
+            "NULL where it did not return the document."
+        ),
+        epilog=(
+            "examples:\n"
+            "  rankboost convert MQ2008-agg/Fold1/train.txt.gz --to trec -o train/\n"
+            "  rankboost convert a.run b.run --qrels qrels.txt --to letor -o agg.txt"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help="--to trec: one LETOR-agg file; --to letor: TREC run files (columns in this order)",
+    )
+    p.add_argument("--to", required=True, choices=["trec", "letor"], help="output format")
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        help="--to trec: output folder (created if needed); --to letor: output file",
+    )
+    p.add_argument("--qrels", help="--to letor: TREC qrels file giving the labels (required)")
+    p.set_defaults(func=_convert)
+
+
+def _convert(args: argparse.Namespace) -> int:
+    from ..cli import UsageError
+
+    if args.to == "trec":
+        if len(args.inputs) != 1:
+            raise UsageError(
+                f"convert --to trec takes one LETOR aggregation file; got {len(args.inputs)} "
+                "inputs. Convert each file into its own folder."
+            )
+        if args.qrels is not None:
+            raise UsageError(
+                "convert --to trec takes no --qrels: the labels come from the LETOR file "
+                "(written to OUTDIR/qrels.txt)."
+            )
+        return _to_trec(args.inputs[0], args.output)
+    if args.qrels is None:
+        raise UsageError("convert --to letor needs --qrels FILE for the labels.")
+    return _to_letor(args.inputs, args.qrels, args.output)
+
+
+def _to_trec(path: str, outdir: str) -> int:
+    from ..cli import UsageError, refuse_overwriting_inputs
+    from .io import read_letor_agg, write_qrels, write_run
+
+    out = Path(outdir)
+    if out.exists() and not out.is_dir():
+        raise UsageError(
+            f"convert --to trec writes a folder; the output {outdir!r} is a file. Pass a "
+            "folder with -o."
+        )
+    refuse_overwriting_inputs(str(out / QRELS_NAME), [("input file", path)])
+    data = read_letor_agg(path)
+    runs = data.to_runs()
+    # NOTE: zero-padded (ranker01 ... ranker25), so that a shell glob lists them in column
+    # order and 'convert OUTDIR/ranker*.run --to letor' gives the columns back in order
+    width = len(str(len(runs)))
+    names = {name: f"ranker{i:0{width}d}" for i, name in enumerate(runs, start=1)}
+    targets = {name: out / f"{names[name]}.run" for name in runs}
+    for target in targets.values():
+        refuse_overwriting_inputs(str(target), [("input file", path)])
+    out.mkdir(parents=True, exist_ok=True)
+    for name, run in runs.items():
+        write_run(targets[name], run, tag=names[name])
+    write_qrels(out / QRELS_NAME, data.to_qrels())
+    first, last = next(iter(runs)), list(runs)[-1]
+    sys.stderr.write(
+        f"wrote {len(runs)} runs ({targets[first].name} ... {targets[last].name}) and {QRELS_NAME} "
+        f"({len(data.labels)} rows, {len(set(data.qid.tolist()))} queries) to {outdir}\n"
+    )
+    return 0
+
+
+def _to_letor(paths: list[str], qrels_path: str, output: str) -> int:
+    from ..cli import refuse_overwriting_inputs
+    from .io import read_qrels, read_runs, write_letor_agg
+
+    refuse_overwriting_inputs(
+        output, [("run file", p) for p in paths] + [("qrels file", qrels_path)]
+    )
+    if Path(output).is_dir():
+        raise ValueError(f"cannot write {output!r}: it is a directory; pass a file name.")
+    runs = read_runs(paths)
+    qrels = read_qrels(qrels_path)
+    write_letor_agg(output, runs, qrels)
+    columns = ", ".join(f"{i}:{p}" for i, p in enumerate(paths, start=1))
+    sys.stderr.write(f"wrote {output} (columns {columns})\n")
+    return 0
