@@ -10,6 +10,7 @@ the exact expectation under uniformly random tie-breaking, Freund et al. 2003, A
 from __future__ import annotations
 
 from ._registry import METRICS, MetricInfo, evaluate, parse_metric
+from ._scorer import RankingScorer, make_scorer
 from .average_precision import average_precision, mean_average_precision, reciprocal_rank
 from .metasearch import average_rank, topk_counts
 from .movie import expected_average_precision, expected_coverage, expected_prot
@@ -20,6 +21,7 @@ from .precision import precision_at_k
 __all__ = [
     "METRICS",
     "MetricInfo",
+    "RankingScorer",
     "average_precision",
     "average_rank",
     "dcg_score",
@@ -28,6 +30,7 @@ __all__ = [
     "expected_average_precision",
     "expected_coverage",
     "expected_prot",
+    "make_scorer",
     "mean_average_precision",
     "ndcg_score",
     "parse_metric",
