@@ -8,8 +8,9 @@ One call of :meth:`Booster.update` is one round of the paper's Figure 1:
    ``pi(x) = sum_x' D_t(x', x) - D_t(x, x')`` (paper section 4) and its unscaled, summable
    per-feature histograms of ``pi`` over the candidate bins (``_kernels.histogram``);
 2. **sum** the histograms over the blocks;
-3. **choose** the weak ranker maximising ``|r|`` (:mod:`rankboost.weak_rankers`; WeakLearn.cum
-   filters it) and its ``alpha`` by the rule (this module), from the blocks' parts of
+3. **choose** the weak ranker maximising ``|r|`` (:mod:`rankboost.weak_rankers`; WeakLearn.cum,
+   ``criterion="r"`` and a fixed ``default`` filter the candidates) and its ``alpha`` by
+   the rule (this module), from the blocks' parts of
    ``W_-, W_0, W_+`` or of the line-search slopes;
 4. **broadcast** ``(h_t, alpha_t)``: every block applies
    ``D_{t+1} = D_t exp(alpha (h(x0) - h(x1))) / Z_t`` and reports its new mass; the sum
