@@ -7,29 +7,83 @@ filtering (:mod:`rankboost.recommend`). Plots live in :mod:`rankboost.plotting` 
 matplotlib) and are not imported here.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-from . import datasets, fusion, metrics, params
-from .booster import Booster, RoundRecord, TrainingStoppedWarning, train
-from .callback import (
-    CallbackEnv,
-    EarlyStopException,
-    EvaluationMonitor,
-    early_stopping,
-    log_evaluation,
-    record_evaluation,
-)
-from .feedback import BipartiteFeedback, LayeredFeedback, PairFeedback
-from .fusion import RankFusion
-from .model import RankBoostModel, load_model
+import importlib
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
+
+from . import params
 from .params import TrainParams
-from .recommend import RankBoostRecommender
-from .sklearn import OneQueryWarning, RankBoostRanker
+
+if TYPE_CHECKING:
+    from . import datasets, fusion, metrics
+    from .booster import Booster, RoundRecord, TrainingStoppedWarning, train
+    from .callback import (
+        CallbackEnv,
+        EarlyStopException,
+        EvaluationMonitor,
+        early_stopping,
+        log_evaluation,
+        record_evaluation,
+    )
+    from .feedback import BipartiteFeedback, LayeredFeedback, PairFeedback
+    from .fusion import RankFusion
+    from .model import RankBoostModel, load_model
+    from .recommend import RankBoostRecommender
+    from .sklearn import OneQueryWarning, RankBoostRanker
 
 try:
     __version__ = version("rankboost")
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0+unknown"
+
+# NOTE: everything but ``params`` is imported on first use (PEP 562), so ``import rankboost``
+# and ``rankboost --help`` do not import numba, scipy or scikit-learn nor load the compiled
+# kernels (issue 16, item 10; benchmarks/bench_startup.py). Name -> submodule holding it;
+# a submodule maps to itself.
+_LAZY = {
+    "datasets": ".datasets",
+    "fusion": ".fusion",
+    "metrics": ".metrics",
+    "recommend": ".recommend",
+    "Booster": ".booster",
+    "RoundRecord": ".booster",
+    "TrainingStoppedWarning": ".booster",
+    "train": ".booster",
+    "CallbackEnv": ".callback",
+    "EarlyStopException": ".callback",
+    "EvaluationMonitor": ".callback",
+    "early_stopping": ".callback",
+    "log_evaluation": ".callback",
+    "record_evaluation": ".callback",
+    "BipartiteFeedback": ".feedback",
+    "LayeredFeedback": ".feedback",
+    "PairFeedback": ".feedback",
+    "RankFusion": ".fusion",
+    "RankBoostModel": ".model",
+    "load_model": ".model",
+    "RankBoostRecommender": ".recommend",
+    "OneQueryWarning": ".sklearn",
+    "RankBoostRanker": ".sklearn",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name (or subpackage) on first access; cache it in the module."""
+    try:
+        target = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    module = importlib.import_module(target, __name__)
+    value = module if target == "." + name else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "__version__",

@@ -26,15 +26,16 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-import numpy as np
-
-from .datasets import RankingDataset, load_mq2008, load_svmlight
-from .metrics import evaluate, parse_metric
-from .model import RankBoostModel, atomic_write_text, load_model
 from .params import FEEDBACK_PARAMS, TRAIN_PARAMS, add_arguments
-from .sklearn import RankBoostRanker
+
+# NOTE: numpy, numba, scipy and scikit-learn are imported inside the subcommand handlers, not
+# here, so that ``rankboost --help`` / ``--version`` and building the parser stay fast
+# (issue 16, item 10; benchmarks/bench_startup.py).
+if TYPE_CHECKING:
+    from .datasets import RankingDataset
+    from .model import RankBoostModel
 
 __all__ = ["main"]
 
@@ -104,6 +105,8 @@ _non_negative_int = int_at_least(0)
 
 def metric_name(text: str) -> str:
     """An argparse ``type=``: a metric name of ``rankboost.metrics`` (``ndcg@10``, ``map``)."""
+    from .metrics import parse_metric
+
     try:
         parse_metric(text)
     except (TypeError, ValueError) as exc:
@@ -141,6 +144,8 @@ def refuse_overwriting_inputs(output: str, inputs: Sequence[tuple[str, str]]) ->
 def _load_data(path: str, n_features: int | None = None, what: str = "data file") -> Any:
     if Path(path).is_dir():
         raise CLIError(f"{what} {path!r} is a directory; pass an SVMlight/LETOR file.")
+    from .datasets import load_svmlight
+
     try:
         return load_svmlight(path, n_features=n_features)
     except FileNotFoundError:
@@ -185,6 +190,8 @@ def _load_agg(path: str, n_features: int | None, what: str) -> RankingDataset:
 
 
 def _load_model(path: str) -> RankBoostModel:
+    from .model import load_model
+
     try:
         return load_model(path)
     except FileNotFoundError:
@@ -209,6 +216,8 @@ def _check_width(data: RankingDataset, model: RankBoostModel, path: str) -> None
 
 
 def _write(path: str, text: str) -> None:
+    from ._atomic import atomic_write_text
+
     try:
         atomic_write_text(path, text)
     except OSError as exc:
@@ -216,6 +225,8 @@ def _write(path: str, text: str) -> None:
 
 
 def _fmt(value: Any) -> str:
+    import numpy as np
+
     if isinstance(value, (float, np.floating)):
         return f"{value:.4f}"
     return str(value)
@@ -223,6 +234,8 @@ def _fmt(value: Any) -> str:
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """Plain-text table: text columns left-aligned, numbers right-aligned."""
+    import numpy as np
+
     cells = [[_fmt(v) for v in row] for row in rows]
     numeric = [
         all(isinstance(row[j], (int, float, np.number)) for row in rows) if rows else False
@@ -271,6 +284,11 @@ def _check_output(path: str) -> None:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from .metrics import evaluate
+    from .sklearn import RankBoostRanker
+
     inputs = [("training file", args.data)]
     if args.valid is not None:
         inputs.append(("validation file", args.valid))
@@ -353,6 +371,8 @@ def _write_trec(args: argparse.Namespace, data: RankingDataset, scores: Any) -> 
     The docid is the ``#docid = ...`` comment, or the row number (1 = first data row) for
     rows without one (all rows with ``--docid row``); a file without qid is query ``0``.
     """
+    import numpy as np
+
     from .fusion import Run, format_run, write_run
 
     rows = np.arange(1, data.n_samples + 1).astype(str)
@@ -381,6 +401,8 @@ def _write_trec(args: argparse.Namespace, data: RankingDataset, scores: Any) -> 
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from .metrics import evaluate
+
     model = _load_model(args.model)
     data = _load_data(args.data, n_features=model.n_features)
     _check_width(data, model, args.data)
@@ -401,6 +423,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
+    import numpy as np
+
     from .model import KINDS
 
     model = _load_model(args.model)
@@ -457,6 +481,10 @@ class _DefaultNames:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    from .datasets import load_mq2008
+    from .metrics import evaluate
+    from .sklearn import RankBoostRanker
+
     train, vali, test = load_mq2008(args.fold)
     _out(
         f"RankBoost on LETOR 4.0 MQ2008 fold {args.fold} (bundled): train {train.n_samples} "

@@ -6,22 +6,72 @@ section 6.2); :mod:`rankboost.fusion.io` reads and writes TREC runs, TREC qrels 
 ``rankboost fuse {train,apply,evaluate}`` (:mod:`rankboost.fusion.cli`).
 """
 
-from .evaluation import evaluate_run, run_arrays
-from .io import (
-    AggData,
-    format_run,
-    is_letor_agg,
-    read_letor_agg,
-    read_letor_agg_folds,
-    read_qrels,
-    read_run,
-    read_runs,
-    write_letor_agg,
-    write_qrels,
-    write_run,
-)
-from .learned import FusionFeatures, FusionWarning, RankFusion, fusion_features, grades_for
-from .run import Qrels, Run
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .evaluation import evaluate_run, run_arrays
+    from .io import (
+        AggData,
+        format_run,
+        is_letor_agg,
+        read_letor_agg,
+        read_letor_agg_folds,
+        read_qrels,
+        read_run,
+        read_runs,
+        write_letor_agg,
+        write_qrels,
+        write_run,
+    )
+    from .learned import FusionFeatures, FusionWarning, RankFusion, fusion_features, grades_for
+    from .run import Qrels, Run
+
+# NOTE: imported on first use (PEP 562), so ``rankboost --help`` (which imports
+# rankboost.fusion.cli to register ``fuse``) does not import numba through ``evaluation``
+# (issue 16, item 10). Name -> submodule holding it.
+_LAZY = {
+    **dict.fromkeys(["evaluate_run", "run_arrays"], ".evaluation"),
+    **dict.fromkeys(
+        [
+            "AggData",
+            "format_run",
+            "is_letor_agg",
+            "read_letor_agg",
+            "read_letor_agg_folds",
+            "read_qrels",
+            "read_run",
+            "read_runs",
+            "write_letor_agg",
+            "write_qrels",
+            "write_run",
+        ],
+        ".io",
+    ),
+    **dict.fromkeys(
+        ["FusionFeatures", "FusionWarning", "RankFusion", "fusion_features", "grades_for"],
+        ".learned",
+    ),
+    **dict.fromkeys(["Qrels", "Run"], ".run"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first access; cache it in the module."""
+    try:
+        target = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(target, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "AggData",

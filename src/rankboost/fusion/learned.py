@@ -29,8 +29,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..booster import _train
-from ..feedback import LayeredFeedback
 from ..model import RankBoostModel, atomic_write_text, read_json
 from ..params import TrainParams, check_param, make_params
 from ._match import MATCH_MODES, match_by_name
@@ -370,6 +368,11 @@ class RankFusion:
                 "parameters are set on RankFusion itself (RankFusion(n_rounds=...)), and fit "
                 "takes only callbacks= and verbose=."
             )
+        # NOTE: imported here so that importing this module (the ``fuse train`` options read
+        # RankFusion's signature) does not import numba (issue 16, item 10).
+        from ..booster import _train
+        from ..feedback import LayeredFeedback
+
         _coverage_warnings(items, qrels)
         feats = self.features(items)
         y = grades_for(feats, qrels)

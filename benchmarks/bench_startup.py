@@ -1,0 +1,150 @@
+"""Start-up benchmark: wall time of ``import rankboost`` and of ``rankboost --help``/``--version``.
+
+Each command runs in a fresh subprocess ``--repeats`` times (default 7); the median wall time
+is compared with its target (issue 16, item 10): ``rankboost --help`` and ``rankboost
+--version`` under 0.5 s, which needs lazy imports (``import rankboost`` imports neither numba
+nor scipy nor scikit-learn; the CLI imports them inside the subcommand that needs them).
+
+With ``--train`` it also times ``rankboost.train`` on a tiny problem (40 rows, 3 features,
+5 rounds) in a fresh process, import included: with the numba cache as it is (warm, after
+any earlier run) and, with ``--cold``, with an empty numba cache (``NUMBA_CACHE_DIR`` set to
+a new temporary folder, so the shared cache in ``src/`` is left alone: the same start as
+after ``make clean-cache``). The cold run compiles every kernel ``train`` reaches and costs
+tens of seconds; it has no target here (report only).
+
+Run:
+    .venv/bin/python benchmarks/bench_startup.py            # ~5 s
+    .venv/bin/python benchmarks/bench_startup.py --train --cold --write-results
+With ``--write-results`` it writes ``benchmarks/results/bench_startup.md`` and ``.json``;
+without it, it only prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import (  # noqa: E402
+    add_write_results,
+    machine_info,
+    machine_line,
+    markdown_table,
+    report_result,
+)
+
+TARGET_CLI_S = 0.5  # issue 16, item 10: rankboost --help / --version
+
+_TINY_TRAIN = """\
+import warnings
+import numpy as np
+import rankboost as rb
+warnings.simplefilter("ignore")
+rng = np.random.default_rng(0)
+X = rng.normal(size=(40, 3))
+y = (X[:, 0] + rng.normal(size=40) > 0).astype(int)
+qid = np.repeat(np.arange(4), 10)
+rb.train(X, rb.LayeredFeedback(y, qid), n_rounds=5)
+"""
+
+
+def _console_script() -> list[str]:
+    """The ``rankboost`` console script next to this interpreter, else ``python -m``."""
+    script = Path(sys.executable).with_name("rankboost")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "rankboost"]
+
+
+def wall_times(cmd: list[str], repeats: int, env: dict[str, str] | None = None) -> list[float]:
+    """Wall time (s) of ``repeats`` runs of ``cmd`` in a fresh process each (output dropped)."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def imported_heavy() -> list[str]:
+    """Which of numba/scipy/sklearn/pandas ``import rankboost`` imports (should be none)."""
+    code = (
+        "import sys, rankboost; "
+        "print(' '.join(m for m in ('numba', 'scipy', 'sklearn', 'pandas') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    return out.stdout.split()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; return 0 (misses are reported, not an error)."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeats", type=int, default=7, help="runs per command (default 7)")
+    p.add_argument("--train", action="store_true", help="also time rb.train, warm numba cache")
+    p.add_argument(
+        "--cold", action="store_true", help="with --train: also an empty numba cache (slow)"
+    )
+    add_write_results(p)
+    args = p.parse_args(argv)
+    info = machine_info()
+    print(machine_line(info), flush=True)
+    cli = _console_script()
+    cases: list[tuple[str, list[str], float | None, dict[str, str] | None]] = [
+        ('python -c "import rankboost"', [sys.executable, "-c", "import rankboost"], None, None),
+        ("rankboost --help", [*cli, "--help"], TARGET_CLI_S, None),
+        ("rankboost --version", [*cli, "--version"], TARGET_CLI_S, None),
+    ]
+    train_cmd = [sys.executable, "-c", _TINY_TRAIN]
+    if args.train:
+        wall_times(train_cmd, 1)  # fill the cache first, so "warm" is warm
+        cases.append(("rb.train, tiny, warm numba cache", train_cmd, None, None))
+    tmp = tempfile.TemporaryDirectory(prefix="rb-numba-cold-") if args.cold else None
+    rows = []
+    results: list[dict[str, Any]] = []
+    for label, cmd, target, env in cases:
+        times = wall_times(cmd, args.repeats, env)
+        results.append(_row(label, times, target, rows))
+    if tmp is not None and args.train:
+        with tmp:  # one run: a second one would find the cache this one wrote
+            env = {**os.environ, "NUMBA_CACHE_DIR": tmp.name}
+            times = wall_times(train_cmd, 1, env)
+            results.append(_row("rb.train, tiny, empty numba cache", times, None, rows))
+    heavy = imported_heavy()
+    heavy_text = " ".join(heavy) or "none of numba/scipy/sklearn/pandas"
+    print(f"import rankboost imports: {heavy_text}")
+    md = "\n".join(
+        [
+            "# Start-up time (benchmarks/bench_startup.py)",
+            "",
+            f"Machine: {machine_line(info)}.",
+            "",
+            f"Median wall time of {args.repeats} fresh processes per command (the cold run: "
+            f"one). Target (issue 16, item 10): --help and --version under {TARGET_CLI_S} s.",
+            "",
+            markdown_table(["command", "median s", "min s", "target s", "result"], rows),
+            "",
+            f"`import rankboost` imports: {heavy_text}.",
+            "",
+        ]
+    )
+    print(md)
+    data = {"machine": info, "repeats": args.repeats, "results": results, "heavy": heavy}
+    report_result(args.write_results, "bench_startup", md, data)
+    return 0
+
+
+def _row(label: str, times: list[float], target: float | None, rows: list[list[Any]]) -> Any:
+    med = statistics.median(times)
+    verdict = "-" if target is None else ("PASS" if med < target else "MISS")
+    rows.append([label, round(med, 3), round(min(times), 3), target or "-", verdict])
+    print(f"{label}: median {med:.3f} s, min {min(times):.3f} s  {verdict}", flush=True)
+    return {"command": label, "times": times, "median": med, "target": target, "result": verdict}
+
+
+if __name__ == "__main__":
+    sys.exit(main())
