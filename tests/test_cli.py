@@ -97,6 +97,7 @@ def test_train_predict_evaluate_round_trip(letor, capsys):
     argv = ["evaluate", str(model_path), str(paths["test"]), "--metric", "ndcg@10"]
     assert main([*argv, "--metric", "map", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
+    assert got.pop("conventions")["discount"] == "log2"
     assert got == evaluate(yt, scores, qt, metrics=["ndcg@10", "map"])
 
     assert main(["evaluate", str(model_path), str(paths["test"])]) == 0
@@ -156,6 +157,7 @@ def test_round_trip_on_letor_mq2008(tmp_path, capsys):
     assert main(["train", str(train), "-o", str(model_path), "--rounds", "10", "-q"]) == 0
     assert main(["evaluate", str(model_path), str(test), "--json"]) == 0
     got = json.loads(capsys.readouterr().out.splitlines()[-1])
+    got.pop("conventions")
     X, y, qid = load_svmlight(train)
     Xt, yt, qt = load_svmlight(test, n_features=X.shape[1])
     est = RankBoostRanker(n_estimators=10).fit(X, y, qid=qid)

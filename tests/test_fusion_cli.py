@@ -85,7 +85,8 @@ def test_cli_train_apply_evaluate_in_process(files, capsys) -> None:
     assert _call(["fuse", "evaluate", "--runs", *runs, out, "--qrels", qrels]) == 0
     table = capsys.readouterr().out.splitlines()
     assert table[0].split() == ["run", "ndcg@10", "map"]
-    assert len(table) == 5
+    assert len(table) == 6  # header, 4 runs, the conventions line
+    assert table[-1].startswith("conventions: gain=exp2")
 
 
 def test_issue16_cli_apply_matches_run_files_by_name(files, tmp_path: Path, capsys) -> None:

@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from ._cli_metrics import add_metric_options, format_conventions, metric_options
 from .params import FEEDBACK_PARAMS, TRAIN_PARAMS, add_arguments
 
 # NOTE: numpy, numba, scipy and scikit-learn are imported inside the subcommand handlers, not
@@ -41,6 +42,8 @@ __all__ = ["main"]
 
 PROG = "rankboost"
 DEFAULT_METRICS = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map")
+#: The header line of ``info``: how features are numbered in its tables.
+FEATURE_NUMBERING = "feature numbering: 1-based ids as in LETOR; 0-based column = id - 1"
 
 _EPILOG = """\
 examples:
@@ -409,16 +412,18 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     rounds = _rounds_to_use(model, args.rounds)
     scores = model.decision_function(data.X, n_rounds=rounds)
     names = list(dict.fromkeys(args.metric or DEFAULT_METRICS))
+    options = metric_options(args, names)
     try:
-        res = evaluate(data.y, scores, data.qid, metrics=names)
+        res = evaluate(data.y, scores, data.qid, metrics=names, **options)
     except ValueError as exc:
         raise CLIError(f"cannot evaluate {args.data!r}: {_one_line(str(exc))}") from None
     if args.json:
-        _out(json.dumps({k: float(v) for k, v in res.items()}))
+        _out(json.dumps({**{k: float(v) for k, v in res.items()}, "conventions": options}))
     else:
         used = model.n_rounds if rounds is None else rounds
         _out(_table(["metric", "value"], [[k, float(v)] for k, v in res.items()]))
         _out(f"({data.n_queries} queries, {data.n_samples} rows, {used} rounds)")
+        _out(format_conventions(options))
     return 0
 
 
@@ -427,12 +432,22 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
     from .model import KINDS
 
+    try:
+        from .fusion._info import fusion_info_lines, is_fusion_file
+    except ImportError:  # pragma: no cover - the fusion subpackage is optional
+        pass
+    else:
+        if is_fusion_file(args.model):
+            for line in fusion_info_lines(args.model, _table, args.top):
+                _out(line)
+            return 0
     model = _load_model(args.model)
     names = model.feature_names or _DefaultNames()
     rounds = model.rounds
     _out(f"model: {args.model}")
     best = "-" if model.best_iteration is None else str(model.best_iteration)
     _out(f"rounds: {model.n_rounds} (best iteration: {best}), features: {model.n_features}")
+    _out(FEATURE_NUMBERING)
     params = " ".join(f"{k}={v}" for k, v in model.params.items() if k != "feedback")
     _out(f"params: {params or '-'}")
     if model.params.get("feedback"):
@@ -451,7 +466,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
     _out(_table(["feature", "name", "gain", "rounds"], rows))
     head = model.n_rounds if args.head == 0 else min(args.head, model.n_rounds)
     _out()
-    _out(f"rounds (first {head} of {model.n_rounds}; feature numbers are 1-based as in LETOR)")
+    _out(f"rounds (first {head} of {model.n_rounds}; feature = 1-based id, as above)")
     h = model.history  # the training records r, Z, rloss and bound
     rows = [
         [
@@ -613,7 +628,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "evaluate",
         _cmd_evaluate,
         "evaluate a model on a labelled file",
-        "rankboost evaluate model.json test.txt --metric ndcg@10 --metric map",
+        "rankboost evaluate model.json test.txt --metric ndcg@10 --metric map --discount letor",
     )
     p.add_argument("model", metavar="MODEL", help="model file from 'rankboost train'")
     p.add_argument("data", metavar="DATA", help="labelled SVMlight/LETOR file")
@@ -626,12 +641,17 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--rounds", type=_positive_int, help="use the first N rounds (default: best or all)"
     )
-    p.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='print a JSON object instead of a table ({metric: value, "conventions": {...}})',
+    )
+    add_metric_options(p)
 
     p = add(
         "info",
         _cmd_info,
-        "show a model's rounds and feature importances",
+        "show a model's rounds and feature importances (or a fusion model's lists)",
         "rankboost info model.json --top 10 --head 20",
     )
     p.add_argument("model", metavar="MODEL", help="model file")

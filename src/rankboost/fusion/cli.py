@@ -27,6 +27,7 @@ import json
 import sys
 from typing import Any
 
+from .._cli_metrics import add_metric_options, format_conventions, metric_options
 from ..cli import UsageError, int_at_least, metric_name, refuse_overwriting_inputs
 
 __all__ = ["register", "run"]
@@ -107,7 +108,12 @@ def register(subparsers: Any) -> None:
         default=["ndcg@10", "map"],
         help="metric names: ndcg@K, map, p@K, mrr, average_rank, ... (default: ndcg@10 map)",
     )
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='print JSON instead of a table ({run: {metric: value}, "conventions": {...}})',
+    )
+    add_metric_options(p)
     _add_by_order(p)
     p.set_defaults(func=_evaluate)
 
@@ -229,16 +235,17 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     qrels = read_qrels(args.qrels)
     runs = read_runs(args.runs)
+    options = metric_options(args, args.metric)
     rows: dict[str, dict[str, float]] = {}
     if args.model is not None:
         model = RankFusion.load(args.model)
         fused = model.fuse(runs, match="order" if args.by_order else "name")
-        rows[args.model] = evaluate_run(fused, qrels, args.metric)
+        rows[args.model] = evaluate_run(fused, qrels, args.metric, **options)
     else:
         for name, one in zip(args.runs, runs.values(), strict=True):
-            rows[name] = evaluate_run(one, qrels, args.metric)
+            rows[name] = evaluate_run(one, qrels, args.metric, **options)
     if args.json:
-        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        sys.stdout.write(json.dumps({**rows, "conventions": options}, indent=2) + "\n")
         return 0
     width = max(len(n) for n in rows)
     head = "".join(f"{m:>12}" for m in args.metric)
@@ -246,4 +253,5 @@ def _evaluate(args: argparse.Namespace) -> int:
     for name, vals in rows.items():
         sys.stdout.write(f"{name:<{width}}" + "".join(f"{vals[m]:>12.4f}" for m in args.metric))
         sys.stdout.write("\n")
+    sys.stdout.write(format_conventions(options) + "\n")
     return 0

@@ -9,7 +9,7 @@ the exact expectation under uniformly random tie-breaking, Freund et al. 2003, A
 
 from __future__ import annotations
 
-from ._registry import METRICS, MetricInfo, evaluate, parse_metric
+from ._registry import CONVENTIONS, METRICS, MetricInfo, conventions, evaluate, parse_metric
 from ._scorer import RankingScorer, make_scorer
 from .average_precision import average_precision, mean_average_precision, reciprocal_rank
 from .metasearch import average_rank, topk_counts
@@ -19,11 +19,13 @@ from .pairwise import disagreement, rloss
 from .precision import precision_at_k
 
 __all__ = [
+    "CONVENTIONS",
     "METRICS",
     "MetricInfo",
     "RankingScorer",
     "average_precision",
     "average_rank",
+    "conventions",
     "dcg_score",
     "disagreement",
     "evaluate",

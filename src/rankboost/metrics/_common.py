@@ -14,11 +14,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
+from .._conventions import EMPTY, TIES
 from .._kernels.ranking_metrics import _good_rank_metrics, _rank_within_queries
 from .._validation import check_labels, check_qid, check_scores
-
-TIES = ("expected", "pessimistic", "optimistic", "stable")
-EMPTY = ("zero", "one", "skip")
 
 __all__ = [
     "EMPTY",

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._conventions import CONVENTIONS
 from .average_precision import average_precision, mean_average_precision, reciprocal_rank
 from .metasearch import average_rank
 from .movie import expected_average_precision, expected_coverage, expected_prot
@@ -17,7 +18,7 @@ from .ndcg import dcg_score, ndcg_score
 from .pairwise import disagreement
 from .precision import precision_at_k
 
-__all__ = ["METRICS", "MetricInfo", "evaluate", "parse_metric"]
+__all__ = ["CONVENTIONS", "METRICS", "MetricInfo", "conventions", "evaluate", "parse_metric"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,54 @@ METRICS: dict[str, MetricInfo] = {
     "coverage": MetricInfo(expected_coverage, "none", True, "paper's coverage K/rank(t_K)"),
     "average_rank": MetricInfo(average_rank, "none", False, "mean capped rank of first hit"),
 }
+
+
+def conventions(metrics: str | Iterable[str], **options: Any) -> dict[str, str]:
+    """The conventions in effect when :func:`evaluate` computes ``metrics`` with ``options``.
+
+    Parameters
+    ----------
+    metrics : str or iterable of str
+        Metric names understood by :func:`parse_metric`.
+    **options
+        Values of :data:`CONVENTIONS` names (``gain="linear"``, ...); ``None`` or absent
+        means the metrics' default.
+
+    Returns
+    -------
+    dict
+        ``{name: value}`` for every :data:`CONVENTIONS` name that at least one of the metrics
+        accepts, in the order of :data:`CONVENTIONS`: the value given, else the default of
+        the metric functions' signatures.
+
+    Raises
+    ------
+    ValueError
+        For a value that is not allowed, or an unknown metric name.
+
+    Examples
+    --------
+    >>> from rankboost.metrics import conventions
+    >>> conventions(["ndcg@10", "map"], discount="letor")
+    {'gain': 'exp2', 'discount': 'letor', 'ties': 'expected', 'empty': 'zero'}
+    >>> conventions("disagreement")
+    {'ties': 'expected'}
+    """
+    names = [metrics] if isinstance(metrics, str) else list(metrics)
+    out: dict[str, str] = {}
+    for key, allowed in CONVENTIONS.items():
+        value = options.get(key)
+        if value is not None and value not in allowed:
+            raise ValueError(
+                f"The {key!r} convention of rankboost.metrics must be one of {list(allowed)}; "
+                f"got {value!r} instead."
+            )
+        for name in names:
+            param = inspect.signature(parse_metric(name)[0]).parameters.get(key)
+            if param is not None:
+                out[key] = param.default if value is None else value
+                break
+    return out
 
 
 def _known() -> str:

@@ -13,13 +13,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._conventions import DISCOUNTS, GAINS
 from .._kernels.ranking_metrics import _dcg_at_k, _ideal_dcg_at_k
 from ._common import EMPTY, Ranked, aggregate, check_choice, check_optional_k, rank_queries
 
 __all__ = ["dcg_score", "ndcg_score"]
 
-GAINS = ("exp2", "linear")
-DISCOUNTS = ("log2", "letor")
 #: The largest label of the ``exp2`` gain (as LightGBM's default ``label_gain`` and XGBoost's
 #: exponential NDCG gain): ``2**31 - 1`` is exact, and sums of such gains stay finite; beyond
 #: it ``2**rel`` soon overflows float64 (``2**1024``) and NDCG would be NaN.

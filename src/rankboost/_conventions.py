@@ -1,0 +1,45 @@
+"""The metric conventions and their allowed values: the one definition (docs/metrics.md).
+
+``rankboost.metrics`` checks its arguments against these tuples and re-exports them as
+:data:`rankboost.metrics.CONVENTIONS`; the command line builds its ``--gain`` / ``--discount``
+/ ``--ties`` / ``--empty`` options from them. This module imports nothing, so that building
+the ``rankboost`` parser does not load numpy or numba.
+"""
+
+from __future__ import annotations
+
+__all__ = ["CONVENTIONS", "DEFAULTS", "DISCOUNTS", "EMPTY", "GAINS", "MEANINGS", "TIES"]
+
+#: Gain of a label ``rel``: ``2**rel - 1`` (LETOR / Burges) or ``rel`` (trec_eval).
+GAINS = ("exp2", "linear")
+#: Discount of rank ``i``: ``1 / log2(1 + i)``, or LETOR 4.0's ``Eval-Score-4.0.pl`` (1 for
+#: ranks 1 and 2, then ``1 / log2(i)``).
+DISCOUNTS = ("log2", "letor")
+#: Order of equal scores: the expectation under random tie-breaking, worst or best labels
+#: first, or input order.
+TIES = ("expected", "pessimistic", "optimistic", "stable")
+#: Value of a query without a relevant document: 0, 1, or left out of the mean.
+EMPTY = ("zero", "one", "skip")
+
+CONVENTIONS: dict[str, tuple[str, ...]] = {
+    "gain": GAINS,
+    "discount": DISCOUNTS,
+    "ties": TIES,
+    "empty": EMPTY,
+}
+#: The defaults of the metric functions' signatures (a test checks that they agree).
+DEFAULTS: dict[str, str] = {"gain": "exp2", "discount": "log2", "ties": "expected", "empty": "zero"}
+#: One phrase per value, for help texts and the line the CLI prints under its results.
+MEANINGS: dict[str, str] = {
+    "exp2": "2^rel - 1",
+    "linear": "rel",
+    "log2": "1/log2(1 + rank)",
+    "letor": "LETOR 4.0: 1 for ranks 1-2, then 1/log2(rank)",
+    "expected": "expectation over random tie-breaking",
+    "pessimistic": "worst labels first",
+    "optimistic": "best labels first",
+    "stable": "input order",
+    "zero": "a query without relevant document scores 0",
+    "one": "a query without relevant document scores 1",
+    "skip": "queries without relevant document left out",
+}

@@ -1,0 +1,108 @@
+"""``rankboost info`` for a fusion model file (``"format": "rankboost-fusion"``).
+
+Prints the input lists, the importance of each list (the gain shares of its features) and
+each list's learned step function ``H_i`` (:meth:`RankBoostModel.step_functions`): the
+fused score is ``sum_i H_i(feature_i)``. Feature numbers are 1-based, as in LETOR and the
+rest of ``rankboost info``; the 0-based column (``model_.step_functions()`` keys, ``X``) is
+the number minus 1.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from .learned import FORMAT_NAME
+
+__all__ = ["fusion_info_lines", "is_fusion_file"]
+
+
+def is_fusion_file(path: str) -> bool:
+    """``True`` if ``path`` is a JSON file with ``"format": "rankboost-fusion"``."""
+    try:
+        with Path(path).open(encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError, RecursionError):
+        return False  # the model reader reports the problem
+    return isinstance(data, dict) and data.get("format") == FORMAT_NAME
+
+
+def _ranks(low: float, high: float) -> str:
+    """The integer ranks r with ``low < -r <= high`` (the ``neg_rank`` feature), as text."""
+    first = 1 if math.isinf(high) else max(1, math.ceil(-high))
+    if math.isinf(low):
+        return f">= {first}"
+    last = math.ceil(-low) - 1
+    return f"{first}" if first == last else f"{first}-{last}" if first < last else "-"
+
+
+def _interval_rows(feature: int, name: str, step: Any, neg_rank: bool) -> list[list[Any]]:
+    breaks = [-math.inf, *step.breaks.tolist(), math.inf]
+    rows: list[list[Any]] = []
+    for k, value in enumerate(step.values.tolist()):
+        low, high = breaks[k], breaks[k + 1]
+        rank = _ranks(low, high) if neg_rank else ""
+        rows.append([feature, name, f"({low:g}, {high:g}]", rank, float(value)])
+    rows.append([feature, name, "missing", "not returned", float(step.missing)])
+    return rows
+
+
+def fusion_info_lines(path: str, table: Any, top: int) -> list[str]:
+    """The lines ``rankboost info`` prints for the fusion model at ``path``.
+
+    ``table(headers, rows)`` formats a table; ``top`` limits the importance rows (0 = all).
+    """
+    import numpy as np
+
+    from ..cli import FEATURE_NUMBERING
+    from .learned import RankFusion
+
+    fusion = RankFusion.load(path)
+    model = fusion.model_
+    names = fusion.feature_names_
+    n_lists = fusion.n_lists_
+    best = "-" if model.best_iteration is None else str(model.best_iteration)
+    params = " ".join(f"{k}={v}" for k, v in fusion.get_params().items())
+    out = [
+        f"fusion model: {path}",
+        f"lists: {n_lists}, features: {model.n_features}, rounds: {model.n_rounds} "
+        f"(best iteration: {best})",
+        f"params: {params}",
+        FEATURE_NUMBERING,
+        "",
+        "lists (feature ids of each list)",
+    ]
+    ids: list[list[int]] = [[] for _ in range(n_lists)]
+    for col in range(model.n_features):
+        ids[col % n_lists].append(col + 1)  # rank features first, then score features
+    rows = [
+        [j + 1, fusion.list_names_[j], " ".join(str(i) for i in ids[j])] for j in range(n_lists)
+    ]
+    out.append(table(["list", "name", "features"], rows))
+    if model.n_rounds == 0:
+        return out
+    gain = model.feature_importances("gain")
+    split = np.bincount(model.rounds.feature, minlength=model.n_features)
+    per_list = np.zeros(n_lists)
+    rounds = np.zeros(n_lists, dtype=np.int64)
+    for col in range(model.n_features):
+        per_list[col % n_lists] += gain[col]
+        rounds[col % n_lists] += split[col]
+    order = [int(j) for j in np.argsort(-per_list, kind="stable")]
+    shown = order if top == 0 else order[:top]
+    out += ["", "importances per list (gain = share of -sum ln Z_t; rounds = rounds on the list)"]
+    rows = [[j + 1, fusion.list_names_[j], float(per_list[j]), int(rounds[j])] for j in shown]
+    out.append(table(["list", "name", "gain", "rounds"], rows))
+    out += [
+        "",
+        "learned step function of each used feature: H(x) on each interval of x "
+        f"(fused score = sum of H; x = the {fusion.rank_feature} value of the rank)",
+    ]
+    rows = []
+    for col, step in model.step_functions().items():
+        neg_rank = col < n_lists and fusion.rank_feature == "neg_rank"
+        rows += _interval_rows(col + 1, names[col], step, neg_rank)
+    out.append(table(["feature", "name", "x in", "rank", "H(x)"], rows))
+    return out
