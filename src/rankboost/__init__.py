@@ -18,6 +18,7 @@ from .params import TrainParams
 
 if TYPE_CHECKING:
     from . import datasets, fusion, metrics
+    from ._compat import ProgressBarWarning
     from .booster import Booster, RoundRecord, TrainingStoppedWarning, train
     from .callback import (
         CallbackEnv,
@@ -49,6 +50,7 @@ _LAZY = {
     "recommend": ".recommend",
     "Booster": ".booster",
     "RoundRecord": ".booster",
+    "ProgressBarWarning": "._compat",
     "TrainingStoppedWarning": ".booster",
     "train": ".booster",
     "CallbackEnv": ".callback",
@@ -102,6 +104,7 @@ __all__ = [
     "OneQueryWarning",
     "PairFeedback",
     "params",
+    "ProgressBarWarning",
     "RankBoostModel",
     "RankBoostRanker",
     "RankBoostRecommender",

@@ -6,6 +6,7 @@ naming the exact ``pip install`` line only when a feature that needs it is used.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 try:  # tqdm: progress bars (extra "progress")
@@ -16,7 +17,14 @@ except ImportError:  # pragma: no cover - exercised only without tqdm
     _tqdm = None
     TQDM_INSTALLED = False
 
-__all__ = ["TQDM_INSTALLED", "progress_bar", "require"]
+__all__ = ["TQDM_INSTALLED", "ProgressBarWarning", "progress_bar", "require"]
+
+
+class ProgressBarWarning(UserWarning):
+    """``verbose=True`` asked for a progress bar but tqdm is not installed."""
+
+
+_warned: set[str] = set()  # what has been warned about in this process
 
 _EXTRAS = {
     "matplotlib": "plot",
@@ -48,12 +56,27 @@ class _NoBar:
     def close(self) -> None:
         pass
 
-    def set_postfix_str(self, s: str) -> None:
+    def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
         pass
 
 
-def progress_bar(total: int, disable: bool, desc: str) -> Any:
-    """A tqdm bar, or a silent stand-in when disabled or tqdm is not installed."""
-    if disable or _tqdm is None:
+def progress_bar(total: int, disable: bool, desc: str, stacklevel: int = 2) -> Any:
+    """A tqdm bar, or a silent stand-in when disabled or tqdm is not installed.
+
+    Asking for a bar (``disable=False``) without tqdm warns once per process
+    (:class:`ProgressBarWarning`, with the ``pip install`` line), ``stacklevel`` as in
+    :func:`warnings.warn` counted from the caller of this function.
+    """
+    if disable:
+        return _NoBar()
+    if _tqdm is None:
+        if "tqdm" not in _warned:
+            _warned.add("tqdm")
+            warnings.warn(
+                "verbose=True shows a progress bar only with the optional package 'tqdm': "
+                "pip install 'rankboost[progress]'",
+                ProgressBarWarning,
+                stacklevel=stacklevel + 1,
+            )
         return _NoBar()
     return _tqdm(total=total, desc=desc, leave=False)

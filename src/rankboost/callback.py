@@ -174,6 +174,7 @@ class EvaluationMonitor:
         }
         self.greater_is_better = {m[0]: m[2] for m in self._metrics}
         self.iteration = -1
+        self._best: tuple[int, float] | None = None  # (1-based round, value) for summary()
 
     @property
     def metric_names(self) -> list[str]:
@@ -194,6 +195,30 @@ class EvaluationMonitor:
             for metric, func, _ in self._metrics:
                 self.results[name][metric].append(func(yc, scores, qid))
         self.iteration = env.iteration
+        if self.names:
+            value = self.results[self.names[-1]][self.metric_names[0]][-1]
+            better = self.greater_is_better[self.metric_names[0]]
+            if (
+                self._best is None
+                or (better and value > self._best[1])
+                or (not better and value < self._best[1])
+            ):
+                self._best = (env.iteration + 1, value)
+
+    def summary(self) -> str:
+        """One line for the progress bar: the first metric's latest value and the best round.
+
+        The value is on the last set (as :meth:`best_iteration` with no arguments), e.g.
+        ``"ndcg@10=0.4712 best=37"``; the set's name is prefixed when there are several
+        sets. Empty before the first round. :func:`rankboost.train` with ``verbose=True``
+        shows it next to the bar for every callback that has a ``summary()`` method.
+        """
+        if self._best is None:
+            return ""
+        name, metric = self.names[-1], self.metric_names[0]
+        value = self.results[name][metric][-1]
+        prefix = f"{name}:" if len(self.names) > 1 else ""
+        return f"{prefix}{metric}={value:.4g} best={self._best[0]}"
 
     def latest(self) -> list[tuple[str, str, float]]:
         """``(set name, metric name, value)`` after the last round evaluated."""
@@ -221,6 +246,14 @@ class EvaluationMonitor:
         if metric not in self.greater_is_better:
             raise ValueError(f"metric must be one of {self.metric_names}; got {metric!r}.")
         return name, metric
+
+
+def _with_summary(
+    callback: Callable[[CallbackEnv], None], monitor: EvaluationMonitor
+) -> Callable[[CallbackEnv], None]:
+    """Give a callback built on ``monitor`` the monitor's ``summary`` (for the progress bar)."""
+    callback.summary = monitor.summary  # type: ignore[attr-defined]
+    return callback
 
 
 def early_stopping(
@@ -290,7 +323,7 @@ def early_stopping(
         if env.iteration + 1 - state["best_iter"] >= stopping_rounds or last:
             raise EarlyStopException(state["best_iter"], sign * state["best"])
 
-    return _callback
+    return _with_summary(_callback, monitor)
 
 
 def log_evaluation(monitor: EvaluationMonitor, period: int = 1) -> Callable[[CallbackEnv], None]:
@@ -331,7 +364,7 @@ def log_evaluation(monitor: EvaluationMonitor, period: int = 1) -> Callable[[Cal
             text = "\t".join(f"{n}'s {m}: {v:.6g}" for n, m, v in monitor.latest())
             logger.info("[%d]\t%s", env.iteration + 1, text)
 
-    return _callback
+    return _with_summary(_callback, monitor)
 
 
 def record_evaluation(
@@ -377,4 +410,4 @@ def record_evaluation(
                 eval_result.setdefault(name, {}).setdefault(metric, []).append(value)
             done[0] = env.iteration
 
-    return _callback
+    return _with_summary(_callback, monitor)

@@ -137,7 +137,9 @@ class RankBoostRanker(BaseEstimator):
     tol : float, default=1e-9
         Stop when no weak ranker has ``|r| > tol``.
     verbose : bool, default=False
-        Show a progress bar (tqdm) during ``fit``.
+        Show a progress bar (tqdm) during ``fit``; with ``eval_set`` it shows the first
+        metric on the last set and the best round so far (``ndcg@10=0.4712 best=37``).
+        Without tqdm, a :class:`~rankboost.ProgressBarWarning` says so once per process.
 
     Attributes
     ----------
