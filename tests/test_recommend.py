@@ -26,10 +26,11 @@ def _ratings(seed: int = 0, n_users: int = 30, n_items: int = 60, density: float
     return sp.csr_matrix((r[rows, cols], (rows, cols)), shape=r.shape)
 
 
-def _fit(R, targets, **kw):
+def _fit(R, targets, columns=None, **kw):
+    extra = {} if columns is None else {"columns": columns}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrainingStoppedWarning)
-        return RankBoostRecommender(**kw).fit(R, target_users=targets)
+        return RankBoostRecommender(**kw).fit(R, target_users=targets, **extra)
 
 
 # ----------------------------------------------------------------------------- problems
@@ -249,3 +250,117 @@ def test_bad_parameters():
         ValueError, match="'n_estimators' parameter of RankBoostRecommender must be an int >= 1"
     ):
         RankBoostRecommender(n_estimators=0, invalid_targets="skip").fit(R, [0])
+
+
+# ----------------------------------------------------------------------------- labels
+
+
+def _frame(R):
+    """The (user, item, rating) rows of a CSR matrix, with string labels."""
+    pd = pytest.importorskip("pandas")
+    coo = R.tocoo()
+    return pd.DataFrame(
+        {
+            "user": [f"u{r:02d}" for r in coo.row],
+            "item": [f"m{c:03d}" for c in coo.col],
+            "rating": coo.data,
+        }
+    )
+
+
+def test_labels_round_trip_string_ids_match_matrix_input():
+    R = _ratings(3)
+    df = _frame(R).sample(frac=1.0, random_state=0)  # row order does not matter
+    by_pos = _fit(R, [0, 5], n_estimators=15, feature_users=list(range(10, 30)))
+    by_label = _fit(
+        df, ["u00", "u05"], n_estimators=15, feature_users=[f"u{k:02d}" for k in range(10, 30)]
+    )
+    assert list(by_label.users_) == [f"u{k:02d}" for k in range(30)]
+    assert list(by_label.items_) == [f"m{k:03d}" for k in range(60)]
+    assert sorted(by_label.models_) == ["u00", "u05"]
+    assert list(by_label.feature_users_["u05"][:2]) == ["u10", "u11"]
+    items, scores = by_label.recommend("u05", k=7)
+    pos_items, pos_scores = by_pos.recommend(5, k=7)
+    assert list(items) == [f"m{k:03d}" for k in pos_items]
+    np.testing.assert_array_equal(scores, pos_scores)
+    ranked = by_label.rank("u00", items=["m003", "m001", "m050"])
+    assert list(ranked) == [f"m{k:03d}" for k in by_pos.rank(0, items=[3, 1, 50])]
+    np.testing.assert_array_equal(
+        by_label.predict("u00", ["m003", "m001"]), by_pos.predict(0, [3, 1])
+    )
+
+
+def test_wide_frame_index_users_columns_items():
+    pd = pytest.importorskip("pandas")
+    R = _ratings(4, n_users=12, n_items=20)
+    dense = R.toarray()
+    dense[dense == 0] = np.nan
+    wide = pd.DataFrame(
+        dense, index=[100 + k for k in range(12)], columns=list("abcdefghijklmnopqrst")
+    )
+    rec = _fit(wide, [100], n_estimators=10)
+    ref = _fit(R, [0], n_estimators=10)
+    items, _ = rec.recommend(100, k=5)
+    assert list(items) == [wide.columns[k] for k in ref.recommend(0, k=5)[0]]
+    assert set(items).isdisjoint(set(wide.columns[~np.isnan(dense[0])]))  # unrated only
+
+
+def test_frame_with_custom_column_names_and_int_ids():
+    pd = pytest.importorskip("pandas")
+    df = _frame(_ratings(5, n_users=10, n_items=25)).rename(
+        columns={"user": "userId", "item": "movieId", "rating": "stars"}
+    )
+    df["movieId"] = df["movieId"].str[1:].astype(int) + 1000  # MovieLens-like int ids
+    rec = _fit(df, ["u01"], n_estimators=5, columns=("userId", "movieId", "stars"))
+    items, _ = rec.recommend("u01", k=3)
+    assert items.dtype.kind == "i"
+    assert all(i >= 1000 for i in items)
+    with pytest.raises(ValueError, match="user, item, rating"):
+        RankBoostRecommender().fit(df, columns=("userId", "movieId"))
+    del pd
+
+
+def test_unknown_labels_are_named():
+    df = _frame(_ratings(6, n_users=10, n_items=25))
+    rec = _fit(df, ["u01"], n_estimators=5)
+    with pytest.raises(ValueError, match="unknown user 'nobody'"):
+        rec.recommend("nobody")
+    with pytest.raises(ValueError, match="unknown item 'm999'"):
+        rec.predict("u01", ["m001", "m999"])
+    with pytest.raises(ValueError, match="candidates contains unknown item 'zz'"):
+        rec.recommend("u01", candidates=["zz"])
+    with pytest.raises(ValueError, match="user 'u02' has no model"):
+        rec.rank("u02")
+    with pytest.raises(ValueError, match="target_users contains unknown user 'u99'"):
+        RankBoostRecommender().fit(df, target_users=["u99"])
+    with pytest.raises(ValueError, match="feature_users contains unknown user 7"):
+        RankBoostRecommender(feature_users=[7]).fit(df, target_users=["u01"])
+    u, i = df.iloc[3][["user", "item"]]
+    with pytest.raises(ValueError, match=f"user '{u}', item '{i}' more than once"):
+        RankBoostRecommender().fit(pd_concat(df, df.iloc[[3]]))
+    bad = df.copy()
+    bad.loc[bad.index[0], "rating"] = 9.0
+    with pytest.raises(ValueError, match=r"for user 'u\d\d', item 'm\d\d\d'"):
+        RankBoostRecommender(rating_range=(1, 5)).fit(bad)
+
+
+def pd_concat(*frames):
+    import pandas as pd
+
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_matrix_input_keeps_int_positions():
+    R = _ratings(7, n_users=10, n_items=25)
+    rec = _fit(R, [1, 2], n_estimators=5)
+    np.testing.assert_array_equal(rec.users_, np.arange(10))
+    np.testing.assert_array_equal(rec.items_, np.arange(25))
+    assert sorted(rec.models_) == [1, 2]
+    assert all(type(u) is int for u in rec.models_)
+    items, _ = rec.recommend(np.int64(1), k=4)
+    assert items.dtype == np.int64
+    assert rec.rank(2, items=[3, 4]).dtype == np.int64
+    with pytest.raises(ValueError, match="user must be an int"):
+        rec.recommend("1")
+    with pytest.raises(ValueError, match="unknown item 25"):
+        rec.predict(1, [25])

@@ -13,9 +13,14 @@ Two entry points:
 * :class:`RankBoostRecommender` fits one model per target user (in parallel over users with
   joblib) and scores, ranks and recommends items.
 
-Users and items are the row and column *indices* of the ratings matrix (see
-:meth:`rankboost.datasets.RatingsDataset.to_matrix` for the id arrays). A stored entry is a
-rating (an explicitly stored 0 too); an absent entry means "not rated".
+:class:`RankBoostRecommender` takes the user's own labels: a pandas DataFrame of
+``(user, item, rating)`` rows (``fit(..., columns=...)`` names the columns) or a DataFrame
+user x item matrix (index = users, columns = items, NaN = not rated); then target users,
+feature users and the users and items of ``predict``/``rank``/``recommend`` are labels, and
+``users_``/``items_`` hold them. For a sparse or dense matrix, users and items are the row
+and column *indices* (see :meth:`rankboost.datasets.RatingsDataset.to_matrix` for the id
+arrays). A stored entry is a rating (an explicitly stored 0 too); an absent entry means
+"not rated".
 """
 
 from ._problem import check_ratings, user_ranking_problem

@@ -15,7 +15,11 @@ __all__ = ["check_ratings", "user_ranking_problem"]
 
 
 def check_ratings(
-    ratings: Any, *, rating_range: tuple[float, float] | None = None, name: str = "ratings"
+    ratings: Any,
+    *,
+    rating_range: tuple[float, float] | None = None,
+    name: str = "ratings",
+    labels: tuple[Any, Any] | None = None,
 ) -> sp.csr_matrix:
     """Return ``ratings`` as a canonical float64 CSR user x item matrix.
 
@@ -29,6 +33,9 @@ def check_ratings(
         ratings are finite.
     name : str, default="ratings"
         Name used in error messages.
+    labels : tuple of (array, array), default=None
+        The user labels (one per row) and item labels (one per column) to name in error
+        messages; None names row and column numbers.
 
     Returns
     -------
@@ -86,10 +93,13 @@ def check_ratings(
         bad |= (data < lo) | (data > hi)
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
-        user = int(np.searchsorted(csr.indptr, k, side="right") - 1)
+        user: Any = int(np.searchsorted(csr.indptr, k, side="right") - 1)
+        item: Any = int(csr.indices[k])
+        if labels is not None:
+            user, item = repr(labels[0][user]), repr(labels[1][item])
         allowed = "finite" if rating_range is None else f"within rating_range={rating_range}"
         raise ValueError(
-            f"{name} has rating {float(data[k])!r} for user {user}, item {int(csr.indices[k])}; "
+            f"{name} has rating {float(data[k])!r} for user {user}, item {item}; "
             f"ratings must be {allowed}."
         )
     return csr

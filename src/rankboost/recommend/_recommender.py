@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -23,6 +24,93 @@ from ._problem import _check_items, _check_users, _features, check_ratings
 __all__ = ["RankBoostRecommender"]
 
 _INVALID = ("raise", "skip")
+
+
+# --------------------------------------------------------------------------- labels
+
+_COLUMNS = ("user", "item", "rating")
+
+
+def _is_frame(obj: Any) -> bool:
+    """Whether ``obj`` is a pandas DataFrame (without importing pandas)."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(obj, pd.DataFrame)
+
+
+def _unique_labels(values: Any) -> tuple[NDArray[Any], NDArray[np.int64]]:
+    """Sorted distinct labels (first-seen order if they do not sort) and each value's code."""
+    import pandas as pd
+
+    try:
+        codes, uniq = pd.factorize(values, sort=True)
+    except TypeError:  # labels of mixed types
+        codes, uniq = pd.factorize(values, sort=False)
+    return np.asarray(uniq), codes.astype(np.int64)
+
+
+def _from_frame(
+    frame: Any, columns: tuple[str, str, str]
+) -> tuple[sp.csr_matrix | NDArray[np.float64], NDArray[Any], NDArray[Any]]:
+    """A DataFrame as (matrix, user labels, item labels).
+
+    Rows ``(user, item, rating)`` when the frame has the three ``columns``; otherwise a
+    user x item matrix: index = users, columns = items, NaN = not rated.
+    """
+    if len(columns) != 3:
+        raise ValueError(f"columns must be (user, item, rating) column names; got {columns!r}.")
+    if all(c in frame.columns for c in columns):
+        ucol, icol, rcol = columns
+        for c in (ucol, icol):
+            if frame[c].isna().any():
+                row = frame.index[frame[c].isna().to_numpy()][0]
+                raise ValueError(f"ratings column {c!r} is missing a label at row {row!r}.")
+        dup = frame.duplicated([ucol, icol]).to_numpy()
+        if dup.any():
+            k = int(np.flatnonzero(dup)[0])
+            raise ValueError(
+                f"ratings holds user {frame[ucol].iloc[k]!r}, item {frame[icol].iloc[k]!r} "
+                "more than once; keep one rating per (user, item)."
+            )
+        users, rows = _unique_labels(frame[ucol].to_numpy())
+        items, cols = _unique_labels(frame[icol].to_numpy())
+        try:
+            data = frame[rcol].to_numpy(dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"ratings column {rcol!r} must be numeric.") from exc
+        R = sp.coo_matrix((data, (rows, cols)), shape=(users.shape[0], items.shape[0]))
+        return R, users, items
+    for what, labels in (("index (users)", frame.index), ("columns (items)", frame.columns)):
+        if labels.has_duplicates:
+            raise ValueError(
+                f"ratings {what} holds {labels[labels.duplicated()][0]!r} more than once; "
+                "labels must be unique. (A table of (user, item, rating) rows needs the "
+                f"columns {tuple(columns)!r}; pass columns= to name them.)"
+            )
+    try:
+        M = frame.to_numpy(dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            "ratings DataFrame must be a user x item matrix of numbers (NaN = not rated) or "
+            f"hold (user, item, rating) rows in the columns {tuple(columns)!r} (pass columns= "
+            f"to name them); got columns {list(frame.columns)[:5]!r}."
+        ) from exc
+    return M, frame.index.to_numpy(), frame.columns.to_numpy()
+
+
+def _positions(labels: Any, index: dict[Any, int], *, what: str, name: str) -> NDArray[np.int64]:
+    """Positions of ``labels`` (1-D) in a label -> position mapping; unknown label -> error."""
+    if isinstance(labels, (str, bytes)) or np.ndim(labels) == 0:
+        raise ValueError(f"{name} must be a 1-D sequence of {what} labels; got {labels!r}.")
+    out = np.empty(len(labels), dtype=np.int64)
+    for k, label in enumerate(labels):
+        try:
+            out[k] = index[label]
+        except (KeyError, TypeError):
+            raise ValueError(
+                f"{name} contains unknown {what} {label!r}: not among the {len(index)} "
+                f"{what} labels of the ratings given to fit."
+            ) from None
+    return out
 
 
 # --------------------------------------------------------------------------- fitting
@@ -71,8 +159,8 @@ class RankBoostRecommender(BaseEstimator):
 
     Parameters
     ----------
-    feature_users : array-like of int, default=None
-        Users (rows of the ratings matrix) whose ratings are the features. None = every
+    feature_users : array-like, default=None
+        Users (labels, or rows for matrix input) whose ratings are the features. None = every
         user. A target never uses itself as a feature.
     n_estimators : int, default=100
         Boosting rounds per target user.
@@ -114,11 +202,16 @@ class RankBoostRecommender(BaseEstimator):
 
     Attributes
     ----------
-    models_ : dict of int to RankBoostModel
+    users_ : ndarray
+        The user labels, one per row of the ratings matrix (``0..n_users-1`` for matrix
+        input; the sorted distinct labels of a DataFrame).
+    items_ : ndarray
+        The item labels, one per column (``0..n_items-1`` for matrix input).
+    models_ : dict of user label to RankBoostModel
         The model of every fitted target user.
-    feature_users_ : dict of int to ndarray of int
-        The feature users (model columns, in order) of every fitted target user.
-    skipped_users_ : dict of int to str
+    feature_users_ : dict of user label to ndarray
+        The feature users (labels; model columns, in order) of every fitted target user.
+    skipped_users_ : dict of user label to str
         Targets left out (``invalid_targets="skip"``) and why.
     report_ : dict
         Counts: ``n_targets``, ``n_fitted``, ``n_skipped``, ``n_features_dropped`` (feature
@@ -191,7 +284,11 @@ class RankBoostRecommender(BaseEstimator):
 
     # ------------------------------------------------------------------ fit
     def _plan(
-        self, R: sp.csr_matrix, targets: NDArray[np.int64], feats: NDArray[np.int64]
+        self,
+        R: sp.csr_matrix,
+        targets: NDArray[np.int64],
+        feats: NDArray[np.int64],
+        names: list[Any],
     ) -> tuple[list[tuple[int, NDArray[np.int64]]], dict[int, str], int]:
         """Per target: its feature users after ``min_overlap``; or why it cannot be fitted."""
         n_rated = np.diff(R.indptr)
@@ -210,8 +307,8 @@ class RankBoostRecommender(BaseEstimator):
         for k, u in enumerate(targets.tolist()):
             if not lo[u] < hi[u]:
                 why = (
-                    f"user {u} has {n_rated[u]} rating(s) with fewer than two distinct values, "
-                    "so no pair of items is crucial (nothing to learn)"
+                    f"user {names[u]!r} has {n_rated[u]} rating(s) with fewer than two "
+                    "distinct values, so no pair of items is crucial (nothing to learn)"
                 )
                 skipped[u] = why
                 continue
@@ -219,8 +316,8 @@ class RankBoostRecommender(BaseEstimator):
             dropped += int(np.count_nonzero(~ok & (feats != u)))
             if not ok.any():
                 skipped[u] = (
-                    f"user {u}: no feature user rated at least min_overlap={self.min_overlap} "
-                    "of this user's items"
+                    f"user {names[u]!r}: no feature user rated at least "
+                    f"min_overlap={self.min_overlap} of this user's items"
                 )
                 continue
             plan.append((u, feats[ok]))
@@ -249,16 +346,37 @@ class RankBoostRecommender(BaseEstimator):
             raise ValueError(f"RankBoostRecommender.min_overlap must be an int >= 1; got {m!r}.")
         return params
 
-    def fit(self, ratings: Any, target_users: ArrayLike | None = None) -> RankBoostRecommender:
+    def fit(
+        self,
+        ratings: Any,
+        target_users: ArrayLike | None = None,
+        *,
+        columns: tuple[str, str, str] = _COLUMNS,
+    ) -> RankBoostRecommender:
         """Train one RankBoost model per target user.
 
         Parameters
         ----------
-        ratings : sparse matrix or array-like of shape (n_users, n_items)
-            User x item ratings; absent (sparse) or NaN (dense) = not rated. For an
+        ratings : pandas DataFrame, sparse matrix or array-like of shape (n_users, n_items)
+            The ratings, in one of three forms:
+
+            * a DataFrame of ``(user, item, rating)`` rows, one per rating, in the
+              ``columns`` named below; users and items are the labels found there (any
+              hashable: ids, strings);
+            * a DataFrame user x item matrix: index = user labels, columns = item labels,
+              NaN = not rated;
+            * a sparse matrix or array (absent (sparse) or NaN (dense) = not rated): users
+              and items are the row and column numbers.
+
+            With labels, ``target_users``, ``feature_users`` and the users and items of
+            :meth:`predict`, :meth:`rank` and :meth:`recommend` are labels too. For an
             evaluation, remove the targets' test ratings before calling ``fit``.
-        target_users : array-like of int, default=None
-            Users to fit a model for; None = every user.
+        target_users : array-like, default=None
+            Users (labels, or row numbers for a matrix) to fit a model for; None = every
+            user.
+        columns : tuple of (str, str, str), default=("user", "item", "rating")
+            The user, item and rating columns of a DataFrame of rows. A DataFrame without
+            these three columns is read as a user x item matrix.
 
         Returns
         -------
@@ -274,19 +392,40 @@ class RankBoostRecommender(BaseEstimator):
             feature user (naming the user).
         """
         params = self._check_params()
-        R = check_ratings(ratings, rating_range=self.rating_range)
+        labelled = _is_frame(ratings)
+        if labelled:
+            matrix, users, items = _from_frame(ratings, tuple(columns))  # type: ignore[arg-type]
+            names = (users.tolist(), items.tolist())
+            R = check_ratings(matrix, rating_range=self.rating_range, labels=names)
+        else:
+            R = check_ratings(ratings, rating_range=self.rating_range)
+            users = np.arange(R.shape[0], dtype=np.int64)
+            items = np.arange(R.shape[1], dtype=np.int64)
+            names = (users.tolist(), items.tolist())
         n_users = R.shape[0]
+        user_pos = {u: k for k, u in enumerate(names[0])}
+
+        def to_positions(given: Any, name: str) -> NDArray[np.int64]:
+            if not labelled:
+                return _check_users(given, n_users, name=name)
+            arr = _positions(given, user_pos, what="user", name=name)
+            uniq, counts = np.unique(arr, return_counts=True)
+            if (counts > 1).any():
+                dup = names[0][int(uniq[counts > 1][0])]
+                raise ValueError(f"{name} lists user {dup!r} more than once.")
+            return arr
+
         targets = (
             np.arange(n_users, dtype=np.int64)
             if target_users is None
-            else _check_users(target_users, n_users, name="target_users")
+            else to_positions(target_users, "target_users")
         )
         feats = (
             np.arange(n_users, dtype=np.int64)
             if self.feature_users is None
-            else _check_users(self.feature_users, n_users, name="feature_users")
+            else to_positions(self.feature_users, "feature_users")
         )
-        plan, skipped, dropped = self._plan(R, targets, feats)
+        plan, skipped, dropped = self._plan(R, targets, feats, names[0])
         if skipped and self.invalid_targets == "raise":
             u, why = next(iter(skipped.items()))
             raise ValueError(
@@ -307,13 +446,21 @@ class RankBoostRecommender(BaseEstimator):
             results = [r for part in parts for r in part]
         order = {u: i for i, (u, _) in enumerate(plan)}
         results.sort(key=lambda ur: order[ur[0]])
-        self.models_ = dict(results)
-        self.feature_users_ = dict(plan)
-        self.skipped_users_ = skipped
+        label = names[0]
+        self._models = dict(results)
+        self._feats = dict(plan)
+        self._labelled = labelled
+        self._user_pos = user_pos
+        self._item_pos = {it: k for k, it in enumerate(names[1])}
+        self.users_ = users
+        self.items_ = items
+        self.models_ = {label[u]: m for u, m in results}
+        self.feature_users_ = {label[u]: users[f] for u, f in plan}
+        self.skipped_users_ = {label[u]: why for u, why in skipped.items()}
         self.n_users_, self.n_items_ = R.shape
         self._by_item = by_item
         self._rated = {u: R[u].indices.astype(np.int64) for u, _ in plan}
-        stopped = sum(m.stop_reason is not None for m in self.models_.values())
+        stopped = sum(m.stop_reason is not None for m in self._models.values())
         self.report_ = {
             "n_targets": int(targets.shape[0]),
             "n_fitted": len(self.models_),
@@ -336,106 +483,124 @@ class RankBoostRecommender(BaseEstimator):
             raise ValueError(
                 "This RankBoostRecommender is not fitted yet; call fit(ratings) first."
             )
-        if isinstance(user, bool) or not isinstance(user, (int, np.integer)):
-            raise ValueError(f"user must be an int user index; got {user!r}.")
-        u = int(user)
-        if u in self.models_:
-            return u, self.models_[u]
-        if u in self.skipped_users_:
+        if self._labelled:
+            try:
+                u = self._user_pos[user]
+            except (KeyError, TypeError):
+                raise ValueError(
+                    f"unknown user {user!r}: not among the {len(self._user_pos)} user labels "
+                    "of the ratings given to fit."
+                ) from None
+        else:
+            if isinstance(user, bool) or not isinstance(user, (int, np.integer)):
+                raise ValueError(f"user must be an int user index; got {user!r}.")
+            u = int(user)
+        if u in self._models:
+            return u, self._models[u]
+        label = self.users_[u]
+        label = label.item() if isinstance(label, np.generic) else label
+        if label in self.skipped_users_:
             raise ValueError(
-                f"user {u} has no model: it was skipped in fit ({self.skipped_users_[u]})."
+                f"user {label!r} has no model: it was skipped in fit "
+                f"({self.skipped_users_[label]})."
             )
         raise ValueError(
-            f"user {u} has no model: it was not among the fitted target users "
-            f"({len(self.models_)} fitted; pass it in target_users)."
+            f"user {label!r} has no model: it was not among the fitted target users "
+            f"({len(self._models)} fitted; pass it in target_users)."
         )
 
-    def predict(self, user: int, items: ArrayLike | None = None) -> NDArray[np.float64]:
-        """Return the score ``H`` of items for ``user`` (higher = ranked higher).
+    def _items_of(self, items: Any, name: str) -> NDArray[np.int64]:
+        """Column positions of ``items`` (labels, or column numbers for matrix input)."""
+        if items is None:
+            return np.arange(self.n_items_, dtype=np.int64)
+        if self._labelled:
+            return _positions(items, self._item_pos, what="item", name=name)
+        return _check_items(items, self.n_items_, name=name)
 
-        Parameters
-        ----------
-        user : int
-            A fitted target user.
-        items : array-like of int, default=None
-            Item indices; None = every item.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_items,)
-        """
-        u, model = self._model_of(user)
-        it = (
-            np.arange(self.n_items_, dtype=np.int64)
-            if items is None
-            else _check_items(items, self.n_items_)
-        )
-        feats = self.feature_users_[u]
+    def _score(self, u: int, model: RankBoostModel, it: NDArray[np.int64]) -> NDArray[np.float64]:
+        feats = self._feats[u]
         column_of = np.full(self.n_users_, -1, dtype=np.int64)
         column_of[feats] = np.arange(feats.shape[0])
         if it.shape[0] == 0:
             return np.empty(0)
         return model.decision_function(_features(self._by_item, it, column_of, feats.shape[0]))
 
-    def rank(self, user: int, items: ArrayLike | None = None) -> NDArray[np.int64]:
+    def predict(self, user: Any, items: ArrayLike | None = None) -> NDArray[np.float64]:
+        """Return the score ``H`` of items for ``user`` (higher = ranked higher).
+
+        Parameters
+        ----------
+        user : label, or int for matrix input
+            A fitted target user.
+        items : array-like, default=None
+            Item labels (column numbers for matrix input); None = every item, in the
+            order of ``items_``.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_items,)
+
+        Raises
+        ------
+        ValueError
+            For an unknown user or item (naming it) or a user without a model.
+        """
+        u, model = self._model_of(user)
+        return self._score(u, model, self._items_of(items, "items"))
+
+    def rank(self, user: Any, items: ArrayLike | None = None) -> NDArray[Any]:
         """Return ``items`` ordered by decreasing score (ties keep the given order).
 
         Parameters
         ----------
-        user : int
+        user : label, or int for matrix input
             A fitted target user.
-        items : array-like of int, default=None
-            Item indices; None = every item.
+        items : array-like, default=None
+            Item labels (column numbers for matrix input); None = every item.
 
         Returns
         -------
-        ranked : ndarray of int
+        ranked : ndarray
+            Item labels (column numbers for matrix input), best first.
         """
-        u, _ = self._model_of(user)
-        it = (
-            np.arange(self.n_items_, dtype=np.int64)
-            if items is None
-            else _check_items(items, self.n_items_)
-        )
-        scores = self.predict(u, it)
-        return it[np.argsort(-scores, kind="stable")]
+        u, model = self._model_of(user)
+        it = self._items_of(items, "items")
+        return self.items_[it[np.argsort(-self._score(u, model, it), kind="stable")]]
 
     def recommend(
         self,
-        user: int,
+        user: Any,
         k: int = 10,
         candidates: ArrayLike | None = None,
         exclude_rated: bool = True,
-    ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    ) -> tuple[NDArray[Any], NDArray[np.float64]]:
         """Return the ``k`` best items for ``user`` and their scores.
 
         Parameters
         ----------
-        user : int
+        user : label, or int for matrix input
             A fitted target user.
         k : int, default=10
             Number of items (fewer if fewer candidates remain).
-        candidates : array-like of int, default=None
-            Items to choose from; None = every item.
+        candidates : array-like, default=None
+            Item labels (column numbers for matrix input) to choose from; None = every
+            item.
         exclude_rated : bool, default=True
             Leave out the items ``user`` rated in the matrix given to ``fit``.
 
         Returns
         -------
-        items : ndarray of int of shape (min(k, n_candidates),)
-            Best first; equal scores keep candidate order.
+        items : ndarray of shape (min(k, n_candidates),)
+            Item labels (column numbers for matrix input), best first; equal scores keep
+            candidate order.
         scores : ndarray of float of the same shape
         """
-        u, _ = self._model_of(user)
+        u, model = self._model_of(user)
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f"k must be an int >= 1; got {k!r}.")
-        it = (
-            np.arange(self.n_items_, dtype=np.int64)
-            if candidates is None
-            else _check_items(candidates, self.n_items_, name="candidates")
-        )
+        it = self._items_of(candidates, "candidates")
         if exclude_rated:
             it = it[~np.isin(it, self._rated[u])]
-        scores = self.predict(u, it)
+        scores = self._score(u, model, it)
         top = np.argsort(-scores, kind="stable")[:k]
-        return it[top], scores[top]
+        return self.items_[it[top]], scores[top]
