@@ -1,0 +1,210 @@
+"""Every example of README.md runs as written.
+
+Each ```python block runs in a fresh temporary directory, with the files it names prepared
+there: the bundled MQ2008 data needs nothing, the TREC runs and qrels of the fusion example
+are small synthetic files, MovieLens 100K comes from ``../shared/data`` (skipped when absent)
+and a block that imports an optional extra is skipped when the extra is missing.
+
+Each command of the ```sh blocks is parsed with the real command-line parser
+(``rankboost.cli._build_parser``); the cheap ones run: ``--help`` and the whole command-line
+quickstart (train / predict / evaluate / info on small synthetic SVMlight files).
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rankboost.cli import _build_parser, main
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+ML100K = ROOT.parent / "shared" / "data" / "movielens" / "ml-100k" / "u.data.gz"
+EXTRAS = ("pandas", "matplotlib", "tqdm", "dask", "onnx", "onnxruntime")
+
+_FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.DOTALL | re.MULTILINE)
+
+
+def _blocks(lang: str) -> list[tuple[int, str]]:
+    """(first line number, code) of every fenced block of ``lang`` in README.md."""
+    text = README.read_text(encoding="utf-8")
+    return [
+        (text.count("\n", 0, m.start()) + 2, m.group(2))
+        for m in _FENCE.finditer(text)
+        if m.group(1) == lang
+    ]
+
+
+def _commands(code: str) -> list[tuple[str, list[str]]]:
+    """(line, argv) of every shell command of a block, comments removed."""
+    out = []
+    for line in code.splitlines():
+        argv = shlex.split(line, comments=True)
+        if argv:
+            out.append((line, argv))
+    return out
+
+
+# ----------------------------------------------------------------------------- fixtures
+
+
+def _write_trec(tmp: Path) -> None:
+    """Three runs of 6 queries x 30 documents (noisy views of the grades) and their qrels."""
+    rng = np.random.default_rng(0)
+    grades = rng.integers(0, 3, size=(6, 30))
+    with open(tmp / "qrels.txt", "w") as f:
+        for q in range(6):
+            for d in range(30):
+                f.write(f"q{q} 0 d{d} {grades[q, d]}\n")
+    for k, name in enumerate(["bm25", "dense", "splade"]):
+        with open(tmp / f"{name}.run", "w") as f:
+            for q in range(6):
+                score = grades[q] + (1.0 + k) * rng.normal(size=30)
+                for rank, d in enumerate(np.argsort(-score, kind="stable")[:20], start=1):
+                    f.write(f"q{q} Q0 d{d} {rank} {score[d]:.4f} {name}\n")
+
+
+def _write_movielens(tmp: Path) -> None:
+    if not ML100K.is_file():
+        pytest.skip(f"MovieLens 100K absent ({ML100K}; ../shared data)")
+    (tmp / "ml-100k").mkdir()
+    (tmp / "ml-100k" / "u.data").write_bytes(gzip.decompress(ML100K.read_bytes()))
+
+
+def _write_svmlight(tmp: Path) -> None:
+    """train.txt / vali.txt / test.txt: 3 features, grades 0-2, 8 queries of 12 rows each."""
+    rng = np.random.default_rng(1)
+    for k, name in enumerate(["train", "vali", "test"]):
+        lines = []
+        for q in range(8):
+            X = rng.normal(size=(12, 3))
+            y = np.clip(np.round(X[:, 0] + 0.5 * rng.normal(size=12) + 1), 0, 2).astype(int)
+            for i in range(12):
+                feats = " ".join(f"{j + 1}:{X[i, j]:.4f}" for j in range(3))
+                lines.append(f"{y[i]} qid:{100 * k + q} {feats} #docid = D{q}-{i}")
+        (tmp / f"{name}.txt").write_text("\n".join(lines) + "\n")
+
+
+# ----------------------------------------------------------------------------- python
+
+
+PYTHON = _blocks("python")
+
+
+def test_readme_has_python_examples():
+    assert len(PYTHON) >= 3
+
+
+@pytest.mark.parametrize("code", [c for _, c in PYTHON], ids=[f"line{n}" for n, _ in PYTHON])
+def test_python_example_runs(code, tmp_path, monkeypatch):
+    for mod in EXTRAS:
+        if re.search(rf"^\s*(import|from) {mod}\b", code, re.MULTILINE):
+            pytest.importorskip(mod, reason=f"the example needs the optional {mod!r}")
+    if "read_runs" in code:
+        _write_trec(tmp_path)
+    if "ml-100k" in code:
+        _write_movielens(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {"__name__": "__readme__"}
+    exec(compile(code, str(README), "exec"), namespace)  # noqa: S102 - the README's own code
+
+
+def test_recommendation_example_returns_movie_ids(tmp_path, monkeypatch):
+    """The README's recommender example gives MovieLens movie ids (1-based), not columns."""
+    pytest.importorskip("pandas")
+    (code,) = [c for _, c in PYTHON if "RankBoostRecommender" in c]
+    _write_movielens(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    ns: dict[str, object] = {}
+    exec(compile(code, str(README), "exec"), ns)  # noqa: S102
+    items, ml = ns["items"], ns["ml"]
+    assert len(items) == 10
+    rated = set(ml.item[ml.user == 1].tolist())
+    assert set(items.tolist()) <= set(ml.item.tolist()) - rated
+
+
+# ----------------------------------------------------------------------------- shell
+
+
+SH = _blocks("sh")
+
+
+def test_every_rankboost_command_parses():
+    parser = _build_parser()
+    seen = 0
+    for _, code in SH:
+        for line, argv in _commands(code):
+            if argv[0] != "rankboost":
+                continue
+            if "--help" in argv:  # exits; runs in test_help_commands_run
+                continue
+            seen += 1
+            try:
+                parser.parse_args(argv[1:])
+            except SystemExit as exc:  # pragma: no cover - the failure message
+                pytest.fail(f"README command does not parse ({exc.code}): {line}")
+    assert seen >= 12
+
+
+def test_help_commands_run():
+    helps = [argv for _, c in SH for _, argv in _commands(c) if "--help" in argv]
+    assert helps
+    for argv in [["rankboost", "--help"], *helps]:
+        done = subprocess.run(
+            [sys.executable, "-m", "rankboost", *argv[1:]],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "usage: rankboost" in done.stdout
+
+
+def test_command_line_quickstart_runs(tmp_path, monkeypatch, capsys):
+    """Every line of the command-line quickstart, run on small synthetic SVMlight files."""
+    (code,) = [c for _, c in SH if "rankboost predict" in c]
+    _write_svmlight(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    ran = 0
+    for line, argv in _commands(code):
+        assert argv[0] == "rankboost", line
+        if "--help" in argv:
+            continue
+        assert main(argv[1:]) == 0, line
+        ran += 1
+    out = capsys.readouterr().out
+    assert ran >= 5
+    assert (tmp_path / "model.json").is_file()
+    assert len((tmp_path / "scores.txt").read_text().splitlines()) == 96
+    assert (tmp_path / "test.run").read_text().split()[1] == "Q0"
+    assert "ndcg@10" in out.lower()
+
+
+def test_make_targets_and_pip_extras_exist():
+    makefile = (ROOT / "Makefile").read_text()
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    section = pyproject.split("[project.optional-dependencies]", 1)[1].split("\n[", 1)[0]
+    extras = set(re.findall(r"^([\w-]+)\s*=", section, re.MULTILINE))
+    assert {"plot", "pandas"} <= extras
+    for _, code in SH:
+        for line, argv in _commands(code):
+            if argv[0] == "make":
+                for target in argv[1:]:
+                    assert re.search(rf"^{target}:", makefile, re.MULTILINE), line
+            elif argv[:2] == ["pip", "install"]:
+                spec = argv[-1]
+                assert spec.startswith("."), line
+                m = re.fullmatch(r"\.(?:\[(.*)\])?", spec)
+                assert m, line
+                for extra in filter(None, (m.group(1) or "").split(",")):
+                    assert extra in extras, line
+            else:
+                assert argv[0] == "rankboost", f"unchecked README command: {line}"
