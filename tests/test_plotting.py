@@ -48,7 +48,7 @@ def test_plot_importance_orders_bars(fitted):
     assert labels == expected  # the largest bar on top
     widths = sorted((p.get_width() for p in ax.patches), reverse=True)
     np.testing.assert_allclose(widths, np.sort(imp)[::-1][:2])
-    assert ax.get_xlabel() == "importance (gain)"
+    assert ax.get_xlabel() == "gain: share of -sum ln Z_t"
 
 
 def test_plot_importance_on_a_given_axes_and_split_type(fitted):
@@ -67,9 +67,11 @@ def test_plot_training_shows_loss_bound_and_validation(fitted):
     np.testing.assert_array_equal(lines["training rloss"].get_ydata(), est.history_["rloss"])
     np.testing.assert_array_equal(lines["bound prod Z_t"].get_ydata(), est.history_["bound"])
     assert np.all(est.history_["rloss"] <= est.history_["bound"] + 1e-12)
-    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    (figure_legend,) = ax.figure.legends  # under the axes, not over the curves
+    legend = [t.get_text() for t in figure_legend.get_texts()]
     assert "valid_0 ndcg@10" in legend
     assert f"best iteration {est.best_iteration_}" in legend
+    assert ax.get_legend() is None
 
 
 def test_plot_training_of_a_bare_model_has_no_twin(fitted):
@@ -172,3 +174,118 @@ def test_plotting_does_not_import_the_estimators_at_runtime():
         node.module for node in tree.body if isinstance(node, ast.ImportFrom) and node.level == 1
     ]
     assert runtime == ["_compat", "model"]
+
+
+# ------------------------------------------------------------------ what a reader sees (item 12)
+
+
+@pytest.fixture(scope="module")
+def letor():
+    """A model on 46 features with the LETOR (MQ2008) names, one of them very long."""
+    from rankboost.datasets import MQ2008_FEATURE_NAMES
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 46))
+    y = np.digitize(X[:, 39] + 0.6 * X[:, 20] + 0.4 * X[:, 4] + rng.normal(size=400), [0.3, 1.3])
+    qid = np.repeat(np.arange(40), 10)
+    names = list(MQ2008_FEATURE_NAMES)
+    names[39] = "LMIR.DIR of whole document (LETOR 4.0 feature 40)"
+    est = RankBoostRanker(n_estimators=60).fit(
+        X[:300], y[:300], qid=qid[:300], eval_set=[(X[300:], y[300:])], eval_qid=[qid[300:]],
+        eval_metric=["ndcg@10", "map"], early_stopping_rounds=100,
+    )  # fmt: skip
+    est.model_.feature_names = names
+    return est
+
+
+def _drawn_ticklabels(axis):
+    """The tick labels of ``axis`` inside its view limits (the ones matplotlib draws)."""
+    lo, hi = sorted(axis.get_view_interval())
+    i = 0 if axis.axis_name == "x" else 1
+    return [t for t in axis.get_ticklabels() if lo <= t.get_position()[i] <= hi]
+
+
+def _inside_figure(fig, artists):
+    """Every non-empty text / legend of ``artists`` lies inside the figure (not clipped)."""
+    fig.canvas.draw()
+    box = fig.bbox
+    for artist in artists:
+        if hasattr(artist, "get_text") and not artist.get_text():
+            continue
+        ext = artist.get_window_extent()
+        assert ext.x0 >= box.x0 - 0.5, (artist, ext, box)
+        assert ext.y0 >= box.y0 - 0.5, (artist, ext, box)
+        assert ext.x1 <= box.x1 + 0.5, (artist, ext, box)
+        assert ext.y1 <= box.y1 + 0.5, (artist, ext, box)
+
+
+def test_split_importance_plot_shows_integer_counts(letor):
+    model = letor.model_
+    ax = plot_importance(letor, importance_type="split", max_num_features=None)
+    counts = np.bincount(model.rounds.feature, minlength=model.n_features)
+    widths = [p.get_width() for p in ax.patches]
+    assert all(float(w).is_integer() for w in widths)
+    assert sorted(widths, reverse=True) == sorted(counts[counts > 0].tolist(), reverse=True)
+    assert sum(widths) == model.n_rounds
+    shown = [model.feature_names.index(t.get_text()) for t in ax.get_yticklabels()]
+    assert [counts[i] for i in shown] == widths  # each bar is its feature's count
+    # the value labels are the counts, and the x ticks are whole numbers
+    labels = [t.get_text() for t in ax.texts]
+    assert labels == [str(int(w)) for w in widths]
+    ax.figure.canvas.draw()
+    assert all(float(t).is_integer() for t in ax.get_xticks())
+    assert ax.get_xlabel() == "split: number of rounds"
+    # and the model's own split importance is the same as shares
+    np.testing.assert_allclose(model.feature_importances("split"), counts / counts.sum())
+
+
+def test_gain_importance_bars_carry_their_values(letor):
+    ax = plot_importance(letor)
+    widths = [p.get_width() for p in ax.patches]
+    assert [t.get_text() for t in ax.texts] == [f"{w:.3f}" for w in widths]
+
+
+def test_importance_labels_are_not_clipped(letor):
+    ax = plot_importance(letor, max_num_features=None)
+    texts = [*ax.get_yticklabels(), ax.xaxis.label, ax.title, *ax.texts]
+    assert "LMIR.DIR of whole document (LETOR 4.0 feature 40)" in [
+        t.get_text() for t in ax.get_yticklabels()
+    ]
+    _inside_figure(ax.figure, texts)
+    # the tick labels do not overlap one another (46 bars: the figure grows)
+    boxes = [t.get_window_extent() for t in ax.get_yticklabels()]
+    for a, b in zip(boxes, boxes[1:], strict=False):
+        assert not a.overlaps(b)
+
+
+def test_training_plot_labels_and_legend_are_not_clipped_nor_over_the_curves(letor):
+    ax = plot_training(letor)
+    fig = ax.figure
+    twin = [other for other in fig.axes if other is not ax][0]
+    (legend,) = fig.legends
+    _inside_figure(fig, [ax.yaxis.label, twin.yaxis.label, ax.xaxis.label, ax.title, legend])
+    _inside_figure(fig, [*_drawn_ticklabels(ax.yaxis), *_drawn_ticklabels(twin.yaxis)])
+    assert not legend.get_window_extent().overlaps(ax.get_window_extent())
+    # no two curves share a colour (the validation curves used to repeat rloss/bound's)
+    lines = [*ax.get_lines(), *twin.get_lines()[:-1]]  # the last one is the best-round mark
+    colours = [matplotlib.colors.to_hex(line.get_color()) for line in lines]
+    assert len(lines) == 4
+    assert len(set(colours)) == 4
+
+
+def test_training_plot_on_a_given_axes_keeps_the_legend_on_top(letor):
+    _, ax = plt.subplots()
+    assert plot_training(letor, ax=ax) is ax
+    assert ax.figure.legends == []
+    twin = [other for other in ax.figure.axes if other is not ax][0]
+    legend = twin.get_legend()  # on the axes drawn last, so no curve crosses it
+    assert legend is not None
+    assert legend.get_frame().get_alpha() == 0.9
+    assert "valid_0 map" in [t.get_text() for t in legend.get_texts()]
+
+
+def test_feature_function_labels_are_not_clipped(letor):
+    ax = plot_feature_function(letor, 39)
+    texts = [ax.xaxis.label, ax.yaxis.label, ax.title, *_drawn_ticklabels(ax.yaxis)]
+    _inside_figure(ax.figure, texts)
+    assert ax.get_legend().get_frame().get_alpha() == 0.9

@@ -3,8 +3,9 @@
 Every function takes a :class:`~rankboost.model.RankBoostModel` or a fitted estimator
 holding one in ``model_`` (:class:`~rankboost.sklearn.RankBoostRanker`,
 :class:`~rankboost.fusion.RankFusion`), draws on ``ax`` (a new figure if None) and returns the
-matplotlib ``Axes``. This module imports only :mod:`rankboost.model`, so the estimators can
-import it (lazily) without a cycle.
+matplotlib ``Axes``. A new figure uses constrained layout, so long feature names, axis labels
+and legends are not clipped. This module imports only :mod:`rankboost.model`, so the
+estimators can import it (lazily) without a cycle.
 """
 
 from __future__ import annotations
@@ -51,10 +52,18 @@ def _model_of(obj: Any) -> RankBoostModel:
     )
 
 
-def _axes(ax: Any, feature: str) -> Any:
+def _axes(ax: Any, feature: str, height: float = 0.0, width: float = 0.0) -> Any:
+    """``ax``, or the axes of a new figure with constrained layout (nothing clipped).
+
+    Constrained layout makes room for long tick labels (LETOR feature names), axis labels,
+    the twin axis of :func:`plot_training` and legends outside the axes; ``height`` and
+    ``width`` (inches) grow the new figure beyond matplotlib's default size (many bars, long
+    names).
+    """
     plt = require("matplotlib.pyplot", feature)
     if ax is None:
-        _, ax = plt.subplots()
+        w, h = plt.rcParams["figure.figsize"]
+        _, ax = plt.subplots(layout="constrained", figsize=(max(w, width), max(h, height)))
     return ax
 
 
@@ -79,7 +88,10 @@ def plot_importance(
         The model.
     importance_type : {"gain", "split", "alpha"}, default="gain"
         ``"gain"``: share of ``-sum ln Z_t`` (how much the feature lowered the training-loss
-        bound); ``"split"``: share of rounds; ``"alpha"``: share of ``sum |alpha_t|``.
+        bound); ``"split"``: the number of rounds that chose the feature (an integer count,
+        as in LightGBM; :meth:`~rankboost.model.RankBoostModel.feature_importances` gives
+        the same as a share); ``"alpha"``: share of ``sum |alpha_t|``. Every bar is labelled
+        with its value.
     max_num_features : int or None, default=20
         Show at most this many features (None = every used feature).
     ax : matplotlib Axes, default=None
@@ -109,20 +121,43 @@ def plot_importance(
     'b'
     """
     m = _model_of(model)
-    ax = _axes(ax, "plot_importance")
-    imp = m.feature_importances(importance_type)
+    imp = m.feature_importances(importance_type)  # validates importance_type
+    if importance_type == "split":  # counts, not shares (docs/user_guide.md section 9)
+        imp = np.bincount(m.rounds.feature, minlength=m.n_features).astype(np.int64)
     used = np.flatnonzero(imp > 0)
     order = used[np.argsort(-imp[used], kind="stable")]
     if max_num_features is not None:
         order = order[:max_num_features]
     names = _names(m)
+    longest = max((len(names[i]) for i in order), default=0)
+    # a long name takes width from the bars: widen the figure by about its extra length
+    ax = _axes(
+        ax,
+        "plot_importance",
+        height=0.25 * order.shape[0] + 1.2,
+        width=4.8 + 0.08 * longest,
+    )
     pos = np.arange(order.shape[0])[::-1]
-    ax.barh(pos, imp[order], color=color)
+    bars = ax.barh(pos, imp[order], color=color)
     ax.set_yticks(pos, [names[i] for i in order])
-    ax.set_xlabel(f"importance ({importance_type})")
+    if importance_type == "split":
+        ax.bar_label(bars, fmt="%d", padding=3)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+    else:
+        ax.bar_label(bars, fmt="%.3f", padding=3)
+    ax.margins(x=0.15)  # room for the value labels inside the axes
+    ax.set_xlim(left=0)
+    ax.set_xlabel(_IMPORTANCE_LABELS[importance_type])
     if title:
         ax.set_title(title)
     return ax
+
+
+_IMPORTANCE_LABELS = {
+    "gain": "gain: share of -sum ln Z_t",
+    "split": "split: number of rounds",
+    "alpha": "alpha: share of sum |alpha_t|",
+}
 
 
 def plot_training(
@@ -138,7 +173,10 @@ def plot_training(
     The bound of Freund et al. (2003, Theorem 1) says the training rloss of ``H_t`` (ties
     counted as errors) never exceeds ``prod_{s <= t} Z_s``. With a fitted estimator that had
     an ``eval_set``, the validation curves of ``evals_result_`` go on a second y-axis, with
-    ``best_iteration_`` marked.
+    ``best_iteration_`` marked, each in its own colour. Their legend is then a figure legend
+    under the axes (``ax.figure.legends``) when the function creates the figure, so it hides
+    no curve; on a given ``ax`` it goes at ``loc="best"`` on the twin axes, half transparent.
+    Without validation curves it is ``ax.get_legend()``.
 
     Parameters
     ----------
@@ -174,6 +212,7 @@ def plot_training(
     >>> [line.get_label() for line in ax.get_lines()]
     ['training rloss', 'bound prod Z_t']
     """
+    own_figure = ax is None
     m = _model_of(model)
     ax = _axes(ax, "plot_training")
     rounds = np.arange(1, m.n_rounds + 1)
@@ -186,21 +225,27 @@ def plot_training(
     ax.set_ylabel("ranking loss")
     handles, labels = ax.get_legend_handles_labels()
     evals = getattr(model, "evals_result_", None) or {}
-    if evals:
+    if not evals:
+        ax.legend(handles, labels, loc="best", framealpha=0.9)
+    else:
         twin = ax.twinx()
+        k = len(handles)  # go on in the colour cycle: no validation curve shares a colour
         for name, per_metric in evals.items():
             for key, values in per_metric.items():
                 if metric is None or key == metric:
-                    twin.plot(
-                        np.arange(1, len(values) + 1), values, linestyle=":", label=f"{name} {key}"
-                    )
+                    steps = np.arange(1, len(values) + 1)
+                    twin.plot(steps, values, linestyle=":", color=f"C{k}", label=f"{name} {key}")
+                    k += 1
         best = getattr(model, "best_iteration_", None)
         if best is not None:
             twin.axvline(best, color="grey", linewidth=0.8, label=f"best iteration {best}")
         twin.set_ylabel("validation metric")
         more_h, more_l = twin.get_legend_handles_labels()
         handles, labels = handles + more_h, labels + more_l
-    ax.legend(handles, labels, loc="best")
+        if own_figure:  # under the axes, where it hides no curve (constrained layout)
+            ax.figure.legend(handles, labels, loc="outside lower center", ncols=3)
+        else:  # someone else's figure: on the top axes, so no curve is drawn over it
+            twin.legend(handles, labels, loc="best", framealpha=0.9)
     if title:
         ax.set_title(title)
     return ax
@@ -293,6 +338,6 @@ def plot_feature_function(
     ax.axhline(missing, linestyle=":", color="grey", label="H_i where missing (NaN)")
     ax.set_xlabel(names[index])
     ax.set_ylabel("contribution to H(x)")
-    ax.legend(loc="best")
+    ax.legend(loc="best", framealpha=0.9)
     ax.set_title(names[index] if title is None else title)
     return ax
