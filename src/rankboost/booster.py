@@ -72,7 +72,7 @@ from .feedback import (
     _start_blocks,
 )
 from .model import HISTORY_KEYS, STAT_KEYS, RankBoostModel, Rounds
-from .params import TrainParams, make_params
+from .params import TrainParams, make_params, resolve_params
 from .weak_rankers import (
     TIE_TOLERANCE,
     CandidateTable,
@@ -616,21 +616,7 @@ def train(
         "weak_ranker": weak_ranker,
         "tol": tol,
     }
-    if params is None:
-        p = make_params("rankboost.train", None, **given)
-    else:
-        if not isinstance(params, TrainParams):
-            raise TypeError(
-                "rankboost.train: params must be a rankboost.params.TrainParams; got "
-                f"{type(params).__name__}."
-            )
-        changed = [k for k, v in given.items() if v != getattr(TrainParams, k)]
-        if changed:
-            raise ValueError(
-                f"rankboost.train got params= and also {changed}; pass the training "
-                "parameters only once (inside params, e.g. params.replace(...))."
-            )
-        p = params
+    p = resolve_params("rankboost.train", given, params)
     if feature_names is None and hasattr(X, "columns"):
         feature_names = [str(c) for c in X.columns]
     Xc = check_feature_matrix(X)

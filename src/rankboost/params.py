@@ -43,6 +43,8 @@ __all__ = [
     "add_arguments",
     "check_param",
     "make_params",
+    "params_of",
+    "resolve_params",
 ]
 
 
@@ -431,6 +433,56 @@ def make_params(owner: str, aliases: Mapping[str, str] | None = None, **values: 
     if isinstance(params.thresholds, list):  # ("uniform", B) read back from JSON
         object.__setattr__(params, "thresholds", tuple(params.thresholds))
     params._validate(owner, aliases)
+    return params
+
+
+def params_of(obj: Any, owner: str, aliases: Mapping[str, str] | None = None) -> TrainParams:
+    """The training parameters an adapter holds as attributes, validated on its behalf.
+
+    Every parameter of :data:`TRAIN_PARAMS` that ``obj`` has (under its own name, or under
+    ``aliases[name]``, e.g. ``n_estimators``) is read; the others take their defaults. So an
+    adapter that gains a parameter in its constructor passes it on without another list.
+
+    Parameters
+    ----------
+    obj : object
+        The adapter (an estimator, ``RankFusion``, ...).
+    owner : str
+        Named in error messages.
+    aliases : dict, default=None
+        The adapter's names of parameters, e.g. ``{"n_rounds": "n_estimators"}``.
+
+    Returns
+    -------
+    params : TrainParams
+    """
+    aliases = dict(aliases or {})
+    values = {
+        q.name: getattr(obj, aliases.get(q.name, q.name))
+        for q in TRAIN_PARAMS
+        if hasattr(obj, aliases.get(q.name, q.name))
+    }
+    return make_params(owner, aliases, **values)
+
+
+def resolve_params(owner: str, given: Mapping[str, Any], params: TrainParams | None) -> TrainParams:
+    """The parameters of a function that takes them as keywords *or* as ``params=``.
+
+    ``given`` holds the keyword values; with ``params`` they must all keep their defaults
+    (the parameters are passed once), else a ValueError names the ones that were changed.
+    """
+    if params is None:
+        return make_params(owner, None, **given)
+    if not isinstance(params, TrainParams):
+        raise TypeError(
+            f"{owner}: params must be a rankboost.params.TrainParams; got {type(params).__name__}."
+        )
+    changed = [k for k, v in given.items() if v != getattr(TrainParams, k)]
+    if changed:
+        raise ValueError(
+            f"{owner} got params= and also {changed}; pass the training parameters only "
+            "once (inside params, e.g. params.replace(...))."
+        )
     return params
 
 

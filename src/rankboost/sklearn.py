@@ -23,7 +23,7 @@ from .booster import _train
 from .callback import CallbackEnv, EvaluationMonitor, early_stopping
 from .feedback import BipartiteFeedback, LayeredFeedback, PairFeedback
 from .metrics import ndcg_score
-from .params import TrainParams, check_param, make_params
+from .params import TrainParams, check_param, params_of
 
 try:
     from sklearn.utils.validation import validate_data as _sk_validate_data
@@ -189,7 +189,7 @@ class RankBoostRanker(BaseEstimator):
     (O(pairs) memory and time per round; refused beyond
     ``rankboost.feedback.MAX_WEIGHTED_PAIRS``).
 
-    The training parameters are validated by :func:`rankboost.params.make_params`, the
+    The training parameters are validated by :func:`rankboost.params.params_of`, the
     one definition :func:`rankboost.train` and the command line use too.
 
     References
@@ -261,19 +261,7 @@ class RankBoostRanker(BaseEstimator):
         owner = type(self).__name__
         check_param("feedback", self.feedback, owner)
         check_param("normalize", self.normalize, owner)
-        return make_params(
-            owner,
-            {"n_rounds": "n_estimators"},
-            n_rounds=self.n_estimators,
-            alpha=self.alpha,
-            learning_rate=self.learning_rate,
-            positive_cumulative=self.positive_cumulative,
-            thresholds=self.thresholds,
-            criterion=self.criterion,
-            default=self.default,
-            weak_ranker=self.weak_ranker,
-            tol=self.tol,
-        )
+        return params_of(self, owner, {"n_rounds": "n_estimators"})
 
     def _make_feedback(
         self, y: NDArray[np.float64], qid: ArrayLike | None, sample_weight: ArrayLike | None

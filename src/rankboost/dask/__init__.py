@@ -25,7 +25,7 @@ from ..binning import BinMapper
 from ..booster import _run_loop
 from ..callback import CallbackEnv
 from ..model import RankBoostModel
-from ..params import TrainParams, check_param, make_params
+from ..params import TrainParams, check_param, resolve_params
 from ._data import as_dask_array, check_whole_queries, repartition_by_query
 
 __all__ = ["DaskRankBoostRanker", "make_booster", "predict", "repartition_by_query", "train"]
@@ -93,16 +93,7 @@ def make_booster(
         "weak_ranker": weak_ranker,
         "tol": tol,
     }
-    if params is None:
-        p = make_params("rankboost.dask.train", None, **given)
-    else:
-        changed = [k for k, v in given.items() if v != getattr(TrainParams, k)]
-        if changed:
-            raise ValueError(
-                f"rankboost.dask.train got params= and also {changed}; pass the training "
-                "parameters only once."
-            )
-        p = params
+    p = resolve_params("rankboost.dask.train", given, params)
     check_param("normalize", normalize, "rankboost.dask.train")
     check_param("feedback", feedback, "rankboost.dask.train")
     if hasattr(X, "columns"):

@@ -30,7 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..model import RankBoostModel, atomic_write_text, read_json
-from ..params import TrainParams, check_param, make_params
+from ..params import TrainParams, check_param, params_of
 from ._match import MATCH_MODES, match_by_name
 from .run import Qrels, Run
 
@@ -410,17 +410,7 @@ class RankFusion:
     def _params(self) -> TrainParams:
         """The training parameters, validated (the one definition of rankboost.params)."""
         check_param("normalize", self.normalize, "RankFusion")
-        return make_params(
-            "RankFusion",
-            n_rounds=self.n_rounds,
-            alpha=self.alpha,
-            learning_rate=self.learning_rate,
-            positive_cumulative=self.positive_cumulative,
-            thresholds=self.thresholds,
-            criterion=self.criterion,
-            default=self.default,
-            weak_ranker=self.weak_ranker,
-        )
+        return params_of(self, "RankFusion")
 
     def _check_fitted(self, runs: RunsLike, owner: str, match: str = "name") -> list[Run]:
         if not hasattr(self, "model_"):

@@ -18,7 +18,7 @@ from sklearn.base import BaseEstimator
 from ..booster import TrainingStoppedWarning, _train
 from ..feedback import LayeredFeedback
 from ..model import RankBoostModel
-from ..params import TrainParams, make_params
+from ..params import TrainParams, params_of
 from ._problem import _check_items, _check_users, _features, check_ratings
 
 __all__ = ["RankBoostRecommender"]
@@ -325,17 +325,7 @@ class RankBoostRecommender(BaseEstimator):
 
     def _check_params(self) -> TrainParams:
         """Validate the parameters; return the training ones (:mod:`rankboost.params`)."""
-        params = make_params(
-            "RankBoostRecommender",
-            {"n_rounds": "n_estimators"},
-            n_rounds=self.n_estimators,
-            alpha=self.alpha,
-            learning_rate=self.learning_rate,
-            positive_cumulative=self.positive_cumulative,
-            thresholds=self.thresholds,
-            criterion=self.criterion,
-            default=self.default,
-        )
+        params = params_of(self, "RankBoostRecommender", {"n_rounds": "n_estimators"})
         if self.invalid_targets not in _INVALID:
             raise ValueError(
                 f"RankBoostRecommender.invalid_targets must be one of {_INVALID}; got "
