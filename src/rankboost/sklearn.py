@@ -336,23 +336,9 @@ class RankBoostRanker(BaseEstimator):
             )
         fb = self._make_feedback(yc, qid, sample_weight)
 
-        cbs: list[Callable[[CallbackEnv], None]] = []
-        monitor = None
-        if eval_set is not None:
-            monitor = self._make_monitor(eval_set, eval_qid, eval_metric)
-            cbs.append(monitor)
-        elif eval_qid is not None:
-            raise ValueError("RankBoostRanker.fit got eval_qid= without eval_set=; pass both.")
-        if early_stopping_rounds is not None:
-            if monitor is None:
-                raise ValueError(
-                    "RankBoostRanker.fit got early_stopping_rounds="
-                    f"{early_stopping_rounds!r} but no eval_set=; early stopping needs a "
-                    "validation set."
-                )
-            cbs.append(early_stopping(monitor, early_stopping_rounds))
-        cbs.extend(callbacks or [])
-
+        cbs, monitor = self._callbacks(
+            eval_set, eval_qid, eval_metric, early_stopping_rounds, callbacks
+        )
         names = getattr(self, "feature_names_in_", None)
         model = _train(
             as_float_matrix(Xc),
@@ -363,6 +349,42 @@ class RankBoostRanker(BaseEstimator):
             verbose=bool(self.verbose),
             stacklevel=3,
         )
+        return self._set_fitted(model, monitor, early_stopping_rounds)
+
+    def _callbacks(
+        self,
+        eval_set: Any,
+        eval_qid: Any,
+        eval_metric: Any,
+        early_stopping_rounds: int | None,
+        callbacks: Sequence[Callable[[CallbackEnv], None]] | None,
+    ) -> tuple[list[Callable[[CallbackEnv], None]], EvaluationMonitor | None]:
+        """The callbacks of ``fit``: the validation monitor, early stopping, the user's."""
+        owner = f"{type(self).__name__}.fit"
+        cbs: list[Callable[[CallbackEnv], None]] = []
+        monitor = None
+        if eval_set is not None:
+            monitor = self._make_monitor(eval_set, eval_qid, eval_metric)
+            cbs.append(monitor)
+        elif eval_qid is not None:
+            raise ValueError(f"{owner} got eval_qid= without eval_set=; pass both.")
+        if early_stopping_rounds is not None:
+            if monitor is None:
+                raise ValueError(
+                    f"{owner} got early_stopping_rounds={early_stopping_rounds!r} but no "
+                    "eval_set=; early stopping needs a validation set."
+                )
+            cbs.append(early_stopping(monitor, early_stopping_rounds))
+        cbs.extend(callbacks or [])
+        return cbs, monitor
+
+    def _set_fitted(
+        self,
+        model: Any,
+        monitor: EvaluationMonitor | None,
+        early_stopping_rounds: int | None,
+    ) -> Any:
+        """Store what ``fit`` learned (``model_`` and the attributes derived from it)."""
         best = None
         if early_stopping_rounds is not None and monitor is not None:
             best = model.best_iteration or monitor.best_iteration()

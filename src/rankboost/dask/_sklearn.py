@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import require
-from ..callback import CallbackEnv, early_stopping
+from ..callback import CallbackEnv
 from ..sklearn import RankBoostRanker, _warn_one_query
 
 __all__ = ["DaskRankBoostRanker"]
@@ -142,27 +142,13 @@ class DaskRankBoostRanker(RankBoostRanker):
             del self.feature_names_in_
         if qid is None and not (hasattr(X, "columns") and "qid" in X.columns):
             _warn_one_query(type(self).__name__, "X", "qid= (or a 'qid' column)", X.shape[0], 2)
-        cbs: list[Callable[[CallbackEnv], None]] = []
-        monitor = None
-        if eval_set is not None:
-            local_sets = [(_local(Xv), np.asarray(_local(yv))) for Xv, yv in eval_set]
-            local_qid = (
-                None
-                if eval_qid is None
-                else [None if q is None else np.asarray(_local(q)) for q in eval_qid]
-            )
-            monitor = self._make_monitor(local_sets, local_qid, eval_metric)
-            cbs.append(monitor)
-        elif eval_qid is not None:
-            raise ValueError("DaskRankBoostRanker.fit got eval_qid= without eval_set=; pass both.")
-        if early_stopping_rounds is not None:
-            if monitor is None:
-                raise ValueError(
-                    "DaskRankBoostRanker.fit got early_stopping_rounds but no eval_set=; early "
-                    "stopping needs a validation set."
-                )
-            cbs.append(early_stopping(monitor, early_stopping_rounds))
-        cbs.extend(callbacks or [])
+        if eval_set is not None:  # the client scores the validation sets: bring them here
+            eval_set = [(_local(Xv), np.asarray(_local(yv))) for Xv, yv in eval_set]
+            if eval_qid is not None:
+                eval_qid = [None if q is None else np.asarray(_local(q)) for q in eval_qid]
+        cbs, monitor = self._callbacks(
+            eval_set, eval_qid, eval_metric, early_stopping_rounds, callbacks
+        )
         model = train(
             self._get_client(),
             X,
@@ -177,17 +163,7 @@ class DaskRankBoostRanker(RankBoostRanker):
             feature_names=None if names is None else [str(n) for n in names],
             params=params,
         )
-        best = None
-        if early_stopping_rounds is not None and monitor is not None:
-            best = model.best_iteration or monitor.best_iteration()
-            model.best_iteration = best
-        self.model_ = model
-        self.n_estimators_ = model.n_rounds
-        self.best_iteration_ = best
-        self.evals_result_ = {} if monitor is None else monitor.results
-        self.history_ = model.history
-        self.feature_importances_ = model.feature_importances_
-        return self
+        return self._set_fitted(model, monitor, early_stopping_rounds)
 
     def predict(self, X: Any, *, n_rounds: int | None = None) -> Any:
         """Score a dask array / DataFrame: a dask array of ``H(x)``, row order kept."""
