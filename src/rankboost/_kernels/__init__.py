@@ -10,8 +10,9 @@ enough to pay for the thread fork.
 
 from __future__ import annotations
 
+import contextlib
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numba
@@ -28,6 +29,21 @@ PARALLEL_MIN_WORK = 2_000_000
 def use_parallel(work: int) -> bool:
     """Whether a kernel touching ``work`` elements should run its parallel driver."""
     return work >= PARALLEL_MIN_WORK and numba.get_num_threads() > 1
+
+
+@contextlib.contextmanager
+def numba_threads(n: int) -> Iterator[None]:
+    """Run numba kernels with ``n`` threads inside the block (thread-local, then restored).
+
+    For code that already runs in parallel at another level (joblib workers, Dask workers):
+    there, the kernels must not use every core of the machine as well.
+    """
+    old = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(n, numba.config.NUMBA_NUM_THREADS)))  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        numba.set_num_threads(old)
 
 
 def _renamed(func: Callable[..., Any], suffix: str) -> Callable[..., Any]:

@@ -16,15 +16,13 @@ operations in the same order, hence the same bits.
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Iterator
 from typing import Any
 
-import numba
 import numpy as np
 from numpy.typing import NDArray
 
+from .._kernels import numba_threads
 from .._kernels.histogram import _table_values, _threshold_values, potential_histograms
 from ..binning import BinMapper
 from ..feedback import BipartiteFeedback, LayeredFeedback, PairFeedback
@@ -264,7 +262,7 @@ class WorkerBlocks:
 
     def __init__(self, parts: list[dict[str, Any]], kind: str, normalize: str) -> None:
         self.threads = _worker_threads()
-        with _numba_threads(self.threads):
+        with numba_threads(self.threads):
             self.blocks = [PartitionBlock(kind=kind, normalize=normalize, **p) for p in parts]
 
     def __getattribute__(self, name: str) -> Any:
@@ -276,7 +274,7 @@ class WorkerBlocks:
         threads = object.__getattribute__(self, "threads")
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            with _numba_threads(threads):
+            with numba_threads(threads):
                 return attr(*args, **kwargs)
 
         return call
@@ -345,17 +343,6 @@ def _worker_threads() -> int:
         return max(1, int(get_worker().state.nthreads))
     except (ImportError, ValueError, AttributeError):
         return 1
-
-
-@contextlib.contextmanager
-def _numba_threads(n: int) -> Iterator[None]:
-    """Run numba kernels with ``n`` threads inside the block (thread-local, restored)."""
-    old = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(n, numba.config.NUMBA_NUM_THREADS)))  # type: ignore[attr-defined]
-    try:
-        yield
-    finally:
-        numba.set_num_threads(old)
 
 
 def _sum(hists: list[NDArray[np.float64]]) -> NDArray[np.float64]:

@@ -36,7 +36,7 @@ from ..feedback import _layered_log_c, _log_sum_of
 from ..model import HISTORY_KEYS
 from ..params import TrainParams
 from ..weak_rankers import CandidateTable, FeatureRanker, ThresholdRanker, WeakRanker
-from ._block import Spec, WorkerBlocks
+from ._block import Spec, WorkerBlocks, _merge_value_counts, _sum
 
 __all__ = ["DaskBooster"]
 
@@ -59,18 +59,14 @@ def merge_value_counts(
     added), then the single-machine rule :func:`rankboost.binning.cuts_from_counts` picks the
     cuts: with exact counts the bins equal those of ``BinMapper.fit`` on all the rows.
     """
-    d = len(parts[0])
     cuts: list[NDArray[np.float64]] = []
-    has = np.zeros(d, dtype=bool)
-    for i in range(d):
-        values = np.concatenate([p[i][0] for p in parts])
-        counts = np.concatenate([p[i][1] for p in parts])
-        if values.shape[0] == 0:
+    has = np.zeros(len(parts[0]), dtype=bool)
+    for i, (distinct, counts) in enumerate(_merge_value_counts(parts)):
+        if distinct.shape[0] == 0:
             cuts.append(np.empty(0))
             continue
-        distinct, inv = np.unique(values, return_inverse=True)
-        total = np.bincount(inv, weights=counts.astype(np.float64), minlength=distinct.shape[0])
-        cuts.append(cuts_from_counts(distinct, np.cumsum(total), thresholds))
+        ends = np.cumsum(np.asarray(counts, dtype=np.float64))
+        cuts.append(cuts_from_counts(distinct, ends, thresholds))
         has[i] = True
     return cuts, has
 
@@ -155,7 +151,7 @@ class DaskBooster(Booster):
         )
         self.log_total = _log_sum_of([float(m) for m in masses])
         self._log_total0 = self.log_total
-        self._next_hist = self._sum(self._call("begin", self.log_total))
+        self._next_hist = _sum(self._call("begin", self.log_total))
         self._rloss_value = 0.0
         self._cumulative: NDArray[np.float64] | None = None
         self._records: dict[str, list[Any]] = {k: [] for k in HISTORY_KEYS}
@@ -280,13 +276,6 @@ class DaskBooster(Booster):
         cuts, has = merge_value_counts(vcs, thresholds)
         return BinMapper.from_cuts(cuts, has, thresholds)
 
-    @staticmethod
-    def _sum(hists: list[NDArray[np.float64]]) -> NDArray[np.float64]:
-        total = hists[0].copy()
-        for h in hists[1:]:
-            total += h
-        return total
-
     # ------------------------------------------------------------------ round steps
     @property
     def n_blocks(self) -> int:
@@ -330,7 +319,7 @@ class DaskBooster(Booster):
         new = _log_sum_of([float(m) for m in masses])
         z = float(np.exp(new - old))
         self.log_total = new
-        self._next_hist = self._sum([r[1] for r in results])
+        self._next_hist = _sum([r[1] for r in results])
         self._next_hist *= float(np.exp(old - new))  # histograms relative to the old mass
         rloss = results[0][2]
         for r in results[1:]:

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import warnings
-from collections.abc import Iterator
 from typing import Any
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed, effective_n_jobs
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 
+from .._kernels import numba_threads
 from ..booster import TrainingStoppedWarning, _train
 from ..feedback import LayeredFeedback
 from ..model import RankBoostModel
@@ -116,17 +114,6 @@ def _positions(labels: Any, index: dict[Any, int], *, what: str, name: str) -> N
 # --------------------------------------------------------------------------- fitting
 
 
-@contextlib.contextmanager
-def _numba_threads(n: int) -> Iterator[None]:
-    """Run numba kernels with ``n`` threads inside the block (thread-local, restored)."""
-    old = numba.get_num_threads()
-    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
-    try:
-        yield
-    finally:
-        numba.set_num_threads(old)
-
-
 def _fit_chunk(
     by_item: sp.csr_matrix,
     R: sp.csr_matrix,
@@ -136,7 +123,7 @@ def _fit_chunk(
     """Train the models of a chunk of target users (runs in a joblib worker)."""
     out = []
     column_of = np.full(R.shape[0], -1, dtype=np.int64)
-    with _numba_threads(1), warnings.catch_warnings():
+    with numba_threads(1), warnings.catch_warnings():
         # early stops are recorded in model.stop_reason and summarised by fit
         warnings.simplefilter("ignore", TrainingStoppedWarning)
         for user, feats in jobs:
