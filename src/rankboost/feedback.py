@@ -420,6 +420,22 @@ def _log_sum_of(parts: list[float]) -> float:
 # --------------------------------------------------------------------------- public classes
 
 
+def _constant_row_weights(lo: float, hi: float, finite: bool) -> bool:
+    """Check row weights from their min, max and finiteness; True when they are constant.
+
+    Constant weights change nothing (a constant factor cancels out of ``D``). Shared by
+    :meth:`LayeredFeedback.with_sample_weight` and the Dask trainer, which reduces the
+    three numbers over its partitions.
+    """
+    if not finite or lo < 0:
+        raise ValueError("sample_weight must hold finite non-negative numbers.")
+    if hi <= 0:
+        raise ValueError(
+            "sample_weight is zero for every row; at least one weight must be positive."
+        )
+    return lo == hi
+
+
 class PairFeedback:
     """Explicit crucial pairs with weights: general RankBoost (paper section 3.1).
 
@@ -752,13 +768,8 @@ class LayeredFeedback:
                 f"sample_weight must be 1-D with one weight per row ({self.n_samples}); got "
                 f"shape {w.shape}."
             )
-        if not np.isfinite(w).all() or (w < 0).any():
-            raise ValueError("sample_weight must hold finite non-negative numbers.")
-        if not w.any():
-            raise ValueError(
-                "sample_weight is zero for every row; at least one weight must be positive."
-            )
-        if w.max() == w.min():
+        finite = bool(np.isfinite(w).all())
+        if _constant_row_weights(float(w.min()), float(w.max()), finite):
             return self
         return self._weighted_pairs(w)
 

@@ -24,6 +24,7 @@ from .._compat import require
 from ..binning import BinMapper
 from ..booster import _run_loop
 from ..callback import CallbackEnv
+from ..feedback import _constant_row_weights
 from ..model import RankBoostModel
 from ..params import TrainParams, check_param, resolve_params
 from ._data import as_dask_array, check_whole_queries, repartition_by_query
@@ -218,26 +219,17 @@ def train(
 
 
 def _check_sample_weight(wd: Any) -> Any:
-    """As :meth:`rankboost.LayeredFeedback.with_sample_weight`, over all partitions at once."""
+    """As :meth:`rankboost.LayeredFeedback.with_sample_weight`, over all partitions at once.
+
+    Returns the weights, or None when they are constant (they change nothing).
+    """
     import dask
 
+    da = require("dask.array", "rankboost.dask")
     if wd.ndim != 1:
         raise ValueError(f"sample_weight must be 1-D with one weight per row; got {wd.shape}.")
-    lo, hi, finite = dask.compute(wd.min(), wd.max(), da_isfinite_all(wd))
-    if not finite or lo < 0:
-        raise ValueError("sample_weight must hold finite non-negative numbers.")
-    if hi <= 0:
-        raise ValueError(
-            "sample_weight is zero for every row; at least one weight must be positive."
-        )
-    if lo == hi:  # a constant factor cancels out of D
-        return None
-    return wd
-
-
-def da_isfinite_all(wd: Any) -> Any:
-    """Whether every entry of a dask array is finite (lazy)."""
-    return require("dask.array", "rankboost.dask").isfinite(wd).all()
+    lo, hi, finite = dask.compute(wd.min(), wd.max(), da.isfinite(wd).all())
+    return None if _constant_row_weights(float(lo), float(hi), bool(finite)) else wd
 
 
 def _pair_parts(client: Any, Xd: Any, pairs: Any, weights: Any) -> list[dict[str, Any]]:
