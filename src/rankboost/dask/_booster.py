@@ -6,18 +6,19 @@ very same method): only the steps that touch the blocks go to the workers. Per r
 * the client holds the summed histograms of the current potential (computed by the
   previous round's fused step), chooses the weak ranker and its alpha (``"exact"`` asks the
   blocks for their parts of ``W_-, W_+``: one more round trip; ``"line_search"`` asks for the
-  slopes of Z at each trial alpha: one round trip per evaluation, about 40-60);
-* one ``step`` call per worker (a :class:`WorkerBlocks` actor holding the partitions that
-  sit on it) applies the round to each of its blocks (:meth:`PartitionBlock.step`) and
+  slopes of Z at each trial alpha: one round trip per evaluation of Brent's method, 6 per
+  round in ``benchmarks/bench_dask.py``);
+* one ``step`` call per worker (a :class:`WorkerBlocks` actor holding the partitions dealt
+  to it) applies the round to each of its blocks (:meth:`PartitionBlock.step`) and
   returns their new log masses and their histograms of the next potential (relative to
   the old mass) and rloss parts summed on the worker; the client sums the workers' parts
   (a two-level tree reduction), takes ``Z`` and scales the histograms by ``1 / Z``.
 
 Nothing of size n crosses the network after setup: per round and worker, a few floats per
-block and one (d, n_codes) histogram. A block whose worker is lost is rebuilt on another worker from
-its partition (recomputed by Dask from the graph if its data was lost too) and the rounds
-so far (:meth:`PartitionBlock.replay`), then the round goes on: the model is the one an
-uninterrupted run gives.
+block and one (d, n_codes) histogram. A block whose worker is lost is rebuilt on another
+worker from its partition (recomputed by Dask from the graph if its data was lost too) and
+the rounds so far (:meth:`PartitionBlock.replay`), then the round goes on: the model is the
+one an uninterrupted run gives.
 """
 
 from __future__ import annotations
@@ -159,7 +160,8 @@ class DaskBooster(Booster):
         self._bound = 1.0
         self.stop_reason: str | None = None
         self._blocks = []  # the blocks are remote: see _hubs
-        #: timings of the last round's fused step (seconds), for benchmarks/bench_dask.py
+        #: the last round's fused step: seconds (round trip, busiest worker's compute, the
+        #: client's reduce) and bytes received, for benchmarks/bench_dask.py
         self.last_step: dict[str, float] = {}
 
     # ------------------------------------------------------------------ remote calls
