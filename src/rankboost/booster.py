@@ -322,7 +322,11 @@ class Booster:
         self._blocks: list[_FeedbackState] = blocks
         self._hist = np.empty((self.n_features, self.binner.n_codes))
         self._block_hist = [np.empty_like(self._hist) for _ in blocks[1:]]
-        self._cumulative: NDArray[np.float64] | None = None
+        self._start_rounds()
+
+    def _start_rounds(self) -> None:
+        """The state of the rounds themselves, before the first (shared with subclasses)."""
+        self._cumulative: NDArray[np.float64] | None = None  # WeakLearn.cum's c(h)
         self._records: dict[str, list[Any]] = {k: [] for k in HISTORY_KEYS}
         self._rankers: list[WeakRanker] = []
         self._bound = 1.0

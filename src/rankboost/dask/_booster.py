@@ -34,7 +34,6 @@ from numpy.typing import NDArray
 from ..binning import BinMapper, cuts_from_counts
 from ..booster import Booster
 from ..feedback import _layered_log_c, _log_sum_of
-from ..model import HISTORY_KEYS
 from ..params import TrainParams
 from ..weak_rankers import CandidateTable, FeatureRanker, ThresholdRanker, WeakRanker
 from ._block import Spec, WorkerBlocks, _merge_value_counts, _sum
@@ -154,11 +153,7 @@ class DaskBooster(Booster):
         self._log_total0 = self.log_total
         self._next_hist = _sum(self._call("begin", self.log_total))
         self._rloss_value = 0.0
-        self._cumulative: NDArray[np.float64] | None = None
-        self._records: dict[str, list[Any]] = {k: [] for k in HISTORY_KEYS}
-        self._rankers: list[WeakRanker] = []
-        self._bound = 1.0
-        self.stop_reason: str | None = None
+        self._start_rounds()
         self._blocks = []  # the blocks are remote: see _hubs
         #: the last round's fused step: seconds (round trip, busiest worker's compute, the
         #: client's reduce) and bytes received, for benchmarks/bench_dask.py
