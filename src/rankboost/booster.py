@@ -145,6 +145,37 @@ def _alpha_line_search(log_slopes: Callable[[float], tuple[float, float]]) -> fl
     return float(brentq(phi, -MAX_ALPHA, MAX_ALPHA, xtol=1e-14, rtol=4 * np.finfo(float).eps))
 
 
+# --------------------------------------------------------------------------- candidates
+
+#: A candidate weak ranker by its place in the candidate table: (feature, kind, threshold
+#: index, q_def); see :meth:`rankboost.weak_rankers.CandidateTable.decode`.
+Spec = tuple[int, str, int, int]
+
+
+def candidate_ranker(binner: BinMapper, spec: Spec) -> WeakRanker:
+    """The weak ranker of a candidate, with its threshold (or cuts) as training values."""
+    feature, kind, t, q = spec
+    if kind == "threshold":
+        return ThresholdRanker(feature, binner.threshold_value(feature, t), float(q))
+    return FeatureRanker(feature, binner.cuts_[feature].copy(), float(q))
+
+
+def candidate_values(codes: NDArray[Any], binner: BinMapper, spec: Spec) -> NDArray[Any]:
+    """A candidate's values on rows given by their codes (a block's, local or remote).
+
+    uint8 0/1 for a threshold ranker (what the binary update reads), float64 in [0, 1] for
+    a real-valued one.
+    """
+    feature, kind, t, q = spec
+    if kind == "threshold":
+        return _threshold_values(codes, feature, t, int(q))
+    tab = feature_table(int(binner.n_bins_[feature]))
+    tab[0] = float(q)
+    full = np.zeros(binner.n_codes)
+    full[: tab.shape[0]] = tab
+    return _table_values(codes, feature, full)
+
+
 # --------------------------------------------------------------------------- one round
 
 
@@ -353,23 +384,10 @@ class Booster:
         return self._hist
 
     def _values(self, table: CandidateTable, flat: int) -> tuple[WeakRanker, list[NDArray]]:
-        """The candidate ``flat`` as a weak ranker, and its values on every block's rows.
-
-        ``h`` is uint8 0/1 for a threshold ranker (what the binary update reads), float64 in
-        [0, 1] for a real-valued one.
-        """
-        feature, kind, t, q = table.decode(flat)
-        if kind == "threshold":
-            ranker: WeakRanker = ThresholdRanker(
-                feature, self.binner.threshold_value(feature, t), float(q)
-            )
-            return ranker, [_threshold_values(b.codes, feature, t, int(q)) for b in self._blocks]
-        tab = feature_table(int(self.binner.n_bins_[feature]))
-        tab[0] = float(q)
-        full = np.zeros(self.binner.n_codes)
-        full[: tab.shape[0]] = tab
-        ranker = FeatureRanker(feature, self.binner.cuts_[feature].copy(), float(q))
-        return ranker, [_table_values(b.codes, feature, full) for b in self._blocks]
+        """The candidate ``flat`` as a weak ranker, and its values on every block's rows."""
+        spec = table.decode(flat)
+        values = [candidate_values(b.codes, self.binner, spec) for b in self._blocks]
+        return candidate_ranker(self.binner, spec), values
 
     def _rule_alpha(self, r: float, hs: list[Any]) -> float:
         """Step 3: the alpha rule's value for the chosen ranker (before shrinkage)."""

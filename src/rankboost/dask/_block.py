@@ -23,15 +23,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._kernels import numba_threads
-from .._kernels.histogram import _table_values, _threshold_values, potential_histograms
+from .._kernels.histogram import potential_histograms
 from ..binning import BinMapper
+from ..booster import Spec, candidate_values
 from ..feedback import BipartiteFeedback, LayeredFeedback, PairFeedback
-from ..weak_rankers import feature_table
 
 __all__ = ["PartitionBlock"]
-
-#: A ranker as the workers see it: (feature, kind, threshold index, q_def).
-Spec = tuple[int, str, int, int]
 
 
 class PartitionBlock:
@@ -176,16 +173,9 @@ class PartitionBlock:
         return out
 
     def _h(self, spec: Spec) -> NDArray[Any]:
-        feature, kind, t, q = spec
-        if kind == "threshold":
-            return _threshold_values(self.state.codes, feature, t, int(q))
         if self.binner is None:
             raise RuntimeError("PartitionBlock: set_bins must run before a round")
-        tab = feature_table(int(self.binner.n_bins_[feature]))
-        tab[0] = float(q)
-        full = np.zeros(self.binner.n_codes)
-        full[: tab.shape[0]] = tab
-        return _table_values(self.state.codes, feature, full)
+        return candidate_values(self.state.codes, self.binner, spec)
 
     def binary_parts(self, spec: Spec, log_total: float) -> tuple[float, float]:
         """The block's part of ``(W_-, W_+)`` under the distribution of mass ``log_total``."""

@@ -32,11 +32,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..binning import BinMapper, cuts_from_counts
-from ..booster import Booster
+from ..booster import Booster, Spec, candidate_ranker
 from ..feedback import _layered_log_c, _log_sum_of
 from ..params import TrainParams
-from ..weak_rankers import CandidateTable, FeatureRanker, ThresholdRanker, WeakRanker
-from ._block import Spec, WorkerBlocks, _merge_value_counts, _sum
+from ..weak_rankers import CandidateTable, WeakRanker
+from ._block import WorkerBlocks, _merge_value_counts, _sum
 
 __all__ = ["DaskBooster"]
 
@@ -283,14 +283,10 @@ class DaskBooster(Booster):
         return self._next_hist
 
     def _values(self, table: CandidateTable, flat: int) -> tuple[WeakRanker, list[Any]]:
+        """The candidate as a weak ranker; the workers compute its values from its spec."""
         feature, kind, t, q = table.decode(flat)
-        ranker: WeakRanker
-        if kind == "threshold":
-            ranker = ThresholdRanker(feature, self.binner.threshold_value(feature, t), float(q))
-        else:
-            ranker = FeatureRanker(feature, self.binner.cuts_[feature].copy(), float(q))
         spec: Spec = (int(feature), kind, int(t), int(q))
-        return ranker, [spec] * self.n_blocks
+        return candidate_ranker(self.binner, spec), [spec] * self.n_blocks
 
     def _w_minus_plus(self, hs: list[Any]) -> tuple[float, float]:
         w_minus = w_plus = 0.0
