@@ -280,7 +280,7 @@ def test_fit_bad_runs(runs, err, match) -> None:
 
 def test_bad_params(data) -> None:
     runs, qrels = data
-    with pytest.raises(ValueError, match="rank_feature must be one of"):
+    with pytest.raises(ValueError, match="'rank_feature' parameter of RankFusion must be one of"):
         RankFusion(rank_feature="rank").fit(runs, qrels)
     with pytest.raises(ValueError, match="'normalize' parameter of RankFusion must be one of"):
         RankFusion(normalize="none").fit(runs, qrels)

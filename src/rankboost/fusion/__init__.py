@@ -26,7 +26,14 @@ if TYPE_CHECKING:
         write_qrels,
         write_run,
     )
-    from .learned import FusionFeatures, FusionWarning, RankFusion, fusion_features, grades_for
+    from .learned import (
+        FusionFeatures,
+        FusionWarning,
+        RankFusion,
+        cv_rounds,
+        fusion_features,
+        grades_for,
+    )
     from .run import Qrels, Run
 
 # NOTE: imported on first use (PEP 562), so ``rankboost --help`` (which imports
@@ -51,7 +58,14 @@ _LAZY = {
         ".io",
     ),
     **dict.fromkeys(
-        ["FusionFeatures", "FusionWarning", "RankFusion", "fusion_features", "grades_for"],
+        [
+            "FusionFeatures",
+            "FusionWarning",
+            "RankFusion",
+            "cv_rounds",
+            "fusion_features",
+            "grades_for",
+        ],
         ".learned",
     ),
     **dict.fromkeys(["Qrels", "Run"], ".run"),
@@ -80,6 +94,7 @@ __all__ = [
     "Qrels",
     "RankFusion",
     "Run",
+    "cv_rounds",
     "evaluate_run",
     "format_run",
     "fusion_features",

@@ -17,7 +17,7 @@ Examples
 >>> args = parser.parse_args(["fuse", "train", "--runs", "a.run", "b.run",
 ...                           "--qrels", "q.txt", "-o", "fusion.json"])
 >>> args.fuse_command, args.runs, args.n_rounds, args.positive_cumulative
-('train', ['a.run', 'b.run'], 300, True)
+('train', ['a.run', 'b.run'], 'auto', True)
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any
 from .._cli_metrics import add_metric_options, format_conventions, metric_options
 from ..cli import UsageError, int_at_least, metric_name, refuse_overwriting_inputs
 
-__all__ = ["register", "run"]
+__all__ = ["register", "rounds_value", "run"]
 
 
 def register(subparsers: Any) -> None:
@@ -59,11 +59,6 @@ def register(subparsers: Any) -> None:
         choices=["neg_rank", "reciprocal"],
         default="neg_rank",
         help="decreasing function of the rank used as the feature (default neg_rank)",
-    )
-    p.add_argument(
-        "--score-features",
-        action="store_true",
-        help="also use per-query min-max normalised run scores as features",
     )
     _add_training_options(p)
     p.add_argument(
@@ -167,19 +162,81 @@ def _add_training_options(p: argparse.ArgumentParser) -> None:
     from .learned import RankFusion
 
     own = inspect.signature(RankFusion).parameters
+    defaults = {name: par.default for name, par in own.items()}
+    f = p.add_argument_group("features (RankFusion's defaults)")
+    f.add_argument(
+        "--score-features",
+        action=argparse.BooleanOptionalAction,
+        default=defaults["score_features"],
+        help="also use per-query min-max normalised run scores as features (default: "
+        f"{'on' if defaults['score_features'] else 'off'})",
+    )
+    f.add_argument(
+        "--missing-features",
+        action=argparse.BooleanOptionalAction,
+        default=defaults["missing_features"],
+        help="also use 'returned by list i' (1) / 'missing from list i' (0) per list and the "
+        f"number of lists returning the document (default: "
+        f"{'on' if defaults['missing_features'] else 'off'})",
+    )
     g = p.add_argument_group("boosting (rankboost.params, with RankFusion's defaults)")
+    g.add_argument(
+        "--rounds",
+        dest="n_rounds",
+        type=rounds_value,
+        default=defaults["n_rounds"],
+        metavar="T|auto",
+        help="boosting rounds T, or auto: chosen by inner cross-validation (NDCG@10) over the "
+        f"training queries, up to --max-rounds (default: {defaults['n_rounds']})",
+    )
+    g.add_argument(
+        "--max-rounds",
+        type=TRAIN_PARAMS[0].parse,
+        default=defaults["max_rounds"],
+        metavar="T",
+        help=f"largest round count --rounds auto tries (default: {defaults['max_rounds']})",
+    )
+    g.add_argument(
+        "--cv-folds",
+        type=int_at_least(2),
+        default=defaults["cv_folds"],
+        metavar="K",
+        help=f"inner folds of --rounds auto, an int >= 2 (default: {defaults['cv_folds']})",
+    )
     add_arguments(
         g,
-        params=[q for q in TRAIN_PARAMS + FEEDBACK_PARAMS if q.name in own],
-        defaults={name: par.default for name, par in own.items()},
+        params=[
+            q for q in TRAIN_PARAMS + FEEDBACK_PARAMS if q.name in own and q.name != "n_rounds"
+        ],
+        defaults=defaults,
     )
     # NOTE: the names of earlier releases, kept working but not shown
-    g.add_argument(
-        "--n-rounds", dest="n_rounds", type=TRAIN_PARAMS[0].parse, help=argparse.SUPPRESS
-    )
+    g.add_argument("--n-rounds", dest="n_rounds", type=rounds_value, help=argparse.SUPPRESS)
     g.add_argument(
         "--unconstrained", dest="positive_cumulative", action="store_false", help=argparse.SUPPRESS
     )
+
+
+def rounds_value(text: str) -> int | str:
+    """``--rounds``: ``auto`` or an int >= 1 (argparse ``type=``).
+
+    Examples
+    --------
+    >>> rounds_value("auto"), rounds_value("40")
+    ('auto', 40)
+    >>> rounds_value("forty")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be 'auto' or an int >= 1; got 'forty'
+    """
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        from ..params import TRAIN_PARAMS
+
+        return int(TRAIN_PARAMS[0].parse(text))
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"must be 'auto' or an int >= 1; got {text!r}") from None
 
 
 def _help_handler(parser: argparse.ArgumentParser) -> Any:
@@ -208,9 +265,20 @@ def _train(args: argparse.Namespace) -> int:
         if hasattr(args, q.name)
     }
     model = RankFusion(
-        rank_feature=args.rank_feature, score_features=args.score_features, **training
+        rank_feature=args.rank_feature,
+        score_features=args.score_features,
+        missing_features=args.missing_features,
+        max_rounds=args.max_rounds,
+        cv_folds=args.cv_folds,
+        **training,
     ).fit(runs, qrels)
     model.save(args.output)
+    if model.cv_results_ is not None:
+        sys.stderr.write(
+            f"rankboost fuse train: --rounds auto chose {model.n_rounds_} rounds (mean "
+            f"held-out NDCG@10 {model.cv_results_['best_score']:.4f} over {args.cv_folds} "
+            f"inner folds, tried 1..{args.max_rounds})\n"
+        )
     return 0
 
 

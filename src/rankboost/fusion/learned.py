@@ -21,7 +21,7 @@ import json
 import os
 import reprlib
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,11 +30,25 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..model import RankBoostModel, atomic_write_text, read_json
-from ..params import TrainParams, check_param, params_of
+from ..params import (
+    TRAIN_PARAMS,
+    ParameterError,
+    TrainParams,
+    check_param,
+    make_params,
+    params_of,
+)
 from ._match import MATCH_MODES, match_by_name
 from .run import Qrels, Run
 
-__all__ = ["FusionFeatures", "FusionWarning", "RankFusion", "fusion_features", "grades_for"]
+__all__ = [
+    "FusionFeatures",
+    "FusionWarning",
+    "RankFusion",
+    "cv_rounds",
+    "fusion_features",
+    "grades_for",
+]
 
 FORMAT_NAME = "rankboost-fusion"
 FORMAT_VERSION = 1
@@ -104,7 +118,11 @@ def _minmax_per_query(qcode: NDArray[np.int64], s: NDArray[np.float64], n_q: int
 
 
 def fusion_features(
-    runs: RunsLike, *, rank_feature: str = "neg_rank", score_features: bool = False
+    runs: RunsLike,
+    *,
+    rank_feature: str = "neg_rank",
+    score_features: bool = False,
+    missing_features: bool = False,
 ) -> FusionFeatures:
     """Build the fusion feature matrix of a set of runs.
 
@@ -123,6 +141,11 @@ def fusion_features(
     score_features : bool, default=False
         Add, per list, the run's score min-max normalised within each query (1 when all
         the query's scores are equal), NaN where the list did not return the document.
+    missing_features : bool, default=False
+        Add, per list, ``in:<list>``: 1 where the list returned the document and 0 where it
+        is missing from that list (never NaN), then one column ``n_in``: how many lists
+        returned it (CombMNZ's count). Present = 1, so that WeakLearn.cum's monotonicity
+        reads "being returned never lowers the fused score".
 
     Returns
     -------
@@ -136,6 +159,11 @@ def fusion_features(
     >>> f = fusion_features([a, b])
     >>> f.docid.tolist(), f.X.tolist(), f.feature_names
     (['d1', 'd2'], [[-1.0, nan], [-2.0, -1.0]], ['rank:a', 'rank:b'])
+    >>> g = fusion_features([a, b], missing_features=True)
+    >>> g.feature_names
+    ['rank:a', 'rank:b', 'in:a', 'in:b', 'n_in']
+    >>> g.X.tolist()
+    [[-1.0, nan, 1.0, 0.0, 1.0], [-2.0, -1.0, 1.0, 1.0, 2.0]]
     """
     if rank_feature not in _RANK_FEATURES:
         raise ValueError(
@@ -157,7 +185,7 @@ def fusion_features(
     row_of_key[order] = np.arange(uk.shape[0])
     rows = row_of_key[k_inv]
     n_lists = len(items)
-    n_feat = n_lists * (2 if score_features else 1)
+    n_feat = n_features_of(n_lists, score_features, missing_features)
     X = np.full((uk.shape[0], n_feat), np.nan)
     start = 0
     for i, r in enumerate(items):
@@ -171,7 +199,18 @@ def fusion_features(
     names = [f"rank:{r.name}" for r in items]
     if score_features:
         names += [f"score:{r.name}" for r in items]
+    if missing_features:
+        col = n_lists * (2 if score_features else 1)
+        present = ~np.isnan(X[:, :n_lists])
+        X[:, col : col + n_lists] = present
+        X[:, col + n_lists] = present.sum(axis=1)
+        names += [f"in:{r.name}" for r in items] + ["n_in"]
     return FusionFeatures(X, qids[first], docs[first], names)
+
+
+def n_features_of(n_lists: int, score_features: bool, missing_features: bool) -> int:
+    """Number of feature columns :func:`fusion_features` builds for ``n_lists`` lists."""
+    return n_lists * (2 if score_features else 1) + (n_lists + 1 if missing_features else 0)
 
 
 def grades_for(features: FusionFeatures, qrels: Qrels) -> NDArray[np.int64]:
@@ -192,6 +231,125 @@ def grades_for(features: FusionFeatures, qrels: Qrels) -> NDArray[np.int64]:
         ],
         dtype=np.int64,
     )
+
+
+def cv_rounds(
+    X: NDArray[np.float64],
+    y: NDArray[np.int64],
+    qid: NDArray[Any],
+    params: TrainParams,
+    make_feedback: Callable[[NDArray[np.int64], NDArray[Any]], Any],
+    *,
+    cv_folds: int = 5,
+    seed: int = 0,
+    pair_labels: NDArray[Any] | None = None,
+) -> dict[str, Any]:
+    """Choose the number of boosting rounds by cross-validation over queries.
+
+    The queries that can train (two different labels under ``make_feedback``) are split
+    into ``cv_folds`` folds (a permutation seeded by ``seed``; query ``i`` of the permuted
+    order goes to fold ``i mod cv_folds``). For each fold one model of ``params.n_rounds``
+    rounds is trained on the other folds' queries, and the NDCG@10 of the held-out queries
+    (:func:`rankboost.metrics.ndcg_score`, defaults: exp2 gain, log2 discount, expected ties)
+    is computed after every round. A model that stops early (no weak ranker left) keeps its
+    last value. The chosen count is the first with the highest mean over the folds.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_features)
+        Feature rows (NaN = abstain), grouped or not by query.
+    y : ndarray of int of shape (n_rows,)
+        Grades.
+    qid : ndarray of shape (n_rows,)
+        Query of each row.
+    params : TrainParams
+        Training parameters; ``params.n_rounds`` is the largest count tried.
+    make_feedback : callable
+        ``make_feedback(y, qid)`` builds the feedback of a subset of rows.
+    cv_folds : int, default=5
+        Number of folds, at least 2 and at most the number of usable queries.
+    seed : int, default=0
+        Seed of the permutation of the queries.
+    pair_labels : ndarray of shape (n_rows,), default=None
+        The labels ``make_feedback`` orders (a query can train when they differ within it);
+        None = ``y``. Bipartite feedback on grades passes ``y >= 1``.
+
+    Returns
+    -------
+    dict
+        ``"n_rounds"`` (1..T), ``"mean"`` and ``"per_fold"`` (held-out NDCG@10 per round
+        count), ``"best_n_rounds"``, ``"best_score"`` and ``"fold_of_query"`` ({qid: fold}).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankboost import LayeredFeedback
+    >>> from rankboost.fusion import cv_rounds
+    >>> from rankboost.params import TrainParams
+    >>> rng = np.random.default_rng(0)
+    >>> qid = np.repeat(np.arange(20), 8)
+    >>> y = rng.integers(0, 2, 160)
+    >>> X = (y + rng.normal(size=160))[:, None]
+    >>> cv = cv_rounds(X, y, qid, TrainParams(n_rounds=10), LayeredFeedback, cv_folds=4)
+    >>> cv["mean"].shape, 1 <= cv["best_n_rounds"] <= 10
+    ((10,), True)
+    """
+    from ..booster import TrainingStoppedWarning, _train
+    from ..metrics import ndcg_score
+
+    uq, first, qcode = np.unique(np.asarray(qid), return_index=True, return_inverse=True)
+    qcode = qcode.reshape(-1)
+    n_q = uq.shape[0]
+    lo = np.full(n_q, np.iinfo(np.int64).max)
+    hi = np.full(n_q, np.iinfo(np.int64).min)
+    yy = np.asarray(y, dtype=np.int64)
+    pl = yy if pair_labels is None else np.asarray(pair_labels, dtype=np.int64)
+    np.minimum.at(lo, qcode, pl)
+    np.maximum.at(hi, qcode, pl)
+    usable_q = lo < hi
+    # NOTE: a query without two grades gives no pairs to train on, and a constant NDCG
+    # whatever the model, so it takes no part in the choice.
+    order = np.argsort(first, kind="stable")  # queries in order of first appearance
+    usable = order[usable_q[order]]
+    if isinstance(cv_folds, bool) or not isinstance(cv_folds, (int, np.integer)) or cv_folds < 2:
+        raise ParameterError(f"cv_rounds: cv_folds must be an int >= 2; got {cv_folds!r}.")
+    if usable.shape[0] < cv_folds:
+        raise ValueError(
+            f"n_rounds='auto' chooses the rounds by {cv_folds}-fold cross-validation over the "
+            f"training queries, which needs at least {cv_folds} judged queries with two "
+            f"different grades among the returned documents; there are {usable.shape[0]}. "
+            "Pass an int number of rounds (n_rounds=100, --rounds 100), or fewer folds "
+            "(cv_folds, --cv-folds)."
+        )
+    perm = np.random.default_rng(seed).permutation(usable.shape[0])
+    fold_q = np.full(n_q, -1, dtype=np.int64)
+    fold_q[usable[perm]] = np.arange(usable.shape[0]) % cv_folds
+    fold = fold_q[qcode]
+    T = int(params.n_rounds)
+    curves = np.empty((cv_folds, T))
+    for f in range(cv_folds):
+        tr = (fold >= 0) & (fold != f)
+        va = fold == f
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TrainingStoppedWarning)
+            model = _train(np.ascontiguousarray(X[tr]), make_feedback(yy[tr], qcode[tr]), params)
+        t = 0
+        for t, h in enumerate(model.staged_decision_function(X[va])):
+            curves[f, t] = ndcg_score(yy[va], h, qcode[va], k=10)
+        if model.n_rounds == 0:
+            curves[f, :] = ndcg_score(yy[va], np.zeros(int(va.sum())), qcode[va], k=10)
+        else:
+            curves[f, t + 1 :] = curves[f, t]
+    mean = curves.mean(axis=0)
+    best = int(np.argmax(mean))
+    return {
+        "n_rounds": np.arange(1, T + 1),
+        "mean": mean,
+        "per_fold": curves,
+        "best_n_rounds": best + 1,
+        "best_score": float(mean[best]),
+        "fold_of_query": {str(uq[i]): int(fold_q[i]) for i in range(n_q)},
+    }
 
 
 def _coverage_warnings(items: list[Run], qrels: Qrels) -> None:
@@ -223,16 +381,33 @@ class RankFusion:
 
     Parameters
     ----------
-    n_rounds : int, default=300
-        Boosting rounds.
+    n_rounds : int or "auto", default="auto"
+        Boosting rounds. ``"auto"``: chosen by an inner ``cv_folds``-fold cross-validation
+        over the training queries (the queries are split, never a query's documents): one
+        model of ``max_rounds`` rounds per inner fold, NDCG@10 (:func:`rankboost.metrics.
+        ndcg_score`, exp2 gain, log2 discount, over the documents the runs return) of its
+        held-out queries after every round, averaged over the folds; the first round count
+        with the highest mean wins (:attr:`n_rounds_`, the curve in :attr:`cv_results_`),
+        then the model is refitted on all training queries with it.
+    max_rounds : int, default=300
+        The largest round count ``n_rounds="auto"`` tries (unused otherwise).
+    cv_folds : int, default=5
+        Inner folds of ``n_rounds="auto"``; it needs at least ``cv_folds`` usable queries
+        (judged, with two different grades among the returned documents).
     positive_cumulative : bool, default=True
         WeakLearn.cum (paper section 4): the fused score is non-decreasing in every
-        list's rank feature. ``False`` = unconstrained WeakLearn.
+        feature. ``False`` = unconstrained WeakLearn.
     rank_feature : {"neg_rank", "reciprocal"}, default="neg_rank"
         Strictly decreasing function of the rank used as the feature (see
         :func:`fusion_features`).
     score_features : bool, default=False
         Also use each list's per-query min-max normalised scores.
+    missing_features : bool, default=False
+        Also use, per list, "returned by this list" (1) or "missing from it" (0), and the
+        number of lists that returned the document (see :func:`fusion_features`).
+    feedback : {"layered", "bipartite"}, default="layered"
+        ``"layered"``: every higher grade above every lower one (:class:`rankboost.
+        LayeredFeedback`); ``"bipartite"``: grade >= 1 above grade <= 0 only.
     normalize : {"query", "pair"}, default="query"
         Feedback normalisation (:class:`rankboost.LayeredFeedback`): every query with a
         crucial pair gets the same mass (``"query"``), or every crucial pair does.
@@ -255,6 +430,13 @@ class RankFusion:
     ----------
     model_ : RankBoostModel
         The fitted ranking function over :attr:`feature_names_`.
+    n_rounds_ : int
+        The rounds of :attr:`model_` (chosen by the inner cross-validation when
+        ``n_rounds="auto"``).
+    cv_results_ : dict or None
+        ``n_rounds="auto"`` only: ``"n_rounds"`` (1..max_rounds), ``"mean"`` (mean held-out
+        NDCG@10 per round count) and ``"per_fold"`` (one row per inner fold); None for an
+        int ``n_rounds``.
     list_names_ : list of str
         Names of the input lists seen in :meth:`fit` (their :attr:`Run.name`), in order;
         :meth:`fuse` matches the runs it is given to them by name.
@@ -292,10 +474,14 @@ class RankFusion:
     def __init__(
         self,
         *,
-        n_rounds: int = 300,
+        n_rounds: int | str = "auto",
+        max_rounds: int = 300,
+        cv_folds: int = 5,
         positive_cumulative: bool = True,
         rank_feature: str = "neg_rank",
         score_features: bool = False,
+        missing_features: bool = False,
+        feedback: str = "layered",
         normalize: str = "query",
         alpha: str = "r",
         learning_rate: float = 1.0,
@@ -305,9 +491,13 @@ class RankFusion:
         weak_ranker: str = "threshold",
     ) -> None:
         self.n_rounds = n_rounds
+        self.max_rounds = max_rounds
+        self.cv_folds = cv_folds
         self.positive_cumulative = positive_cumulative
         self.rank_feature = rank_feature
         self.score_features = score_features
+        self.missing_features = missing_features
+        self.feedback = feedback
         self.normalize = normalize
         self.alpha = alpha
         self.learning_rate = learning_rate
@@ -331,7 +521,10 @@ class RankFusion:
     def features(self, runs: RunsLike) -> FusionFeatures:
         """The feature matrix this fusion uses for ``runs`` (see :func:`fusion_features`)."""
         return fusion_features(
-            runs, rank_feature=self.rank_feature, score_features=bool(self.score_features)
+            runs,
+            rank_feature=self.rank_feature,
+            score_features=bool(self.score_features),
+            missing_features=bool(self.missing_features),
         )
 
     def fit(self, runs: RunsLike, qrels: Qrels, **train_kwargs: Any) -> RankFusion:
@@ -361,6 +554,7 @@ class RankFusion:
                 f"{{qid: {{docid: rel}}}} dict; got {type(qrels).__name__}."
             )
         params = self._params()
+        self._check_fusion_params()
         extra = sorted(set(train_kwargs) - {"callbacks", "verbose"})
         if extra:
             raise TypeError(
@@ -371,7 +565,6 @@ class RankFusion:
         # NOTE: imported here so that importing this module (the ``fuse train`` options read
         # RankFusion's signature) does not import numba (issue 16, item 10).
         from ..booster import _train
-        from ..feedback import LayeredFeedback
 
         _coverage_warnings(items, qrels)
         feats = self.features(items)
@@ -382,19 +575,22 @@ class RankFusion:
                 "RankFusion.fit: no query of the runs is judged in the qrels; check that the "
                 "query ids of the run files and the qrels file match."
             )
-        try:
-            feedback = LayeredFeedback(
-                y[judged],
-                feats.qid[judged],
-                normalize=self.normalize,
+        X, yj, qj = feats.X[judged], y[judged], feats.qid[judged]
+        feedback = self._feedback(yj, qj)
+        self.cv_results_: dict[str, Any] | None = None
+        if self.n_rounds == "auto":
+            self.cv_results_ = cv_rounds(
+                X,
+                yj,
+                qj,
+                params,
+                self._feedback,
+                cv_folds=int(self.cv_folds),
+                pair_labels=(yj >= 1) if self.feedback == "bipartite" else None,
             )
-        except ValueError as exc:
-            raise ValueError(
-                "RankFusion.fit: no judged query has two different grades among the "
-                f"documents the runs return ({exc})"
-            ) from None
+            params = params.replace(n_rounds=int(self.cv_results_["best_n_rounds"]))
         self.model_ = _train(
-            feats.X[judged],
+            X,
             feedback,
             params,
             callbacks=train_kwargs.get("callbacks"),
@@ -402,15 +598,68 @@ class RankFusion:
             verbose=bool(train_kwargs.get("verbose", False)),
             stacklevel=3,
         )
+        self.n_rounds_ = int(self.model_.n_rounds)
         self.list_names_ = [r.name for r in items]
         self.feature_names_ = list(feats.feature_names)
         self.n_lists_ = len(items)
         return self
 
     def _params(self) -> TrainParams:
-        """The training parameters, validated (the one definition of rankboost.params)."""
+        """The training parameters, validated (the one definition of rankboost.params).
+
+        With ``n_rounds="auto"`` the rounds are ``max_rounds`` (the inner cross-validation's
+        longest models); :meth:`fit` then replaces them by the chosen count.
+        """
         check_param("normalize", self.normalize, "RankFusion")
+        check_param("feedback", self.feedback, "RankFusion")
+        if isinstance(self.n_rounds, str) and self.n_rounds == "auto":
+            check_param("n_rounds", self.max_rounds, "RankFusion", alias="max_rounds")
+            values = {q.name: getattr(self, q.name) for q in TRAIN_PARAMS if hasattr(self, q.name)}
+            values["n_rounds"] = self.max_rounds
+            return make_params("RankFusion", None, **values)
+        if isinstance(self.n_rounds, str) or isinstance(self.n_rounds, bool):
+            raise ParameterError(
+                "The 'n_rounds' parameter of RankFusion must be 'auto' or an int >= 1; got "
+                f"{self.n_rounds!r} instead."
+            )
         return params_of(self, "RankFusion")
+
+    def _check_fusion_params(self) -> None:
+        if isinstance(self.cv_folds, bool) or not isinstance(self.cv_folds, (int, np.integer)):
+            raise ParameterError(
+                f"The 'cv_folds' parameter of RankFusion must be an int >= 2; got "
+                f"{self.cv_folds!r} instead."
+            )
+        if self.cv_folds < 2:
+            raise ParameterError(
+                f"The 'cv_folds' parameter of RankFusion must be an int >= 2; got "
+                f"{self.cv_folds!r} instead."
+            )
+        for name in ("score_features", "missing_features"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ParameterError(
+                    f"The {name!r} parameter of RankFusion must be True or False; got "
+                    f"{getattr(self, name)!r} instead."
+                )
+        if self.rank_feature not in _RANK_FEATURES:
+            raise ParameterError(
+                f"The 'rank_feature' parameter of RankFusion must be one of {_RANK_FEATURES}; "
+                f"got {self.rank_feature!r} instead."
+            )
+
+    def _feedback(self, y: NDArray[np.int64], qid: NDArray[np.str_]) -> Any:
+        """The feedback of judged rows: layered over the grades, or bipartite (grade >= 1)."""
+        from ..feedback import BipartiteFeedback, LayeredFeedback
+
+        try:
+            if self.feedback == "bipartite":
+                return BipartiteFeedback((y >= 1).astype(np.int64), qid, normalize=self.normalize)
+            return LayeredFeedback(y, qid, normalize=self.normalize)
+        except ValueError as exc:
+            raise ValueError(
+                "RankFusion.fit: no judged query has two different grades among the "
+                f"documents the runs return ({exc})"
+            ) from None
 
     def _check_fitted(self, runs: RunsLike, owner: str, match: str = "name") -> list[Run]:
         if not hasattr(self, "model_"):
@@ -530,6 +779,9 @@ class RankFusion:
             )
         try:
             params = {k: v for k, v in data["params"].items() if k in _PARAMS}
+            # NOTE: files of earlier releases have no such fields: their values then
+            params.setdefault("missing_features", False)
+            params.setdefault("feedback", "layered")
             if isinstance(params.get("thresholds"), list):  # ("uniform", B) in JSON
                 params["thresholds"] = tuple(params["thresholds"])
             fusion = cls(**params)
@@ -542,6 +794,7 @@ class RankFusion:
                 )
             try:
                 fusion._params()
+                fusion._check_fusion_params()
             except ValueError as exc:
                 raise ValueError(f"malformed fusion model: {exc}") from None
             fusion.model_ = RankBoostModel.from_dict(data["model"])
@@ -559,7 +812,11 @@ class RankFusion:
                 "too large."
             ) from None
         fusion.n_lists_ = len(fusion.list_names_)
-        n_expected = fusion.n_lists_ * (2 if fusion.score_features else 1)
+        fusion.n_rounds_ = int(fusion.model_.n_rounds)
+        fusion.cv_results_ = None
+        n_expected = n_features_of(
+            fusion.n_lists_, bool(fusion.score_features), bool(fusion.missing_features)
+        )
         if fusion.model_.n_features != n_expected:
             raise ValueError(
                 f"malformed fusion model: {fusion.n_lists_} lists need {n_expected} features "
@@ -604,9 +861,13 @@ class RankFusion:
 
 _PARAMS = (
     "n_rounds",
+    "max_rounds",
+    "cv_folds",
     "positive_cumulative",
     "rank_feature",
     "score_features",
+    "missing_features",
+    "feedback",
     "normalize",
     "alpha",
     "learning_rate",
