@@ -151,7 +151,9 @@ def build_runs(docs: dict[str, str], queries: dict[str, str], depth: int = DEPTH
     rows["tfidf"] = []
     for i, q in enumerate(qids):
         keep = S[i] > 0
-        rows["tfidf"] += _top(np.where(keep, S[i], -np.inf), doc_ids, q, min(depth, int(keep.sum())))
+        rows["tfidf"] += _top(
+            np.where(keep, S[i], -np.inf), doc_ids, q, min(depth, int(keep.sum()))
+        )
     svd = TruncatedSVD(n_components=200, random_state=0)
     Dl = normalize(svd.fit_transform(D))
     Ql = normalize(svd.transform(Q))
@@ -222,3 +224,476 @@ def build_runs(docs: dict[str, str], queries: dict[str, str], depth: int = DEPTH
         rows["rm3"] += _top(np.where(keep, s, -np.inf), doc_ids, q, min(depth, int(keep.sum())))
     del inv
     return {name: _to_run(r, name) for name, r in rows.items()}
+
+
+# ------------------------------------------------------------------ protocol -------------
+def folds_of(queries: list[str], k: int = N_FOLDS, seed: int = SEED) -> list[list[str]]:
+    """One fixed k-fold split of the queries: a seeded permutation, query i to fold i mod k."""
+    perm = np.random.default_rng(seed).permutation(len(queries))
+    return [sorted(queries[j] for j in perm[f::k]) for f in range(k)]
+
+
+def subset(run: Any, queries: set[str]) -> Any:
+    """The entries of ``run`` for ``queries`` only."""
+    from rankboost.fusion import Run
+
+    keep = np.isin(run.qid, np.asarray(sorted(queries)))
+    return Run(run.qid[keep], run.docid[keep], run.rank[keep], run.score[keep], name=run.name)
+
+
+def ranx_run(run: Any, name: str | None = None) -> Any:
+    from ranx import Run as RanxRun
+
+    return RanxRun(run.to_dict(), name=name or run.name)
+
+
+def per_query(qrels: dict, run: dict, queries: list[str]) -> dict[str, np.ndarray]:
+    """ranx per-query NDCG@10, MAP@100 and R@100 of ``run`` ({qid: {doc: score}}), in order."""
+    from ranx import Qrels as RanxQrels
+    from ranx import Run as RanxRun
+    from ranx import evaluate
+
+    rq = RanxQrels({q: qrels[q] for q in queries})
+    rr = RanxRun({q: run.get(q, {"__none__": -1e9}) for q in queries})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = evaluate(rq, rr, list(METRICS), return_mean=False, make_comparable=True)
+    return {m: np.asarray(out[m], dtype=np.float64) for m in METRICS}
+
+
+def top(run_dict: dict, depth: int = DEPTH) -> dict:
+    """Keep the top ``depth`` documents per query of a {qid: {doc: score}} run."""
+    return {
+        q: dict(sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))[:depth])
+        for q, d in run_dict.items()
+    }
+
+
+UNSUPERVISED = ("sum", "mnz", "anz", "max", "min", "med", "isr", "log_isr", "logn_isr",
+                "bordafuse", "condorcet", "rrf")  # fmt: skip
+# ranx optimize_fusion: weight grids (step 0.1 for wsum, 0.2 for the other weighted ones:
+# 3,003 and 252 weight vectors over six runs), parameter sweeps, and trained probabilities
+SUPERVISED = {
+    "wsum": {"step": 0.1},
+    "wmnz": {"step": 0.2},
+    "mixed": {"step": 0.2},
+    "w_bordafuse": {"step": 0.2},
+    "w_condorcet": {"step": 0.2},
+    "gmnz": {},
+    "logn_isr": {},
+    "rbc": {},
+    "rrf": {},
+    "probfuse": {},
+    "slidefuse": {},
+    "segfuse": {},
+    "bayesfuse": {},
+    "mapfuse": {},
+    "posfuse": {},
+}
+
+
+def _rankboost(runs_tr: list, qrels_tr: Any, runs_te: list, params: dict) -> dict:
+    from rankboost.fusion import RankFusion
+
+    t0 = time.perf_counter()
+    fusion = RankFusion(**params).fit(runs_tr, qrels_tr)
+    fused = fusion.fuse(runs_te, depth=DEPTH)
+    cv = fusion.cv_results_["mean"].tolist() if fusion.cv_results_ is not None else None
+    return {"run": fused.to_dict(), "seconds": time.perf_counter() - t0,
+            "n_rounds": fusion.n_rounds_, "cv_mean": cv}  # fmt: skip
+
+
+def _lightgbm(runs_tr: list, qrels_tr: Any, runs_te: list, params: dict) -> dict:
+    """LightGBM lambdarank on RankFusion's features; early stopping on 20% of train queries."""
+    import lightgbm as lgb
+
+    from rankboost.fusion import RankFusion, Run, grades_for
+
+    t0 = time.perf_counter()
+    proto = RankFusion(**params)
+    f = proto.features(runs_tr)
+    y = grades_for(f, qrels_tr)
+    qs = sorted(set(f.qid.tolist()))
+    held = set(folds_of(qs, 5, SEED + 1)[0])
+    va = np.isin(f.qid, np.asarray(sorted(held)))
+
+    def ds(mask: np.ndarray, ref: Any = None) -> Any:
+        _, first, counts = np.unique(f.qid[mask], return_index=True, return_counts=True)
+        return lgb.Dataset(f.X[mask], y[mask], group=counts[np.argsort(first)], reference=ref,
+                           free_raw_data=False)  # fmt: skip
+
+    # rows are grouped by query already (fusion_features), so the group sizes line up
+    dtr = ds(~va)
+    dva = ds(va, dtr)
+    lp = {"objective": "lambdarank", "metric": "ndcg", "ndcg_eval_at": [10],
+          "learning_rate": 0.05, "num_leaves": 15, "min_data_in_leaf": 20,
+          "num_threads": 1, "verbose": -1, "seed": 0, "deterministic": True}  # fmt: skip
+    booster = lgb.train(lp, dtr, num_boost_round=1000, valid_sets=[dva],
+                        callbacks=[lgb.early_stopping(50, verbose=False)])  # fmt: skip
+    ft = proto.features(runs_te)
+    pred = booster.predict(ft.X, num_iteration=booster.best_iteration)
+    fused = Run.from_scores(ft.qid, ft.docid, pred, name="lightgbm")
+    return {"run": top(fused.to_dict()), "seconds": time.perf_counter() - t0,
+            "n_rounds": int(booster.best_iteration)}  # fmt: skip
+
+
+def run_fold(runs: dict, qrels: dict, train_q: list[str], test_q: list[str],
+             fold: int, rb_params: dict, ranx_methods: bool = True) -> dict:  # fmt: skip
+    """Every method on one fold: {method: {"run": test run dict, "seconds": ..., ...}}."""
+    from ranx import Qrels as RanxQrels
+    from ranx import fuse, optimize_fusion
+
+    from rankboost.fusion import Qrels
+
+    tr, te = set(train_q), set(test_q)
+    runs_tr = [subset(r, tr) for r in runs.values()]
+    runs_te = [subset(r, te) for r in runs.values()]
+    qrels_tr = Qrels.from_dict({q: qrels[q] for q in train_q})
+    out: dict[str, dict] = {}
+
+    # single runs, and the best one chosen on the training queries (NDCG@10)
+    train_nd = {}
+    for name, r in runs.items():
+        out[f"run:{name}"] = {"run": subset(r, te).to_dict()}
+        train_nd[name] = float(per_query(qrels, subset(r, tr).to_dict(), train_q)["ndcg@10"].mean())
+    best = max(train_nd, key=lambda n: train_nd[n])
+    out["best_single"] = dict(out[f"run:{best}"], chosen=best)
+
+    out["rankboost"] = _rankboost(runs_tr, qrels_tr, runs_te, rb_params)
+    out["lightgbm"] = _lightgbm(runs_tr, qrels_tr, runs_te, rb_params)
+
+    if ranx_methods:
+        rx_tr = [ranx_run(r) for r in runs_tr]
+        rx_te = [ranx_run(r) for r in runs_te]
+        rq_tr = RanxQrels({q: qrels[q] for q in train_q})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for m in UNSUPERVISED:
+                fused = fuse(rx_te, norm="min-max", method=m)
+                out[f"ranx:{m}"] = {"run": top(fused.to_dict())}
+            for m, kw in SUPERVISED.items():
+                t0 = time.perf_counter()
+                extra = {} if m in ("bayesfuse", "mapfuse", "posfuse", "segfuse") else {
+                    "show_progress": False}  # fmt: skip
+                params = optimize_fusion(rq_tr, rx_tr, norm="min-max", method=m,
+                                         metric="ndcg@10", **kw, **extra)  # fmt: skip
+                t_opt = time.perf_counter() - t0
+                fused = fuse(rx_te, norm="min-max", method=m, params=params)
+                keys = ("weights", "k", "phi", "gamma", "sigma", "w")
+                shown = {k: (np.round(v, 2).tolist() if k == "weights" else v)
+                         for k, v in params.items() if k in keys}  # fmt: skip
+                out[f"ranx_opt:{m}"] = {"run": top(fused.to_dict()), "seconds": t_opt,
+                                        "params": shown}  # fmt: skip
+    return {"fold": fold, "test": test_q, "methods": out, "train_ndcg": train_nd}
+
+
+# ------------------------------------------------------------------ statistics -----------
+def paired_tests(a: np.ndarray, b: np.ndarray, n_perm: int = 10000, seed: int = 0) -> tuple:
+    """(mean difference, paired t-test p, paired randomisation test p), two-sided."""
+    from scipy import stats
+
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    if not np.any(d):
+        return 0.0, 1.0, 1.0
+    p_t = float(stats.ttest_rel(a, b).pvalue)
+    rng = np.random.default_rng(seed)
+    signs = rng.choice([-1.0, 1.0], size=(n_perm, d.shape[0]))
+    null = np.abs((signs * d).mean(axis=1))
+    p_r = float((np.sum(null >= abs(d.mean()) - 1e-15) + 1) / (n_perm + 1))
+    return float(d.mean()), p_t, p_r
+
+
+def collect(folds: list[dict], qrels: dict) -> dict[str, dict[str, np.ndarray]]:
+    """Per-query measures of every method over all test queries (fold by fold)."""
+    names = list(folds[0]["methods"])
+    out: dict[str, dict[str, list]] = {n: {m: [] for m in METRICS} for n in names}
+    for f in folds:
+        for n in names:
+            pq = per_query(qrels, f["methods"][n]["run"], f["test"])
+            for m in METRICS:
+                out[n][m].append(pq[m])
+    return {n: {m: np.concatenate(v) for m, v in d.items()} for n, d in out.items()}
+
+
+LABELS = {
+    "rankboost": "**rankboost fuse (defaults)**",
+    "lightgbm": "LightGBM lambdarank (same features)",
+    "best_single": "Best single run (chosen on train)",
+}
+
+
+def _label(name: str) -> str:
+    if name in LABELS:
+        return LABELS[name]
+    kind, _, m = name.partition(":")
+    return {"run": f"run {m}", "ranx": f"ranx {m}", "ranx_opt": f"ranx {m} (optimize_fusion)"}[kind]
+
+
+def tables(folds: list[dict], pq: dict, rb_params: dict) -> str:
+    ref = pq["rankboost"]
+    rows = ["| Method | NDCG@10 | MAP@100 | R@100 | Δ NDCG@10 | p (t / rand) | Δ MAP | "
+            "p (t / rand) |", "|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    order = sorted(pq, key=lambda n: -pq[n]["ndcg@10"].mean())
+    for n in order:
+        v = pq[n]
+        cells = [f"{v[m].mean():.4f}" for m in METRICS]
+        if n == "rankboost":
+            cells += ["", "", "", ""]
+        else:
+            for m in ("ndcg@10", "map@100"):
+                d, pt, pr = paired_tests(ref[m], v[m])
+                cells += [f"{d:+.4f}", f"{pt:.3f} / {pr:.3f}"]
+        rows.append(f"| {_label(n)} | " + " | ".join(cells) + " |")
+    n_q = ref["ndcg@10"].shape[0]
+    lines = [
+        f"{n_q} test queries (5 folds pooled). Δ = rankboost fuse (defaults) minus the row's "
+        "method, per query; p = paired t-test / paired randomisation test (10,000 sign flips), "
+        "two-sided.",
+        "",
+        *rows,
+        "",
+    ]
+    chosen = [f["methods"]["best_single"]["chosen"] for f in folds]
+    rounds = [f["methods"]["rankboost"]["n_rounds"] for f in folds]
+    lgb_rounds = [f["methods"]["lightgbm"]["n_rounds"] for f in folds]
+    lines.append(
+        f"Best single run on the training queries, folds 1-5: {', '.join(chosen)}. "
+        f"`rankboost fuse` rounds chosen by `--rounds auto`: {rounds}; LightGBM early-stopping "
+        f"rounds: {lgb_rounds}. RankFusion parameters: `{rb_params or 'defaults'}`."
+    )
+    if "ranx_opt:wsum" in folds[0]["methods"]:
+        w = "; ".join(str(f["methods"]["ranx_opt:wsum"]["params"].get("weights")) for f in folds)
+        lines.append(f"ranx wsum weights per fold (runs in the order {RUN_ORDER}): {w}.")
+    lines += ["", "Train + apply time per fold (seconds; median over the 5 folds, then the "
+              "per-fold values):", "",
+              "| Method | median | per fold |", "|---|---:|---|"]  # fmt: skip
+    timed = ["rankboost", "lightgbm"] + [n for n in folds[0]["methods"] if n.startswith("ranx_opt")]
+    for n in timed:
+        s = [f["methods"][n]["seconds"] for f in folds]
+        what = " (optimize_fusion only)" if n.startswith("ranx_opt") else ""
+        lines.append(
+            f"| {_label(n)}{what} | {np.median(s):.2f} | " + " ".join(f"{x:.2f}" for x in s) + " |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+RUN_ORDER = ["bm25", "bm25_stem", "tfidf", "lsa", "lm_dir", "rm3"]
+
+
+# ------------------------------------------------------------------ choosing defaults ----
+def configurations() -> dict[str, dict]:
+    """The configurations scored to choose the defaults (each with rounds chosen by CV)."""
+    feats = {
+        "rank": {},
+        "rank+score": {"score_features": True},
+        "rank+missing": {"missing_features": True},
+        "rank+score+missing": {"score_features": True, "missing_features": True},
+    }
+    out = {}
+    for pc in (True, False):
+        for lr in (1.0, 0.3, 0.1):
+            for fname, f in feats.items():
+                key = f"{'cum' if pc else 'free'} lr={lr:g} {fname}"
+                out[key] = {"positive_cumulative": pc, "learning_rate": lr, **f}
+    return out
+
+
+def _training_sets(dataset: str) -> list[tuple[list, Any]]:
+    """Per outer fold, the training queries' runs and qrels (test queries never included)."""
+    from rankboost.fusion import Qrels
+    from rankboost.fusion.io import read_letor_agg
+
+    if dataset == "cisi":
+        docs, queries, qrels = load_cisi()
+        runs = build_runs(docs, queries)
+        folds = folds_of(sorted(qrels))
+        out = []
+        for f in range(N_FOLDS):
+            tr = {q for g, fq in enumerate(folds) if g != f for q in fq}
+            out.append(([subset(r, tr) for r in runs.values()],
+                        Qrels.from_dict({q: qrels[q] for q in sorted(tr)})))  # fmt: skip
+        return out
+    base = ROOT.parent / "shared" / "data" / "letor4" / dataset
+    out = []
+    for f in range(1, 6):
+        agg = read_letor_agg(next((base / f"Fold{f}").glob("train.txt*")))
+        out.append((list(agg.to_runs().values()), agg.to_qrels()))
+    return out
+
+
+def _select_job(dataset: str, fold: int, configs: dict, common: dict) -> dict:
+    from rankboost import TrainingStoppedWarning
+    from rankboost.fusion import RankFusion
+
+    runs, qrels = _training_sets(dataset)[fold]
+    out = {}
+    for key, cfg in configs.items():
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TrainingStoppedWarning)
+            fusion = RankFusion(**{**common, **cfg}).fit(runs, qrels)
+        assert fusion.cv_results_ is not None
+        out[key] = (fusion.cv_results_["best_score"], fusion.n_rounds_, time.perf_counter() - t0)
+    return out
+
+
+def select(datasets: list[str], configs: dict, common: dict, workers: int) -> str:
+    """Table: configuration -> mean inner-CV NDCG@10 over the outer folds' training queries."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    jobs = [(d, f) for d in datasets for f in range(N_FOLDS)]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futs = {j: pool.submit(_select_job, j[0], j[1], configs, common) for j in jobs}
+        res = {j: fu.result() for j, fu in futs.items()}
+    head = " | ".join(f"{d} CV NDCG@10 (rounds)" for d in datasets)
+    lines = [f"| Configuration | {head} |", "|---|" + "---:|" * len(datasets)]
+    for key in configs:
+        cells = []
+        for d in datasets:
+            sc = [res[(d, f)][key][0] for f in range(N_FOLDS)]
+            rd = [res[(d, f)][key][1] for f in range(N_FOLDS)]
+            cells.append(f"{np.mean(sc):.4f} ({int(np.median(rd))})")
+        lines.append(f"| {key} | " + " | ".join(cells) + " |")
+    secs = {d: np.median([sum(v[2] for v in res[(d, f)].values()) for f in range(N_FOLDS)])
+            for d in datasets}  # fmt: skip
+    lines.append("")
+    lines.append(
+        "Mean over the 5 outer folds of the inner 5-fold CV NDCG@10 on that fold's training "
+        "queries only (rounds: median of the chosen counts). Common parameters: "
+        f"`{common}`. Median time per outer fold, all configurations: "
+        + ", ".join(f"{d} {s:.0f} s" for d, s in secs.items())
+        + "."
+    )
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------ output ---------------
+def write_runs(runs: dict, out: Path) -> None:
+    from rankboost.fusion import write_run
+
+    out.mkdir(parents=True, exist_ok=True)
+    for name, r in runs.items():
+        write_run(out / f"{name}.run", r, tag=name)
+
+
+def _plot(folds: list[dict], pq: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.8))
+    for f in folds:
+        cv = f["methods"]["rankboost"]["cv_mean"]
+        if cv is not None:
+            x = np.arange(1, len(cv) + 1)
+            axes[0].plot(x, cv, label=f"outer fold {f['fold']}")
+            t = f["methods"]["rankboost"]["n_rounds"]
+            axes[0].plot([t], [cv[t - 1]], "ko", ms=4)
+    axes[0].set_xscale("log")
+    axes[0].set_xlabel("boosting rounds")
+    axes[0].set_ylabel("mean held-out NDCG@10 (inner 5-fold CV)")
+    axes[0].set_title("--rounds auto on each outer fold's training queries (dot = chosen)")
+    axes[0].grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    names = sorted(pq, key=lambda n: pq[n]["ndcg@10"].mean())
+    keep = [n for n in names if not n.startswith("run:")][-12:]
+    y = np.arange(len(keep))
+    axes[1].barh(y - 0.2, [pq[n]["ndcg@10"].mean() for n in keep], 0.4, label="NDCG@10")
+    axes[1].barh(y + 0.2, [pq[n]["map@100"].mean() for n in keep], 0.4, label="MAP@100")
+    axes[1].set_yticks(y, [_label(n).replace("*", "") for n in keep], fontsize=8)
+    axes[1].set_title("CISI, 5-fold CV over queries: the 12 best fusions")
+    axes[1].legend(fontsize=8)
+    axes[1].grid(alpha=0.3, axis="x")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def _write_doc(text: str, marker: str = "results") -> None:
+    from rankboost.model import atomic_write_text
+
+    path = DOCS / "hybrid.md"
+    start, end = f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
+    doc = path.read_text() if path.is_file() else f"# Hybrid search\n\n{start}\n{end}\n"
+    if start not in doc or end not in doc:
+        doc += f"\n{start}\n{end}\n"
+    head, rest = doc.split(start, 1)
+    _, tail = rest.split(end, 1)
+    atomic_write_text(path, f"{head}{start}\n{text}\n{end}{tail}")
+
+
+def _warm_up() -> None:
+    """Compile the numba kernels once per process, so that fold times exclude compilation."""
+    from rankboost.fusion import Qrels, RankFusion, Run
+
+    qs = np.repeat([f"q{i}" for i in range(10)], 4)
+    ds = np.tile(["a", "b", "c", "d"], 10)
+    ranks = np.tile([1, 2, 3, 4], 10)
+    runs = [Run(qs, ds, ranks, name="x"), Run(qs, ds, ranks[::-1], name="y")]
+    RankFusion(max_rounds=3).fit(runs, Qrels(qs, ds, np.tile([1, 0, 1, 0], 10))).fuse(runs)
+
+
+def _fold_job(args: tuple) -> dict:
+    runs, qrels, train_q, test_q, fold, params, with_ranx = args
+    _warm_up()
+    return run_fold(runs, qrels, train_q, test_q, fold, params, with_ranx)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--folds", nargs="+", type=int, default=list(range(1, N_FOLDS + 1)))
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--no-ranx", action="store_true", help="skip ranx's fusion methods")
+    parser.add_argument("--out", type=Path, default=ROOT / "build" / "hybrid",
+                        help="where to write the six TREC runs (default build/hybrid)")  # fmt: skip
+    parser.add_argument("--select", nargs="*", metavar="DATASET", default=None,
+                        help="score the configurations by CV on training folds only, on "
+                        "cisi, MQ2008-agg, MQ2007-agg (default: all three)")  # fmt: skip
+    parser.add_argument("--write-docs", action="store_true",
+                        help="update docs/hybrid.md and docs/img/hybrid_results.png")  # fmt: skip
+    args = parser.parse_args(argv)
+    from concurrent.futures import ProcessPoolExecutor
+    from importlib.metadata import version
+
+    t0 = time.perf_counter()
+    if args.select is not None:
+        datasets = args.select or ["cisi", "MQ2008-agg", "MQ2007-agg"]
+        text = select(datasets, configurations(), {}, args.workers)
+        text = (f"Generated by `experiments/hybrid.py --select {' '.join(datasets)}` in "
+                f"{time.perf_counter() - t0:.0f} s.\n\n" + text)  # fmt: skip
+        print(text)
+        if args.write_docs:
+            _write_doc(text, "select")
+        return 0
+    docs, queries, qrels = load_cisi()
+    runs = build_runs(docs, queries)
+    write_runs(runs, args.out)
+    folds = folds_of(sorted(qrels))
+    jobs = []
+    for f in args.folds:
+        test_q = folds[f - 1]
+        train_q = sorted(q for g, fq in enumerate(folds) if g != f - 1 for q in fq)
+        jobs.append((runs, qrels, train_q, test_q, f, {}, not args.no_ranx))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with ProcessPoolExecutor(max_workers=args.workers) as pool:
+            results = list(pool.map(_fold_job, jobs))
+    pq = collect(results, qrels)
+    elapsed = time.perf_counter() - t0
+    text = (
+        f"Generated by `experiments/hybrid.py` in {elapsed:.0f} s (wall clock, {args.workers} "
+        f"worker processes, folds {args.folds}). ranx {version('ranx')}, LightGBM "
+        f"{version('lightgbm')}, bm25s {version('bm25s')}, scikit-learn "
+        f"{version('scikit-learn')}.\n\n" + tables(results, pq, {})
+    )
+    print(text)
+    if args.write_docs:
+        (DOCS / "img").mkdir(parents=True, exist_ok=True)
+        _plot(results, pq, DOCS / "img" / "hybrid_results.png")
+        _write_doc(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
