@@ -12,8 +12,15 @@ import pytest
 import rankboost as rb
 from rankboost import TrainingStoppedWarning
 from rankboost.cli import main as cli_main
-from rankboost.fusion import Qrels, RankFusion, Run, fusion_features, grades_for, write_qrels
-from rankboost.fusion import write_run
+from rankboost.fusion import (
+    Qrels,
+    RankFusion,
+    Run,
+    fusion_features,
+    grades_for,
+    write_qrels,
+    write_run,
+)
 from rankboost.metrics import ndcg_score
 from rankboost.params import ParameterError
 from test_fusion import _synthetic
@@ -68,13 +75,15 @@ def test_auto_rounds_is_the_brute_force_cv_best(small, params) -> None:
     assert fusion.model_.n_rounds == best
     # every query that can train is in exactly one fold; the folds have (nearly) equal sizes
     sizes = np.bincount(list(fusion.cv_results_["fold_of_query"].values()))
-    assert sizes.sum() == 12 and sizes.max() - sizes.min() <= 1
+    assert sizes.sum() == 12
+    assert sizes.max() - sizes.min() <= 1
     # the final model is the one an int n_rounds gives
     fixed = RankFusion(n_rounds=best, **params).fit(runs, qrels)
     np.testing.assert_array_equal(
         fusion.decision_function(runs)[1], fixed.decision_function(runs)[1]
     )
-    assert fixed.cv_results_ is None and fixed.n_rounds_ == best
+    assert fixed.cv_results_ is None
+    assert fixed.n_rounds_ == best
 
 
 def test_auto_rounds_errors(small) -> None:
@@ -120,7 +129,8 @@ def test_missing_features_columns() -> None:
     present = ~np.isnan(plain.X[:, :3])
     np.testing.assert_array_equal(f.X[:, 6:9], present.astype(float))
     np.testing.assert_array_equal(f.X[:, 9], present.sum(axis=1))
-    assert not np.isnan(f.X[:, 6:]).any() and (f.X[:, 9] >= 1).all()
+    assert not np.isnan(f.X[:, 6:]).any()
+    assert (f.X[:, 9] >= 1).all()
     # row by row, from the runs themselves
     for i, (q, d) in enumerate(zip(f.qid.tolist(), f.docid.tolist(), strict=True)):
         for j, r in enumerate(runs):
@@ -151,7 +161,8 @@ def test_save_load_auto_and_old_files(small, tmp_path: Path) -> None:
     fusion = RankFusion(max_rounds=6, cv_folds=3, missing_features=True).fit(runs, qrels)
     fusion.save(tmp_path / "f.json")
     back = RankFusion.load(tmp_path / "f.json")
-    assert back.n_rounds == "auto" and back.n_rounds_ == fusion.n_rounds_
+    assert back.n_rounds == "auto"
+    assert back.n_rounds_ == fusion.n_rounds_
     assert back.missing_features is True
     np.testing.assert_array_equal(back.fuse(runs).score, fusion.fuse(runs).score)
     # a file of an earlier release: no missing_features / feedback / max_rounds fields
@@ -160,7 +171,8 @@ def test_save_load_auto_and_old_files(small, tmp_path: Path) -> None:
         del old["params"][key]
     (tmp_path / "old.json").write_text(json.dumps(old))
     loaded = RankFusion.load(tmp_path / "old.json")
-    assert loaded.missing_features is False and loaded.n_rounds_ == 4
+    assert loaded.missing_features is False
+    assert loaded.n_rounds_ == 4
 
 
 @pytest.fixture(scope="module")
@@ -182,18 +194,25 @@ def test_cli_defaults_are_auto(files, small, capsys) -> None:
     assert cli_main([*argv, "--max-rounds", "12", "--cv-folds", "3"]) == 0
     err = capsys.readouterr().err
     fusion = RankFusion.load(model)
-    assert fusion.n_rounds == "auto" and fusion.max_rounds == 12 and fusion.cv_folds == 3
+    assert fusion.n_rounds == "auto"
+    assert fusion.max_rounds == 12
+    assert fusion.cv_folds == 3
     assert f"--rounds auto chose {fusion.n_rounds_} rounds" in err
     # the same as the Python API at the same settings (runs named by their paths)
     runs, q = small
-    named = {p: Run(r.qid, r.docid, r.rank, r.score, name=p) for p, r in zip(paths, runs.values(), strict=True)}  # fmt: skip
+    named = {
+        p: Run(r.qid, r.docid, r.rank, r.score, name=p)
+        for p, r in zip(paths, runs.values(), strict=True)
+    }
     api = RankFusion(max_rounds=12, cv_folds=3).fit(named, q)
     assert api.n_rounds_ == fusion.n_rounds_
     np.testing.assert_allclose(api.cv_results_["mean"][api.n_rounds_ - 1],
                                float(err.split("NDCG@10 ")[1].split()[0]), atol=5e-5)  # fmt: skip
     assert cli_main([*argv, "--rounds", "7", "--missing-features", "--no-positive-cumulative"]) == 0
     fixed = RankFusion.load(model)
-    assert fixed.n_rounds_ == 7 and fixed.missing_features and not fixed.positive_cumulative
+    assert fixed.n_rounds_ == 7
+    assert fixed.missing_features
+    assert not fixed.positive_cumulative
     assert "chose" not in capsys.readouterr().err
 
 
@@ -216,7 +235,8 @@ def test_cli_too_few_queries_for_the_inner_cv(files, small, tmp_path: Path, caps
             "-o", str(tmp_path / "m.json")]  # fmt: skip
     assert cli_main(argv) == 1
     err = capsys.readouterr().err
-    assert "needs at least 5 judged queries" in err and "--rounds 100" in err
+    assert "needs at least 5 judged queries" in err
+    assert "--rounds 100" in err
     with pytest.raises(SystemExit):
         cli_main([*argv, "--cv-folds", "1"])
     assert "--cv-folds" in capsys.readouterr().err
