@@ -35,7 +35,10 @@ from __future__ import annotations
 
 import os
 
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+# One thread per worker process: the machine is shared, and BLAS (the SVD) and the numba
+# kernels thrash when several processes each start one thread per core.
+for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
 import gzip  # noqa: E402
@@ -118,6 +121,7 @@ def build_runs(docs: dict[str, str], queries: dict[str, str], depth: int = DEPTH
     from sklearn.decomposition import TruncatedSVD
     from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
     from sklearn.preprocessing import normalize
+    from threadpoolctl import threadpool_limits
 
     doc_ids = list(docs)
     corpus = [docs[d] for d in doc_ids]
@@ -155,7 +159,8 @@ def build_runs(docs: dict[str, str], queries: dict[str, str], depth: int = DEPTH
             np.where(keep, S[i], -np.inf), doc_ids, q, min(depth, int(keep.sum()))
         )
     svd = TruncatedSVD(n_components=200, random_state=0)
-    Dl = normalize(svd.fit_transform(D))
+    with threadpool_limits(limits=1):  # BLAS threads thrash on a shared machine
+        Dl = normalize(svd.fit_transform(D))
     Ql = normalize(svd.transform(Q))
     L = Ql @ Dl.T
     rows["lsa"] = [r for i, q in enumerate(qids) for r in _top(L[i], doc_ids, q, depth)]
@@ -338,11 +343,9 @@ def _lightgbm(runs_tr: list, qrels_tr: Any, runs_te: list, params: dict) -> dict
 
 
 def run_fold(runs: dict, qrels: dict, train_q: list[str], test_q: list[str],
-             fold: int, rb_params: dict, ranx_methods: bool = True) -> dict:  # fmt: skip
+             fold: int, rb_params: dict, ranx_methods: bool = True,
+             ranx_cache: Path | None = None) -> dict:  # fmt: skip
     """Every method on one fold: {method: {"run": test run dict, "seconds": ..., ...}}."""
-    from ranx import Qrels as RanxQrels
-    from ranx import fuse, optimize_fusion
-
     from rankboost.fusion import Qrels
 
     tr, te = set(train_q), set(test_q)
@@ -363,28 +366,74 @@ def run_fold(runs: dict, qrels: dict, train_q: list[str], test_q: list[str],
     out["lightgbm"] = _lightgbm(runs_tr, qrels_tr, runs_te, rb_params)
 
     if ranx_methods:
-        rx_tr = [ranx_run(r) for r in runs_tr]
-        rx_te = [ranx_run(r) for r in runs_te]
-        rq_tr = RanxQrels({q: qrels[q] for q in train_q})
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for m in UNSUPERVISED:
-                fused = fuse(rx_te, norm="min-max", method=m)
-                out[f"ranx:{m}"] = {"run": top(fused.to_dict())}
-            for m, kw in SUPERVISED.items():
-                t0 = time.perf_counter()
-                extra = {} if m in ("bayesfuse", "mapfuse", "posfuse", "segfuse") else {
-                    "show_progress": False}  # fmt: skip
-                params = optimize_fusion(rq_tr, rx_tr, norm="min-max", method=m,
-                                         metric="ndcg@10", **kw, **extra)  # fmt: skip
-                t_opt = time.perf_counter() - t0
-                fused = fuse(rx_te, norm="min-max", method=m, params=params)
-                keys = ("weights", "k", "phi", "gamma", "sigma", "w")
-                shown = {k: (np.round(v, 2).tolist() if k == "weights" else v)
-                         for k, v in params.items() if k in keys}  # fmt: skip
-                out[f"ranx_opt:{m}"] = {"run": top(fused.to_dict()), "seconds": t_opt,
-                                        "params": shown}  # fmt: skip
+        out.update(cached_ranx_fold(runs, qrels, train_q, test_q, ranx_cache))
     return {"fold": fold, "test": test_q, "methods": out, "train_ndcg": train_nd}
+
+
+def ranx_fold(runs: dict, qrels: dict, train_q: list[str], test_q: list[str]) -> dict:
+    """Every ranx fusion method on one fold (supervised ones tuned on ``train_q``)."""
+    from ranx import Qrels as RanxQrels
+    from ranx import fuse, optimize_fusion
+
+    tr, te = set(train_q), set(test_q)
+    runs_tr = [subset(r, tr) for r in runs.values()]
+    runs_te = [subset(r, te) for r in runs.values()]
+    out: dict[str, dict] = {}
+    rx_tr = [ranx_run(r) for r in runs_tr]
+    rx_te = [ranx_run(r) for r in runs_te]
+    rq_tr = RanxQrels({q: qrels[q] for q in train_q})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for m in UNSUPERVISED:
+            fused = fuse(rx_te, norm="min-max", method=m)
+            out[f"ranx:{m}"] = {"run": top(fused.to_dict())}
+        for m, kw in SUPERVISED.items():
+            t0 = time.perf_counter()
+            extra = {} if m in ("bayesfuse", "mapfuse", "posfuse", "segfuse") else {
+                "show_progress": False}  # fmt: skip
+            params = optimize_fusion(rq_tr, rx_tr, norm="min-max", method=m,
+                                     metric="ndcg@10", **kw, **extra)  # fmt: skip
+            t_opt = time.perf_counter() - t0
+            fused = fuse(rx_te, norm="min-max", method=m, params=params)
+            keys = ("weights", "k", "phi", "gamma", "sigma", "w")
+            shown = {k: (np.round(v, 2).tolist() if k == "weights" else v)
+                     for k, v in params.items() if k in keys}  # fmt: skip
+            out[f"ranx_opt:{m}"] = {"run": top(fused.to_dict()), "seconds": t_opt,
+                                    "params": shown}  # fmt: skip
+    return out
+
+
+def cached_ranx_fold(runs: dict, qrels: dict, train_q: list[str], test_q: list[str],
+                     cache: Path | None) -> dict:  # fmt: skip
+    """:func:`ranx_fold`, kept in ``cache`` (a folder) under a hash of all its inputs.
+
+    ranx's grid searches take minutes per fold and do not depend on rankboost, so a re-run
+    after a change to rankboost reuses them; any change to the runs, the split, the method
+    lists or the ranx version gives another hash (another file).
+    """
+    import hashlib
+    import pickle
+    from importlib.metadata import version
+
+    if cache is None:
+        return ranx_fold(runs, qrels, train_q, test_q)
+    h = hashlib.sha256()
+    for r in runs.values():
+        for a in (r.qid, r.docid, r.rank, r.score):
+            h.update(np.ascontiguousarray(a).tobytes())
+    h.update(repr((train_q, test_q, sorted(qrels.items()), UNSUPERVISED, SUPERVISED,
+                   version("ranx"), DEPTH)).encode())  # fmt: skip
+    path = cache / f"ranx_{h.hexdigest()[:16]}.pkl"
+    if path.is_file():
+        with path.open("rb") as fh:
+            return dict(pickle.load(fh))
+    out = ranx_fold(runs, qrels, train_q, test_q)
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    with tmp.open("wb") as fh:
+        pickle.dump(out, fh)
+    tmp.replace(path)
+    return out
 
 
 # ------------------------------------------------------------------ statistics -----------
@@ -482,20 +531,33 @@ RUN_ORDER = ["bm25", "bm25_stem", "tfidf", "lsa", "lm_dir", "rm3"]
 
 # ------------------------------------------------------------------ choosing defaults ----
 def configurations() -> dict[str, dict]:
-    """The configurations scored to choose the defaults (each with rounds chosen by CV)."""
-    feats = {
-        "rank": {},
-        "rank+score": {"score_features": True},
-        "rank+missing": {"missing_features": True},
-        "rank+score+missing": {"score_features": True, "missing_features": True},
+    """The configurations scored to choose the defaults (each with rounds chosen by CV).
+
+    One factor at a time from the paper's setup (WeakLearn.cum, no shrinkage, rank features),
+    then the combinations of the factors that helped; graded feedback is a separate
+    comparison (``FEEDBACK_CONFIGS``): CISI's judgements are binary.
+    """
+    sm = {"score_features": True, "missing_features": True}
+    return {
+        "cum lr=1 rank (the paper)": {},
+        "free lr=1 rank": {"positive_cumulative": False},
+        "cum lr=0.3 rank": {"learning_rate": 0.3},
+        "cum lr=1 rank+score": {"score_features": True},
+        "cum lr=1 rank+missing": {"missing_features": True},
+        "cum lr=1 rank+score+missing": sm,
+        "free lr=1 rank+score+missing": {"positive_cumulative": False, **sm},
+        "cum lr=0.3 rank+score+missing": {"learning_rate": 0.3, **sm},
+        "free lr=0.3 rank+score+missing": {
+            "positive_cumulative": False,
+            "learning_rate": 0.3,
+            **sm,
+        },  # fmt: skip
+        "cum lr=0.1 rank+score+missing (max 1000)": {
+            "learning_rate": 0.1,
+            "max_rounds": 1000,
+            **sm,
+        },  # fmt: skip
     }
-    out = {}
-    for pc in (True, False):
-        for lr in (1.0, 0.3, 0.1):
-            for fname, f in feats.items():
-                key = f"{'cum' if pc else 'free'} lr={lr:g} {fname}"
-                out[key] = {"positive_cumulative": pc, "learning_rate": lr, **f}
-    return out
 
 
 def _training_sets(dataset: str) -> list[tuple[list, Any]]:
@@ -635,9 +697,11 @@ def _warm_up() -> None:
 
 
 def _fold_job(args: tuple) -> dict:
-    runs, qrels, train_q, test_q, fold, params, with_ranx = args
+    runs, qrels, train_q, test_q, fold, params, with_ranx, cache, ranx_only = args
+    if ranx_only:
+        return cached_ranx_fold(runs, qrels, train_q, test_q, cache)
     _warm_up()
-    return run_fold(runs, qrels, train_q, test_q, fold, params, with_ranx)
+    return run_fold(runs, qrels, train_q, test_q, fold, params, with_ranx, cache)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -645,6 +709,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folds", nargs="+", type=int, default=list(range(1, N_FOLDS + 1)))
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--no-ranx", action="store_true", help="skip ranx's fusion methods")
+    parser.add_argument("--ranx-only", action="store_true",
+                        help="only fill the cache of ranx's results (OUT/ranx_*.pkl)")  # fmt: skip
+    parser.add_argument("--no-cache", action="store_true",
+                        help="recompute ranx (ignore OUT/ranx_*.pkl)")  # fmt: skip
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "hybrid",
                         help="where to write the six TREC runs (default build/hybrid)")  # fmt: skip
     parser.add_argument("--select", nargs="*", metavar="DATASET", default=None,
@@ -674,11 +742,14 @@ def main(argv: list[str] | None = None) -> int:
     for f in args.folds:
         test_q = folds[f - 1]
         train_q = sorted(q for g, fq in enumerate(folds) if g != f - 1 for q in fq)
-        jobs.append((runs, qrels, train_q, test_q, f, {}, not args.no_ranx))
+        cache = None if args.no_cache else args.out
+        jobs.append((runs, qrels, train_q, test_q, f, {}, not args.no_ranx, cache, args.ranx_only))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with ProcessPoolExecutor(max_workers=args.workers) as pool:
             results = list(pool.map(_fold_job, jobs))
+    if args.ranx_only:
+        return 0
     pq = collect(results, qrels)
     elapsed = time.perf_counter() - t0
     text = (

@@ -1,0 +1,81 @@
+"""A smoke slice of experiments/hybrid.py (issue 17): CISI retrievers, one small fold."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+for _mod in ("bm25s", "Stemmer", "ranx", "lightgbm", "sklearn"):
+    pytest.importorskip(_mod)
+
+ROOT = Path(__file__).resolve().parents[1]
+CISI = ROOT.parent / "shared" / "data" / "cisi"
+pytestmark = pytest.mark.skipif(not CISI.is_dir(), reason="CISI is not in ../shared/data")
+
+
+@pytest.fixture(scope="module")
+def hybrid():
+    spec = importlib.util.spec_from_file_location("hybrid", ROOT / "experiments" / "hybrid.py")
+    assert spec is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["hybrid"] = mod
+    assert spec.loader is not None
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_cisi_counts_and_folds(hybrid) -> None:
+    docs, queries, qrels = hybrid.load_cisi()
+    assert len(docs) == 1460  # the counts of ../shared/data/README.md
+    assert len(queries) == len(qrels) == 76
+    assert sum(len(v) for v in qrels.values()) == 3114
+    folds = hybrid.folds_of(sorted(qrels))
+    assert sorted(q for f in folds for q in f) == sorted(qrels)
+    assert [len(f) for f in folds] == [16, 15, 15, 15, 15]
+    assert folds == hybrid.folds_of(sorted(qrels))  # fixed
+
+
+def test_paired_tests(hybrid) -> None:
+    a = np.array([0.1, 0.5, 0.3, 0.9])
+    assert hybrid.paired_tests(a, a) == (0.0, 1.0, 1.0)
+    d, p_t, p_r = hybrid.paired_tests(a + np.array([0.2, 0.25, 0.15, 0.2]), a)
+    assert d == pytest.approx(0.2)
+    assert p_t < 0.01
+    # 4 queries, all differences positive: 2 of the 16 sign patterns are as extreme
+    assert p_r == pytest.approx(0.125, abs=0.02)
+
+
+def test_smoke_slice(hybrid, tmp_path: Path) -> None:
+    """The six retrievers on 15 queries, and rankboost fuse + LightGBM on a 10 / 5 split."""
+    from rankboost.fusion import Qrels, evaluate_run
+
+    docs, queries, qrels = hybrid.load_cisi()
+    some = sorted(qrels)[:15]
+    runs = hybrid.build_runs(docs, {q: queries[q] for q in some}, depth=20)
+    assert list(runs) == hybrid.RUN_ORDER
+    for r in runs.values():
+        assert set(r.queries) <= set(some)
+        assert r.rank.max() <= 20
+    hybrid.write_runs(runs, tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"{n}.run" for n in runs)
+    tr, te = set(some[:10]), set(some[10:])
+    runs_tr = [hybrid.subset(r, tr) for r in runs.values()]
+    runs_te = [hybrid.subset(r, te) for r in runs.values()]
+    qrels_tr = Qrels.from_dict({q: qrels[q] for q in sorted(tr)})
+    qrels_te = Qrels.from_dict({q: qrels[q] for q in sorted(te)})
+    params = {"max_rounds": 10, "cv_folds": 3}
+    rb = hybrid._rankboost(runs_tr, qrels_tr, runs_te, params)
+    assert 1 <= rb["n_rounds"] <= 10
+    assert len(rb["cv_mean"]) == 10
+    assert set(rb["run"]) == te
+    lgb = hybrid._lightgbm(runs_tr, qrels_tr, runs_te, params)
+    for res in (rb, lgb):
+        assert all(len(d) <= hybrid.DEPTH for d in res["run"].values())
+    from rankboost.fusion import Run
+
+    got = evaluate_run(Run.from_dict(rb["run"]), qrels_te, ["ndcg@10"])["ndcg@10"]
+    assert 0 <= got <= 1
