@@ -276,20 +276,22 @@ def top(run_dict: dict, depth: int = DEPTH) -> dict:
 
 UNSUPERVISED = ("sum", "mnz", "anz", "max", "min", "med", "isr", "log_isr", "logn_isr",
                 "bordafuse", "condorcet", "rrf")  # fmt: skip
-# ranx optimize_fusion: weight grids (step 0.1 for wsum, 0.2 for the other weighted ones:
-# 3,003 and 252 weight vectors over six runs), parameter sweeps, and trained probabilities
+# ranx optimize_fusion: the weighted sum on ranx's default grid (step 0.1: the weight vectors
+# over six runs whose float sum is exactly 1.0), the other weighted methods on a coarser grid
+# (step 0.25), 20-point parameter sweeps, up to 25 segments / window sizes (the runs have 100
+# documents), and the trained probabilities
 SUPERVISED = {
     "wsum": {"step": 0.1},
-    "wmnz": {"step": 0.2},
-    "mixed": {"step": 0.2},
-    "w_bordafuse": {"step": 0.2},
-    "w_condorcet": {"step": 0.2},
-    "gmnz": {},
-    "logn_isr": {},
-    "rbc": {},
+    "wmnz": {"step": 0.25},
+    "mixed": {"step": 0.25},
+    "w_bordafuse": {"step": 0.25},
+    "w_condorcet": {"step": 0.25},
+    "gmnz": {"step": 0.05},
+    "logn_isr": {"step": 0.05},
+    "rbc": {"step": 0.05},
     "rrf": {},
-    "probfuse": {},
-    "slidefuse": {},
+    "probfuse": {"max_n_segments": 25},
+    "slidefuse": {"max_w": 25},
     "segfuse": {},
     "bayesfuse": {},
     "mapfuse": {},
