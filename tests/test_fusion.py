@@ -150,8 +150,11 @@ def test_score_features(data) -> None:
     assert s[ok].min() == 0.0
     assert s[ok].max() == 1.0
     np.testing.assert_array_equal(np.isnan(f.X[:, :3]), np.isnan(s))
-    model = RankFusion(n_rounds=10, score_features=True).fit(runs, qrels)
+    model = RankFusion(n_rounds=10, score_features=True, missing_features=False).fit(runs, qrels)
     assert model.model_.n_features == 6
+    model = RankFusion(n_rounds=10, score_features=True).fit(runs, qrels)  # + presence
+    assert model.model_.n_features == 10
+    assert model.feature_names_[6:] == ["in:noise", "in:good", "in:short", "n_in"]
 
 
 def test_save_load_round_trip(tmp_path: Path, data, fitted) -> None:

@@ -166,7 +166,7 @@ def test_save_load_auto_and_old_files(small, tmp_path: Path) -> None:
     assert back.missing_features is True
     np.testing.assert_array_equal(back.fuse(runs).score, fusion.fuse(runs).score)
     # a file of an earlier release: no missing_features / feedback / max_rounds fields
-    old = RankFusion(n_rounds=4).fit(runs, qrels).to_dict()
+    old = RankFusion(n_rounds=4, missing_features=False).fit(runs, qrels).to_dict()
     for key in ("missing_features", "feedback", "max_rounds", "cv_folds"):
         del old["params"][key]
     (tmp_path / "old.json").write_text(json.dumps(old))

@@ -4,15 +4,19 @@ Each input list ``i`` is a ranking feature: for a document ``d`` of query ``q``,
 ``f_i(d) = g(rank_i(d))`` with ``g`` strictly decreasing (``-rank`` by default, or ``1/rank``),
 and ``f_i(d) = ⊥`` (NaN, the feature abstains) when list ``i`` did not return ``d``. A
 threshold weak ranker ``[f_i(d) > theta]`` then reads "``d`` is in the top ``k`` of list
-``i``" (paper, section 6.2). Optionally, per-query min-max normalised run scores are added as
-one more feature per list.
+``i``" (paper, section 6.2). By default one presence feature per list ("returned by list
+``i``": 1, "missing from it": 0) and the number of lists that returned the document are added;
+optionally, per-query min-max normalised run scores too.
 
 Feedback: the qrels grades per query (:class:`rankboost.LayeredFeedback`, which is the
-bipartite RankBoost.B when grades are binary). Documents that a list returned but that the
-qrels do not judge get grade 0, the TREC convention. WeakLearn.cum
-(``positive_cumulative=True``, paper section 4) is the default, as the paper
-recommends for this task: it makes the fused score non-decreasing in every list's rank
-feature, so moving a document up in any list never lowers its fused score.
+bipartite RankBoost.B when grades are binary), or grade >= 1 against the rest
+(``feedback="bipartite"``). Documents that a list returned but that the qrels do not judge
+get grade 0, the TREC convention. WeakLearn.cum (``positive_cumulative=True``, paper section
+4) is the default, as the paper recommends for this task: it makes the fused score
+non-decreasing in every feature, so moving a document up in any list (or into it) never
+lowers its fused score. The number of rounds is chosen by an inner cross-validation over
+the training queries (``n_rounds="auto"``, :func:`cv_rounds`). These defaults were chosen by
+cross-validation on training queries of CISI, MQ2008-agg and MQ2007-agg (docs/hybrid.md).
 """
 
 from __future__ import annotations
@@ -402,9 +406,11 @@ class RankFusion:
         :func:`fusion_features`).
     score_features : bool, default=False
         Also use each list's per-query min-max normalised scores.
-    missing_features : bool, default=False
+    missing_features : bool, default=True
         Also use, per list, "returned by this list" (1) or "missing from it" (0), and the
-        number of lists that returned the document (see :func:`fusion_features`).
+        number of lists that returned the document (see :func:`fusion_features`). Chosen
+        by cross-validation on training queries (docs/hybrid.md); ``False`` = the paper's
+        rank features only.
     feedback : {"layered", "bipartite"}, default="layered"
         ``"layered"``: every higher grade above every lower one (:class:`rankboost.
         LayeredFeedback`); ``"bipartite"``: grade >= 1 above grade <= 0 only.
@@ -464,8 +470,10 @@ class RankFusion:
     >>> noise = Run(qs, ds, np.concatenate([rng.permutation(10) + 1 for _ in range(20)]),
     ...             name="noise")
     >>> fusion = RankFusion(n_rounds=20).fit([good, noise], Qrels(qs, ds, rel))
-    >>> fusion.model_.feature_importances_.round(1).tolist()  # rank:good, rank:noise
-    [1.0, 0.0]
+    >>> fusion.feature_names_
+    ['rank:good', 'rank:noise', 'in:good', 'in:noise', 'n_in']
+    >>> fusion.model_.feature_importances_.round(1).tolist()
+    [1.0, 0.0, 0.0, 0.0, 0.0]
     >>> fused = fusion.fuse([good, noise])
     >>> fused.docid[(fused.qid == "q0") & (fused.rank <= 2)].tolist()
     ['d0', 'd1']
@@ -480,7 +488,7 @@ class RankFusion:
         positive_cumulative: bool = True,
         rank_feature: str = "neg_rank",
         score_features: bool = False,
-        missing_features: bool = False,
+        missing_features: bool = True,
         feedback: str = "layered",
         normalize: str = "query",
         alpha: str = "r",
