@@ -54,7 +54,7 @@ def fusion_files(tmp_path_factory):
     write_qrels(tmp / "qrels.txt", qrels)
     model = str(tmp / "fusion.json")
     argv = ["fuse", "train", "--runs", *paths, "--qrels", str(tmp / "qrels.txt")]
-    assert main([*argv, "-o", model, "--rounds", "12"]) == 0
+    assert main([*argv, "-o", model, "--rounds", "12", "--no-missing-features"]) == 0
     return tmp, paths, str(tmp / "qrels.txt"), model
 
 

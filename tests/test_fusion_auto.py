@@ -241,3 +241,26 @@ def test_cli_too_few_queries_for_the_inner_cv(files, small, tmp_path: Path, caps
         cli_main([*argv, "--cv-folds", "1"])
     assert "--cv-folds" in capsys.readouterr().err
     assert cli_main([*argv, "--cv-folds", "2", "--max-rounds", "3"]) == 0
+
+
+def test_info_lists_presence_features(files, capsys) -> None:
+    tmp, paths, qrels = files
+    model = str(tmp / "info.json")
+    argv = ["fuse", "train", "--runs", *paths, "--qrels", qrels, "-o", model, "--rounds", "15"]
+    assert cli_main(argv) == 0
+    capsys.readouterr()
+    assert cli_main(["info", model]) == 0
+    out = capsys.readouterr().out
+    fusion = RankFusion.load(model)
+    assert "lists: 3, features: 7, rounds: 15" in out
+    gain = fusion.model_.feature_importances("gain")
+    lists = out.split("lists (feature ids of each list)")[1].split("importances")[0]
+    imp = out.split("importances per list")[1].split("learned step")[0]
+    for j, name in enumerate(fusion.list_names_):
+        row = next(r.split() for r in lists.splitlines() if f" {name} " in f" {r} ")
+        assert row == [str(j + 1), name, str(j + 1), str(j + 4)]  # rank:<list>, in:<list>
+        line = next(r for r in imp.splitlines() if f" {name} " in f" {r} ")
+        assert float(line.split()[2]) == pytest.approx(gain[j] + gain[j + 3], abs=5e-5)
+    assert ["-", "n_in", "7"] in [r.split() for r in lists.splitlines()]
+    line = next(r for r in imp.splitlines() if " n_in " in f" {r} ")
+    assert float(line.split()[2]) == pytest.approx(gain[6], abs=5e-5)

@@ -74,26 +74,37 @@ def fusion_info_lines(path: str, table: Any, top: int) -> list[str]:
         "",
         "lists (feature ids of each list)",
     ]
+    # rank features first, then score features, then presence features; "n_in" (the number
+    # of lists that returned the document) belongs to no single list: -1
+    owner = [col % n_lists if col < n_lists * (len(names) // n_lists) else -1
+             for col in range(model.n_features)]  # fmt: skip
     ids: list[list[int]] = [[] for _ in range(n_lists)]
-    for col in range(model.n_features):
-        ids[col % n_lists].append(col + 1)  # rank features first, then score features
+    for col, j in enumerate(owner):
+        if j >= 0:
+            ids[j].append(col + 1)
     rows = [
         [j + 1, fusion.list_names_[j], " ".join(str(i) for i in ids[j])] for j in range(n_lists)
     ]
+    shared = [col for col, j in enumerate(owner) if j < 0]
+    rows += [["-", names[col], str(col + 1)] for col in shared]
     out.append(table(["list", "name", "features"], rows))
     if model.n_rounds == 0:
         return out
     gain = model.feature_importances("gain")
     split = np.bincount(model.rounds.feature, minlength=model.n_features)
-    per_list = np.zeros(n_lists)
-    rounds = np.zeros(n_lists, dtype=np.int64)
-    for col in range(model.n_features):
-        per_list[col % n_lists] += gain[col]
-        rounds[col % n_lists] += split[col]
+    n_rows = n_lists + len(shared)
+    per_list = np.zeros(n_rows)
+    rounds = np.zeros(n_rows, dtype=np.int64)
+    for col, j in enumerate(owner):
+        row = j if j >= 0 else n_lists + shared.index(col)
+        per_list[row] += gain[col]
+        rounds[row] += split[col]
+    labels = [(str(j + 1), fusion.list_names_[j]) for j in range(n_lists)]
+    labels += [("-", names[col]) for col in shared]
     order = [int(j) for j in np.argsort(-per_list, kind="stable")]
     shown = order if top == 0 else order[:top]
     out += ["", "importances per list (gain = share of -sum ln Z_t; rounds = rounds on the list)"]
-    rows = [[j + 1, fusion.list_names_[j], float(per_list[j]), int(rounds[j])] for j in shown]
+    rows = [[*labels[j], float(per_list[j]), int(rounds[j])] for j in shown]
     out.append(table(["list", "name", "gain", "rounds"], rows))
     out += [
         "",
