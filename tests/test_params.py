@@ -24,7 +24,11 @@ from rankboost.params import (
 SURFACES = {
     "train": (rb.train, {}, {}),
     "RankBoostRanker": (rb.RankBoostRanker, {"n_rounds": "n_estimators"}, {}),
-    "RankFusion": (rb.RankFusion, {}, {"positive_cumulative": True, "thresholds": "all"}),
+    "RankFusion": (
+        rb.RankFusion,
+        {},
+        {"n_rounds": "auto", "positive_cumulative": True, "thresholds": "all"},
+    ),
     "RankBoostRecommender": (
         rb.RankBoostRecommender,
         {"n_rounds": "n_estimators"},
@@ -88,7 +92,10 @@ def test_feedback_defaults_are_the_table():
 
 @pytest.mark.parametrize(
     ("path", "own"),
-    [(("train",), {}), (("fuse", "train"), {"positive_cumulative": True, "thresholds": "all"})],
+    [
+        (("train",), {}),
+        (("fuse", "train"), {"n_rounds": "auto", "positive_cumulative": True, "thresholds": "all"}),
+    ],
 )
 def test_cli_options_are_derived_from_the_table(path, own):
     actions = _actions(_build_parser(), *path)
