@@ -278,18 +278,19 @@ UNSUPERVISED = ("sum", "mnz", "anz", "max", "min", "med", "isr", "log_isr", "log
                 "bordafuse", "condorcet", "rrf")  # fmt: skip
 # ranx optimize_fusion: the weighted sum on a grid of step 0.2 (the 252 weight vectors over six
 # runs that sum to 1; ranx's default step 0.1 gives 2,486 vectors, about 10 times the time, too
-# slow for five folds on the shared 2-core machine), the other weighted methods on step 0.25
-# (126 vectors), 20-point parameter sweeps, up to 25 segments / window sizes (the runs have
-# 100 documents), and the trained probabilities
+# slow for five folds on the shared 2-core machine), wmnz and mixed on step 0.25 (126 vectors),
+# the weighted Borda and Condorcet fusions (about 0.5 s per weight vector in ranx) on step 0.5
+# (21 vectors), 23-point parameter sweeps (0.01 to 1), up to 25 segments / window sizes (the
+# runs have 100 documents), and the trained probabilities
 SUPERVISED = {
     "wsum": {"step": 0.2},
     "wmnz": {"step": 0.25},
     "mixed": {"step": 0.25},
-    "w_bordafuse": {"step": 0.25},
-    "w_condorcet": {"step": 0.25},
-    "gmnz": {"step": 0.05},
-    "logn_isr": {"step": 0.05},
-    "rbc": {"step": 0.05},
+    "w_bordafuse": {"step": 0.5},
+    "w_condorcet": {"step": 0.5},
+    "gmnz": {"step": 0.045},
+    "logn_isr": {"step": 0.045},
+    "rbc": {"step": 0.045},
     "rrf": {},
     "probfuse": {"max_n_segments": 25},
     "slidefuse": {"max_w": 25},
