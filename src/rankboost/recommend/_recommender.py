@@ -480,11 +480,6 @@ class RankBoostRecommender(BaseEstimator):
         The feature users keep the order of ``feats``.
         """
         n_rated = np.diff(R.indptr)
-        lo = np.full(R.shape[0], np.inf)
-        hi = np.full(R.shape[0], -np.inf)
-        rows = np.repeat(np.arange(R.shape[0]), n_rated)
-        np.minimum.at(lo, rows, R.data)
-        np.maximum.at(hi, rows, R.data)
         # co-rating counts of one target at a time, from the raters of its items (CSR
         # slices of the item x user matrix): memory O(ratings), never targets x users
         is_feat = np.zeros(R.shape[0], dtype=bool)
@@ -497,7 +492,8 @@ class RankBoostRecommender(BaseEstimator):
         dropped = 0
         n_feats = feats.shape[0]
         for u in targets.tolist():
-            if not lo[u] < hi[u]:
+            mine = R.data[R.indptr[u] : R.indptr[u + 1]]
+            if mine.shape[0] < 2 or not mine.min() < mine.max():
                 why = (
                     f"user {names[u]!r} has {n_rated[u]} rating(s) with fewer than two "
                     "distinct values, so no pair of items is crucial (nothing to learn)"
@@ -659,7 +655,7 @@ class RankBoostRecommender(BaseEstimator):
             )
         design = self._design()
         n_per_user = np.diff(R.indptr)
-        sums = np.bincount(np.repeat(np.arange(n_users), n_per_user), R.data, n_users)
+        sums = np.asarray(R.sum(axis=1), dtype=np.float64).ravel()
         means = np.divide(  # each user's mean rating (the "user_mean" fill)
             sums,
             n_per_user,
