@@ -204,13 +204,16 @@ def metrics_of(y, s, q):
 #: and WeakLearn.cum the rounds pilot chose; "best" = the configuration the configuration
 #: pilot chose (docs/movies.md), on seeds other than the reported ones.
 PAPER = {"n_estimators": 50, "positive_cumulative": True}
-BEST = {
+CROWD = ("centred_mean", "count", "vsim")
+#: the feature users' columns (unrated = the user's mean) plus the crowd and VSIM columns
+MIXED = {
     "n_estimators": 25,
     "positive_cumulative": True,
     "unrated": "user_mean",
-    "extra_features": ("centred_mean", "count", "vsim"),
+    "extra_features": CROWD,
 }
-CROWD = ("centred_mean", "count", "vsim")
+#: the pilot's choice: RankBoost combining the crowd and VSIM rankers, real-valued rankers
+BEST = {**MIXED, "n_estimators": 20, "user_features": False, "weak_ranker": "feature"}
 
 
 def fit_rankboost(Rtr, cfg, n_jobs, **kw):
@@ -230,7 +233,11 @@ def run_config(R, cfg, args, counts, variants=None, per_target=None):
     disagreement, for paired tests.
     """
     if variants is None:
-        variants = {"RankBoost (paper)": PAPER, "RankBoost (best)": BEST}
+        variants = {
+            "RankBoost (paper)": PAPER,
+            "RankBoost (users + crowd)": MIXED,
+            "RankBoost (best)": BEST,
+        }
     Rtr = masked(R, cfg)
     t0 = time.perf_counter()
     recs = {name: fit_rankboost(Rtr, cfg, args.n_jobs, **kw) for name, kw in variants.items()}
@@ -300,16 +307,13 @@ PILOT_VARIANTS = {
     "lr 0.1, 300 rounds": {**PAPER, "n_estimators": 300, "learning_rate": 0.1},
     "+ crowd, vsim": {**PAPER, "extra_features": CROWD},
     "user mean + crowd, vsim": {**PAPER, "unrated": "user_mean", "extra_features": CROWD},
-    "best: user mean + crowd, vsim, 25 rounds": BEST,
-    "best, gap weights": {**BEST, "pair_weight": "gap"},
-    "best, 100 rounds": {**BEST, "n_estimators": 100},
-    "best, max 100 feature users": {**BEST, "max_feature_users": 100},
-    "only crowd, vsim (real-valued, 20 rounds)": {
-        **BEST, "user_features": False, "weak_ranker": "feature", "n_estimators": 20,
-    },
+    "users + crowd: user mean + crowd, vsim, 25 rounds": MIXED,
+    "users + crowd, gap weights": {**MIXED, "pair_weight": "gap"},
+    "users + crowd, 100 rounds": {**MIXED, "n_estimators": 100},
+    "users + crowd, max 100 feature users": {**MIXED, "max_feature_users": 100},
+    "best: only crowd, vsim (real-valued, 20 rounds)": BEST,
     "only vsim (real-valued, 1 round)": {
-        **BEST, "user_features": False, "extra_features": ("vsim",), "weak_ranker": "feature",
-        "n_estimators": 1,
+        **BEST, "extra_features": ("vsim",), "n_estimators": 1,
     },
 }  # fmt: skip
 
@@ -426,7 +430,9 @@ def seeds_table(seeded, n_targets, best="RankBoost (best)", peers=("VSIM", "KNN 
     seeds = sorted(seeded)
     labels = list(seeded[seeds[0]][0])
     peers = [m for m in peers if m in seeded[seeds[0]][0][labels[0]]]
-    methods = ["RankBoost (paper)", best, *peers]
+    first = seeded[seeds[0]][0][labels[0]]
+    methods = [m for m in ("RankBoost (paper)", "RankBoost (users + crowd)") if m in first]
+    methods += [best, *peers]
     head = ["F"] + [f"{m} dis." for m in methods]
     for m in peers:
         head.append(f"best - {m}: mean diff (p)")
@@ -466,7 +472,8 @@ def size_table(per, seed):
     """Where RankBoost loses: mean disagreement by the target's number of training ratings."""
     lab = list(per)[-1]
     n = per[lab]["_n_train"]
-    methods = [m for m in ("RankBoost (paper)", "RankBoost (best)", "VSIM", "KNN (surprise)")
+    methods = [m for m in ("RankBoost (paper)", "RankBoost (users + crowd)", "RankBoost (best)",
+                           "VSIM", "KNN (surprise)")
                if m in per[lab]]  # fmt: skip
     edges = [(0, 34), (35, 62), (63, 119), (120, 10**6)]
     lines = [
@@ -609,7 +616,8 @@ def main(argv=None):
     elapsed = time.perf_counter() - t_start
     footer = (
         f"Seed {args.seed}, {args.n_targets} targets per study (study 1 also seeds "
-        f"{args.extra_seeds}), RankBoost (paper) = {PAPER}, RankBoost (best) = {BEST}; skips "
+        f"{args.extra_seeds}), RankBoost (paper) = {PAPER}, RankBoost (users + crowd) = "
+        f"{MIXED}, RankBoost (best) = {BEST}; skips "
         f"and counts over the seed-{args.seed} configurations (the paper row's fits): "
         f"{json.dumps(counts)}; total runtime "
         f"{elapsed:.0f} s (n_jobs={args.n_jobs})."

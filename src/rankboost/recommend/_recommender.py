@@ -866,11 +866,16 @@ class RankBoostRecommender(BaseEstimator):
         --------
         >>> import numpy as np
         >>> from rankboost.recommend import RankBoostRecommender
-        >>> R = np.array([[5, 1, np.nan, np.nan], [5, 1, 4, 2], [4, 2, 5, 1]])
-        >>> rec = RankBoostRecommender(feature_users=[1, 2], n_estimators=5).fit(R, [0])
-        >>> users, items, scores = rec.recommend_all(k=2)
-        >>> users.tolist(), items.tolist()
-        ([0], [[2, 3]])
+        >>> rng = np.random.default_rng(0)
+        >>> taste = rng.integers(1, 6, size=30).astype(float)
+        >>> R = np.vstack([taste, 6 - taste, taste, 6 - taste, rng.integers(1, 6, size=30)])
+        >>> R[0, 20:] = R[1, :10] = np.nan  # users 0 and 1 have not seen some items
+        >>> rec = RankBoostRecommender(feature_users=[2, 3, 4], n_estimators=20)
+        >>> users, items, scores = rec.fit(R, target_users=[0, 1]).recommend_all(k=3)
+        >>> users.tolist(), items.shape
+        ([0, 1], (2, 3))
+        >>> taste[items[0]].tolist(), (6 - taste[items[1]]).tolist()  # each one's taste
+        ([5.0, 5.0, 4.0], [5.0, 5.0, 5.0])
         """
         if not hasattr(self, "models_"):
             raise ValueError(
