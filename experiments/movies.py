@@ -318,6 +318,57 @@ PILOT_VARIANTS = {
 }  # fmt: skip
 
 
+def diagnose(R, args):
+    """Statistics of the learned models: study 1, F=800, seed ``args.seed``.
+
+    For the paper configuration, the same with real-valued rankers allowed, and the
+    users + crowd configuration: how often a chosen feature user abstains on the target's
+    training and test movies, the share of rankers with ``q_def = 1``, the distinct feature
+    users a model uses, the share of rounds on the extra columns and on real-valued rankers.
+    """
+    cfgs, *_ = study_features(R, np.random.default_rng(args.seed), args)
+    cfg = cfgs[-1]
+    Rtr = masked(R, cfg)
+    lines = [
+        f"Diagnosis, study 1 {cfg.label}, seed {args.seed}, {len(cfg.targets)} targets:",
+        "",
+        "| configuration | abstain (train) | abstain (test) | q_def = 1 | distinct users "
+        "(median) | rounds on extra columns | real-valued rounds |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    variants = {"paper": PAPER, "paper, weak_ranker='both'": {**PAPER, "weak_ranker": "both"},
+                "users + crowd": MIXED}  # fmt: skip
+    for name, kw in variants.items():
+        rec = fit_rankboost(Rtr, cfg, args.n_jobs, **kw)
+        ab_tr, ab_te, q1, n_users, extra, real = [], [], [], [], [], []
+        for u in cfg.targets:
+            model = rec.models_[u]
+            f = np.asarray(model.rounds.feature)
+            d = len(rec.feature_users_[u])
+            users = f[f < d]
+            Xtr, _ = user_ranking_problem(Rtr, u, rec.feature_users_[u], cfg.train[u])
+            Xte, _ = user_ranking_problem(Rtr, u, rec.feature_users_[u], cfg.test[u])
+            if users.size:
+                ab_tr.append(np.isnan(Xtr[:, users]).mean())
+                ab_te.append(np.isnan(Xte[:, users]).mean())
+                q1.append(np.mean(np.asarray(model.rounds.default)[f < d] == 1))
+            n_users.append(np.unique(users).shape[0])
+            extra.append(np.mean(f >= d))
+            real.append(np.mean([h.kind == "feature" for h in model.rankers]))
+        lines.append(
+            f"| {name} | {np.mean(ab_tr):.3f} | {np.mean(ab_te):.3f} | {np.mean(q1):.3f} | "
+            f"{np.median(n_users):.0f} | {np.mean(extra):.3f} | {np.mean(real):.3f} |"
+        )
+    share = np.diff(R.indptr)[cfg.features] / R.shape[1]
+    n_train = [cfg.train[u].shape[0] for u in cfg.targets]
+    lines += [
+        "",
+        f"Share of the movies a feature user rated: median {np.median(share):.3f}, mean "
+        f"{share.mean():.3f}; training ratings per target: median {np.median(n_train):.0f}.",
+    ]
+    return "\n".join(lines)
+
+
 def config_pilot(R, args, variants=None):
     """Compare RankBoost configurations on study 1 drawn with seed ``args.seed + 1000``."""
     variants = PILOT_VARIANTS if variants is None else variants
@@ -560,11 +611,15 @@ def main(argv=None):
     ap.add_argument("--pilot", action="store_true", help="only run the rounds pilot")
     ap.add_argument("--config-pilot", action="store_true", help="only run the configuration pilot")
     ap.add_argument("--pilot-sizes", default="F=200,F=400,F=800")
+    ap.add_argument("--diagnose", action="store_true", help="only print the model statistics")
     ap.add_argument("--json", type=Path, default=None, help="also dump the results as JSON")
     args = ap.parse_args(argv)
 
     t_start = time.perf_counter()
     R, _, _ = load_movielens(DATA).to_matrix()
+    if args.diagnose:
+        print(diagnose(R, args))
+        return
     if args.config_pilot:
         print(config_pilot(R, args))
         print(f"pilot runtime {time.perf_counter() - t_start:.0f} s", file=sys.stderr)
