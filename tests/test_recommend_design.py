@@ -258,6 +258,19 @@ def test_recommend_all_equals_recommend_per_user_and_pads():
         RankBoostRecommender().recommend_all()
 
 
+def test_predict_on_repeated_and_unordered_items_in_blocks(monkeypatch):
+    """Scoring in blocks (forced small) and with repeated items gives the per-item scores."""
+    import rankboost.recommend._recommender as mod
+
+    R, _ = _ratings(11)
+    rec = _fit(R, [0], feature_users=list(range(8, 24)), n_estimators=10)
+    whole = rec.predict(0)
+    items = np.array([5, 3, 5, 39, 0, 3])
+    monkeypatch.setattr(mod, "_SCORE_CELLS", 16)  # one item per block for 16 features
+    np.testing.assert_array_equal(rec.predict(0, items), whole[items])
+    np.testing.assert_array_equal(rec.predict(0), whole)
+
+
 def test_recommend_all_with_labels_pads_with_none():
     pd = pytest.importorskip("pandas")
     frame = pd.DataFrame(

@@ -220,7 +220,7 @@ def _feedback(y: NDArray[np.float64], pair_weight: str) -> LayeredFeedback | Pai
 
 
 def _score_items(
-    by_item: sp.csr_matrix,
+    R: sp.csr_matrix,
     means: NDArray[np.float64],
     design: _Design,
     feats: NDArray[np.int64],
@@ -228,21 +228,31 @@ def _score_items(
     w: NDArray[np.float64] | None,
     it: NDArray[np.int64],
 ) -> NDArray[np.float64]:
-    """``H`` of items ``it`` for one target, in dense blocks of at most ~4M cells."""
+    """``H`` of items ``it`` for one target, in dense blocks of at most ~4M cells.
+
+    The features come from the feature users' rows of ``R`` (one CSR slice, the ratings
+    of those users only), so scoring every item of a large catalogue costs the feature
+    users' ratings per block, not every rating of every item.
+    """
     d = feats.shape[0]
-    column_of = np.full(by_item.shape[1], -1, dtype=np.int64)
-    column_of[feats] = np.arange(d)
+    sub = R[feats].tocoo()
+    pos = np.full(R.shape[1], -1, dtype=np.int64)
     step = max(1, _SCORE_CELLS // max(d, 1))
     out = np.empty(it.shape[0])
     for start in range(0, it.shape[0], step):
-        block = it[start : start + step]
-        X, _ = _design_matrix(_features(by_item, block, column_of, d), means[feats], design, w=w)
-        out[start : start + step] = model.decision_function(X)
+        uniq, inverse = np.unique(it[start : start + step], return_inverse=True)
+        pos[uniq] = np.arange(uniq.shape[0])
+        row = pos[sub.col]
+        keep = row >= 0
+        X = np.full((uniq.shape[0], d), np.nan)
+        X[row[keep], sub.row[keep]] = sub.data[keep]
+        pos[uniq] = -1
+        X, _ = _design_matrix(X, means[feats], design, w=w)
+        out[start : start + step] = model.decision_function(X)[inverse]
     return out
 
 
 def _recommend_chunk(
-    by_item: sp.csr_matrix,
     R: sp.csr_matrix,
     means: NDArray[np.float64],
     design: _Design,
@@ -261,7 +271,7 @@ def _recommend_chunk(
                 keep = np.ones(R.shape[1], dtype=bool)
                 keep[R.indices[R.indptr[u] : R.indptr[u + 1]]] = False
                 it = every[keep]
-            s = _score_items(by_item, means, design, feats, model, w, it)
+            s = _score_items(R, means, design, feats, model, w, it)
             top = np.argsort(-s, kind="stable")[:k]
             items[row, : top.shape[0]] = it[top]
             scores[row, : top.shape[0]] = s[top]
@@ -690,7 +700,6 @@ class RankBoostRecommender(BaseEstimator):
         self.feature_users_ = {label[u]: users[f] for u, f in plan}
         self.skipped_users_ = {label[u]: why for u, why in skipped.items()}
         self.n_users_, self.n_items_ = R.shape
-        self._by_item = by_item
         self._R = R
         stopped = sum(m.stop_reason is not None for m in self._models.values())
         self.report_ = {
@@ -751,7 +760,7 @@ class RankBoostRecommender(BaseEstimator):
 
     def _score(self, u: int, model: RankBoostModel, it: NDArray[np.int64]) -> NDArray[np.float64]:
         return _score_items(
-            self._by_item, self._means, self._design_, self._feats[u], model,
+            self._R, self._means, self._design_, self._feats[u], model,
             self._vsim_w.get(u), it,
         )  # fmt: skip
 
@@ -886,7 +895,7 @@ class RankBoostRecommender(BaseEstimator):
         k = int(k)
         jobs = [(u, self._feats[u], m, self._vsim_w.get(u)) for u, m in self._models.items()]
         n_jobs = effective_n_jobs(self.n_jobs) if jobs else 1
-        args = (self._by_item, self._R, self._means, self._design_)
+        args = (self._R, self._means, self._design_)
         if n_jobs == 1 or len(jobs) < 2:
             parts = [_recommend_chunk(*args, jobs, k, exclude_rated)]
             order = np.arange(len(jobs))
