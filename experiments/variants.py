@@ -85,10 +85,15 @@ REFERENCE = "Rb-c"
 
 def missing_reason(options: dict[str, Any]) -> str | None:
     """Why the installed rankboost cannot run these options (None = it can)."""
+    for key, value in options.items():
+        try:
+            TrainParams(**{key: value})
+        except ParameterError:
+            return f"this rankboost has no {key}={value!r} (TrainParams raises ParameterError)"
     try:
         TrainParams(**options)
     except ParameterError as exc:
-        return str(exc).split(";")[0]
+        return str(exc)
     return None
 
 
@@ -334,7 +339,9 @@ def _mean_curve(curves: list[np.ndarray], length: int) -> np.ndarray:
     return out / max(len(curves), 1)
 
 
-def table(title: str, res: dict[str, Any], metrics: tuple[str, ...], args: Any) -> str:
+def table(
+    title: str, res: dict[str, Any], metrics: tuple[str, ...], args: Any, unit: str = "queries"
+) -> str:
     ref = res.get(REFERENCE, {})
     head = ["variant", *metrics, "rounds chosen", "ms/round"]
     for m in metrics:
@@ -362,7 +369,7 @@ def table(title: str, res: dict[str, Any], metrics: tuple[str, ...], args: Any) 
         lines += ["", "n/a = not run: " + "; ".join(f"{n}: {why}" for n, why in missing.items())]
     n_q = len(next(iter(ref["test"].values()))) if "test" in ref else 0
     stopped = {n: r["stopped"] for n, r in res.items() if r.get("stopped")}
-    lines += ["", f"{n_q} test queries (users) pooled over the folds."
+    lines += ["", f"{n_q} test {unit} pooled over the folds (rounds chosen: mean (per fold))."
               + (f" Runs stopped before the last round (no weak ranker left): {stopped}."
                  if stopped else "")]  # fmt: skip
     return "\n".join(lines)
@@ -403,13 +410,19 @@ def plot_curves(res_all: dict[str, dict[str, Any]], path: Path) -> None:
     fig, axes = plt.subplots(1, len(res_all), figsize=(4.2 * len(res_all), 4.2),
                              layout="constrained", squeeze=False)  # fmt: skip
     for ax, (ds, res) in zip(axes[0], res_all.items(), strict=True):
-        for i, (name, r) in enumerate(res.items()):
+        for name, r in res.items():
             if "curves" not in r:
                 continue
             length = max(len(c) for c in r["curves"])
-            style = "--" if "cum" in name else ("-." if "criterion" in name else "-")
+            # one colour per rule, dashed = WeakLearn.cum; line search dotted on top of Rb-d
+            # (for binary rankers they are the same models, so the two curves coincide)
+            family = name.replace(" cum", "")
+            color = f"C{list(dict.fromkeys(n.replace(' cum', '') for n in VARIANTS)).index(family)}"
+            style = ":" if family == "line search" else ("--" if "cum" in name else "-")
             ax.plot(np.arange(1, length + 1), _mean_curve(r["curves"], length),
-                    linestyle=style, color=f"C{i % 10}", label=name)  # fmt: skip
+                    linestyle=style, color=color, label=name,
+                    linewidth=2.2 if family == "line search" else 1.4,
+                    alpha=0.6 if "cum" in name else 1.0)  # fmt: skip
         ax.set_yscale("log")
         ax.set_xlabel("round t")
         ax.set_title(ds)
@@ -443,7 +456,7 @@ def bound_study(args: argparse.Namespace, write: bool) -> str:
     fig, ax = plt.subplots(figsize=(7, 4.5), layout="constrained")
     plot_bound(model, X, y, q, X_test=te.X, y_test=te.y, qid_test=te.qid, ax=ax,
                title="MQ2008 fold 1, Rb-c, bipartite")  # fmt: skip
-    fig.text(0.01, 0.005, f"made by: {COMMAND}", fontsize="x-small")
+    fig.suptitle(f"made by: {COMMAND}", fontsize="x-small")
     if write:
         fig.savefig(DOCS / "img" / "bound_mq2008.png", dpi=110)
     plt.close(fig)
@@ -453,14 +466,16 @@ def bound_study(args: argparse.Namespace, write: bool) -> str:
     ok = np.flatnonzero(~np.isnan(b.epsilon))
     ratio = b.n_positives / b.n_negatives
     T = model.n_rounds
-    rows = ["| T | d' | m = n for eps < 1 | m for eps < 1 at this n/m | eps at this m, n |",
-            "|---:|---:|---:|---:|---:|"]  # fmt: skip
+    rows = [f"| T | d' (d = {b.vc_dim}) | m = n for eps < 1 | m for eps < 1 at this n/m | "
+            "m = n for eps < 1 if d were 2 | eps at this m, n |",
+            "|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     for t in sorted({1, 10, 100, T}):
         d_prime = 2 * (b.vc_dim + 1) * (t + 1) * np.log2(np.e * (t + 1))
         eps = f"{b.epsilon[t - 1]:.3f}" if t <= T and not np.isnan(b.epsilon[t - 1]) else \
             "undefined (n < d')"  # fmt: skip
         rows.append(f"| {t} | {d_prime:.0f} | {min_sample_size(b.vc_dim, t, 0.05):,} | "
-                    f"{min_sample_size(b.vc_dim, t, 0.05, ratio=ratio):,} | {eps} |")  # fmt: skip
+                    f"{min_sample_size(b.vc_dim, t, 0.05, ratio=ratio):,} | "
+                    f"{min_sample_size(2, t, 0.05):,} | {eps} |")  # fmt: skip
     last = int(ok[-1]) + 1 if ok.size else 0
     text = [
         f"MQ2008 fold 1 train, relevant = label > 0: m = {b.n_negatives} negatives, "
@@ -548,7 +563,7 @@ def main(argv: list[str] | None = None) -> int:
             tables.append(table(
                 f"MovieLens 100K, {args.n_targets} targets, {args.feature_users} feature users "
                 f"(test disagreement, lower is better; {args.movie_rounds} rounds)",
-                res_all["MovieLens"], ("disagreement",), args))  # fmt: skip
+                res_all["MovieLens"], ("disagreement",), args, unit="users"))  # fmt: skip
         else:
             name = {"mq2008-agg": "MQ2008-agg", "mq2007-agg": "MQ2007-agg"}[ds]
             folds = agg_folds(name, args)
