@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 from ..binning import BinMapper, cuts_from_counts
 from ..booster import Booster, Spec, candidate_ranker
 from ..feedback import _layered_log_c, _log_sum_of
-from ..params import TrainParams
+from ..params import ParameterError, TrainParams
 from ..weak_rankers import CandidateTable, WeakRanker
 from ._block import WorkerBlocks, _merge_value_counts, _sum
 
@@ -116,6 +116,16 @@ class DaskBooster(Booster):
         feedback_repr: str = "",
         bins: str | BinMapper = "auto",
     ) -> None:
+        for name, value, instead in (
+            ("criterion", "exact_z", "'abs_r' or 'r'"),
+            ("alpha", "rbplus", "'r', 'exact' or 'line_search'"),
+        ):
+            if getattr(params, name) == value:
+                raise ParameterError(
+                    f"rankboost.dask.train: {name}={value!r} is not supported on Dask (its "
+                    "per-candidate W_-/W_+ sums are not computed by the workers); train with "
+                    f"rankboost.train on one machine, or use {name}={instead}."
+                )
         self.client = client
         self.params = params
         self.feature_names = None if feature_names is None else [str(f) for f in feature_names]
