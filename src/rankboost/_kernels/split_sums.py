@@ -333,3 +333,20 @@ def code_order(codes: np.ndarray, qstart: np.ndarray) -> np.ndarray:
         key[key == 0] = -1  # code 0 after every other code
         out[i] = np.lexsort((-key, of_row))
     return out
+
+
+# --------------------------------------------------------------------------- ranker identity
+
+
+@njit(cache=True)
+def code_hashes(codes: np.ndarray, weights: np.ndarray, out: np.ndarray) -> None:
+    """``out[i, c] += sum of weights[j] over rows j with codes[i, j] = c``, in uint64.
+
+    Integer additions wrap modulo 2**64, so the sum of a set of rows' random weights does
+    not depend on the order of the additions: equal sums identify equal sets of rows (up to
+    a 2**-64 chance), whichever feature and threshold the set came from.
+    """
+    for i in range(codes.shape[0]):
+        row = codes[i]
+        for j in range(row.shape[0]):
+            out[i, row[j]] += weights[j]
