@@ -223,7 +223,10 @@ def _layered_feature(
             nl[lv] = 0
         for j in range(s, e):
             nl[level[j]] += 1
+        no_nan = first_nan == e  # then q_def = 1 is q_def = 0: one sweep writes both
         for qd in range(2):
+            if qd == 1 and no_nan:
+                break
             for lv in range(k):
                 ag[lv] = 0.0
                 bg[lv] = 0.0
@@ -264,6 +267,11 @@ def _layered_feature(
                 diff[2 * qd + 1, idx] += aj * dn_le - bj * up_gt
                 count[2 * qd, idx] += n_up_le - n_dn_gt
                 count[2 * qd + 1, idx] += n_dn_le - n_up_gt
+                if no_nan:
+                    diff[2, idx] += bj * up_le - aj * dn_gt
+                    diff[3, idx] += aj * dn_le - bj * up_gt
+                    count[2, idx] += n_up_le - n_dn_gt
+                    count[3, idx] += n_dn_le - n_up_gt
                 ag[lv] += aj
                 bg[lv] += bj
                 ng[lv] += 1
