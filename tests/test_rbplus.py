@@ -212,3 +212,33 @@ def test_bad_input(monkeypatch):
     with pytest.raises(ParameterError, match=r"3 crucial pairs.*RBPLUS_MAX_PAIRS=2.*alpha='r'"):
         rb.train(X, fb, 2, alpha="rbplus")
     rb.train(X, rb.PairFeedback([[0, 1], [1, 2], [0, 2]]), 2, alpha="rbplus")  # given pairs
+
+
+def test_blocks_equal_one_block():
+    rng = np.random.default_rng(7)
+    n = 240
+    X = np.round(rng.normal(size=(n, 4)), 1)
+    X[rng.random((n, 4)) < 0.1] = np.nan
+    fb = rb.LayeredFeedback(rng.integers(0, 3, size=n), rng.integers(0, 24, size=n))
+    one = rb.Booster(X, fb, {"alpha": "rbplus", "thresholds": 16})
+    many = rb.Booster(X, fb, {"alpha": "rbplus", "thresholds": 16}, n_blocks=3)
+    assert many.n_blocks == 3
+    for _ in range(20):
+        a, b = one.update(), many.update()
+        assert a.ranker == b.ranker
+        assert a.alpha == pytest.approx(b.alpha, rel=1e-12, abs=1e-12)
+        assert a.z == pytest.approx(b.z, rel=1e-12)
+        assert a.rloss <= a.bound * (1 + 1e-12)
+
+
+@pytest.mark.parametrize(("name", "value"), [("alpha", "rbplus"), ("criterion", "exact_z")])
+def test_dask_refuses_clearly(name, value):
+    pytest.importorskip("dask")
+    from rankboost.dask._booster import DaskBooster
+    from rankboost.params import TrainParams
+
+    with pytest.raises(ParameterError, match=rf"{name}='{value}' is not supported on Dask"):
+        DaskBooster(
+            None, [], TrainParams(**{name: value}), n_features=1, kind="layered",
+            normalize="query",
+        )  # fmt: skip
