@@ -343,7 +343,12 @@ class Booster:
         self.feature_names = None if feature_names is None else [str(f) for f in feature_names]
         self.n_features = int(Xc.shape[1])
         self._feedback_repr = repr(feedback)
-        blocks: list[Any] = feedback._blocks(n_blocks)
+        if params.alpha == "rbplus":  # explicit pairs with RankBoost+'s tied-pair factors
+            from .rbplus import plus_blocks
+
+            blocks: list[Any] = plus_blocks(feedback, n_blocks)[1]
+        else:
+            blocks = feedback._blocks(n_blocks)
         rows = blocks[0].rows if len(blocks) == 1 else np.concatenate([b.rows for b in blocks])
         # global bins once, fitted on every block's rows (weighted as the pairs are, when
         # they came from LayeredFeedback.with_sample_weight)
@@ -400,6 +405,12 @@ class Booster:
         for extra in self._split[1:]:
             total = total + extra
         return table.split_columns(total)
+
+    def _rbplus_update(self, table: CandidateTable) -> RoundRecord | None:
+        """A RankBoost+ round (:func:`rankboost.rbplus.plus_round`)."""
+        from .rbplus import plus_round
+
+        return plus_round(self, table)
 
     def _values(self, table: CandidateTable, flat: int) -> tuple[WeakRanker, list[NDArray]]:
         """The candidate ``flat`` as a weak ranker, and its values on every block's rows."""
@@ -468,6 +479,8 @@ class Booster:
         """
         p = self.params
         table = candidate_table(self._histograms(), self.binner.n_bins_, p.weak_ranker)
+        if p.alpha == "rbplus":
+            return self._rbplus_update(table)
         alive = table.valid.copy()
         score: NDArray[np.float64] | None = None  # None: |r|
         if p.criterion == "r":  # RankLib: max r among r > 0, never a reversed ranker
@@ -595,8 +608,10 @@ def train(
         What should rank above what; its ``n_samples`` must equal the rows of ``X``.
     n_rounds : int, default=300
         Number of boosting rounds ``T``.
-    alpha : {"r", "exact", "line_search"}, default="r"
-        How ``alpha_t`` is chosen (module docstring; paper section 3.2).
+    alpha : {"r", "exact", "line_search", "rbplus"}, default="r"
+        How ``alpha_t`` is chosen (module docstring; paper section 3.2), or RankBoost+
+        (:mod:`rankboost.rbplus`: its own selection score, alpha and tied-pair update;
+        binary rankers; layered feedback is expanded to explicit pairs).
     learning_rate : float, default=1.0
         Shrinkage ``nu`` in (0, 1]: ``alpha_t = nu`` times the rule's alpha (1 = the paper).
         ``Z_t`` is recorded at the applied ``alpha_t``, so ``rloss <= prod Z_t`` holds.

@@ -174,7 +174,7 @@ class Param:
         return value
 
 
-ALPHA_RULES = ("r", "exact", "line_search")
+ALPHA_RULES = ("r", "exact", "line_search", "rbplus")
 WEAK_RANKERS = ("threshold", "feature", "both")
 NORMALIZE = ("query", "pair")
 FEEDBACKS = ("layered", "bipartite")

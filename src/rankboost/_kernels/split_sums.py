@@ -223,7 +223,10 @@ def _layered_feature(
             nl[lv] = 0
         for j in range(s, e):
             nl[level[j]] += 1
+        no_nan = first_nan == e  # then q_def = 1 is q_def = 0: one sweep writes both
         for qd in range(2):
+            if qd == 1 and no_nan:
+                break
             for lv in range(k):
                 ag[lv] = 0.0
                 bg[lv] = 0.0
@@ -264,6 +267,11 @@ def _layered_feature(
                 diff[2 * qd + 1, idx] += aj * dn_le - bj * up_gt
                 count[2 * qd, idx] += n_up_le - n_dn_gt
                 count[2 * qd + 1, idx] += n_dn_le - n_up_gt
+                if no_nan:
+                    diff[2, idx] += bj * up_le - aj * dn_gt
+                    diff[3, idx] += aj * dn_le - bj * up_gt
+                    count[2, idx] += n_up_le - n_dn_gt
+                    count[3, idx] += n_dn_le - n_up_gt
                 ag[lv] += aj
                 bg[lv] += bj
                 ng[lv] += 1
@@ -333,3 +341,20 @@ def code_order(codes: np.ndarray, qstart: np.ndarray) -> np.ndarray:
         key[key == 0] = -1  # code 0 after every other code
         out[i] = np.lexsort((-key, of_row))
     return out
+
+
+# --------------------------------------------------------------------------- ranker identity
+
+
+@njit(cache=True)
+def code_hashes(codes: np.ndarray, weights: np.ndarray, out: np.ndarray) -> None:
+    """``out[i, c] += sum of weights[j] over rows j with codes[i, j] = c``, in uint64.
+
+    Integer additions wrap modulo 2**64, so the sum of a set of rows' random weights does
+    not depend on the order of the additions: equal sums identify equal sets of rows (up to
+    a 2**-64 chance), whichever feature and threshold the set came from.
+    """
+    for i in range(codes.shape[0]):
+        row = codes[i]
+        for j in range(row.shape[0]):
+            out[i, row[j]] += weights[j]
