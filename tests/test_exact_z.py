@@ -183,3 +183,32 @@ def test_bad_input():
         rb.train(X, fb, 2, criterion="exact_z", weak_ranker="both")
     with pytest.raises(ParameterError, match="criterion"):
         rb.train(X, fb, 2, criterion="min_z")
+
+
+@pytest.mark.parametrize("kind", ["layered", "pairs"])
+def test_dask_equals_one_machine(kind):
+    """The workers return their summed split sums: the Dask model is the one-machine one."""
+    distributed = pytest.importorskip("distributed")
+    pytest.importorskip("dask.array")
+    import rankboost.dask as rbd
+    from conftest import letor_like
+    from test_dask import _dask, _quiet, _sorted, assert_same_model
+
+    X, y, qid = _sorted(*letor_like(n_queries=20, seed=4))
+    cfg = {"criterion": "exact_z", "alpha": "exact", "thresholds": 32}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        )
+    with cluster, distributed.Client(cluster) as client:
+        if kind == "layered":
+            one = _quiet(rb.train, X, rb.LayeredFeedback(y, qid), n_rounds=12, **cfg)
+            dist = _quiet(rbd.train, client, *_dask(X, y, qid), n_rounds=12, **cfg)
+        else:
+            fb = rb.LayeredFeedback(y, qid).with_sample_weight(1.0 + (y > 1))
+            one = _quiet(rb.train, X, fb, n_rounds=12, **cfg)
+            Xd, yd, qd = _dask(X, y, qid)
+            w = pytest.importorskip("dask.array").from_array(1.0 + (y > 1), chunks=yd.chunks)
+            dist = _quiet(rbd.train, client, Xd, yd, qd, sample_weight=w, n_rounds=12, **cfg)
+    assert_same_model(one, dist, X)

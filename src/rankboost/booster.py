@@ -134,13 +134,14 @@ def _alpha_line_search(log_slopes: Callable[[float], tuple[float, float]]) -> fl
 
     def phi(a: float) -> float:
         s0, s1 = log_slopes(a)
-        if s0 == s1:  # both -inf: Z does not depend on alpha
-            return 0.0
         return s0 - s1
 
-    lo = phi(-MAX_ALPHA)
-    if lo >= 0:
-        return -MAX_ALPHA if lo > 0 else 0.0
+    s0, s1 = log_slopes(-MAX_ALPHA)
+    if s0 == s1 == -np.inf:  # no pair is ordered by h either way: Z does not depend on alpha
+        return 0.0
+    lo = s0 - s1
+    if lo >= 0:  # Z increases on the whole range (or is flat at its left end)
+        return -MAX_ALPHA
     hi = phi(MAX_ALPHA)
     if hi <= 0:
         return MAX_ALPHA

@@ -25,6 +25,10 @@ ties and misorders under the current (normalised) weights:
   ``cosh(eta + alpha) / cosh(eta)``, then ``eta += alpha``; ``Z_t`` is the exact normaliser
   (new mass / old mass) at the applied alpha (after ``learning_rate``).
 
+**Cost.** A round needs ``W_-, W_0, W_+`` of every candidate (an existing ranker's score
+depends on its ``W_0``): the split sums of :mod:`rankboost._kernels.split_sums`, O(|Phi| d)
+per round, plus the usual potential histograms and an O(|Phi|) update.
+
 **The bound.** ``prod Z_t = L_T / L_0`` exactly, and ``rloss <= L_T``: on a pair that
 ``H`` misorders or ties, ``sum_j eta_j (h_j(x1) - h_j(x0)) <= 0``, so the product of the
 ordered factors is at least 1, and every ``cosh >= 1``. The tests check it every round.
@@ -150,6 +154,15 @@ class _PlusPairState(_PairState):
 
     def _pair_weights(self) -> NDArray[np.float64]:
         return np.exp(self.log_w + self.G - self.log_total)
+
+    def update(self, h: NDArray[Any], alpha: float, binary: bool = False) -> float:
+        raise TypeError("a RankBoost+ block is updated by update_plus(h, alpha, eta)")
+
+    def log_total_at(self, h: NDArray[np.float64], alpha: float) -> float:
+        raise TypeError("RankBoost+ has its own alpha; Z(alpha) of the plain update is unused")
+
+    def log_slopes_at(self, h: NDArray[np.float64], alpha: float) -> tuple[float, float]:
+        raise TypeError("RankBoost+ has its own alpha; Z(alpha) of the plain update is unused")
 
     def update_plus(self, h: NDArray[Any], alpha: float, eta: float) -> float:
         """Apply one RankBoost+ step of ranker values ``h`` (0/1); return the new log mass."""
