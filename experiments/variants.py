@@ -345,7 +345,7 @@ def table(
     head = ["variant", *metrics, "rounds chosen", "ms/round"]
     for m in metrics:
         head += [f"Δ{m} vs Rb-c", "p (t)", "p (rand)"]
-    lines = [f"#### {title}", "", "| " + " | ".join(head) + " |",
+    lines = [f"#### {title}", "", f"Made by `{COMMAND}`.", "", "| " + " | ".join(head) + " |",
              "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]  # fmt: skip
     for name, r in res.items():
         if "missing" in r:
@@ -368,7 +368,8 @@ def table(
         lines += ["", "n/a = not run: " + "; ".join(f"{n}: {why}" for n, why in missing.items())]
     n_q = len(next(iter(ref["test"].values()))) if "test" in ref else 0
     stopped = {n: r["stopped"] for n, r in res.items() if r.get("stopped")}
-    lines += ["", f"{n_q} test {unit} pooled over the folds (rounds chosen: mean (per fold))."
+    rounds_note = "rounds: fixed" if unit == "users" else "rounds chosen: mean (per fold)"
+    lines += ["", f"{n_q} test {unit} pooled over the folds ({rounds_note})."
               + (f" Runs stopped before the last round (no weak ranker left): {stopped}."
                  if stopped else "")]  # fmt: skip
     return "\n".join(lines)
