@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     ModelLike: TypeAlias = RankBoostModel | RankBoostRanker | RankFusion
 
-__all__ = ["plot_feature_function", "plot_importance", "plot_training"]
+__all__ = ["plot_bound", "plot_feature_function", "plot_importance", "plot_training"]
 
 
 def _model_of(obj: Any) -> RankBoostModel:
@@ -447,4 +447,3 @@ def plot_bound(
     return ax
 
 
-__all__ += ["plot_bound"]  # appended with the function (issue 13)
