@@ -445,5 +445,3 @@ def plot_bound(
             f"{title} (m={b.n_negatives}, n={b.n_positives}, d={b.vc_dim}, delta={b.delta:g})"
         )
     return ax
-
-
