@@ -207,6 +207,9 @@ def test_user_features_false_keeps_only_the_extra_columns():
     X = _ref_columns(dense, u, f, rated, ("centred_mean", "count"), "abstain")[:, len(f) :]
     ref = _train(X, rb.LayeredFeedback(dense[u, rated]), n_rounds=6, weak_ranker="feature")
     _assert_same_model(rec.models_[u], ref)
+    every = np.arange(dense.shape[1])
+    Xall = _ref_columns(dense, u, f, every, ("centred_mean", "count"), "abstain")[:, len(f) :]
+    np.testing.assert_allclose(rec.predict(u), ref.decision_function(Xall), rtol=0, atol=1e-12)
 
 
 def test_max_feature_users_keeps_the_most_overlapping_lowest_first():
