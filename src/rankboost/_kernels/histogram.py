@@ -28,7 +28,8 @@ def _feature_histogram(
     acc = np.zeros(out.shape[1])
     for j in range(row.shape[0]):
         acc[row[j]] += pi[j]
-    out[i, :] = acc * scale
+    for b in range(out.shape[1]):  # a loop, not out[i, :] = ...: see _four_histograms
+        out[i, b] = acc[b] * scale
 
 
 @njit(cache=True, inline="always")
@@ -93,10 +94,13 @@ def _four_histograms(
         a1[r1[j]] += p
         a2[r2[j]] += p
         a3[r3[j]] += p
-    out[i, :] = a0 * scale
-    out[i + 1, :] = a1 * scale
-    out[i + 2, :] = a2 * scale
-    out[i + 3, :] = a3 * scale
+    # element by element: a slice assignment (out[i, :] = a0 * scale) compiles numba's
+    # shape-mismatch error message, about 2 s of a cold first training (the same products)
+    for b in range(n_codes):
+        out[i, b] = a0[b] * scale
+        out[i + 1, b] = a1[b] * scale
+        out[i + 2, b] = a2[b] * scale
+        out[i + 3, b] = a3[b] * scale
 
 
 @njit(cache=True)
