@@ -448,15 +448,34 @@ def _reorder(
 _reorder_serial, _reorder_parallel = serial_and_parallel(_reorder)
 
 
+def _merge_queries(
+    H: np.ndarray, h: np.ndarray, level: np.ndarray, qstart: np.ndarray, order: np.ndarray,
+    tmp: np.ndarray,
+) -> None:  # fmt: skip
+    for q in prange(qstart.shape[0] - 1):
+        _merge_by_h(H, h, level, order, tmp, qstart[q], qstart[q + 1])
+
+
+_merge_queries_serial, _merge_queries_parallel = serial_and_parallel(_merge_queries)
+
+
 def reorder(
     H: np.ndarray, h: np.ndarray, level: np.ndarray, binary: bool, qstart: np.ndarray,
     order: np.ndarray, tmp: np.ndarray,
 ) -> None:  # fmt: skip
     """Keep ``order`` valid after an update.
 
-    Each query's rows in the kept order: increasing ``H``, then decreasing level.
+    Each query's rows in the kept order: increasing ``H``, then decreasing level. A binary
+    ``h`` (exactly 0 or 1) takes the merge alone (``_merge_queries``), as uint8: the
+    specialisation the binary update already compiled, and neither the sort of real-valued
+    rankers nor a float copy of the merge is compiled (about 1.5 s of a cold first training).
     """
-    if use_parallel(8 * H.shape[0]):
+    parallel = use_parallel(8 * H.shape[0])
+    if binary:
+        h8 = h if h.dtype == np.uint8 else h.astype(np.uint8)
+        merge = _merge_queries_parallel if parallel else _merge_queries_serial
+        merge(H, h8, level, qstart, order, tmp)
+    elif parallel:
         _reorder_parallel(H, h, level, binary, qstart, order, tmp)
     else:
         _reorder_serial(H, h, level, binary, qstart, order, tmp)
@@ -476,6 +495,20 @@ def _sorted_errors(
 _sorted_errors_serial, _sorted_errors_parallel = serial_and_parallel(_sorted_errors)
 
 
+def _sorted_tie_errors(
+    H: np.ndarray, level: np.ndarray, order: np.ndarray, qstart: np.ndarray,
+    lstart: np.ndarray, scratch: np.ndarray, out_errors: np.ndarray,
+) -> None:  # fmt: skip
+    for q in prange(qstart.shape[0] - 1):
+        out_errors[q] = _ties_as_errors_in_order(
+            H, level, order, qstart[q], qstart[q + 1], lstart[q + 1] - lstart[q],
+            scratch, 2 * lstart[q] + q,
+        )  # fmt: skip
+
+
+_sorted_tie_errors_serial, _sorted_tie_errors_parallel = serial_and_parallel(_sorted_tie_errors)
+
+
 def sorted_level_errors(
     H: np.ndarray,
     level: np.ndarray,
@@ -487,9 +520,16 @@ def sorted_level_errors(
     """Misordered crucial pairs per query, given each query's rows in increasing ``H``.
 
     Query ``q`` uses ``scratch[2 lstart[q] + q:][:2 K_q + 1]`` (see ``_errors_in_order``).
+    ``tie_weight = 1`` (the training rloss) calls ``_ties_as_errors_in_order`` directly,
+    which ``_errors_in_order`` would return, so the general loop is compiled only when used.
     """
     out = np.empty(qstart.shape[0] - 1)
     scratch = np.empty(2 * int(lstart[-1]) + qstart.shape[0])
-    kernel = _sorted_errors_parallel if use_parallel(8 * H.shape[0]) else _sorted_errors_serial
+    parallel = use_parallel(8 * H.shape[0])
+    if tie_weight == 1.0:
+        ties = _sorted_tie_errors_parallel if parallel else _sorted_tie_errors_serial
+        ties(H, level, order, qstart, lstart, scratch, out)
+        return out
+    kernel = _sorted_errors_parallel if parallel else _sorted_errors_serial
     kernel(H, level, order, qstart, lstart, float(tie_weight), scratch, out)
     return out
