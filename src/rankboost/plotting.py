@@ -240,6 +240,7 @@ def plot_training(
     if log_scale and m.n_rounds and np.all(history["bound"] > 0):
         ax.set_yscale("log")
     ax.set_xlabel("round t")
+    ax.xaxis.get_major_locator().set_params(integer=True)  # rounds are whole numbers
     ax.set_ylabel("ranking loss")
     handles, labels = ax.get_legend_handles_labels()
     evals = getattr(model, "evals_result_", None) or {}
@@ -353,7 +354,11 @@ def plot_feature_function(
         edges = np.concatenate([[breaks[0] - 0.1 * span], breaks, [breaks[-1] + 0.1 * span]])
     else:  # H_i is constant (or the feature is never used: 0 everywhere)
         edges = np.array([0.0, 1.0])
-    ax.stairs(values, edges, color=color, label="H_i(x)", baseline=None)
+    label = "H_i(x)"
+    if not breaks.shape[0]:  # the x range drawn means nothing: no ticks, and say why
+        ax.set_xticks([])
+        label = "H_i(x): constant (no threshold on this feature)"
+    ax.stairs(values, edges, color=color, label=label, baseline=None)
     ax.axhline(missing, linestyle=":", color="grey", label="H_i where missing (NaN)")
     # the label as rankboost info prints it; without names, the column it stands for
     ax.set_xlabel(names[index] if m.feature_names else f"{names[index]} (column {index})")
