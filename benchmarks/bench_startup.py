@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -96,21 +97,33 @@ def wall_times(cmd: list[str], repeats: int, env: dict[str, str] | None = None) 
     return times
 
 
-def cold_runs(repeats: int) -> tuple[list[float], list[dict[str, float]]]:
-    """Wall times of ``repeats`` cold tiny trainings (a new empty numba cache each) and the
-    per-kernel compile CPU seconds each run recorded."""
-    times, compiles = [], []
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of the finished child processes so far."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def cold_runs(repeats: int) -> tuple[list[float], list[float], list[dict[str, float]]]:
+    """``repeats`` cold tiny trainings (a new empty numba cache each): their wall times, their
+    processes' CPU times and the per-kernel compile CPU seconds each run recorded.
+
+    The compile is single-threaded, so on an idle machine the wall time is about the CPU
+    time; on a busy one the CPU time is the figure that does not depend on the neighbours.
+    """
+    times, cpu, compiles = [], [], []
     for _ in range(repeats):
         with tempfile.TemporaryDirectory(prefix="rb-numba-cold-") as cache:
             env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+            cpu0 = _children_cpu()
             start = time.perf_counter()
             out = subprocess.run(
                 [sys.executable, "-c", _COMPILE_LISTENER + _TINY_TRAIN],
                 check=True, capture_output=True, text=True, env=env,
             )  # fmt: skip
             times.append(time.perf_counter() - start)
+            cpu.append(_children_cpu() - cpu0)
         compiles.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    return times, compiles
+    return times, cpu, compiles
 
 
 def imported_heavy() -> list[str]:
@@ -155,10 +168,11 @@ def main(argv: list[str] | None = None) -> int:
         results.append(_row(label, times, target, rows))
     kernel_lines: list[str] = []
     if args.cold and args.train:
-        times, compiles = cold_runs(args.cold_runs)
+        times, cpu, compiles = cold_runs(args.cold_runs)
         label = "rb.train, tiny, empty numba cache"
         results.append(_row(label, times, TARGET_COLD_S, rows))
         results[-1]["compile_cpu_s"] = compiles
+        results.append(_row(label + ": CPU s of the process", cpu, TARGET_COLD_S, rows))
         kernel_lines = _compile_lines(compiles)
         print("\n".join(kernel_lines))
     heavy = imported_heavy()
