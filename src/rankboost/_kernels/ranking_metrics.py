@@ -166,7 +166,7 @@ def _good_rank_metrics(
                 e = _block_end(scores, j, hi, expected)
                 r_above = j - lo
                 size = e - j
-                g_block = 0
+                g_block = np.int64(0)  # not a literal 0: that would compile _rank_prob twice
                 for t in range(j, e):
                     if good[t]:
                         g_block += 1
