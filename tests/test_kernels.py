@@ -41,7 +41,7 @@ def _driver_pairs() -> dict[str, tuple[Any, Any]]:
 
 def test_every_driver_pair_is_compiled_from_one_source_apart():
     pairs = _driver_pairs()
-    assert len(pairs) == 13
+    assert len(pairs) == 14
     for name, (serial, parallel) in pairs.items():
         assert not serial.targetoptions.get("parallel"), name
         assert parallel.targetoptions.get("parallel"), name
@@ -136,8 +136,12 @@ def _run_layered(kind: str, b: dict[str, Any]) -> list[np.ndarray]:
     log_total = float(np.logaddexp.reduce(log_mass))
     potential(log_total, layout, rows, levels, factors, pi)
     seen += [log_mass.copy(), pi.copy(), *factors]
+    finish = pairs["rankboost._kernels.pairwise._finish_counts"][pick]
     for h, alpha in zip(b["h"], b["alpha"], strict=True):
         binary(h, float(alpha), log_total, layout, rows, levels, factors, scratch, out)
+        flagged = np.flatnonzero(errors < 0)  # the query with 20 levels, every round
+        assert flagged.size
+        finish(H, h, level, qstart, lstart, order, tmp, tree, errors, flagged)
         log_total = float(np.logaddexp.reduce(log_mass))
         seen += [x.copy() for x in (*rows, *levels, *factors, *out)]
     # an exact refresh with a binary h, then the merge alone and the tie-weight-1 count

@@ -217,3 +217,30 @@ def test_a_small_training_loads_only_its_serial_kernels() -> None:
         "layered._refresh_serial",
     }
     assert "histogram._threshold_values" in used
+
+
+@pytest.mark.parametrize("k", [3, kpairwise._COUNTER_MAX_LEVELS + 2])
+def test_flagged_queries_are_finished_as_the_one_call_does(k: int) -> None:
+    """The binary update leaves two rare routes to ``finish_counts`` (compiled only when
+    reached): a tie made by rounding (1e-17 + 1 == 2e-17 + 1), and more levels than the
+    merge's counters. Finished, order and count are those of ``_merge_counting_errors``."""
+    H0 = np.array([1e-17, 2e-17, 5.0, 7.0])
+    level = np.array([0, k - 1, 1, 0])
+    order0 = np.array([0, 1, 2, 3], dtype=np.int32)  # the kept order before the update
+    h = np.array([1, 1, 0, 0], dtype=np.uint8)
+    H = H0 + 1.0 * h  # rows 0 and 1 now tie at 1.0, level 0 below level k - 1
+    want_order = order0.copy()
+    want = kpairwise._merge_counting_errors(
+        H, h, level, want_order, np.empty(4, np.int32), 0, 4, k, np.zeros(2 * k + 1), 0
+    )
+    got_order = order0.copy()
+    tmp = np.empty(4, np.int32)
+    flag = kpairwise._counting_merge(H, h, level, got_order, tmp, 0, 4, k)
+    assert flag == (kpairwise._NEEDS_TIE_FIX if k == 3 else kpairwise._NEEDS_MERGE)
+    errors = np.array([flag])
+    qstart, lstart = np.array([0, 4]), np.array([0, k])
+    kpairwise.finish_counts(
+        H, h, level, qstart, lstart, got_order, tmp, np.zeros(2 * k + 1), errors
+    )
+    np.testing.assert_array_equal(got_order, want_order)
+    assert errors[0] == want == 4.0  # the tie (rows 0, 1), and row 1 below rows 2, 3; row 2 below 3
