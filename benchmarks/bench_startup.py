@@ -19,6 +19,10 @@ the median over the cold runs): where the remaining time goes.
 Run:
     .venv/bin/python benchmarks/bench_startup.py            # ~5 s
     .venv/bin/python benchmarks/bench_startup.py --train --cold --cold-runs 3 --write-results
+    .venv/bin/python benchmarks/bench_startup.py --train --cold --cold-runs 3 --compare-ref 39362aa
+
+``--compare-ref REF`` adds cold runs of git ``REF``'s ``src`` (``git archive``), alternating
+with this checkout's one process at a time: a before/after under the same machine load.
 With ``--write-results`` it writes ``benchmarks/results/bench_startup.md`` and ``.json``;
 without it, it only prints.
 """
@@ -103,17 +107,26 @@ def _children_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def cold_runs(repeats: int) -> tuple[list[float], list[float], list[dict[str, float]]]:
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cold_runs(
+    repeats: int, src: Path | None = None
+) -> tuple[list[float], list[float], list[dict[str, float]]]:
     """``repeats`` cold tiny trainings (a new empty numba cache each): their wall times, their
     processes' CPU times and the per-kernel compile CPU seconds each run recorded.
 
     The compile is single-threaded, so on an idle machine the wall time is about the CPU
     time; on a busy one the CPU time is the figure that does not depend on the neighbours.
+    ``src`` (a folder holding the ``rankboost`` package) goes first on the child's
+    ``PYTHONPATH``; None keeps this interpreter's.
     """
     times, cpu, compiles = [], [], []
     for _ in range(repeats):
         with tempfile.TemporaryDirectory(prefix="rb-numba-cold-") as cache:
             env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+            if src is not None:
+                env["PYTHONPATH"] = os.pathsep.join([str(src), env.get("PYTHONPATH", "")])
             cpu0 = _children_cpu()
             start = time.perf_counter()
             out = subprocess.run(
@@ -124,6 +137,25 @@ def cold_runs(repeats: int) -> tuple[list[float], list[float], list[dict[str, fl
             cpu.append(_children_cpu() - cpu0)
         compiles.append(json.loads(out.stdout.strip().splitlines()[-1]))
     return times, cpu, compiles
+
+
+def compare_cold(ref: str, repeats: int) -> list[tuple[str, list[float], list[float]]]:
+    """Cold runs of git ``ref``'s ``src`` and of this checkout's, alternating (``repeats``
+    each, one process at a time), so that both see the same machine load."""
+    before: tuple[list[float], list[float]] = ([], [])
+    after: tuple[list[float], list[float]] = ([], [])
+    with tempfile.TemporaryDirectory(prefix="rb-startup-ref-") as tmp:
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", ref, "src"], check=True, capture_output=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        for _ in range(repeats):
+            for src, (wall, cpu) in ((Path(tmp) / "src", before), (ROOT / "src", after)):
+                w, c, _ = cold_runs(1, src)
+                wall += w
+                cpu += c
+                print(f"  cold run, {src}: {w[0]:.2f} s wall, {c[0]:.2f} s CPU", flush=True)
+    return [(ref, *before), ("this checkout", *after)]
 
 
 def imported_heavy() -> list[str]:
@@ -146,6 +178,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument(
         "--cold-runs", type=int, default=1, help="cold runs, each with a new cache (default 1)"
+    )
+    p.add_argument(
+        "--compare-ref",
+        metavar="REF",
+        help="with --cold: also cold runs of git REF's src, alternating with this checkout's",
     )
     add_write_results(p)
     args = p.parse_args(argv)
@@ -173,6 +210,10 @@ def main(argv: list[str] | None = None) -> int:
         results.append(_row(label, times, TARGET_COLD_S, rows))
         results[-1]["compile_cpu_s"] = compiles
         results.append(_row(label + ": CPU s of the process", cpu, TARGET_COLD_S, rows))
+        if args.compare_ref:
+            for name, wall, cpu in compare_cold(args.compare_ref, args.cold_runs):
+                results.append(_row(f"{label}, {name}, alternating", wall, TARGET_COLD_S, rows))
+                results.append(_row(f"{label}, {name}: CPU s", cpu, TARGET_COLD_S, rows))
         kernel_lines = _compile_lines(compiles)
         print("\n".join(kernel_lines))
     heavy = imported_heavy()
