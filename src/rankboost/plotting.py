@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     ModelLike: TypeAlias = RankBoostModel | RankBoostRanker | RankFusion
 
-__all__ = ["plot_feature_function", "plot_importance", "plot_training"]
+__all__ = ["plot_bound", "plot_feature_function", "plot_importance", "plot_training"]
 
 
 def _model_of(obj: Any) -> RankBoostModel:
@@ -365,4 +365,108 @@ def plot_feature_function(
     ax.set_ylabel("contribution to H(x)")
     ax.legend(loc="best", framealpha=0.9)
     ax.set_title(names[index] if title is None else title)
+    return ax
+
+
+def plot_bound(
+    model: ModelLike,
+    X: Any,
+    y: Any,
+    qid: Any = None,
+    *,
+    X_test: Any = None,
+    y_test: Any = None,
+    qid_test: Any = None,
+    delta: float = 0.05,
+    vc_dim: int | None = None,
+    relevance_threshold: float = 1,
+    ax: Any = None,
+    log_scale: bool = True,
+    title: str | None = "Generalization bound",
+) -> Any:
+    """Train error, test error and the bipartite generalization bound against rounds.
+
+    Draws, for ``t = 1..T``, the pooled bipartite error of ``H_t`` on the training rows
+    (``"train error"``), on the test rows if given (``"test error"``), and the theorem's upper
+    bound on the true error, ``train error + eps_t`` (``"bound (train + eps)"``), from
+    :func:`rankboost.bounds.model_bound`; the bound is drawn only for the rounds where it is
+    defined (``m, n >= d'``). A grey line at 1 marks the trivial bound: above it the theorem
+    says nothing. With ``qid`` (and ``qid_test``), the within-query errors (the training
+    loss, not covered by the theorem) are added as dotted lines.
+
+    Parameters
+    ----------
+    model : RankBoostModel, or a fitted RankBoostRanker or RankFusion
+        A model of binary threshold rankers.
+    X, y : array-like
+        Training features and labels (``y >= relevance_threshold`` is a positive).
+    qid : array-like, default=None
+        Training query ids (adds the within-query training error).
+    X_test, y_test, qid_test : array-like, default=None
+        Test rows (adds the test errors).
+    delta : float, default=0.05
+        Confidence parameter of the bound.
+    vc_dim : int, default=None
+        VC-dimension of the weak rankers; None = :func:`rankboost.bounds.threshold_vc_dim`.
+    relevance_threshold : float, default=1
+        Labels ``>=`` this value are positives.
+    ax : matplotlib Axes, default=None
+        Where to draw; None creates a figure.
+    log_scale : bool, default=True
+        Logarithmic y-axis (the bound is usually far above the errors).
+    title : str or None, default="Generalization bound"
+        Axes title.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> import rankboost as rb
+    >>> from rankboost.plotting import plot_bound
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(4000, 2))
+    >>> y = (X[:, 0] + rng.normal(size=4000) > 1).astype(int)
+    >>> model = rb.train(X[:3000], rb.BipartiteFeedback(y[:3000]), n_rounds=5)
+    >>> ax = plot_bound(model, X[:3000], y[:3000], X_test=X[3000:], y_test=y[3000:])
+    >>> [line.get_label() for line in ax.get_lines()]
+    ['train error', 'test error', 'bound (train + eps)', 'trivial bound 1']
+    """
+    from .bounds import bipartite_error_curve, model_bound
+
+    m = _model_of(model)
+    if (X_test is None) != (y_test is None):
+        raise ValueError("plot_bound: pass both X_test and y_test, or neither.")
+    b = model_bound(
+        m, X, y, qid, delta=delta, vc_dim=vc_dim, relevance_threshold=relevance_threshold
+    )
+    ax = _axes(ax, "plot_bound")
+    rounds = b.rounds
+    ax.plot(rounds, b.error, color="C0", label="train error")
+    test = None
+    if X_test is not None:
+        test = bipartite_error_curve(
+            m, X_test, y_test, qid_test, relevance_threshold=relevance_threshold
+        )
+        ax.plot(rounds, test[0], color="C1", label="test error")
+    ok = ~np.isnan(b.epsilon)
+    ax.plot(rounds[ok], b.upper[ok], color="C3", linestyle="--", label="bound (train + eps)")
+    ax.axhline(1.0, color="grey", linewidth=0.8, label="trivial bound 1")
+    if b.query_error is not None:
+        ax.plot(rounds, b.query_error, color="C0", linestyle=":", label="train error, in query")
+    if test is not None and test[1] is not None:
+        ax.plot(rounds, test[1], color="C1", linestyle=":", label="test error, in query")
+    if log_scale:
+        ax.set_yscale("log")
+    ax.set_xlabel("round t")
+    ax.set_ylabel("bipartite error (pairs misordered)")
+    ax.legend(loc="best", framealpha=0.9)
+    if title:
+        ax.set_title(
+            f"{title} (m={b.n_negatives}, n={b.n_positives}, d={b.vc_dim}, delta={b.delta:g})"
+        )
     return ax
