@@ -41,7 +41,7 @@ def _driver_pairs() -> dict[str, tuple[Any, Any]]:
 
 def test_every_driver_pair_is_compiled_from_one_source_apart():
     pairs = _driver_pairs()
-    assert len(pairs) == 12
+    assert len(pairs) == 16
     for name, (serial, parallel) in pairs.items():
         assert not serial.targetoptions.get("parallel"), name
         assert parallel.targetoptions.get("parallel"), name
@@ -123,6 +123,8 @@ def _run_layered(kind: str, b: dict[str, Any]) -> list[np.ndarray]:
     reorder = pairs["rankboost._kernels.pairwise._reorder"][pick]
     sorted_errors = pairs["rankboost._kernels.pairwise._sorted_errors"][pick]
     level_errors = pairs["rankboost._kernels.pairwise._level_pair_errors"][pick]
+    merge = pairs["rankboost._kernels.pairwise._merge_queries"][pick]
+    tie_errors = pairs["rankboost._kernels.pairwise._sorted_tie_errors"][pick]
     layout, rows, levels, out = b["layout"], b["rows"], b["levels"], b["out"]
     factors, scratch = b["factors"], b["scratch"]
     level, qstart, lstart, _ = layout
@@ -134,10 +136,22 @@ def _run_layered(kind: str, b: dict[str, Any]) -> list[np.ndarray]:
     log_total = float(np.logaddexp.reduce(log_mass))
     potential(log_total, layout, rows, levels, factors, pi)
     seen += [log_mass.copy(), pi.copy(), *factors]
+    finish = pairs["rankboost._kernels.pairwise._finish_counts"][pick]
     for h, alpha in zip(b["h"], b["alpha"], strict=True):
         binary(h, float(alpha), log_total, layout, rows, levels, factors, scratch, out)
+        flagged = np.flatnonzero(errors < 0)  # the query with 20 levels, every round
+        assert flagged.size
+        finish(H, h, level, qstart, lstart, order, tmp, tree, errors, flagged)
         log_total = float(np.logaddexp.reduce(log_mass))
         seen += [x.copy() for x in (*rows, *levels, *factors, *out)]
+    # an exact refresh with a binary h, then the merge alone and the tie-weight-1 count
+    refresh(b["h"][0].astype(np.float64), 0.7, layout, rows, levels, log_mass)
+    merge(H, b["h"][0], level, qstart, order, tmp)
+    tie_out = np.empty(qstart.shape[0] - 1)
+    tie_errors(H, level, order, qstart, lstart, tree, tie_out)
+    sorted_errors(H, level, order, qstart, lstart, 1.0, tree, errors)
+    np.testing.assert_array_equal(tie_out, errors)
+    seen += [order.copy(), tie_out]
     refresh(b["real_h"], 0.3, layout, rows, levels, log_mass)
     reorder(H, b["real_h"], level, False, qstart, order, tmp)
     log_total = float(np.logaddexp.reduce(log_mass))
@@ -178,6 +192,9 @@ def _run_others(pick: int) -> list[np.ndarray]:
     pairs["_bin_rows"](X, rows, cuts, cut_starts, guide, scale, codes)
     hist = np.empty((9, 22))
     pairs["_histograms"](codes, pi, 0.5, hist)
+    hist_words = np.empty((9, 22))  # uint8 codes read as words: the same sums
+    pairs["_histograms_words"](codes, pi, 0.5, hist_words)
+    np.testing.assert_array_equal(hist_words, hist)
     errors, n_pairs = np.empty(starts.size - 1), np.empty(starts.size - 1)
     order = np.arange(rows.size, dtype=np.int64)
     pairs["_graded_pair_errors"](pi, labels, order, starts, 0.5, errors, n_pairs)

@@ -6,6 +6,11 @@ holding one in ``model_`` (:class:`~rankboost.sklearn.RankBoostRanker`,
 matplotlib ``Axes``. A new figure uses constrained layout, so long feature names, axis labels
 and legends are not clipped. This module imports only :mod:`rankboost.model`, so the
 estimators can import it (lazily) without a cycle.
+
+Features are labelled as ``rankboost info`` and ``model.history["feature_label"]`` label them
+(:meth:`~rankboost.model.RankBoostModel.feature_label`): by name when the model has
+``feature_names``, else ``f<id>`` with the 1-based id of LETOR files (``f1`` = column 0),
+which the axis label then states.
 """
 
 from __future__ import annotations
@@ -68,7 +73,12 @@ def _axes(ax: Any, feature: str, height: float = 0.0, width: float = 0.0) -> Any
 
 
 def _names(model: RankBoostModel) -> list[str]:
-    return model.feature_names or [f"feature {i}" for i in range(model.n_features)]
+    """The feature labels of ``rankboost info`` and ``model.history["feature_label"]``."""
+    return model.feature_labels
+
+
+#: The y label of :func:`plot_importance` for a model without feature names.
+_UNNAMED_AXIS_LABEL = "feature (f<id>: 1-based id as in LETOR, column = id - 1)"
 
 
 def plot_importance(
@@ -119,6 +129,13 @@ def plot_importance(
     >>> ax = plot_importance(model)
     >>> ax.get_yticklabels()[0].get_text()
     'b'
+
+    Without feature names the bars are labelled ``f<id>`` (1-based, as ``rankboost info``),
+    and the y label says so:
+
+    >>> ax = plot_importance(rb.train(X, rb.BipartiteFeedback(y), n_rounds=5))
+    >>> ax.get_yticklabels()[0].get_text(), ax.get_ylabel()
+    ('f2', 'feature (f<id>: 1-based id as in LETOR, column = id - 1)')
     """
     m = _model_of(model)
     imp = m.feature_importances(importance_type)  # validates importance_type
@@ -148,6 +165,7 @@ def plot_importance(
     ax.margins(x=0.15)  # room for the value labels inside the axes
     ax.set_xlim(left=0)
     ax.set_xlabel(_IMPORTANCE_LABELS[importance_type])
+    ax.set_ylabel("feature" if m.feature_names else _UNNAMED_AXIS_LABEL)
     if title:
         ax.set_title(title)
     return ax
@@ -222,6 +240,7 @@ def plot_training(
     if log_scale and m.n_rounds and np.all(history["bound"] > 0):
         ax.set_yscale("log")
     ax.set_xlabel("round t")
+    ax.xaxis.get_major_locator().set_params(integer=True)  # rounds are whole numbers
     ax.set_ylabel("ranking loss")
     handles, labels = ax.get_legend_handles_labels()
     evals = getattr(model, "evals_result_", None) or {}
@@ -272,11 +291,12 @@ def plot_feature_function(
     model : RankBoostModel, or a fitted RankBoostRanker or RankFusion
         The model.
     feature : int or str
-        Column index (0-based) or feature name.
+        Column index (0-based) or feature label: its name, or ``"f<id>"`` (1-based, as
+        ``rankboost info`` prints it) for a model without feature names.
     ax : matplotlib Axes, default=None
         Where to draw; None creates a figure.
     title : str, default=None
-        Axes title (None = the feature's name).
+        Axes title (None = the feature's label).
     color : str, default=None
         Line colour.
 
@@ -296,16 +316,16 @@ def plot_feature_function(
     >>> y = X[:, 0] + 0.5 * rng.normal(size=100) > 0
     >>> model = rb.train(X, rb.BipartiteFeedback(y), n_rounds=3)
     >>> ax = plot_feature_function(model, 0)
-    >>> ax.get_xlabel()
-    'feature 0'
+    >>> ax.get_xlabel(), ax.get_title()
+    ('f1 (column 0)', 'f1')
     """
     m = _model_of(model)
     names = _names(m)
     if isinstance(feature, str):
         if feature not in names:
             raise ValueError(
-                f"plot_feature_function: feature {feature!r} is not a feature name of the "
-                f"model; known names start with {names[:5]}."
+                f"plot_feature_function: feature {feature!r} is not a feature label of the "
+                f"model; known labels start with {names[:5]} (or pass a 0-based column)."
             )
         index = names.index(feature)
     elif (
@@ -334,9 +354,14 @@ def plot_feature_function(
         edges = np.concatenate([[breaks[0] - 0.1 * span], breaks, [breaks[-1] + 0.1 * span]])
     else:  # H_i is constant (or the feature is never used: 0 everywhere)
         edges = np.array([0.0, 1.0])
-    ax.stairs(values, edges, color=color, label="H_i(x)", baseline=None)
+    label = "H_i(x)"
+    if not breaks.shape[0]:  # the x range drawn means nothing: no ticks, and say why
+        ax.set_xticks([])
+        label = "H_i(x): constant (no threshold on this feature)"
+    ax.stairs(values, edges, color=color, label=label, baseline=None)
     ax.axhline(missing, linestyle=":", color="grey", label="H_i where missing (NaN)")
-    ax.set_xlabel(names[index])
+    # the label as rankboost info prints it; without names, the column it stands for
+    ax.set_xlabel(names[index] if m.feature_names else f"{names[index]} (column {index})")
     ax.set_ylabel("contribution to H(x)")
     ax.legend(loc="best", framealpha=0.9)
     ax.set_title(names[index] if title is None else title)
