@@ -8,13 +8,21 @@ nor scipy nor scikit-learn; the CLI imports them inside the subcommand that need
 With ``--train`` it also times ``rankboost.train`` on a tiny problem (40 rows, 3 features,
 5 rounds) in a fresh process, import included: with the numba cache as it is (warm, after
 any earlier run) and, with ``--cold``, with an empty numba cache (``NUMBA_CACHE_DIR`` set to
-a new temporary folder, so the shared cache in ``src/`` is left alone: the same start as
-after ``make clean-cache``). The cold run compiles every kernel ``train`` reaches and costs
-tens of seconds; it has no target here (report only).
+a new temporary folder per run, so the shared cache in ``src/`` is left alone: the same
+start as after ``make clean-cache``). The cold run compiles every kernel ``train`` reaches;
+target (issue 16, item 10) under 10 s. ``--cold-runs`` (default 1) repeats it, each time
+with a new empty cache; the table gives the median. Each cold run also records numba's
+compile events (``numba.core.event``, ``numba:compile``) and the script prints the CPU
+seconds spent compiling each top-level kernel (nested compiles included in their caller;
+the median over the cold runs): where the remaining time goes.
 
 Run:
     .venv/bin/python benchmarks/bench_startup.py            # ~5 s
-    .venv/bin/python benchmarks/bench_startup.py --train --cold --write-results
+    .venv/bin/python benchmarks/bench_startup.py --train --cold --cold-runs 3 --write-results
+    .venv/bin/python benchmarks/bench_startup.py --train --cold --cold-runs 3 --compare-ref 39362aa
+
+``--compare-ref REF`` adds cold runs of git ``REF``'s ``src`` (``git archive``), alternating
+with this checkout's one process at a time: a before/after under the same machine load.
 With ``--write-results`` it writes ``benchmarks/results/bench_startup.md`` and ``.json``;
 without it, it only prints.
 """
@@ -22,7 +30,9 @@ without it, it only prints.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -41,6 +51,7 @@ from _common import (  # noqa: E402
 )
 
 TARGET_CLI_S = 0.5  # issue 16, item 10: rankboost --help / --version
+TARGET_COLD_S = 10.0  # issue 16, item 10: the first training with an empty numba cache
 
 _TINY_TRAIN = """\
 import warnings
@@ -52,6 +63,25 @@ X = rng.normal(size=(40, 3))
 y = (X[:, 0] + rng.normal(size=40) > 0).astype(int)
 qid = np.repeat(np.arange(4), 10)
 rb.train(X, rb.LayeredFeedback(y, qid), n_rounds=5)
+"""
+
+#: Run before ``_TINY_TRAIN`` in the cold runs: CPU seconds of each top-level numba compile
+#: (nested compiles count in their caller), printed as JSON at exit.
+_COMPILE_LISTENER = """\
+import atexit, json, time
+from numba.core import event
+_compiles, _stack = {}, []
+class _Listener(event.Listener):
+    def on_start(self, ev):
+        _stack.append(time.process_time())
+    def on_end(self, ev):
+        dt = time.process_time() - _stack.pop()
+        f = getattr(ev.data.get("dispatcher"), "py_func", None)
+        if not _stack and f is not None:
+            name = f.__module__.rsplit(".", 1)[-1] + "." + f.__qualname__
+            _compiles[name] = _compiles.get(name, 0.0) + dt
+event.register("numba:compile", _Listener())
+atexit.register(lambda: print(json.dumps(_compiles)))
 """
 
 
@@ -69,6 +99,63 @@ def wall_times(cmd: list[str], repeats: int, env: dict[str, str] | None = None) 
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
         times.append(time.perf_counter() - start)
     return times
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of the finished child processes so far."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cold_runs(
+    repeats: int, src: Path | None = None
+) -> tuple[list[float], list[float], list[dict[str, float]]]:
+    """``repeats`` cold tiny trainings (a new empty numba cache each): their wall times, their
+    processes' CPU times and the per-kernel compile CPU seconds each run recorded.
+
+    The compile is single-threaded, so on an idle machine the wall time is about the CPU
+    time; on a busy one the CPU time is the figure that does not depend on the neighbours.
+    ``src`` (a folder holding the ``rankboost`` package) goes first on the child's
+    ``PYTHONPATH``; None keeps this interpreter's.
+    """
+    times, cpu, compiles = [], [], []
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory(prefix="rb-numba-cold-") as cache:
+            env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+            if src is not None:
+                env["PYTHONPATH"] = os.pathsep.join([str(src), env.get("PYTHONPATH", "")])
+            cpu0 = _children_cpu()
+            start = time.perf_counter()
+            out = subprocess.run(
+                [sys.executable, "-c", _COMPILE_LISTENER + _TINY_TRAIN],
+                check=True, capture_output=True, text=True, env=env,
+            )  # fmt: skip
+            times.append(time.perf_counter() - start)
+            cpu.append(_children_cpu() - cpu0)
+        compiles.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return times, cpu, compiles
+
+
+def compare_cold(ref: str, repeats: int) -> list[tuple[str, list[float], list[float]]]:
+    """Cold runs of git ``ref``'s ``src`` and of this checkout's, alternating (``repeats``
+    each, one process at a time), so that both see the same machine load."""
+    before: tuple[list[float], list[float]] = ([], [])
+    after: tuple[list[float], list[float]] = ([], [])
+    with tempfile.TemporaryDirectory(prefix="rb-startup-ref-") as tmp:
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", ref, "src"], check=True, capture_output=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        for _ in range(repeats):
+            for src, (wall, cpu) in ((Path(tmp) / "src", before), (ROOT / "src", after)):
+                w, c, _ = cold_runs(1, src)
+                wall += w
+                cpu += c
+                print(f"  cold run, {src}: {w[0]:.2f} s wall, {c[0]:.2f} s CPU", flush=True)
+    return [(ref, *before), ("this checkout", *after)]
 
 
 def imported_heavy() -> list[str]:
@@ -89,6 +176,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--cold", action="store_true", help="with --train: also an empty numba cache (slow)"
     )
+    p.add_argument(
+        "--cold-runs", type=int, default=1, help="cold runs, each with a new cache (default 1)"
+    )
+    p.add_argument(
+        "--compare-ref",
+        metavar="REF",
+        help="with --cold: also cold runs of git REF's src, alternating with this checkout's",
+    )
     add_write_results(p)
     args = p.parse_args(argv)
     info = machine_info()
@@ -103,17 +198,24 @@ def main(argv: list[str] | None = None) -> int:
     if args.train:
         wall_times(train_cmd, 1)  # fill the cache first, so "warm" is warm
         cases.append(("rb.train, tiny, warm numba cache", train_cmd, None, None))
-    tmp = tempfile.TemporaryDirectory(prefix="rb-numba-cold-") if args.cold else None
     rows = []
     results: list[dict[str, Any]] = []
     for label, cmd, target, env in cases:
         times = wall_times(cmd, args.repeats, env)
         results.append(_row(label, times, target, rows))
-    if tmp is not None and args.train:
-        with tmp:  # one run: a second one would find the cache this one wrote
-            env = {**os.environ, "NUMBA_CACHE_DIR": tmp.name}
-            times = wall_times(train_cmd, 1, env)
-            results.append(_row("rb.train, tiny, empty numba cache", times, None, rows))
+    kernel_lines: list[str] = []
+    if args.cold and args.train:
+        times, cpu, compiles = cold_runs(args.cold_runs)
+        label = "rb.train, tiny, empty numba cache"
+        results.append(_row(label, times, TARGET_COLD_S, rows))
+        results[-1]["compile_cpu_s"] = compiles
+        results.append(_row(label + ": CPU s of the process", cpu, TARGET_COLD_S, rows))
+        if args.compare_ref:
+            for name, wall, cpu in compare_cold(args.compare_ref, args.cold_runs):
+                results.append(_row(f"{label}, {name}, alternating", wall, TARGET_COLD_S, rows))
+                results.append(_row(f"{label}, {name}: CPU s", cpu, TARGET_COLD_S, rows))
+        kernel_lines = _compile_lines(compiles)
+        print("\n".join(kernel_lines))
     heavy = imported_heavy()
     heavy_text = " ".join(heavy) or "none of numba/scipy/sklearn/pandas"
     print(f"import rankboost imports: {heavy_text}")
@@ -124,10 +226,14 @@ def main(argv: list[str] | None = None) -> int:
             f"Machine: {machine_line(info)}.",
             "",
             f"Median wall time of {args.repeats} fresh processes per command (the cold run: "
-            f"one). Target (issue 16, item 10): --help and --version under {TARGET_CLI_S} s.",
+            f"{args.cold_runs}, each with a new empty cache). Targets (issue 16, item 10): "
+            f"--help and --version under {TARGET_CLI_S} s, the cold training under "
+            f"{TARGET_COLD_S} s.",
             "",
             markdown_table(["command", "median s", "min s", "target s", "result"], rows),
             "",
+            *kernel_lines,
+            *([""] if kernel_lines else []),
             f"`import rankboost` imports: {heavy_text}.",
             "",
         ]
@@ -136,6 +242,20 @@ def main(argv: list[str] | None = None) -> int:
     data = {"machine": info, "repeats": args.repeats, "results": results, "heavy": heavy}
     report_result(args.write_results, "bench_startup", md, data)
     return 0
+
+
+def _compile_lines(compiles: list[dict[str, float]]) -> list[str]:
+    """Markdown lines: median compile CPU seconds of each top-level kernel over the runs."""
+    names = sorted({n for c in compiles for n in c})
+    med = {n: statistics.median(c.get(n, 0.0) for c in compiles) for n in names}
+    total = statistics.median(sum(c.values()) for c in compiles)
+    rows = [[n, round(v, 2)] for n, v in sorted(med.items(), key=lambda kv: -kv[1])]
+    return [
+        f"Compile CPU time of the cold run (median of {len(compiles)}), per top-level kernel "
+        f"(the functions it calls included): {total:.2f} s in all.",
+        "",
+        markdown_table(["kernel", "compile CPU s"], rows),
+    ]
 
 
 def _row(label: str, times: list[float], target: float | None, rows: list[list[Any]]) -> Any:

@@ -41,6 +41,8 @@ from rankboost.metrics import (
     expected_average_precision,
     expected_coverage,
     expected_prot,
+    ndcg_score,
+    precision_at_k,
 )
 from rankboost.recommend import RankBoostRecommender, user_ranking_problem
 
@@ -64,7 +66,7 @@ DATA = (
     / "u.data.gz"
 )
 GOOD = 4.0  # a test movie is "good" when the target rated it >= 4
-METRICS = ("disagreement", "AP", "PROT", "coverage")
+METRICS = ("disagreement", "AP", "PROT", "coverage", "NDCG@10", "P@10")
 N_TARGETS = 120
 
 
@@ -191,32 +193,64 @@ def metrics_of(y, s, q):
         "AP": float(expected_average_precision(y, s, q, **kw)),
         "PROT": float(expected_prot(y, s, q, **kw)),
         "coverage": float(expected_coverage(y, s, q, **kw)),
+        # standard recommender metrics on the held-out ratings (ties in expectation)
+        "NDCG@10": float(ndcg_score(y, s, q, k=10, gain="exp2")),
+        "P@10": float(precision_at_k(y, s, q, k=10, relevance_threshold=GOOD)),
     }
 
 
-def run_config(R, cfg, args, counts):
-    """Scores of every method on every target's test movies; returns metrics per method."""
-    Rtr = masked(R, cfg)
-    t0 = time.perf_counter()
+#: RankBoost configurations reported as separate rows. "paper" = the paper's learner
+#: (thresholds of single feature users, learned q_def, equal pair weights) with the rounds
+#: and WeakLearn.cum the rounds pilot chose; "best" = the configuration the configuration
+#: pilot chose (docs/movies.md), on seeds other than the reported ones.
+PAPER = {"n_estimators": 50, "positive_cumulative": True}
+CROWD = ("centred_mean", "count", "vsim")
+#: the feature users' columns (unrated = the user's mean) plus the crowd and VSIM columns
+MIXED = {
+    "n_estimators": 25,
+    "positive_cumulative": True,
+    "unrated": "user_mean",
+    "extra_features": CROWD,
+}
+#: the pilot's choice: RankBoost combining the crowd and VSIM rankers, real-valued rankers
+BEST = {**MIXED, "n_estimators": 20, "user_features": False, "weak_ranker": "feature"}
+
+
+def fit_rankboost(Rtr, cfg, n_jobs, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrainingStoppedWarning)
-        rec = RankBoostRecommender(
-            feature_users=cfg.features,
-            n_estimators=args.rounds,
-            positive_cumulative=args.cumulative,
-            rating_range=(1, 5),
-            invalid_targets="skip",
-            n_jobs=args.n_jobs,
-        ).fit(Rtr, target_users=cfg.targets)
+        return RankBoostRecommender(
+            feature_users=cfg.features, rating_range=(1, 5), invalid_targets="skip",
+            n_jobs=n_jobs, **kw,
+        ).fit(Rtr, target_users=cfg.targets)  # fmt: skip
+
+
+def run_config(R, cfg, args, counts, variants=None, per_target=None):
+    """Scores of every method on every target's test movies; returns metrics per method.
+
+    ``variants`` maps a row name to RankBoostRecommender parameters (default: the paper and
+    the best configuration); ``per_target`` (a dict) receives each method's per-target
+    disagreement, for paired tests.
+    """
+    if variants is None:
+        variants = {
+            "RankBoost (paper)": PAPER,
+            "RankBoost (users + crowd)": MIXED,
+            "RankBoost (best)": BEST,
+        }
+    Rtr = masked(R, cfg)
+    t0 = time.perf_counter()
+    recs = {name: fit_rankboost(Rtr, cfg, args.n_jobs, **kw) for name, kw in variants.items()}
     t_rb = time.perf_counter() - t0
+    first = next(iter(recs.values()))
     for k in ("n_skipped", "n_features_dropped", "n_stopped_early"):
-        counts[k] = counts.get(k, 0) + rec.report_[k]
-    fitted = [u for u in cfg.targets if u in rec.models_]
+        counts[k] = counts.get(k, 0) + first.report_[k]
+    fitted = [u for u in cfg.targets if all(u in r.models_ for r in recs.values())]
     counts["n_target_problems"] = counts.get("n_target_problems", 0) + len(fitted)
     means = np.asarray(Rtr[cfg.features].sum(axis=1)).ravel() / np.maximum(
         np.diff(Rtr[cfg.features].indptr), 1
     )
-    scores = {m: [] for m in ("RankBoost", *BASELINES, "random")}
+    scores = {m: [] for m in (*variants, *BASELINES, "random")}
     ys, qs = [], []
     t0 = time.perf_counter()
     for u in fitted:
@@ -226,7 +260,8 @@ def run_config(R, cfg, args, counts):
         )
         Xtr, ytr, Xte = X[:n_tr], y[:n_tr], X[n_tr:]
         yte = R[u, cfg.test[u]].toarray().ravel()
-        scores["RankBoost"].append(rec.predict(u, cfg.test[u]))
+        for name, rec in recs.items():
+            scores[name].append(rec.predict(u, cfg.test[u]))
         for name, fn in BASELINES.items():
             scores[name].append(fn(Xtr, ytr, Xte, means))
         scores["random"].append(np.zeros(yte.shape[0]))  # all tied: expectation = random order
@@ -241,15 +276,117 @@ def run_config(R, cfg, args, counts):
         t_sur = time.perf_counter() - t0
     y, q = np.concatenate(ys), np.concatenate(qs)
     res = {m: metrics_of(y, np.concatenate(s), q) for m, s in scores.items()}
+    if per_target is not None:
+        for m, s in scores.items():
+            sc = np.concatenate(s)
+            per_target[m] = {
+                "disagreement": disagreement(y, sc, q, per_query=True),
+                "AP": expected_average_precision(
+                    y, sc, q, relevance_threshold=GOOD, empty="skip", per_query=True
+                ),
+            }
+        per_target["_n_train"] = np.array([cfg.train[u].shape[0] for u in fitted])
     counts["n_no_good_test"] = counts.get("n_no_good_test", 0) + int(
         sum((yy >= GOOD).sum() == 0 for yy in ys)
     )
     print(
-        f"  {cfg.label:>12}: {len(fitted)} targets, RankBoost fit {t_rb:.1f}s, "
-        f"baselines {t_base:.1f}s, surprise {t_sur:.1f}s",
+        f"  {cfg.label:>12}: {len(fitted)} targets, RankBoost fit {t_rb:.1f}s "
+        f"({len(recs)} configurations), baselines {t_base:.1f}s, surprise {t_sur:.1f}s",
         file=sys.stderr,
     )
     return res
+
+
+#: the configurations the configuration pilot compares (docs/movies.md, "Diagnosis")
+PILOT_VARIANTS = {
+    "paper (50 rounds, cum)": PAPER,
+    "plain WeakLearn": {**PAPER, "positive_cumulative": False},
+    "unrated = user mean": {**PAPER, "unrated": "user_mean"},
+    "gap pair weights": {**PAPER, "pair_weight": "gap"},
+    "real-valued + thresholds": {**PAPER, "weak_ranker": "both"},
+    "lr 0.1, 300 rounds": {**PAPER, "n_estimators": 300, "learning_rate": 0.1},
+    "+ crowd, vsim": {**PAPER, "extra_features": CROWD},
+    "user mean + crowd, vsim": {**PAPER, "unrated": "user_mean", "extra_features": CROWD},
+    "users + crowd: user mean + crowd, vsim, 25 rounds": MIXED,
+    "users + crowd, gap weights": {**MIXED, "pair_weight": "gap"},
+    "users + crowd, 100 rounds": {**MIXED, "n_estimators": 100},
+    "users + crowd, max 100 feature users": {**MIXED, "max_feature_users": 100},
+    "best: only crowd, vsim (real-valued, 20 rounds)": BEST,
+    "only vsim (real-valued, 1 round)": {
+        **BEST, "extra_features": ("vsim",), "n_estimators": 1,
+    },
+}  # fmt: skip
+
+
+def diagnose(R, args):
+    """Statistics of the learned models: study 1, F=800, seed ``args.seed``.
+
+    For the paper configuration, the same with real-valued rankers allowed, and the
+    users + crowd configuration: how often a chosen feature user abstains on the target's
+    training and test movies, the share of rankers with ``q_def = 1``, the distinct feature
+    users a model uses, the share of rounds on the extra columns and on real-valued rankers.
+    """
+    cfgs, *_ = study_features(R, np.random.default_rng(args.seed), args)
+    cfg = cfgs[-1]
+    Rtr = masked(R, cfg)
+    lines = [
+        f"Diagnosis, study 1 {cfg.label}, seed {args.seed}, {len(cfg.targets)} targets:",
+        "",
+        "| configuration | abstain (train) | abstain (test) | q_def = 1 | distinct users "
+        "(median) | rounds on extra columns | real-valued rounds |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    variants = {"paper": PAPER, "paper, weak_ranker='both'": {**PAPER, "weak_ranker": "both"},
+                "users + crowd": MIXED}  # fmt: skip
+    for name, kw in variants.items():
+        rec = fit_rankboost(Rtr, cfg, args.n_jobs, **kw)
+        ab_tr, ab_te, q1, n_users, extra, real = [], [], [], [], [], []
+        for u in cfg.targets:
+            model = rec.models_[u]
+            f = np.asarray(model.rounds.feature)
+            d = len(rec.feature_users_[u])
+            users = f[f < d]
+            Xtr, _ = user_ranking_problem(Rtr, u, rec.feature_users_[u], cfg.train[u])
+            Xte, _ = user_ranking_problem(Rtr, u, rec.feature_users_[u], cfg.test[u])
+            if users.size:
+                ab_tr.append(np.isnan(Xtr[:, users]).mean())
+                ab_te.append(np.isnan(Xte[:, users]).mean())
+                q1.append(np.mean(np.asarray(model.rounds.default)[f < d] == 1))
+            n_users.append(np.unique(users).shape[0])
+            extra.append(np.mean(f >= d))
+            real.append(np.mean([h.kind == "feature" for h in model.rankers]))
+        lines.append(
+            f"| {name} | {np.mean(ab_tr):.3f} | {np.mean(ab_te):.3f} | {np.mean(q1):.3f} | "
+            f"{np.median(n_users):.0f} | {np.mean(extra):.3f} | {np.mean(real):.3f} |"
+        )
+    share = np.diff(R.indptr)[cfg.features] / R.shape[1]
+    n_train = [cfg.train[u].shape[0] for u in cfg.targets]
+    lines += [
+        "",
+        f"Share of the movies a feature user rated: median {np.median(share):.3f}, mean "
+        f"{share.mean():.3f}; training ratings per target: median {np.median(n_train):.0f}.",
+    ]
+    return "\n".join(lines)
+
+
+def config_pilot(R, args, variants=None):
+    """Compare RankBoost configurations on study 1 drawn with seed ``args.seed + 1000``."""
+    variants = PILOT_VARIANTS if variants is None else variants
+    rng = np.random.default_rng(args.seed + 1000)
+    configs, *_ = study_features(R, rng, args)
+    keep = [c for c in configs if c.label in args.pilot_sizes.split(",")]
+    rows, counts = {}, {}
+    for cfg in keep:
+        rows[cfg.label] = run_config(R, cfg, args, counts, variants)
+    methods = list(next(iter(rows.values())))
+    lines = ["| method | " + " | ".join(rows) + " |", "|---|" + "---:|" * len(rows)]
+    for m in methods:
+        cells = [f"{rows[lab][m]['disagreement']:.4f} / {rows[lab][m]['AP']:.3f}" for lab in rows]
+        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    return (
+        f"Configuration pilot, seed {args.seed + 1000}, {args.n_targets} targets "
+        "(disagreement / E[AP]):\n\n" + "\n".join(lines)
+    )
 
 
 # ----------------------------------------------------------------------------- studies
@@ -337,6 +474,73 @@ def pilot(R, args):
 # ----------------------------------------------------------------------------- output
 
 
+def seeds_table(seeded, n_targets, best="RankBoost (best)", peers=("VSIM", "KNN (surprise)")):
+    """Study 1 over seeds: means, and a paired Wilcoxon test over (seed, target) pairs."""
+    from scipy.stats import wilcoxon
+
+    seeds = sorted(seeded)
+    labels = list(seeded[seeds[0]][0])
+    peers = [m for m in peers if m in seeded[seeds[0]][0][labels[0]]]
+    first = seeded[seeds[0]][0][labels[0]]
+    methods = [m for m in ("RankBoost (paper)", "RankBoost (users + crowd)") if m in first]
+    methods += [best, *peers]
+    head = ["F"] + [f"{m} dis." for m in methods]
+    for m in peers:
+        head.append(f"best - {m}: mean diff (p)")
+    head += [f"{m} E[AP] / E[PROT]" for m in (best, *peers)]
+    lines = [
+        f"#### Study 1 over seeds {seeds} ({len(seeds)} x {n_targets} targets)",
+        "",
+        "Means over seeds of each seed's mean over targets; the paired test compares the "
+        "best RankBoost configuration with each peer target by target (Wilcoxon "
+        "signed-rank, two-sided, over every (seed, target) with a crucial test pair; "
+        "negative difference = RankBoost better).",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|---|" + "---:|" * (len(head) - 1),
+    ]
+    for lab in labels:
+        cells = [lab]
+        for m in methods:
+            cells.append(f"{np.mean([seeded[sd][0][lab][m]['disagreement'] for sd in seeds]):.4f}")
+        for m in peers:
+            d = np.concatenate(
+                [seeded[sd][1][lab][best]["disagreement"] - seeded[sd][1][lab][m]["disagreement"]
+                 for sd in seeds]
+            )  # fmt: skip
+            d = d[np.isfinite(d)]
+            p = wilcoxon(d).pvalue if np.any(d != 0) else 1.0
+            cells.append(f"{d.mean():+.4f} ({p:.2g})")
+        for m in (best, *peers):
+            ap_ = np.mean([seeded[sd][0][lab][m]["AP"] for sd in seeds])
+            pr = np.mean([seeded[sd][0][lab][m]["PROT"] for sd in seeds])
+            cells.append(f"{ap_:.3f} / {pr:.3f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def size_table(per, seed):
+    """Where RankBoost loses: mean disagreement by the target's number of training ratings."""
+    lab = list(per)[-1]
+    n = per[lab]["_n_train"]
+    methods = [m for m in ("RankBoost (paper)", "RankBoost (users + crowd)", "RankBoost (best)",
+                           "VSIM", "KNN (surprise)")
+               if m in per[lab]]  # fmt: skip
+    edges = [(0, 34), (35, 62), (63, 119), (120, 10**6)]
+    lines = [
+        f"#### Where RankBoost loses: study 1, {lab}, seed {seed}, by training ratings",
+        "",
+        "| training ratings | targets | " + " | ".join(methods) + " |",
+        "|---|---:|" + "---:|" * len(methods),
+    ]
+    for lo, hi in edges:
+        m_ = (n >= lo) & (n <= hi)
+        cells = [f"{np.nanmean(per[lab][m]['disagreement'][m_]):.4f}" for m in methods]
+        span = f"{lo}-{hi}" if hi < 10**6 else f"{lo}+"
+        lines.append(f"| {span} | {int(m_.sum())} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def table(title, rows):
     methods = list(next(iter(rows.values())))
     lines = [f"#### {title}", ""]
@@ -368,7 +572,8 @@ def plot(name, title, xlabel, rows, xs=None):
     labels = list(rows)
     x = np.arange(len(labels)) if xs is None else np.asarray(xs)
     methods = [m for m in next(iter(rows.values())) if m != "random"]
-    fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
+    fig, axes = plt.subplots(2, 3, figsize=(14, 7))
+    axes = axes.ravel()
     for ax, metric in zip(axes, METRICS, strict=True):
         for m in methods:
             ax.plot(x, [rows[lab][m][metric] for lab in labels], marker="o", label=m)
@@ -391,23 +596,34 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--n-targets", type=int, default=N_TARGETS)
-    ap.add_argument("--rounds", type=int, default=100)
-    ap.add_argument("--cumulative", action="store_true", help="WeakLearn.cum")
     ap.add_argument("--group-size", type=int, default=100)
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--no-surprise", action="store_true")
     ap.add_argument("--studies", default="123")
+    ap.add_argument(
+        "--extra-seeds", default="1,2", help="more seeds of study 1 for the paired test"
+    )
     ap.add_argument(
         "--write-docs",
         action="store_true",
         help="update the docs/movies.md tables and the docs/img/movies_*.png figures",
     )
     ap.add_argument("--pilot", action="store_true", help="only run the rounds pilot")
+    ap.add_argument("--config-pilot", action="store_true", help="only run the configuration pilot")
+    ap.add_argument("--pilot-sizes", default="F=200,F=400,F=800")
+    ap.add_argument("--diagnose", action="store_true", help="only print the model statistics")
     ap.add_argument("--json", type=Path, default=None, help="also dump the results as JSON")
     args = ap.parse_args(argv)
 
     t_start = time.perf_counter()
     R, _, _ = load_movielens(DATA).to_matrix()
+    if args.diagnose:
+        print(diagnose(R, args))
+        return
+    if args.config_pilot:
+        print(config_pilot(R, args))
+        print(f"pilot runtime {time.perf_counter() - t_start:.0f} s", file=sys.stderr)
+        return
     if args.pilot:
         print(pilot(R, args))
         print(f"pilot runtime {time.perf_counter() - t_start:.0f} s", file=sys.stderr)
@@ -420,9 +636,19 @@ def main(argv=None):
     rng3 = np.random.default_rng([args.seed, 3])
     if "1" in args.studies:
         print("study 1: number of feature users", file=sys.stderr)
-        rows = {c.label: run_config(R, c, args, counts) for c in configs1}
+        per = {c.label: {} for c in configs1}
+        rows = {c.label: run_config(R, c, args, counts, per_target=per[c.label]) for c in configs1}
         results["features"] = rows
         out.append(table("Study 1: number of feature users", rows))
+        seeded = {args.seed: (rows, per)}
+        for sd in [int(x) for x in args.extra_seeds.split(",") if x]:
+            print(f"study 1, seed {sd}", file=sys.stderr)
+            cfgs, *_ = study_features(R, np.random.default_rng(sd), args)
+            p = {c.label: {} for c in cfgs}
+            seeded[sd] = ({c.label: run_config(R, c, args, {}, per_target=p[c.label])
+                           for c in cfgs}, p)  # fmt: skip
+        out.append(seeds_table(seeded, args.n_targets))
+        out.append(size_table(per, args.seed))
         figures.append(("features", "Study 1: number of feature users", "feature users",
                         rows, [int(k[2:]) for k in rows]))  # fmt: skip
     if "2" in args.studies:
@@ -444,9 +670,11 @@ def main(argv=None):
                         rows, [int(k[2:]) for k in rows]))  # fmt: skip
     elapsed = time.perf_counter() - t_start
     footer = (
-        f"Seed {args.seed}, {args.n_targets} targets per study, RankBoost "
-        f"{args.rounds} rounds{' (WeakLearn.cum)' if args.cumulative else ''}; skips and "
-        f"counts over all configurations: {json.dumps(counts)}; total runtime "
+        f"Seed {args.seed}, {args.n_targets} targets per study (study 1 also seeds "
+        f"{args.extra_seeds}), RankBoost (paper) = {PAPER}, RankBoost (users + crowd) = "
+        f"{MIXED}, RankBoost (best) = {BEST}; skips "
+        f"and counts over the seed-{args.seed} configurations (the paper row's fits): "
+        f"{json.dumps(counts)}; total runtime "
         f"{elapsed:.0f} s (n_jobs={args.n_jobs})."
     )
     text = "\n\n".join(out) + "\n\n" + footer + "\n"

@@ -455,3 +455,111 @@ def distribution_from_scores(D1: np.ndarray, H: np.ndarray) -> np.ndarray:
     m = logits[D1 > 0].max()
     w = np.where(D1 > 0, D1 * np.exp(logits - m), 0.0)
     return w / w.sum()
+
+
+# --------------------------------------------------------------------------- criterion="exact_z"
+
+
+def exact_z_score(D: np.ndarray, h: np.ndarray) -> float:
+    """``|sqrt(W_-) - sqrt(W_+)|``: the larger, the smaller ``Z = W_0 + 2 sqrt(W_- W_+)``
+    (``Z = 1 - score^2`` as ``D`` sums to 1)."""
+    w_minus, _, w_plus = binary_stats(D, h)
+    return abs(math.sqrt(w_minus) - math.sqrt(w_plus))
+
+
+def train_exact_z(
+    X: Any,
+    D: np.ndarray,
+    n_rounds: int = 10,
+    *,
+    alpha: str = "r",
+    positive_cumulative: bool = False,
+    thresholds: Any = "all",
+    tol: float = 1e-10,
+    learning_rate: float = 1.0,
+    default: Any = "learned",
+) -> Result:
+    """:func:`train` with WeakLearn minimising the exact ``Z = W_0 + 2 sqrt(W_- W_+)``.
+
+    Binary threshold candidates only. Candidates with ``|r| <= tol`` never compete (they
+    order the pairs no better than chance); among the others the largest
+    ``|sqrt W_- - sqrt W_+|`` wins, ties within ``TIE_TOLERANCE`` to the first in order;
+    then the alpha rule and WeakLearn.cum exactly as in :func:`train`.
+    """
+    X = np.asarray(X, dtype=float)
+    D1 = np.asarray(D, dtype=float)
+    D1 = D1 / D1.sum()
+    cands = candidates(X, support(D1), "threshold", thresholds)
+    values = [c.predict(X) for c in cands]
+    Dt = D1.copy()
+    H = np.zeros(X.shape[0])
+    cumulative: dict[tuple, float] = {}
+    bound = 1.0
+    rounds: list[Round] = []
+    stop = None
+    same_history = np.ones((X.shape[0], X.shape[0]), dtype=bool)
+    result = Result(rounds, None, H)
+    for t in range(n_rounds):
+        rs = [r_from_pairs(Dt, h) for h in values]
+        scores = [exact_z_score(Dt, h) for h in values]
+
+        def alpha_of(k: int, Dt: np.ndarray = Dt, rs: list = rs) -> float:
+            a = choose_alpha(alpha, Dt, values[k], rs[k])
+            return a if learning_rate == 1.0 else learning_rate * a
+
+        def cumulative_of(k: int) -> float:
+            return cumulative.get(cands[k].key(), 0.0)
+
+        allowed = [
+            k for k in range(len(cands))
+            if abs(rs[k]) > tol and (default == "learned" or cands[k].default == float(default))
+        ]  # fmt: skip
+        ambiguous = any(_near(abs(rs[k]), tol) for k in range(len(cands)))
+        if positive_cumulative:
+            allowed = [k for k in allowed if rs[k] > 0 or cumulative_of(k) > 0]
+        chosen, a, _, flags = _weak_learn(
+            allowed, scores, -1.0, alpha_of,
+            cumulative_of if positive_cumulative else (lambda k: None),
+        )  # fmt: skip
+        if (ambiguous or flags) and result.ambiguous_from is None:
+            result.ambiguous_from = t
+        if chosen is None:
+            stop = "no_ranker"
+            break
+        h = values[chosen]
+        w_minus, w_zero, w_plus = binary_stats(Dt, h)
+        z = z_value(Dt, h, a)
+        H = H + a * h
+        bound *= z
+        if positive_cumulative:
+            key = cands[chosen].key()
+            cumulative[key] = cumulative.get(key, 0.0) + a
+        same_history &= h[:, None] == h[None, :]
+        near = np.abs(H[None, :] - H[:, None]) < 1e-9
+        rloss_ambiguous = bool(np.any(near & ~same_history & (D1 > 0)))
+        rounds.append(
+            Round(
+                cands[chosen],
+                a,
+                rs[chosen],
+                z,
+                w_minus,
+                w_zero,
+                w_plus,
+                Dt,
+                rloss(D1, H),
+                bound,
+                rloss_ambiguous,
+            )  # fmt: skip
+        )
+        Dt = Dt * np.exp(a * (h[:, None] - h[None, :])) / z
+        absr = abs(rs[chosen])
+        if _near(absr, PERFECT) and result.ambiguous_from is None:
+            result.ambiguous_from = t + 1
+        if absr >= PERFECT:
+            if t + 1 < n_rounds:
+                stop = "perfect"
+            break
+    result.stop = stop
+    result.H = H
+    return result

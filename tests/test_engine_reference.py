@@ -249,7 +249,24 @@ LINE_SEARCH_BUG_X = np.array(
 LINE_SEARCH_BUG = ("pairs", (LINE_SEARCH_BUG_X, np.array([[0, 1], [0, 2], [6, 0]]), None))
 
 
+# Non-regression: the line search's minimiser sat exactly at -MAX_ALPHA (the slopes S_0 and
+# S_1 equal there, after two rounds at +-MAX_ALPHA) and was taken for "Z does not depend on
+# alpha": alpha 0 from round 4 on, where the reference keeps -MAX_ALPHA.
+LINE_SEARCH_EDGE = (
+    "layered",
+    (
+        np.array(
+            [[0, -1, -1], [math.nan, -1, 0], [math.nan, -1, -1], [0, -1, -1], [math.nan, -1, -1],
+             [math.nan, -1, -1], [0, -1, -1], [0, -1, -1], [math.nan, -1, -1], [0, 0, -1]]
+        ),
+        np.array([0, 0, 1, 0, 0, 1, 0, 0, 0, 1], dtype=float),
+        np.array([7, 7, 7, 42, 42, 7, 42, 7, 42, 7]),
+    ),
+)  # fmt: skip
+
+
 @example(problem=LINE_SEARCH_BUG, normalize="pair", weak_ranker="threshold", cum=False)
+@example(problem=LINE_SEARCH_EDGE, normalize="pair", weak_ranker="threshold", cum=False)
 @SETTINGS
 @given(
     problem=st.one_of(

@@ -41,7 +41,7 @@ def _driver_pairs() -> dict[str, tuple[Any, Any]]:
 
 def test_every_driver_pair_is_compiled_from_one_source_apart():
     pairs = _driver_pairs()
-    assert len(pairs) == 10
+    assert len(pairs) == 16
     for name, (serial, parallel) in pairs.items():
         assert not serial.targetoptions.get("parallel"), name
         assert parallel.targetoptions.get("parallel"), name
@@ -123,6 +123,8 @@ def _run_layered(kind: str, b: dict[str, Any]) -> list[np.ndarray]:
     reorder = pairs["rankboost._kernels.pairwise._reorder"][pick]
     sorted_errors = pairs["rankboost._kernels.pairwise._sorted_errors"][pick]
     level_errors = pairs["rankboost._kernels.pairwise._level_pair_errors"][pick]
+    merge = pairs["rankboost._kernels.pairwise._merge_queries"][pick]
+    tie_errors = pairs["rankboost._kernels.pairwise._sorted_tie_errors"][pick]
     layout, rows, levels, out = b["layout"], b["rows"], b["levels"], b["out"]
     factors, scratch = b["factors"], b["scratch"]
     level, qstart, lstart, _ = layout
@@ -134,10 +136,22 @@ def _run_layered(kind: str, b: dict[str, Any]) -> list[np.ndarray]:
     log_total = float(np.logaddexp.reduce(log_mass))
     potential(log_total, layout, rows, levels, factors, pi)
     seen += [log_mass.copy(), pi.copy(), *factors]
+    finish = pairs["rankboost._kernels.pairwise._finish_counts"][pick]
     for h, alpha in zip(b["h"], b["alpha"], strict=True):
         binary(h, float(alpha), log_total, layout, rows, levels, factors, scratch, out)
+        flagged = np.flatnonzero(errors < 0)  # the query with 20 levels, every round
+        assert flagged.size
+        finish(H, h, level, qstart, lstart, order, tmp, tree, errors, flagged)
         log_total = float(np.logaddexp.reduce(log_mass))
         seen += [x.copy() for x in (*rows, *levels, *factors, *out)]
+    # an exact refresh with a binary h, then the merge alone and the tie-weight-1 count
+    refresh(b["h"][0].astype(np.float64), 0.7, layout, rows, levels, log_mass)
+    merge(H, b["h"][0], level, qstart, order, tmp)
+    tie_out = np.empty(qstart.shape[0] - 1)
+    tie_errors(H, level, order, qstart, lstart, tree, tie_out)
+    sorted_errors(H, level, order, qstart, lstart, 1.0, tree, errors)
+    np.testing.assert_array_equal(tie_out, errors)
+    seen += [order.copy(), tie_out]
     refresh(b["real_h"], 0.3, layout, rows, levels, log_mass)
     reorder(H, b["real_h"], level, False, qstart, order, tmp)
     log_total = float(np.logaddexp.reduce(log_mass))
@@ -178,6 +192,9 @@ def _run_others(pick: int) -> list[np.ndarray]:
     pairs["_bin_rows"](X, rows, cuts, cut_starts, guide, scale, codes)
     hist = np.empty((9, 22))
     pairs["_histograms"](codes, pi, 0.5, hist)
+    hist_words = np.empty((9, 22))  # uint8 codes read as words: the same sums
+    pairs["_histograms_words"](codes, pi, 0.5, hist_words)
+    np.testing.assert_array_equal(hist_words, hist)
     errors, n_pairs = np.empty(starts.size - 1), np.empty(starts.size - 1)
     order = np.arange(rows.size, dtype=np.int64)
     pairs["_graded_pair_errors"](pi, labels, order, starts, 0.5, errors, n_pairs)
@@ -190,6 +207,37 @@ def test_binning_histogram_and_graded_drivers_give_the_same_bits():
         np.testing.assert_array_equal(s, p)
 
 
+def _run_split_sums(pick: int) -> list[np.ndarray]:
+    """The split-sum drivers of ``criterion="exact_z"`` / RankBoost+ (``pick`` as above)."""
+    from rankboost._kernels import split_sums as ss
+
+    rng = np.random.default_rng(2)
+    n, d, n_codes = 600, 5, 12
+    codes = rng.integers(0, n_codes, size=(d, n)).astype(np.uint8)
+    pairs = {name.rsplit(".", 1)[1]: fs[pick] for name, fs in _driver_pairs().items()}
+    i0, i1 = rng.integers(0, n, size=(2, 900))
+    w = rng.random(900)
+    out_pairs = np.empty((4, d, n_codes - 1))
+    pairs["_pair_sums"](codes, i0, i1, w, out_pairs)
+    qstart = np.arange(0, n + 1, 30, dtype=np.int64)
+    level = np.tile(np.repeat(np.arange(3), 10), n // 30).astype(np.int64)
+    lstart = np.arange(0, 3 * (qstart.size - 1) + 1, 3, dtype=np.int64)
+    estart = np.arange(0, 9 * (qstart.size - 1) + 1, 9, dtype=np.int64)
+    a, b = np.empty(n), np.empty(n)
+    A, B, E = np.empty(lstart[-1]), np.empty(lstart[-1]), np.empty(estart[-1])
+    log_c = np.zeros(qstart.size - 1)
+    ss.layered_factors(rng.normal(size=n), level, qstart, lstart, log_c, 0.0, a, b, A, B, E, estart)
+    order = ss.code_order(codes, qstart)
+    out_layered = np.empty((4, d, n_codes - 1))
+    pairs["_layered_sums"](codes, order, level, qstart, lstart, a, b, A, B, E, estart, out_layered)
+    return [out_pairs, out_layered]
+
+
+def test_split_sum_drivers_give_the_same_bits():
+    for s, p in zip(_run_split_sums(0), _run_split_sums(1), strict=True):
+        np.testing.assert_array_equal(s, p)
+
+
 def test_each_driver_runs_machine_code_of_its_own_kind():
     """After the two tests above ran every driver (compiled or loaded from the on-disk
     cache): only the parallel ones carry numba's parfor reload hook. A serial dispatcher
@@ -198,6 +246,8 @@ def test_each_driver_runs_machine_code_of_its_own_kind():
     _run_layered("parallel", _block(2))
     _run_others(0)
     _run_others(1)
+    _run_split_sums(0)
+    _run_split_sums(1)
     for name, (serial, parallel) in _driver_pairs().items():
         for dispatcher, want in ((serial, False), (parallel, True)):
             assert dispatcher.overloads, name

@@ -280,9 +280,9 @@ def test_state_is_arrays_and_views_are_rebuilt(trained):
     assert np.all(np.diff(r.cut_offsets)[r.kind == 1] > 0)
     for a in (r.feature, r.kind, r.threshold, r.alpha, r.cuts, r.cut_offsets):
         assert not a.flags.writeable
-    # history: the public dict of 8 keys, rebuilt from the arrays, copies
+    # history: the public dict of 8 keys and the labels, rebuilt from the arrays, copies
     h = model.history
-    assert list(h) == list(HISTORY_KEYS)
+    assert list(h) == [*HISTORY_KEYS, "feature_label"]
     np.testing.assert_array_equal(h["feature"], r.feature)
     np.testing.assert_array_equal(h["threshold"], r.threshold)
     h["alpha"][:] = 0.0

@@ -163,13 +163,13 @@ def test_issue13_cli_options():
     )
     assert (args.thresholds, args.criterion, args.default) == (("uniform", 10), "r", 0)
     with pytest.raises(SystemExit):
-        _build_parser().parse_args(["train", "data.txt", "--criterion", "exact_z"])
+        _build_parser().parse_args(["train", "data.txt", "--criterion", "min_z"])
 
 
 @pytest.mark.parametrize(
     ("name", "value", "allowed"),
-    [("criterion", "exact_z", r"one of \('abs_r', 'r'\)"),
-     ("criterion", None, r"one of \('abs_r', 'r'\)"),
+    [("criterion", "min_z", r"one of \('abs_r', 'r', 'exact_z'\)"),
+     ("criterion", None, r"one of \('abs_r', 'r', 'exact_z'\)"),
      ("default", 2, r"'learned', 0 or 1"), ("default", True, r"'learned', 0 or 1"),
      ("default", "0", r"'learned', 0 or 1"), ("default", 0.5, r"'learned', 0 or 1"),
      ("thresholds", ("uniform", 1), r"'midpoints' or \('uniform', B\)"),

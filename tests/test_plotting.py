@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import re
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -20,8 +25,14 @@ from rankboost.plotting import (  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
-def _close_figures():
+def _close_figures(request):
     yield
+    # RANKBOOST_PLOT_DIR=dir saves every figure a test drew as <test>-<n>.png, to look at them
+    out = os.environ.get("RANKBOOST_PLOT_DIR")
+    if out:
+        for k, num in enumerate(plt.get_fignums()):
+            name = re.sub(r"[^\w.-]+", "_", request.node.name)
+            plt.figure(num).savefig(Path(out) / f"{name}-{k}.png", dpi=80)
     plt.close("all")
 
 
@@ -107,12 +118,15 @@ def test_plot_feature_function_of_an_unused_feature():
     with pytest.warns(rb.TrainingStoppedWarning, match="orders every crucial pair correctly"):
         model = rb.train(X, rb.BipartiteFeedback(X[:, 0] > 0), 2)
     ax = plot_feature_function(model, 1)
-    assert ax.get_xlabel() == "feature 1"
+    assert ax.get_xlabel() == "f2 (column 1)"  # unnamed: the label of rankboost info
+    # no x ticks on a meaningless range; the legend says why the line is flat
+    assert list(ax.get_xticks()) == []
+    assert ax.get_legend().get_texts()[0].get_text().startswith("H_i(x): constant")
 
 
 def test_plot_errors(fitted):
     est, _ = fitted
-    with pytest.raises(ValueError, match="feature 'bm42' is not a feature name"):
+    with pytest.raises(ValueError, match="feature 'bm42' is not a feature label"):
         plot_feature_function(est, "bm42")
     with pytest.raises(ValueError, match=r"an index in \[0, 4\); got 4"):
         plot_feature_function(est, 4)
@@ -149,7 +163,9 @@ def test_plots_accept_any_fitted_estimator_with_a_model():
     fusion = RankFusion(n_rounds=4).fit(runs, Qrels(qs, ds, rel))
     ax = plot_importance(fusion)
     assert len(ax.patches) >= 1
-    plot_training(fusion)
+    ax = plot_training(fusion)  # 4 rounds
+    ax.figure.canvas.draw()
+    assert all(float(t).is_integer() for t in ax.get_xticks())  # no round 2.5
     with pytest.raises(NotFittedError, match="RankBoostRanker instance is not fitted yet"):
         plot_importance(RankBoostRanker())
     with pytest.raises(NotFittedError, match="RankFusion instance is not fitted yet"):
@@ -289,3 +305,67 @@ def test_feature_function_labels_are_not_clipped(letor):
     texts = [ax.xaxis.label, ax.yaxis.label, ax.title, *_drawn_ticklabels(ax.yaxis)]
     _inside_figure(ax.figure, texts)
     assert ax.get_legend().get_frame().get_alpha() == 0.9
+
+
+# ------------------------------------------------------------------ one numbering (item 7)
+
+
+def _info_tables(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[list[Any], list[Any]]:
+    """``rankboost info``'s (1-based id, label) rows: the importance table's (top to bottom)
+    and the rounds table's (one per round)."""
+    from rankboost.cli import main
+
+    capsys.readouterr()
+    assert main(["info", str(path), "--top", "0", "--head", "0"]) == 0
+    out = capsys.readouterr().out
+    imp_part, rounds_part = out.split("feature importances")[1].split("\nrounds (first")
+    imp_rows = [r.split() for r in imp_part.splitlines()[2:] if r.strip()]
+    round_rows = [r.split() for r in rounds_part.splitlines()[2:] if r.strip()]
+    return [(int(r[0]), r[1]) for r in imp_rows], [(int(r[1]), r[2]) for r in round_rows]
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_info_plots_and_history_label_features_alike_issue16(named, tmp_path, capsys):
+    """One convention everywhere: names, else ``f<id>`` (1-based, stated)."""
+    from rankboost._conventions import FEATURE_NUMBERING
+    from rankboost.plotting import _UNNAMED_AXIS_LABEL
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 6))
+    y = np.digitize(X[:, 4] + 0.7 * X[:, 1] + 0.5 * rng.normal(size=200), [0.0, 1.0])
+    names = ["bm25", "pagerank", "tf", "idf", "lmir", "urlLen"] if named else None
+    model = rb.train(X, rb.LayeredFeedback(y, np.repeat(np.arange(20), 10)), n_rounds=15,
+                     feature_names=names)  # fmt: skip
+    labels = names or [f"f{i + 1}" for i in range(6)]
+    assert model.feature_labels == labels
+    assert [model.feature_label(i) for i in range(6)] == labels
+    path = tmp_path / "model.json"
+    model.save(path)
+    imp_rows, round_rows = _info_tables(path, capsys)
+    # info prints the 1-based id next to each label: id = column + 1
+    assert all(labels[i - 1] == label for i, label in imp_rows + round_rows)
+    info_imp = [label for _, label in imp_rows]
+    # history: the column (0-based) and its label, as the info rounds table prints them
+    hist = model.history
+    assert [i + 1 for i in hist["feature"]] == [i for i, _ in round_rows]
+    assert list(hist["feature_label"]) == [labels[i] for i in hist["feature"]]
+    assert list(hist["feature_label"]) == [label for _, label in round_rows]
+    # importance plot: the same labels in the same order as info's importance table
+    ax = plot_importance(model, max_num_features=None)
+    assert [t.get_text() for t in ax.get_yticklabels()] == info_imp
+    assert ax.get_ylabel() == ("feature" if named else _UNNAMED_AXIS_LABEL)
+    # feature function: the label as title, selectable by it; unnamed: the column stated
+    top = info_imp[0]
+    column = labels.index(top)
+    ax = plot_feature_function(model, top)
+    assert ax.get_title() == top
+    assert ax.get_xlabel() == (top if named else f"{top} (column {column})")
+    assert plot_feature_function(model, column).get_title() == top
+    # training plot: no feature labels, the same rloss and bound as the history
+    ax = plot_training(model)
+    np.testing.assert_array_equal(ax.get_lines()[0].get_ydata(), hist["rloss"])
+    capsys.readouterr()
+    from rankboost.cli import main
+
+    main(["info", str(path)])
+    assert FEATURE_NUMBERING in capsys.readouterr().out

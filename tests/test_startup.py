@@ -10,6 +10,7 @@ import importlib
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import rankboost as rb
@@ -76,3 +77,170 @@ def test_unknown_attribute_raises_attribute_error(module: object) -> None:
 
 def test_first_use_imports_the_engine() -> None:
     assert "numba" in _imported_after("import rankboost as rb; rb.train")
+
+
+# --------------------------------------------------------------------------- cold compile
+# The kernels that a cold first training compiles were cut down (issue 16, item 10): the
+# written-out paths below must give what the general ones (and numpy) give, bit for bit.
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from rankboost._kernels import binning as kbinning  # noqa: E402
+from rankboost._kernels import pairwise as kpairwise  # noqa: E402
+from rankboost._kernels import ranking_metrics as kmetrics  # noqa: E402
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    n=st.integers(1, 300),
+    n_queries=st.integers(1, 8),
+    n_values=st.integers(1, 6),
+    use_secondary=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_rank_within_queries_is_lexsort(
+    n: int, n_queries: int, n_values: int, use_secondary: bool, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, n_queries, n).astype(np.int64)
+    codes[:n_queries] = np.arange(min(n, n_queries))  # dense codes 0..n_queries-1
+    nq = int(codes.max()) + 1
+    scores = rng.integers(0, n_values, n).astype(np.float64) * rng.choice([1.0, -1.0])
+    scores[rng.random(n) < 0.2] = -0.0  # -0.0 ties with 0.0
+    secondary = rng.integers(0, 3, n).astype(np.float64)
+    order, starts = np.empty(n, np.int64), np.empty(nq + 1, np.int64)
+    kmetrics._rank_within_queries(codes, scores, secondary, use_secondary, nq, order, starts)
+    keys = (secondary, -scores, codes) if use_secondary else (-scores, codes)
+    np.testing.assert_array_equal(order, np.lexsort(keys))
+    np.testing.assert_array_equal(starts, np.r_[0, np.cumsum(np.bincount(codes, minlength=nq))])
+
+
+@settings(max_examples=60, deadline=None)
+@given(sizes=st.lists(st.integers(1, 70), min_size=1, max_size=6), seed=st.integers(0, 2**32))
+def test_ideal_dcg_sums_the_sorted_gains(sizes: list[int], seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    gains = np.exp2(rng.integers(0, 5, sum(sizes)).astype(np.float64)) - 1.0
+    starts = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+    discount = 1.0 / np.log2(np.arange(2, 12))
+    out = np.empty(len(sizes))
+    kmetrics._ideal_dcg_at_k(gains, starts, discount, out)
+    for q in range(len(sizes)):
+        best = np.sort(gains[starts[q] : starts[q + 1]])[::-1][: discount.size]
+        want = 0.0
+        for i, g in enumerate(best):  # the kernel's order of additions
+            want += g * discount[i]
+        assert out[q] == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 400), d=st.integers(1, 7), n_cuts=st.integers(0, 40),
+    seed=st.integers(0, 2**32 - 1),
+)  # fmt: skip
+def test_small_binning_runs_numpy_with_the_kernels_codes(
+    n: int, d: int, n_cuts: int, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(size=(n + 5, d)), 1)
+    X[rng.random(X.shape) < 0.15] = np.nan
+    X[rng.random(X.shape) < 0.05] = rng.choice([np.inf, -np.inf])
+    rows = rng.permutation(n + 5)[:n].astype(np.int64)
+    cut_list = [np.unique(np.round(rng.normal(size=n_cuts), 1)) for _ in range(d)]
+    cuts = np.concatenate(cut_list)
+    cut_starts = np.r_[0, np.cumsum([c.size for c in cut_list])].astype(np.int64)
+    assert n * d < kbinning.NUMPY_MAX_WORK  # the wrappers take the numpy route
+    small, kernel = np.empty((d, n), np.uint8), np.empty((d, n), np.uint8)
+    kbinning.bin_rows(X, rows, cuts, cut_starts, small)
+    guide, scale = kbinning.build_guides(cuts, cut_starts, kbinning._GUIDE_BUCKETS)
+    kbinning._bin_rows_serial(X, rows, cuts, cut_starts, guide, scale, kernel)
+    np.testing.assert_array_equal(small, kernel)
+    k = min(d, 3)
+    small_g, kernel_g = np.empty((k, n)), np.empty((k, n))
+    kbinning.gather_columns(X, rows, d - k, small_g)
+    kbinning._gather_columns_serial(X, rows, d - k, kernel_g)
+    np.testing.assert_array_equal(small_g, kernel_g)
+
+
+def test_binary_reorder_merges_like_the_general_driver() -> None:
+    rng = np.random.default_rng(7)
+    sizes = rng.integers(2, 40, 25)
+    qstart = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+    level = np.concatenate([np.sort(rng.integers(0, 5, s)) for s in sizes]).astype(np.int64)
+    n = level.size
+    H = np.round(rng.normal(size=n), 1)
+    order = np.concatenate(
+        [
+            lo + np.lexsort((-level[lo:hi], H[lo:hi]))
+            for lo, hi in zip(qstart[:-1], qstart[1:], strict=True)
+        ]
+    ).astype(np.int32)
+    h = rng.integers(0, 2, n).astype(np.float64)
+    H += 0.5 * h  # an update with a binary h: each h-group keeps its order
+    got, want = order.copy(), order.copy()
+    kpairwise.reorder(H, h, level, True, qstart, got, np.empty(n, np.int32))
+    kpairwise._reorder_serial(H, h, level, True, qstart, want, np.empty(n, np.int32))
+    np.testing.assert_array_equal(got, want)
+    lstart = np.arange(26, dtype=np.int64) * 5  # 5 levels a query
+    ties = kpairwise.sorted_level_errors(H, level, got, qstart, lstart, 1.0)
+    general = np.empty(25)
+    scratch = np.empty(2 * int(lstart[-1]) + 26)
+    kpairwise._sorted_errors_serial(H, level, got, qstart, lstart, 1.0, scratch, general)
+    assert ties.sum() > 0
+    np.testing.assert_array_equal(ties, general)
+
+
+def test_a_small_training_loads_only_its_serial_kernels() -> None:
+    """Which drivers a small first training compiles (or loads from the cache): serial ones
+    only, and none of the general paths it never runs (the functions they call are left
+    out: loaded from the cache they have no overloads of their own, compiled they do)."""
+    code = (
+        "import numpy as np, rankboost as rb, rankboost._kernels as k, importlib, pkgutil\n"
+        "rng = np.random.default_rng(0)\n"
+        "X = rng.normal(size=(40, 3)); y = (X[:, 0] > 0).astype(int)\n"
+        "rb.train(X, rb.LayeredFeedback(y, np.repeat(np.arange(4), 10)), n_rounds=5)\n"
+        "mods = [importlib.import_module('rankboost._kernels.' + m.name)"
+        " for m in pkgutil.iter_modules(k.__path__)]\n"
+        "print(' '.join(sorted({m.__name__.rsplit('.', 1)[1] + '.' + n for m in mods"
+        " for n, f in vars(m).items() if getattr(f, 'overloads', None)})))"
+    )
+    used = set(
+        subprocess.run(
+            [sys.executable, "-c", code], check=True, capture_output=True, text=True
+        ).stdout.split()
+    )
+    drivers = {n for n in used if n.endswith(("_serial", "_parallel")) or "build_guides" in n}
+    assert drivers == {
+        "histogram._histograms_serial",
+        "layered._binary_update_serial",
+        "layered._potential_serial",
+        "layered._refresh_serial",
+    }
+    assert "histogram._threshold_values" in used
+
+
+@pytest.mark.parametrize("k", [3, kpairwise._COUNTER_MAX_LEVELS + 2])
+def test_flagged_queries_are_finished_as_the_one_call_does(k: int) -> None:
+    """The binary update leaves two rare routes to ``finish_counts`` (compiled only when
+    reached): a tie made by rounding (1e-17 + 1 == 2e-17 + 1), and more levels than the
+    merge's counters. Finished, order and count are those of ``_merge_counting_errors``."""
+    H0 = np.array([1e-17, 2e-17, 5.0, 7.0])
+    level = np.array([0, k - 1, 1, 0])
+    order0 = np.array([0, 1, 2, 3], dtype=np.int32)  # the kept order before the update
+    h = np.array([1, 1, 0, 0], dtype=np.uint8)
+    H = H0 + 1.0 * h  # rows 0 and 1 now tie at 1.0, level 0 below level k - 1
+    want_order = order0.copy()
+    want = kpairwise._merge_counting_errors(
+        H, h, level, want_order, np.empty(4, np.int32), 0, 4, k, np.zeros(2 * k + 1), 0
+    )
+    got_order = order0.copy()
+    tmp = np.empty(4, np.int32)
+    flag = kpairwise._counting_merge(H, h, level, got_order, tmp, 0, 4, k)
+    assert flag == (kpairwise._NEEDS_TIE_FIX if k == 3 else kpairwise._NEEDS_MERGE)
+    errors = np.array([flag])
+    qstart, lstart = np.array([0, 4]), np.array([0, k])
+    kpairwise.finish_counts(
+        H, h, level, qstart, lstart, got_order, tmp, np.zeros(2 * k + 1), errors
+    )
+    np.testing.assert_array_equal(got_order, want_order)
+    assert errors[0] == want == 4.0  # the tie (rows 0, 1), and row 1 below rows 2, 3; row 2 below 3

@@ -8,7 +8,10 @@ the ``rankboost`` parser does not load numpy or numba.
 
 from __future__ import annotations
 
-__all__ = ["CONVENTIONS", "DEFAULTS", "DISCOUNTS", "EMPTY", "GAINS", "MEANINGS", "TIES"]
+__all__ = [
+    "CONVENTIONS", "DEFAULTS", "DISCOUNTS", "EMPTY", "FEATURE_NUMBERING", "GAINS", "MEANINGS",
+    "TIES",
+]  # fmt: skip
 
 #: Gain of a label ``rel``: ``2**rel - 1`` (LETOR / Burges) or ``rel`` (trec_eval).
 GAINS = ("exp2", "linear")
@@ -43,3 +46,8 @@ MEANINGS: dict[str, str] = {
     "one": "a query without relevant document scores 1",
     "skip": "queries without relevant document left out",
 }
+
+#: How features without names are labelled, stated wherever they are shown (``rankboost
+#: info``, the plots, ``RankBoostModel.history["feature_label"]``): ``f<id>`` with the 1-based
+#: id of LETOR files, ``f1`` being column 0 of ``X``.
+FEATURE_NUMBERING = "feature numbering: 1-based ids as in LETOR; 0-based column = id - 1"

@@ -9,7 +9,9 @@ One call of :meth:`Booster.update` is one round of the paper's Figure 1:
    per-feature histograms of ``pi`` over the candidate bins (``_kernels.histogram``);
 2. **sum** the histograms over the blocks;
 3. **choose** the weak ranker maximising ``|r|`` (:mod:`rankboost.weak_rankers`; WeakLearn.cum,
-   ``criterion="r"`` and a fixed ``default`` filter the candidates) and its ``alpha`` by
+   ``criterion="r"`` and a fixed ``default`` filter the candidates; ``criterion="exact_z"``
+   minimises ``Z = W_0 + 2 sqrt(W_- W_+)`` instead, from every block's per-candidate split
+   sums of ``W_-, W_+``, summed like the histograms) and its ``alpha`` by
    the rule (this module), from the blocks' parts of
    ``W_-, W_0, W_+`` or of the line-search slopes;
 4. **broadcast** ``(h_t, alpha_t)``: every block applies
@@ -132,13 +134,14 @@ def _alpha_line_search(log_slopes: Callable[[float], tuple[float, float]]) -> fl
 
     def phi(a: float) -> float:
         s0, s1 = log_slopes(a)
-        if s0 == s1:  # both -inf: Z does not depend on alpha
-            return 0.0
         return s0 - s1
 
-    lo = phi(-MAX_ALPHA)
-    if lo >= 0:
-        return -MAX_ALPHA if lo > 0 else 0.0
+    s0, s1 = log_slopes(-MAX_ALPHA)
+    if s0 == s1 == -np.inf:  # no pair is ordered by h either way: Z does not depend on alpha
+        return 0.0
+    lo = s0 - s1
+    if lo >= 0:  # Z increases on the whole range (or is flat at its left end)
+        return -MAX_ALPHA
     hi = phi(MAX_ALPHA)
     if hi <= 0:
         return MAX_ALPHA
@@ -341,7 +344,12 @@ class Booster:
         self.feature_names = None if feature_names is None else [str(f) for f in feature_names]
         self.n_features = int(Xc.shape[1])
         self._feedback_repr = repr(feedback)
-        blocks: list[Any] = feedback._blocks(n_blocks)
+        if params.alpha == "rbplus":  # explicit pairs with RankBoost+'s tied-pair factors
+            from .rbplus import plus_blocks
+
+            blocks: list[Any] = plus_blocks(feedback, n_blocks)[1]
+        else:
+            blocks = feedback._blocks(n_blocks)
         rows = blocks[0].rows if len(blocks) == 1 else np.concatenate([b.rows for b in blocks])
         # global bins once, fitted on every block's rows (weighted as the pairs are, when
         # they came from LayeredFeedback.with_sample_weight)
@@ -358,6 +366,8 @@ class Booster:
     def _start_rounds(self) -> None:
         """The state of the rounds themselves, before the first (shared with subclasses)."""
         self._cumulative: NDArray[np.float64] | None = None  # WeakLearn.cum's c(h)
+        self._split: list[NDArray[np.float64]] | None = None  # the blocks' split sums
+        self._plus: Any = None  # RankBoost+'s eta per distinct ranker (rbplus.PlusState)
         self._records: dict[str, list[Any]] = {k: [] for k in HISTORY_KEYS}
         self._rankers: list[WeakRanker] = []
         self._bound = 1.0
@@ -382,6 +392,26 @@ class Booster:
         for extra in self._block_hist:
             self._hist += extra
         return self._hist
+
+    def _split_columns(
+        self, table: CandidateTable
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Steps 1-2 for W: every block's split sums of ``W_-, W_+``, summed, per candidate."""
+        shape = (4, self.n_features, max(self.binner.n_codes - 1, 0))
+        if self._split is None:
+            self._split = [np.empty(shape) for _ in self._blocks]
+        for b, out in zip(self._blocks, self._split, strict=True):
+            b.split_sums(out)
+        total = self._split[0]
+        for extra in self._split[1:]:
+            total = total + extra
+        return table.split_columns(total)
+
+    def _rbplus_update(self, table: CandidateTable) -> RoundRecord | None:
+        """A RankBoost+ round (:func:`rankboost.rbplus.plus_round`)."""
+        from .rbplus import plus_round
+
+        return plus_round(self, table)
 
     def _values(self, table: CandidateTable, flat: int) -> tuple[WeakRanker, list[NDArray]]:
         """The candidate ``flat`` as a weak ranker, and its values on every block's rows."""
@@ -450,9 +480,18 @@ class Booster:
         """
         p = self.params
         table = candidate_table(self._histograms(), self.binner.n_bins_, p.weak_ranker)
+        if p.alpha == "rbplus":
+            return self._rbplus_update(table)
         alive = table.valid.copy()
+        score: NDArray[np.float64] | None = None  # None: |r|
         if p.criterion == "r":  # RankLib: max r among r > 0, never a reversed ranker
             alive &= table.r > 0
+        elif p.criterion == "exact_z":
+            # min Z = W_0 + 2 sqrt(W_- W_+) = 1 - (sqrt W_- - sqrt W_+)^2 (D_t sums to 1):
+            # max |sqrt W_- - sqrt W_+|, without the cancellation of 1 - (...)
+            w_minus, w_plus = self._split_columns(table)
+            score = np.abs(np.sqrt(np.maximum(w_minus, 0.0)) - np.sqrt(np.maximum(w_plus, 0.0)))
+            alive &= np.abs(table.r) > p.tol  # no better than chance: never chosen
         if p.default != "learned":  # q_def fixed: only the candidates with that default
             alive &= table.column_defaults()[None, :] == int(p.default)
         if self._cumulative is None:
@@ -468,7 +507,10 @@ class Booster:
         a = 0.0
         best_abs = 0.0
         while alive.any():
-            flat = table.best(TIE_TOLERANCE, alive)
+            if score is None:
+                flat = table.best(TIE_TOLERANCE, alive)
+            else:
+                flat = table.best_of(score, TIE_TOLERANCE, alive)
             r = float(table.r.ravel()[flat])
             best_abs = abs(r)
             if best_abs <= p.tol:
@@ -567,8 +609,10 @@ def train(
         What should rank above what; its ``n_samples`` must equal the rows of ``X``.
     n_rounds : int, default=300
         Number of boosting rounds ``T``.
-    alpha : {"r", "exact", "line_search"}, default="r"
-        How ``alpha_t`` is chosen (module docstring; paper section 3.2).
+    alpha : {"r", "exact", "line_search", "rbplus"}, default="r"
+        How ``alpha_t`` is chosen (module docstring; paper section 3.2), or RankBoost+
+        (:mod:`rankboost.rbplus`: its own selection score, alpha and tied-pair update;
+        binary rankers; layered feedback is expanded to explicit pairs).
     learning_rate : float, default=1.0
         Shrinkage ``nu`` in (0, 1]: ``alpha_t = nu`` times the rule's alpha (1 = the paper).
         ``Z_t`` is recorded at the applied ``alpha_t``, so ``rloss <= prod Z_t`` holds.
@@ -584,10 +628,12 @@ def train(
         Candidate thresholds per feature (:mod:`rankboost.binning`): ``B`` quantile bins,
         every distinct value, the midpoints between consecutive distinct values, or ``B``
         equal-width bins between the training min and max (RankLib's rule).
-    criterion : {"abs_r", "r"}, default="abs_r"
+    criterion : {"abs_r", "r", "exact_z"}, default="abs_r"
         WeakLearn's objective (:mod:`rankboost.weak_rankers`): the largest ``|r|`` (the
-        paper; ``r < 0`` gives a negative alpha), or the largest ``r`` among candidates
-        with ``r > 0`` (RankLib: no sign reversal).
+        paper; ``r < 0`` gives a negative alpha), the largest ``r`` among candidates
+        with ``r > 0`` (RankLib: no sign reversal), or the smallest exact
+        ``Z = W_0 + 2 sqrt(W_- W_+)`` among candidates with ``|r| > tol`` (binary rankers;
+        ``W_-, W_+`` of every candidate from :mod:`rankboost._kernels.split_sums`).
     default : {"learned", 0, 1}, default="learned"
         ``q_def`` where the feature abstains: picked by WeakLearn (the paper) or fixed.
     weak_ranker : {"threshold", "feature", "both"}, default="threshold"

@@ -55,7 +55,8 @@ class CallbackEnv:
     alpha : float
         Its weight ``alpha_t``.
     history : dict of list
-        The per-round records so far (same keys as ``RankBoostModel.history``).
+        The per-round records so far: the keys of ``RankBoostModel.history`` except
+        ``feature_label``.
     """
 
     iteration: int

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ._cli_metrics import add_metric_options, format_conventions, metric_options
+from ._conventions import FEATURE_NUMBERING
 from .params import FEEDBACK_PARAMS, TRAIN_PARAMS, add_arguments
 
 # NOTE: numpy, numba, scipy and scikit-learn are imported inside the subcommand handlers, not
@@ -42,8 +43,6 @@ __all__ = ["main"]
 
 PROG = "rankboost"
 DEFAULT_METRICS = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map")
-#: The header line of ``info``: how features are numbered in its tables.
-FEATURE_NUMBERING = "feature numbering: 1-based ids as in LETOR; 0-based column = id - 1"
 
 _EPILOG = """\
 examples:
@@ -442,7 +441,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
                 _out(line)
             return 0
     model = _load_model(args.model)
-    names = model.feature_names or _DefaultNames()
+    names = model.feature_labels  # as the plots and model.history["feature_label"] show them
     rounds = model.rounds
     _out(f"model: {args.model}")
     best = "-" if model.best_iteration is None else str(model.best_iteration)
@@ -467,11 +466,12 @@ def _cmd_info(args: argparse.Namespace) -> int:
     head = model.n_rounds if args.head == 0 else min(args.head, model.n_rounds)
     _out()
     _out(f"rounds (first {head} of {model.n_rounds}; feature = 1-based id, as above)")
-    h = model.history  # the training records r, Z, rloss and bound
+    h = model.history  # the training records r, Z, rloss and bound, and the feature labels
     rows = [
         [
             t + 1,
             int(rounds.feature[t]) + 1,
+            h["feature_label"][t],
             KINDS[int(rounds.kind[t])],  # threshold: [f > theta]; feature: real-valued rank
             float(rounds.threshold[t]),
             float(rounds.default[t]),
@@ -483,16 +483,11 @@ def _cmd_info(args: argparse.Namespace) -> int:
         ]
         for t in range(head)
     ]
-    headers = ["t", "feature", "kind", "threshold", "q_def", "alpha", "r", "Z", "rloss", "bound"]
+    headers = [
+        "t", "feature", "name", "kind", "threshold", "q_def", "alpha", "r", "Z", "rloss", "bound"
+    ]  # fmt: skip
     _out(_table(headers, rows))
     return 0
-
-
-class _DefaultNames:
-    """``f1, f2, ...`` by index, without a list of ``n_features`` strings."""
-
-    def __getitem__(self, i: int) -> str:
-        return f"f{i + 1}"
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:

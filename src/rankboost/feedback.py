@@ -32,6 +32,7 @@ from ._kernels.layered import (
     layered_refresh,
 )
 from ._kernels.pairwise import level_pair_errors, reorder, sorted_level_errors
+from ._kernels.split_sums import code_order, layered_factors, layered_split_sums, pair_split_sums
 from ._validation import check_labels, check_qid, check_scores
 
 __all__ = ["MAX_WEIGHTED_PAIRS", "BipartiteFeedback", "LayeredFeedback", "PairFeedback"]
@@ -136,6 +137,7 @@ class _LayeredState:
         self._errors_fresh = False
         self._rescale_pi = False
         self.log_total = 0.0
+        self._split: tuple[Any, ...] | None = None  # split_sums' code order and buffers
         # the kernels' state tuples (_kernels.layered's module docstring): the arrays above;
         # the layout (level, qstart, lstart, log_c) is built per call, as the owner sets log_c
         self._row_state = (self.H, self._a, self._b, self.order)
@@ -259,6 +261,29 @@ class _LayeredState:
                 self._errors_fresh = False
         return new
 
+    def split_sums(self, out: NDArray[np.float64]) -> None:
+        """The block's part of ``W_-, W_+`` of every threshold candidate, into ``out``.
+
+        ``out`` has shape (4, d, n_codes - 1) (:mod:`rankboost._kernels.split_sums`). The
+        first call sorts each query's rows by code once per feature (4 bytes per code).
+        """
+        if self._split is None:
+            n_levels = int(self.lstart[-1])
+            k = np.diff(self.lstart)
+            estart = np.concatenate([[0], np.cumsum(k * k)]).astype(np.int64)
+            self._split = (
+                code_order(self.codes, self.qstart),
+                (np.empty(self.n), np.empty(self.n), np.empty(n_levels), np.empty(n_levels),
+                 np.empty(int(estart[-1])), estart),
+            )  # fmt: skip
+        order, factors = self._split
+        a, b, A, B, E, estart = factors
+        layered_factors(
+            self.H, self.level, self.qstart, self.lstart, self.log_c, self.log_total,
+            a, b, A, B, E, estart,
+        )  # fmt: skip
+        layered_split_sums(self.codes, order, self.level, self.qstart, self.lstart, factors, out)
+
     def rloss(self, tie_weight: float = 1.0) -> float:
         """The block's part of the D-weighted fraction of pairs misordered by ``H``."""
         if tie_weight == 1.0 and self._errors_fresh:
@@ -335,6 +360,10 @@ class _PairState:
         d = self._pair_weights()
         diff = h[self.i0] - h[self.i1]
         return float(d[diff < 0].sum()), float(d[diff == 0].sum()), float(d[diff > 0].sum())
+
+    def split_sums(self, out: NDArray[np.float64]) -> None:
+        """The block's part of ``W_-, W_+`` of every threshold candidate, into ``out``."""
+        pair_split_sums(self.codes, self.i0, self.i1, self._pair_weights(), out)
 
     def update(self, h: NDArray[Any], alpha: float, binary: bool = False) -> float:
         if alpha != 0.0:

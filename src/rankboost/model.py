@@ -24,10 +24,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._atomic import atomic_write_text
+from ._conventions import FEATURE_NUMBERING
 from ._validation import check_feature_matrix
 from .weak_rankers import FeatureRanker, ThresholdRanker, WeakRanker
 
 __all__ = [
+    "FEATURE_NUMBERING",
     "FORMAT_NAME",
     "FORMAT_VERSION",
     "HISTORY_KEYS",
@@ -43,7 +45,7 @@ FORMAT_NAME = "rankboost-model"
 #: Version 2 stores the rounds as columns; version 1 (one object per round) still loads.
 FORMAT_VERSION = 2
 
-#: Keys of :attr:`RankBoostModel.history`.
+#: The per-round records of :attr:`RankBoostModel.history` (which adds ``feature_label``).
 HISTORY_KEYS = ("feature", "threshold", "default", "alpha", "r", "z", "rloss", "bound")
 #: The training records kept besides the rounds (the rest of the history is in the rounds).
 STAT_KEYS = ("r", "z", "rloss", "bound")
@@ -761,9 +763,20 @@ class RankBoostModel:
     def history(self) -> dict[str, NDArray[Any]]:
         """One entry per round (a new dict of copies, built from the arrays on every access).
 
-        ``feature``, ``threshold`` (NaN for a real-valued ranker), ``default`` (``q_def``),
-        ``alpha``, ``r``, ``z`` (the exact ``Z_t``), ``rloss`` (training loss of ``H_t``,
-        ties counted as errors) and ``bound`` (``prod Z_s``).
+        ``feature`` (the 0-based column of ``X``), ``threshold`` (NaN for a real-valued
+        ranker), ``default`` (``q_def``), ``alpha``, ``r``, ``z`` (the exact ``Z_t``),
+        ``rloss`` (training loss of ``H_t``, ties counted as errors), ``bound``
+        (``prod Z_s``), and ``feature_label``: the feature as ``rankboost info`` and the plots
+        show it (:attr:`feature_labels`: its name, else ``f<column + 1>``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import rankboost as rb
+        >>> X = np.array([[0.0, 1.0], [0.0, 3.0], [0.0, 2.0]])
+        >>> model = rb.train(X, rb.BipartiteFeedback([0, 1, 1]), n_rounds=1)
+        >>> int(model.history["feature"][0]), str(model.history["feature_label"][0])
+        (1, 'f2')
         """
         r = self.rounds
         out: dict[str, NDArray[Any]] = {
@@ -773,7 +786,35 @@ class RankBoostModel:
             "alpha": r.alpha.copy(),
         }
         out.update((k, v.copy()) for k, v in self._stats.items())
-        return {k: out[k] for k in HISTORY_KEYS}
+        labels = self.feature_labels
+        out["feature_label"] = np.array([labels[i] for i in r.feature.tolist()], dtype=object)
+        return {k: out[k] for k in (*HISTORY_KEYS, "feature_label")}
+
+    def feature_label(self, i: int) -> str:
+        """The label of column ``i`` (0-based) in ``rankboost info``, the plots and the history.
+
+        Its name when the model has ``feature_names``, else ``f<i + 1>``: the 1-based id of
+        a LETOR file (``FEATURE_NUMBERING``, which every place that shows such labels states).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import rankboost as rb
+        >>> X = np.array([[0.0, 1.0], [0.0, 3.0], [0.0, 2.0]])
+        >>> model = rb.train(X, rb.BipartiteFeedback([0, 1, 1]), n_rounds=1)
+        >>> model.feature_label(0), model.feature_labels
+        ('f1', ['f1', 'f2'])
+        """
+        if not 0 <= int(i) < self.n_features:
+            raise IndexError(f"feature_label: column {i} is not in [0, {self.n_features}).")
+        return self.feature_names[int(i)] if self.feature_names else f"f{int(i) + 1}"
+
+    @property
+    def feature_labels(self) -> list[str]:
+        """:meth:`feature_label` of every column (``feature_names`` when the model has them)."""
+        if self.feature_names:
+            return list(self.feature_names)
+        return [f"f{i + 1}" for i in range(self.n_features)]
 
     @property
     def rankers(self) -> list[WeakRanker]:

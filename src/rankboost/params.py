@@ -174,11 +174,11 @@ class Param:
         return value
 
 
-ALPHA_RULES = ("r", "exact", "line_search")
+ALPHA_RULES = ("r", "exact", "line_search", "rbplus")
 WEAK_RANKERS = ("threshold", "feature", "both")
 NORMALIZE = ("query", "pair")
 FEEDBACKS = ("layered", "bipartite")
-CRITERIA = ("abs_r", "r")
+CRITERIA = ("abs_r", "r", "exact_z")
 THRESHOLD_RULES = ("all", "midpoints")
 
 #: The training parameters, in the order of :class:`TrainParams`.
@@ -188,7 +188,7 @@ TRAIN_PARAMS: tuple[Param, ...] = (
         "alpha",
         "r",
         "alpha rule: r = Rb-c 1/2 ln((1+r)/(1-r)), exact = Rb-d (binary rankers), "
-        "line_search = argmin Z",
+        "line_search = argmin Z, rbplus = RankBoost+ (binary rankers, explicit pairs)",
         _choice(ALPHA_RULES),
         choices=ALPHA_RULES,
         cli="--alpha",
@@ -221,7 +221,8 @@ TRAIN_PARAMS: tuple[Param, ...] = (
         "criterion",
         "abs_r",
         "WeakLearn's objective: abs_r = max |r| (the paper; r < 0 gives alpha < 0), "
-        "r = max r over r > 0 (RankLib, no sign reversal)",
+        "r = max r over r > 0 (RankLib, no sign reversal), exact_z = min W_0 + 2 sqrt(W_- W_+) "
+        "(binary rankers)",
         _choice(CRITERIA),
         choices=CRITERIA,
         cli="--criterion",
@@ -318,9 +319,11 @@ class TrainParams:
     ----------
     n_rounds : int, default=300
         Number of boosting rounds ``T`` (paper Figure 1).
-    alpha : {"r", "exact", "line_search"}, default="r"
+    alpha : {"r", "exact", "line_search", "rbplus"}, default="r"
         How ``alpha_t`` is chosen (:mod:`rankboost.booster`; paper section 3.2): Rb-c, Rb-d (binary
-        rankers only) or the minimiser of ``Z`` (the paper's method 1).
+        rankers only), the minimiser of ``Z`` (the paper's method 1), or RankBoost+
+        (:mod:`rankboost.rbplus`; binary rankers, its own selection score and tied-pair
+        update; layered feedback is expanded to explicit pairs).
     learning_rate : float, default=1.0
         Shrinkage ``nu`` in (0, 1]: the applied weight is ``nu`` times the rule's alpha.
         ``1`` is the paper. The recorded ``Z_t`` is the exact ``Z`` at the applied alpha, so
@@ -331,10 +334,11 @@ class TrainParams:
         Candidate thresholds per feature (:mod:`rankboost.binning`): quantile bins, every
         distinct value, the midpoints between consecutive distinct values, or ``B``
         equal-width bins between the training min and max.
-    criterion : {"abs_r", "r"}, default="abs_r"
+    criterion : {"abs_r", "r", "exact_z"}, default="abs_r"
         WeakLearn's objective (:mod:`rankboost.weak_rankers`): the largest ``|r|`` (the
-        paper; a candidate with ``r < 0`` gets a negative alpha), or the largest ``r``
-        among candidates with ``r > 0`` (RankLib; no sign reversal).
+        paper; a candidate with ``r < 0`` gets a negative alpha), the largest ``r``
+        among candidates with ``r > 0`` (RankLib; no sign reversal), or the smallest exact
+        ``Z = W_0 + 2 sqrt(W_- W_+)`` (binary rankers only).
     default : {"learned", 0, 1}, default="learned"
         ``q_def``, the value of a weak ranker where its feature abstains: chosen by WeakLearn
         (the paper), or fixed (only the candidates with that ``q_def``).
@@ -372,6 +376,32 @@ class TrainParams:
                 f"real-valued rankers (weak_ranker={self.weak_ranker!r}) need alpha='r' or "
                 "'line_search'."
             )
+        if self.criterion == "exact_z" and self.weak_ranker != "threshold":
+            raise ParameterError(
+                f"{owner}: criterion='exact_z' minimises Z = W_0 + 2 sqrt(W_- W_+), which holds "
+                f"for binary weak rankers only (weak_ranker='threshold'); with "
+                f"weak_ranker={self.weak_ranker!r} use criterion='abs_r' or 'r'."
+            )
+        if self.alpha == "rbplus":
+            if self.weak_ranker != "threshold":
+                raise ParameterError(
+                    f"{owner}: alpha='rbplus' (RankBoost+) needs binary weak rankers "
+                    f"(weak_ranker='threshold'): its tied-pair factors cosh(eta) are defined "
+                    f"for h in {{0, 1}}; with weak_ranker={self.weak_ranker!r} use alpha='r' "
+                    "or 'line_search'."
+                )
+            if self.positive_cumulative:
+                raise ParameterError(
+                    f"{owner}: alpha='rbplus' with positive_cumulative=True is not defined "
+                    "(RankBoost+ selects by its own gradient score, WeakLearn.cum by |r|); use "
+                    "one of the two."
+                )
+            if self.criterion != "abs_r":
+                raise ParameterError(
+                    f"{owner}: alpha='rbplus' selects the weak ranker by its own score "
+                    f"|W_- - W_+ - W_0 tanh(eta)| (SPEC 5.4), so criterion={self.criterion!r} "
+                    "does not apply; leave criterion='abs_r'."
+                )
 
     def replace(self, **changes: Any) -> TrainParams:
         """A copy with some parameters changed (validated)."""

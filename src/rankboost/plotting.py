@@ -6,6 +6,11 @@ holding one in ``model_`` (:class:`~rankboost.sklearn.RankBoostRanker`,
 matplotlib ``Axes``. A new figure uses constrained layout, so long feature names, axis labels
 and legends are not clipped. This module imports only :mod:`rankboost.model`, so the
 estimators can import it (lazily) without a cycle.
+
+Features are labelled as ``rankboost info`` and ``model.history["feature_label"]`` label them
+(:meth:`~rankboost.model.RankBoostModel.feature_label`): by name when the model has
+``feature_names``, else ``f<id>`` with the 1-based id of LETOR files (``f1`` = column 0),
+which the axis label then states.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ if TYPE_CHECKING:
 
     ModelLike: TypeAlias = RankBoostModel | RankBoostRanker | RankFusion
 
-__all__ = ["plot_feature_function", "plot_importance", "plot_training"]
+__all__ = ["plot_bound", "plot_feature_function", "plot_importance", "plot_training"]
 
 
 def _model_of(obj: Any) -> RankBoostModel:
@@ -68,7 +73,12 @@ def _axes(ax: Any, feature: str, height: float = 0.0, width: float = 0.0) -> Any
 
 
 def _names(model: RankBoostModel) -> list[str]:
-    return model.feature_names or [f"feature {i}" for i in range(model.n_features)]
+    """The feature labels of ``rankboost info`` and ``model.history["feature_label"]``."""
+    return model.feature_labels
+
+
+#: The y label of :func:`plot_importance` for a model without feature names.
+_UNNAMED_AXIS_LABEL = "feature (f<id>: 1-based id as in LETOR, column = id - 1)"
 
 
 def plot_importance(
@@ -119,6 +129,13 @@ def plot_importance(
     >>> ax = plot_importance(model)
     >>> ax.get_yticklabels()[0].get_text()
     'b'
+
+    Without feature names the bars are labelled ``f<id>`` (1-based, as ``rankboost info``),
+    and the y label says so:
+
+    >>> ax = plot_importance(rb.train(X, rb.BipartiteFeedback(y), n_rounds=5))
+    >>> ax.get_yticklabels()[0].get_text(), ax.get_ylabel()
+    ('f2', 'feature (f<id>: 1-based id as in LETOR, column = id - 1)')
     """
     m = _model_of(model)
     imp = m.feature_importances(importance_type)  # validates importance_type
@@ -148,6 +165,7 @@ def plot_importance(
     ax.margins(x=0.15)  # room for the value labels inside the axes
     ax.set_xlim(left=0)
     ax.set_xlabel(_IMPORTANCE_LABELS[importance_type])
+    ax.set_ylabel("feature" if m.feature_names else _UNNAMED_AXIS_LABEL)
     if title:
         ax.set_title(title)
     return ax
@@ -222,6 +240,7 @@ def plot_training(
     if log_scale and m.n_rounds and np.all(history["bound"] > 0):
         ax.set_yscale("log")
     ax.set_xlabel("round t")
+    ax.xaxis.get_major_locator().set_params(integer=True)  # rounds are whole numbers
     ax.set_ylabel("ranking loss")
     handles, labels = ax.get_legend_handles_labels()
     evals = getattr(model, "evals_result_", None) or {}
@@ -272,11 +291,12 @@ def plot_feature_function(
     model : RankBoostModel, or a fitted RankBoostRanker or RankFusion
         The model.
     feature : int or str
-        Column index (0-based) or feature name.
+        Column index (0-based) or feature label: its name, or ``"f<id>"`` (1-based, as
+        ``rankboost info`` prints it) for a model without feature names.
     ax : matplotlib Axes, default=None
         Where to draw; None creates a figure.
     title : str, default=None
-        Axes title (None = the feature's name).
+        Axes title (None = the feature's label).
     color : str, default=None
         Line colour.
 
@@ -296,16 +316,16 @@ def plot_feature_function(
     >>> y = X[:, 0] + 0.5 * rng.normal(size=100) > 0
     >>> model = rb.train(X, rb.BipartiteFeedback(y), n_rounds=3)
     >>> ax = plot_feature_function(model, 0)
-    >>> ax.get_xlabel()
-    'feature 0'
+    >>> ax.get_xlabel(), ax.get_title()
+    ('f1 (column 0)', 'f1')
     """
     m = _model_of(model)
     names = _names(m)
     if isinstance(feature, str):
         if feature not in names:
             raise ValueError(
-                f"plot_feature_function: feature {feature!r} is not a feature name of the "
-                f"model; known names start with {names[:5]}."
+                f"plot_feature_function: feature {feature!r} is not a feature label of the "
+                f"model; known labels start with {names[:5]} (or pass a 0-based column)."
             )
         index = names.index(feature)
     elif (
@@ -334,10 +354,119 @@ def plot_feature_function(
         edges = np.concatenate([[breaks[0] - 0.1 * span], breaks, [breaks[-1] + 0.1 * span]])
     else:  # H_i is constant (or the feature is never used: 0 everywhere)
         edges = np.array([0.0, 1.0])
-    ax.stairs(values, edges, color=color, label="H_i(x)", baseline=None)
+    label = "H_i(x)"
+    if not breaks.shape[0]:  # the x range drawn means nothing: no ticks, and say why
+        ax.set_xticks([])
+        label = "H_i(x): constant (no threshold on this feature)"
+    ax.stairs(values, edges, color=color, label=label, baseline=None)
     ax.axhline(missing, linestyle=":", color="grey", label="H_i where missing (NaN)")
-    ax.set_xlabel(names[index])
+    # the label as rankboost info prints it; without names, the column it stands for
+    ax.set_xlabel(names[index] if m.feature_names else f"{names[index]} (column {index})")
     ax.set_ylabel("contribution to H(x)")
     ax.legend(loc="best", framealpha=0.9)
     ax.set_title(names[index] if title is None else title)
+    return ax
+
+
+def plot_bound(
+    model: ModelLike,
+    X: Any,
+    y: Any,
+    qid: Any = None,
+    *,
+    X_test: Any = None,
+    y_test: Any = None,
+    qid_test: Any = None,
+    delta: float = 0.05,
+    vc_dim: int | None = None,
+    relevance_threshold: float = 1,
+    ax: Any = None,
+    log_scale: bool = True,
+    title: str | None = "Generalization bound",
+) -> Any:
+    """Train error, test error and the bipartite generalization bound against rounds.
+
+    Draws, for ``t = 1..T``, the pooled bipartite error of ``H_t`` on the training rows
+    (``"train error"``), on the test rows if given (``"test error"``), and the theorem's upper
+    bound on the true error, ``train error + eps_t`` (``"bound (train + eps)"``), from
+    :func:`rankboost.bounds.model_bound`; the bound is drawn only for the rounds where it is
+    defined (``m, n >= d'``). A grey line at 1 marks the trivial bound: above it the theorem
+    says nothing. With ``qid`` (and ``qid_test``), the within-query errors (the training
+    loss, not covered by the theorem) are added as dotted lines.
+
+    Parameters
+    ----------
+    model : RankBoostModel, or a fitted RankBoostRanker or RankFusion
+        A model of binary threshold rankers.
+    X, y : array-like
+        Training features and labels (``y >= relevance_threshold`` is a positive).
+    qid : array-like, default=None
+        Training query ids (adds the within-query training error).
+    X_test, y_test, qid_test : array-like, default=None
+        Test rows (adds the test errors).
+    delta : float, default=0.05
+        Confidence parameter of the bound.
+    vc_dim : int, default=None
+        VC-dimension of the weak rankers; None = :func:`rankboost.bounds.threshold_vc_dim`.
+    relevance_threshold : float, default=1
+        Labels ``>=`` this value are positives.
+    ax : matplotlib Axes, default=None
+        Where to draw; None creates a figure.
+    log_scale : bool, default=True
+        Logarithmic y-axis (the bound is usually far above the errors).
+    title : str or None, default="Generalization bound"
+        Axes title.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> import rankboost as rb
+    >>> from rankboost.plotting import plot_bound
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(4000, 2))
+    >>> y = (X[:, 0] + rng.normal(size=4000) > 1).astype(int)
+    >>> model = rb.train(X[:3000], rb.BipartiteFeedback(y[:3000]), n_rounds=5)
+    >>> ax = plot_bound(model, X[:3000], y[:3000], X_test=X[3000:], y_test=y[3000:])
+    >>> [line.get_label() for line in ax.get_lines()]
+    ['train error', 'test error', 'bound (train + eps)', 'trivial bound 1']
+    """
+    from .bounds import bipartite_error_curve, model_bound
+
+    m = _model_of(model)
+    if (X_test is None) != (y_test is None):
+        raise ValueError("plot_bound: pass both X_test and y_test, or neither.")
+    b = model_bound(
+        m, X, y, qid, delta=delta, vc_dim=vc_dim, relevance_threshold=relevance_threshold
+    )
+    ax = _axes(ax, "plot_bound")
+    rounds = b.rounds
+    ax.plot(rounds, b.error, color="C0", label="train error")
+    test = None
+    if X_test is not None:
+        test = bipartite_error_curve(
+            m, X_test, y_test, qid_test, relevance_threshold=relevance_threshold
+        )
+        ax.plot(rounds, test[0], color="C1", label="test error")
+    ok = ~np.isnan(b.epsilon)
+    ax.plot(rounds[ok], b.upper[ok], color="C3", linestyle="--", label="bound (train + eps)")
+    ax.axhline(1.0, color="grey", linewidth=0.8, label="trivial bound 1")
+    if b.query_error is not None:
+        ax.plot(rounds, b.query_error, color="C0", linestyle=":", label="train error, in query")
+    if test is not None and test[1] is not None:
+        ax.plot(rounds, test[1], color="C1", linestyle=":", label="test error, in query")
+    if log_scale:
+        ax.set_yscale("log")
+    ax.set_xlabel("round t")
+    ax.set_ylabel("bipartite error (pairs misordered)")
+    ax.legend(loc="best", framealpha=0.9)
+    if title:
+        ax.set_title(
+            f"{title} (m={b.n_negatives}, n={b.n_positives}, d={b.vc_dim}, delta={b.delta:g})"
+        )
     return ax

@@ -19,6 +19,12 @@ Options of WeakLearn (``rb.train(..., criterion=, default=)``):
 * ``criterion="abs_r"`` (default, the paper): maximise ``|r|``; a candidate with ``r < 0``
   gets a negative ``alpha`` (the reversed ranker). ``criterion="r"`` (RankLib): only
   candidates with ``r > 0`` compete, and the largest ``r`` wins (no sign reversal).
+* ``criterion="exact_z"``: minimise the exact ``Z = W_0 + 2 sqrt(W_- W_+)`` of the binary
+  ranker at its best alpha (SPEC 4.1), i.e. maximise ``|sqrt(W_-) - sqrt(W_+)|``
+  (``Z = 1 - (sqrt(W_-) - sqrt(W_+))^2`` as ``D_t`` sums to 1), among the candidates with
+  ``|r| > tol``; threshold rankers only. Same tie-break, on that score. The alpha is then
+  the chosen rule's (with ``alpha="exact"`` the round's ``Z`` is that minimum, up to the
+  alpha guard).
 * ``default="learned"`` (default, the paper): both ``q_def = 0`` and ``q_def = 1`` are
   candidates; ``default=0`` or ``1`` keeps only the candidates with that ``q_def`` (e.g.
   "absent = worst" is ``default=0``).
@@ -144,9 +150,39 @@ class CandidateTable:
 
     def best(self, tol: float = TIE_TOLERANCE, alive: NDArray[np.bool_] | None = None) -> int:
         """Flat index of the first candidate whose ``|r|`` is within ``tol`` of the best."""
-        absr = np.where(self.valid if alive is None else alive, np.abs(self.r), -1.0).ravel()
-        top = absr.max()
-        return int(np.argmax(absr >= top - tol))
+        return self.best_of(np.abs(self.r), tol, alive)
+
+    def best_of(
+        self,
+        score: NDArray[np.float64],
+        tol: float = TIE_TOLERANCE,
+        alive: NDArray[np.bool_] | None = None,
+    ) -> int:
+        """Flat index of the first candidate whose ``score`` is within ``tol`` of the best."""
+        s = np.where(self.valid if alive is None else alive, score, -1.0).ravel()
+        top = s.max()
+        return int(np.argmax(s >= top - tol))
+
+    def split_columns(
+        self, sums: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(W_-, W_+)`` in the table's layout from split sums of shape (4, d, n_codes - 1).
+
+        ``sums`` is :mod:`rankboost._kernels.split_sums`' output; threshold candidates only
+        (the exact-Z criterion and RankBoost+ need binary rankers).
+        """
+        d, n_cols = self.r.shape
+        n_t = self.n_thresholds
+        if n_cols != 2 * n_t:
+            raise ValueError("split sums exist for threshold candidates only")
+        out = []
+        for k in (0, 1):  # W_-, W_+
+            w = np.zeros((d, n_t, 2))
+            m = min(n_t, sums.shape[2])  # an all-NaN problem pads the table to one threshold
+            w[:, :m, 0] = sums[k, :, :m]
+            w[:, :m, 1] = sums[2 + k, :, :m]
+            out.append(np.ascontiguousarray(w[:, ::-1, :].reshape(d, 2 * n_t)))
+        return out[0], out[1]
 
 
 def candidate_table(

@@ -61,7 +61,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import serial_and_parallel, use_parallel
-from .pairwise import _merge_counting_errors
+from .pairwise import _counting_merge, finish_counts
 
 #: ``(level, qstart, lstart, log_c)``, see the module docstring.
 Layout = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -449,8 +449,9 @@ def _binary_update_query(
         a[j] = aj
         b[j] = bj
         out_pi[j] = up[lv] * bj - down[lv] * aj
-    # 5. the rows in increasing H again (one merge) and the training errors (ties count)
-    out_errors[q] = _merge_counting_errors(H, h, level, order, tmp, lo, hi, k, tree, 2 * base + q)
+    # 5. the rows in increasing H again (one merge) and the training errors (ties count);
+    # a query with many levels or a rounding tie is flagged, for finish_counts
+    out_errors[q] = _counting_merge(H, h, level, order, tmp, lo, hi, k)
 
 
 def _binary_update(
@@ -484,7 +485,9 @@ def layered_binary_update(
        is ``pi / Z``, which the caller applies to the histogram (a scalar per round instead
        of a pass over the rows).
     4. ``order`` (each query's rows in the kept order) is restored by one merge, which also
-       counts the misordered-or-tied crucial pairs into ``out``'s ``errors``.
+       counts the misordered-or-tied crucial pairs into ``out``'s ``errors``; the queries
+       with more than ``_COUNTER_MAX_LEVELS`` levels, or a tie made by rounding, are
+       finished after the driver (``finish_counts``: a Fenwick count).
 
     ``factors`` ends up holding the potential factors; shapes and dtypes: the module
     docstring.
@@ -492,3 +495,6 @@ def layered_binary_update(
     n = rows[0].shape[0]
     driver = _binary_update_parallel if use_parallel(4 * n) else _binary_update_serial
     driver(h, alpha, log_total, layout, rows, levels, factors, scratch, out)
+    # the queries the merge left (more than _COUNTER_MAX_LEVELS levels, a rounding tie)
+    finish_counts(rows[0], h, layout[0], layout[1], layout[2], rows[3], scratch[1], scratch[2],
+                  out[2])  # fmt: skip

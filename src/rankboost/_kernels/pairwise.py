@@ -42,8 +42,8 @@ def _ties_as_errors_in_order(
     Each tie block is added to the tree first, so every row then counts the lower-level rows
     above it or tied with it.
     NOTE: kept apart from the general loop, which compiles ~20% slower even when its tie
-    weight is 1; this one runs every round inside ``layered_binary_update`` for queries with
-    more than ``_COUNTER_MAX_LEVELS`` levels (``_merge_counting_errors``).
+    weight is 1; this one runs every round after ``layered_binary_update`` for queries with
+    more than ``_COUNTER_MAX_LEVELS`` levels (``_finish_count``).
     """
     if hi - lo < 2 or k < 2:
         return 0.0
@@ -358,26 +358,34 @@ def _fix_tie_order(H: np.ndarray, level: np.ndarray, order: np.ndarray, lo: int,
         order[u + 1] = r
 
 
+#: ``_counting_merge``'s answers for a query it leaves to ``_finish_count``: more levels than
+#: its counters (nothing done yet), or a tie the merge left out of the kept order.
+_NEEDS_MERGE = -1.0
+_NEEDS_TIE_FIX = -2.0
+
+
 @njit(cache=True)
-def _merge_counting_errors(
+def _counting_merge(
     H: np.ndarray, h: np.ndarray, level: np.ndarray, order: np.ndarray, tmp: np.ndarray,
-    lo: int, hi: int, k: int, scratch: np.ndarray, off: int,
+    lo: int, hi: int, k: int,
 ) -> float:  # fmt: skip
-    """``_merge_by_h`` and then the count of ``_ties_as_errors_in_order``, in one sweep.
+    """``_merge_by_h`` and the count of ``_ties_as_errors_in_order`` in one sweep, or a flag.
 
     The merge places rows from the top, in the kept order, and each row adds the rows of
     lower level placed before it: crucial pairs (x0 of a lower level than x1) with
     ``H(x0) >= H(x1)``. The per-level counters are updated for every level at once (K + 1
-    adds, no branch), so queries with more than ``_COUNTER_MAX_LEVELS`` levels take the
-    two-pass Fenwick route instead (``scratch[off : off + 2K + 1]``).
+    adds, no branch), so a query with more than ``_COUNTER_MAX_LEVELS`` levels is left
+    as it is and ``_NEEDS_MERGE`` returned.
 
     Adding ``alpha`` to two different H values can round them to one: a new tie whose
     levels are not in the kept order. The sweep notices (a level lower than the last one
-    on the same H); the query is then re-sorted and counted again by the tie-aware loop.
+    on the same H) and returns ``_NEEDS_TIE_FIX`` (the rows are merged). ``_finish_count``
+    then does the rest: kept apart so that the rare routes are compiled only where they are
+    called (``_merge_counting_errors``, ``finish_counts``), not into every binary update
+    (about 1.8 s of a cold first training).
     """
     if k > _COUNTER_MAX_LEVELS:
-        _merge_by_h(H, h, level, order, tmp, lo, hi)
-        return _ties_as_errors_in_order(H, level, order, lo, hi, k, scratch, off)
+        return _NEEDS_MERGE
     n0, n1 = _split_by_h(h, order, tmp, lo, hi)
     cum = np.zeros(k + 1)  # rows placed so far with level < c
     errors = 0.0
@@ -413,9 +421,73 @@ def _merge_counting_errors(
         for c in range(k + 1):
             cum[c] += 1.0 if c > lv else 0.0
     if broken:
-        _fix_tie_order(H, level, order, lo, hi)
-        return _ties_as_errors_in_order(H, level, order, lo, hi, k, scratch, off)
+        return _NEEDS_TIE_FIX
     return errors
+
+
+@njit(cache=True)
+def _finish_count(
+    H: np.ndarray, h: np.ndarray, level: np.ndarray, order: np.ndarray, tmp: np.ndarray,
+    lo: int, hi: int, k: int, scratch: np.ndarray, off: int, flag: float,
+) -> float:  # fmt: skip
+    """Finish what ``_counting_merge`` left (``flag``), then count.
+
+    Merge (many levels) or re-sort the ties, then count with the Fenwick tree in
+    ``scratch[off : off + 2K + 1]``.
+    """
+    if flag == _NEEDS_MERGE:
+        _merge_by_h(H, h, level, order, tmp, lo, hi)
+    else:
+        _fix_tie_order(H, level, order, lo, hi)
+    return _ties_as_errors_in_order(H, level, order, lo, hi, k, scratch, off)
+
+
+@njit(cache=True)
+def _merge_counting_errors(
+    H: np.ndarray, h: np.ndarray, level: np.ndarray, order: np.ndarray, tmp: np.ndarray,
+    lo: int, hi: int, k: int, scratch: np.ndarray, off: int,
+) -> float:  # fmt: skip
+    """``_merge_by_h`` and then the count of ``_ties_as_errors_in_order``, every route.
+
+    ``_counting_merge``, then ``_finish_count`` if it left the query.
+    """
+    errors = _counting_merge(H, h, level, order, tmp, lo, hi, k)
+    if errors < 0.0:
+        return _finish_count(H, h, level, order, tmp, lo, hi, k, scratch, off, errors)
+    return errors
+
+
+def _finish_counts(
+    H: np.ndarray, h: np.ndarray, level: np.ndarray, qstart: np.ndarray, lstart: np.ndarray,
+    order: np.ndarray, tmp: np.ndarray, scratch: np.ndarray, errors: np.ndarray,
+    queries: np.ndarray,
+) -> None:  # fmt: skip
+    for u in prange(queries.shape[0]):
+        q = queries[u]
+        base = lstart[q]
+        errors[q] = _finish_count(
+            H, h, level, order, tmp, qstart[q], qstart[q + 1], lstart[q + 1] - base,
+            scratch, 2 * base + q, errors[q],
+        )  # fmt: skip
+
+
+_finish_counts_serial, _finish_counts_parallel = serial_and_parallel(_finish_counts)
+
+
+def finish_counts(
+    H: np.ndarray, h: np.ndarray, level: np.ndarray, qstart: np.ndarray, lstart: np.ndarray,
+    order: np.ndarray, tmp: np.ndarray, scratch: np.ndarray, errors: np.ndarray,
+) -> None:  # fmt: skip
+    """Finish the queries ``_counting_merge`` left (``errors < 0``), in place.
+
+    Query ``q``'s tree is ``scratch[2 lstart[q] + q:]`` (the binary update's layout).
+    """
+    queries = np.flatnonzero(errors < 0.0)
+    if queries.shape[0] == 0:
+        return
+    rows = int(np.sum(qstart[queries + 1] - qstart[queries]))
+    driver = _finish_counts_parallel if use_parallel(8 * rows) else _finish_counts_serial
+    driver(H, h, level, qstart, lstart, order, tmp, scratch, errors, queries)
 
 
 @njit(cache=True)
@@ -448,15 +520,34 @@ def _reorder(
 _reorder_serial, _reorder_parallel = serial_and_parallel(_reorder)
 
 
+def _merge_queries(
+    H: np.ndarray, h: np.ndarray, level: np.ndarray, qstart: np.ndarray, order: np.ndarray,
+    tmp: np.ndarray,
+) -> None:  # fmt: skip
+    for q in prange(qstart.shape[0] - 1):
+        _merge_by_h(H, h, level, order, tmp, qstart[q], qstart[q + 1])
+
+
+_merge_queries_serial, _merge_queries_parallel = serial_and_parallel(_merge_queries)
+
+
 def reorder(
     H: np.ndarray, h: np.ndarray, level: np.ndarray, binary: bool, qstart: np.ndarray,
     order: np.ndarray, tmp: np.ndarray,
 ) -> None:  # fmt: skip
     """Keep ``order`` valid after an update.
 
-    Each query's rows in the kept order: increasing ``H``, then decreasing level.
+    Each query's rows in the kept order: increasing ``H``, then decreasing level. A binary
+    ``h`` (exactly 0 or 1) takes the merge alone (``_merge_queries``), as uint8: the
+    specialisation the binary update already compiled, and neither the sort of real-valued
+    rankers nor a float copy of the merge is compiled (about 1.5 s of a cold first training).
     """
-    if use_parallel(8 * H.shape[0]):
+    parallel = use_parallel(8 * H.shape[0])
+    if binary:
+        h8 = h if h.dtype == np.uint8 else h.astype(np.uint8)
+        merge = _merge_queries_parallel if parallel else _merge_queries_serial
+        merge(H, h8, level, qstart, order, tmp)
+    elif parallel:
         _reorder_parallel(H, h, level, binary, qstart, order, tmp)
     else:
         _reorder_serial(H, h, level, binary, qstart, order, tmp)
@@ -476,6 +567,20 @@ def _sorted_errors(
 _sorted_errors_serial, _sorted_errors_parallel = serial_and_parallel(_sorted_errors)
 
 
+def _sorted_tie_errors(
+    H: np.ndarray, level: np.ndarray, order: np.ndarray, qstart: np.ndarray,
+    lstart: np.ndarray, scratch: np.ndarray, out_errors: np.ndarray,
+) -> None:  # fmt: skip
+    for q in prange(qstart.shape[0] - 1):
+        out_errors[q] = _ties_as_errors_in_order(
+            H, level, order, qstart[q], qstart[q + 1], lstart[q + 1] - lstart[q],
+            scratch, 2 * lstart[q] + q,
+        )  # fmt: skip
+
+
+_sorted_tie_errors_serial, _sorted_tie_errors_parallel = serial_and_parallel(_sorted_tie_errors)
+
+
 def sorted_level_errors(
     H: np.ndarray,
     level: np.ndarray,
@@ -487,9 +592,16 @@ def sorted_level_errors(
     """Misordered crucial pairs per query, given each query's rows in increasing ``H``.
 
     Query ``q`` uses ``scratch[2 lstart[q] + q:][:2 K_q + 1]`` (see ``_errors_in_order``).
+    ``tie_weight = 1`` (the training rloss) calls ``_ties_as_errors_in_order`` directly,
+    which ``_errors_in_order`` would return, so the general loop is compiled only when used.
     """
     out = np.empty(qstart.shape[0] - 1)
     scratch = np.empty(2 * int(lstart[-1]) + qstart.shape[0])
-    kernel = _sorted_errors_parallel if use_parallel(8 * H.shape[0]) else _sorted_errors_serial
+    parallel = use_parallel(8 * H.shape[0])
+    if tie_weight == 1.0:
+        ties = _sorted_tie_errors_parallel if parallel else _sorted_tie_errors_serial
+        ties(H, level, order, qstart, lstart, scratch, out)
+        return out
+    kernel = _sorted_errors_parallel if parallel else _sorted_errors_serial
     kernel(H, level, order, qstart, lstart, float(tie_weight), scratch, out)
     return out

@@ -185,6 +185,18 @@ class PartitionBlock:
         wm, _, wp = self.state.binary_stats(np.asarray(self._h(spec), dtype=np.float64))
         return wm, wp
 
+    def split_sums(self, log_total: float) -> NDArray[np.float64]:
+        """The block's split sums of ``W_-, W_+`` per candidate (``criterion="exact_z"``).
+
+        Shape (4, d, n_codes - 1) (:mod:`rankboost._kernels.split_sums`), under the
+        distribution of global mass ``log_total``.
+        """
+        out = np.zeros((4, self.X.shape[1], max(self.n_codes - 1, 0)))
+        if self.state is not None:
+            self.state.set_log_total(log_total)
+            self.state.split_sums(out)
+        return out
+
     def log_slopes(self, spec: Spec, alpha: float) -> tuple[float, float]:
         """The block's ``(log S_0, log S_1)`` of dZ/dalpha at ``alpha`` (line search)."""
         if self.state is None:
@@ -297,6 +309,10 @@ class WorkerBlocks:
             wm += m
             wp += p
         return wm, wp
+
+    def split_sums(self, log_total: float) -> NDArray[np.float64]:
+        """The blocks' split sums, summed (one (4, d, n_codes - 1) array per worker)."""
+        return _sum([b.split_sums(log_total) for b in self.blocks])
 
     def log_slopes(self, spec: Spec, alpha: float) -> list[tuple[float, float]]:
         """Every block's ``(log S_0, log S_1)``."""

@@ -7,7 +7,9 @@ very same method): only the steps that touch the blocks go to the workers. Per r
   previous round's fused step), chooses the weak ranker and its alpha (``"exact"`` asks the
   blocks for their parts of ``W_-, W_+``: one more round trip; ``"line_search"`` asks for the
   slopes of Z at each trial alpha: one round trip per evaluation of Brent's method, 6 per
-  round in ``benchmarks/bench_dask.py``);
+  round in ``benchmarks/bench_dask.py``; ``criterion="exact_z"`` asks every worker for its
+  summed split sums of ``W_-, W_+`` per candidate, a (4, d, n_codes - 1) array: one more
+  round trip; ``alpha="rbplus"`` is refused);
 * one ``step`` call per worker (a :class:`WorkerBlocks` actor holding the partitions dealt
   to it) applies the round to each of its blocks (:meth:`PartitionBlock.step`) and
   returns their new log masses and their histograms of the next potential (relative to
@@ -34,7 +36,7 @@ from numpy.typing import NDArray
 from ..binning import BinMapper, cuts_from_counts
 from ..booster import Booster, Spec, candidate_ranker
 from ..feedback import _layered_log_c, _log_sum_of
-from ..params import TrainParams
+from ..params import ParameterError, TrainParams
 from ..weak_rankers import CandidateTable, WeakRanker
 from ._block import WorkerBlocks, _merge_value_counts, _sum
 
@@ -116,6 +118,12 @@ class DaskBooster(Booster):
         feedback_repr: str = "",
         bins: str | BinMapper = "auto",
     ) -> None:
+        if params.alpha == "rbplus":
+            raise ParameterError(
+                "rankboost.dask.train: alpha='rbplus' is not supported on Dask (RankBoost+ "
+                "keeps a factor per explicit pair, rankboost.rbplus); train with "
+                "rankboost.train on one machine, or use alpha='r', 'exact' or 'line_search'."
+            )
         self.client = client
         self.params = params
         self.feature_names = None if feature_names is None else [str(f) for f in feature_names]
@@ -287,6 +295,12 @@ class DaskBooster(Booster):
         feature, kind, t, q = table.decode(flat)
         spec: Spec = (int(feature), kind, int(t), int(q))
         return candidate_ranker(self.binner, spec), [spec] * self.n_blocks
+
+    def _split_columns(
+        self, table: CandidateTable
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``criterion="exact_z"``: every worker's split sums, summed (one more round trip)."""
+        return table.split_columns(_sum(self._call("split_sums", self.log_total)))
 
     def _w_minus_plus(self, hs: list[Any]) -> tuple[float, float]:
         w_minus = w_plus = 0.0

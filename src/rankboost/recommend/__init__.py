@@ -11,7 +11,12 @@ Two entry points:
 
 * :func:`user_ranking_problem` builds one user's ``(X, y)``, exactly as the recommender does;
 * :class:`RankBoostRecommender` fits one model per target user (in parallel over users with
-  joblib) and scores, ranks and recommends items.
+  joblib) and scores, ranks and recommends items (``recommend_all(k)``: every fitted user).
+  Per-target problems are built from CSR slices of the ratings: the matrix is never
+  densified to users x items. Beyond the paper's configuration it offers crowd and
+  cross-fitted VSIM columns (``extra_features``), a mean fill for unrated items
+  (``unrated``), rating-gap pair weights (``pair_weight``) and a cap on feature users
+  (``max_feature_users``); docs/movies.md measures each.
 
 :class:`RankBoostRecommender` takes the user's own labels: a pandas DataFrame of
 ``(user, item, rating)`` rows (``fit(..., columns=...)`` names the columns) or a DataFrame

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,7 @@ from sklearn.base import BaseEstimator
 
 from .._kernels import numba_threads
 from ..booster import TrainingStoppedWarning, _train
-from ..feedback import LayeredFeedback
+from ..feedback import LayeredFeedback, PairFeedback
 from ..model import RankBoostModel
 from ..params import TrainParams, params_of
 from ._problem import _check_items, _check_users, _features, check_ratings
@@ -113,13 +114,178 @@ def _positions(labels: Any, index: dict[Any, int], *, what: str, name: str) -> N
 
 # --------------------------------------------------------------------------- fitting
 
+_UNRATED = ("abstain", "user_mean")
+_PAIR_WEIGHTS = ("equal", "gap")
+_EXTRA = ("mean", "centred_mean", "count", "vsim")
+_VSIM_FOLDS = 5
+#: rows of a dense feature block built at once when scoring (bounds memory per call)
+_SCORE_CELLS = 1 << 22
+
+
+@dataclass(frozen=True)
+class _Design:
+    """How a target's feature matrix and feedback are built from the ratings."""
+
+    unrated: str
+    pair_weight: str
+    extra: tuple[str, ...]
+    user_columns: bool = True
+
+    @property
+    def paper(self) -> bool:
+        return self.unrated == "abstain" and not self.extra and self.user_columns
+
+
+def _vsim_weights(
+    X: NDArray[np.float64], M: NDArray[np.bool_], y: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Breese et al. (1998) cosine weight of each feature user over the co-rated rows."""
+    X0 = np.where(M, X, 0.0)
+    num = y @ X0
+    den = np.sqrt(((y**2) @ M) * (X0**2).sum(axis=0))
+    return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+
+
+def _vsim_scores(
+    X: NDArray[np.float64], M: NDArray[np.bool_], means: NDArray[np.float64], w: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """``sum_f w_f (x_f - mean_f) / sum_f |w_f|`` over the raters of each row; NaN if none."""
+    dev = np.where(M, X - means, 0.0)
+    norm = M @ np.abs(w)
+    out = np.full(X.shape[0], np.nan)
+    np.divide(dev @ w, norm, out=out, where=norm > 0)
+    return out
+
+
+def _design_matrix(
+    X: NDArray[np.float64],
+    means: NDArray[np.float64],
+    design: _Design,
+    *,
+    y: NDArray[np.float64] | None = None,
+    w: NDArray[np.float64] | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
+    """The model's columns from the raw ratings ``X`` (NaN = unrated) of the feature users.
+
+    Columns: one per feature user (NaN = abstain, or the user's mean rating with
+    ``unrated="user_mean"``), then the ``extra`` columns, all functions of the row's
+    feature-user ratings only, except ``"vsim"``: the VSIM score with weights learned from
+    the target's ratings ``y``, *cross-fitted* on training rows (a row's score uses weights
+    fitted on the other folds, so no row sees its own rating) and fitted on all training
+    rows (``w``) for scoring. Returns the matrix and, when ``y`` is given, those weights.
+    """
+    if design.paper:
+        return X, None
+    M = ~np.isnan(X)
+    cnt = M.sum(axis=1).astype(np.float64)
+    has = cnt > 0
+    cols = []
+    w_full = None
+    for name in design.extra:
+        if name == "count":
+            cols.append(cnt)
+        elif name in ("mean", "centred_mean"):
+            val = np.where(M, X - (means if name == "centred_mean" else 0.0), 0.0).sum(axis=1)
+            cols.append(np.divide(val, cnt, out=np.full(X.shape[0], np.nan), where=has))
+        else:  # vsim
+            if y is not None:
+                w_full = _vsim_weights(X, M, y)
+                col = np.empty(X.shape[0])
+                fold = np.arange(X.shape[0]) % _VSIM_FOLDS
+                for k in range(_VSIM_FOLDS):
+                    out = fold == k
+                    if not out.any():
+                        continue
+                    wk = _vsim_weights(X[~out], M[~out], y[~out])
+                    col[out] = _vsim_scores(X[out], M[out], means, wk)
+                cols.append(col)
+            else:
+                assert w is not None
+                cols.append(_vsim_scores(X, M, means, w))
+    if not design.user_columns:
+        return np.column_stack(cols), w_full
+    if design.unrated == "user_mean":
+        X = np.where(M, X, means)
+    if cols:
+        X = np.column_stack([X, *cols])
+    return X, w_full
+
+
+def _feedback(y: NDArray[np.float64], pair_weight: str) -> LayeredFeedback | PairFeedback:
+    """Every pair of items rated differently is crucial; weight 1 or the rating gap."""
+    if pair_weight == "equal":
+        return LayeredFeedback(y)
+    lo, hi = np.nonzero(y[:, None] < y[None, :])  # row hi above row lo
+    return PairFeedback(np.column_stack([lo, hi]), weights=y[hi] - y[lo], n_samples=y.shape[0])
+
+
+def _score_items(
+    R: sp.csr_matrix,
+    means: NDArray[np.float64],
+    design: _Design,
+    feats: NDArray[np.int64],
+    model: RankBoostModel,
+    w: NDArray[np.float64] | None,
+    it: NDArray[np.int64],
+) -> NDArray[np.float64]:
+    """``H`` of items ``it`` for one target, in dense blocks of at most ~4M cells.
+
+    The features come from the feature users' rows of ``R`` (one CSR slice, the ratings
+    of those users only), so scoring every item of a large catalogue costs the feature
+    users' ratings per block, not every rating of every item.
+    """
+    d = feats.shape[0]
+    sub = R[feats].tocoo()
+    pos = np.full(R.shape[1], -1, dtype=np.int64)
+    step = max(1, _SCORE_CELLS // max(d, 1))
+    out = np.empty(it.shape[0])
+    for start in range(0, it.shape[0], step):
+        uniq, inverse = np.unique(it[start : start + step], return_inverse=True)
+        pos[uniq] = np.arange(uniq.shape[0])
+        row = pos[sub.col]
+        keep = row >= 0
+        X = np.full((uniq.shape[0], d), np.nan)
+        X[row[keep], sub.row[keep]] = sub.data[keep]
+        pos[uniq] = -1
+        X, _ = _design_matrix(X, means[feats], design, w=w)
+        out[start : start + step] = model.decision_function(X)[inverse]
+    return out
+
+
+def _recommend_chunk(
+    R: sp.csr_matrix,
+    means: NDArray[np.float64],
+    design: _Design,
+    jobs: list[tuple[int, NDArray[np.int64], RankBoostModel, NDArray[np.float64] | None]],
+    k: int,
+    exclude_rated: bool,
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Top-``k`` item positions and scores of a chunk of targets (-1 / NaN pad short rows)."""
+    items = np.full((len(jobs), k), -1, dtype=np.int64)
+    scores = np.full((len(jobs), k), np.nan)
+    every = np.arange(R.shape[1], dtype=np.int64)
+    with numba_threads(1):
+        for row, (u, feats, model, w) in enumerate(jobs):
+            it = every
+            if exclude_rated:
+                keep = np.ones(R.shape[1], dtype=bool)
+                keep[R.indices[R.indptr[u] : R.indptr[u + 1]]] = False
+                it = every[keep]
+            s = _score_items(R, means, design, feats, model, w, it)
+            top = np.argsort(-s, kind="stable")[:k]
+            items[row, : top.shape[0]] = it[top]
+            scores[row, : top.shape[0]] = s[top]
+    return items, scores
+
 
 def _fit_chunk(
     by_item: sp.csr_matrix,
     R: sp.csr_matrix,
     jobs: list[tuple[int, NDArray[np.int64]]],
     params: TrainParams,
-) -> list[tuple[int, RankBoostModel]]:
+    design: _Design,
+    means: NDArray[np.float64],
+) -> list[tuple[int, RankBoostModel, NDArray[np.float64] | None]]:
     """Train the models of a chunk of target users (runs in a joblib worker)."""
     out = []
     column_of = np.full(R.shape[0], -1, dtype=np.int64)
@@ -131,8 +297,9 @@ def _fit_chunk(
             column_of[feats] = np.arange(feats.shape[0])
             X = _features(by_item, row.indices.astype(np.int64), column_of, feats.shape[0])
             column_of[feats] = -1
-            model = _train(X, LayeredFeedback(row.data), params)  # X built valid above
-            out.append((user, model))
+            X, w = _design_matrix(X, means[feats], design, y=row.data)
+            model = _train(X, _feedback(row.data, design.pair_weight), params)
+            out.append((user, model, w))
     return out
 
 
@@ -167,11 +334,39 @@ class RankBoostRecommender(BaseEstimator):
     default : {"learned", 0, 1}, default="learned"
         ``q_def`` where the feature user did not rate the item: picked by WeakLearn (the
         paper), or fixed.
+    weak_ranker : {"threshold", "feature", "both"}, default="threshold"
+        Threshold rankers (the paper), real-valued rankers (the training-bin rank of a
+        column rescaled to [0, 1]) or both (see :func:`rankboost.train`).
+    unrated : {"abstain", "user_mean"}, default="abstain"
+        A feature user's column where they did not rate the item: NaN, the paper's ⊥
+        (the weak ranker gives ``q_def`` in {0, 1}: the unrated item sits with the items
+        the user rated highest or lowest), or the feature user's mean rating (the item
+        sits between, by where the threshold lies relative to that mean).
+    pair_weight : {"equal", "gap"}, default="equal"
+        Weight of a crucial pair: 1 (the paper's ``LayeredFeedback``) or the rating gap
+        ``|y_i - y_j|`` (``PairFeedback``; SPEC 1's table ``g(l0, l1) = l1 - l0``).
+    extra_features : tuple of str, default=()
+        Columns appended after the feature users, all computed from the feature users'
+        ratings of the row's item: ``"mean"`` (their mean rating), ``"centred_mean"``
+        (mean of rating minus the rater's mean rating), ``"count"`` (how many rated it:
+        popularity) and ``"vsim"`` (the VSIM score of Breese et al. 1998 with cosine
+        weights from the target's ratings, *cross-fitted* on the training items: 5
+        folds, each fold's score uses weights from the other four, so no training item
+        sees its own rating; scoring uses weights from all training items). NaN where
+        no feature user rated the item. The configuration pilot of docs/movies.md
+        compares them.
+    user_features : bool, default=True
+        Whether the feature users' own columns enter the model; False keeps only
+        ``extra_features`` (RankBoost then combines the crowd and VSIM rankers).
     min_overlap : int, default=1
         A feature user enters a target's model only if they rated at least this many of
         the target's training items; the others are dropped for that target (a feature
         that abstains on every training item cannot be learned from). Counted in
         ``report_["n_features_dropped"]``.
+    max_feature_users : int, default=None
+        Keep at most this many feature users per target: those who co-rated the most of
+        the target's training items (ties: the lowest row number). None keeps all. Bounds
+        the dense per-target problem (items x feature users) on large catalogues.
     rating_range : tuple of (float, float), default=None
         Inclusive bounds for every rating (e.g. ``(1, 5)`` for MovieLens); None only
         requires finite ratings.
@@ -249,7 +444,13 @@ class RankBoostRecommender(BaseEstimator):
         thresholds: int | str | tuple[str, int] = "all",
         criterion: str = "abs_r",
         default: str | int = "learned",
+        weak_ranker: str = "threshold",
+        unrated: str = "abstain",
+        pair_weight: str = "equal",
+        extra_features: tuple[str, ...] = (),
+        user_features: bool = True,
         min_overlap: int = 1,
+        max_feature_users: int | None = None,
         rating_range: tuple[float, float] | None = None,
         invalid_targets: str = "raise",
         n_jobs: int | None = None,
@@ -263,7 +464,13 @@ class RankBoostRecommender(BaseEstimator):
         self.thresholds = thresholds
         self.criterion = criterion
         self.default = default
+        self.weak_ranker = weak_ranker
+        self.unrated = unrated
+        self.pair_weight = pair_weight
+        self.extra_features = extra_features
+        self.user_features = user_features
         self.min_overlap = min_overlap
+        self.max_feature_users = max_feature_users
         self.rating_range = rating_range
         self.invalid_targets = invalid_targets
         self.n_jobs = n_jobs
@@ -273,41 +480,52 @@ class RankBoostRecommender(BaseEstimator):
     def _plan(
         self,
         R: sp.csr_matrix,
+        by_item: sp.csr_matrix,
         targets: NDArray[np.int64],
         feats: NDArray[np.int64],
         names: list[Any],
     ) -> tuple[list[tuple[int, NDArray[np.int64]]], dict[int, str], int]:
-        """Per target: its feature users after ``min_overlap``; or why it cannot be fitted."""
+        """Per target: its feature users (``min_overlap``, ``max_feature_users``) or why not.
+
+        The feature users keep the order of ``feats``.
+        """
         n_rated = np.diff(R.indptr)
-        lo = np.full(R.shape[0], np.inf)
-        hi = np.full(R.shape[0], -np.inf)
-        rows = np.repeat(np.arange(R.shape[0]), n_rated)
-        np.minimum.at(lo, rows, R.data)
-        np.maximum.at(hi, rows, R.data)
-        # co-rating counts target x feature user: one sparse product, no loop over ratings
-        B = R.copy()
-        B.data = np.ones_like(B.data)
-        overlap = (B[targets] @ B[feats].T).toarray()
+        # co-rating counts of one target at a time, from the raters of its items (CSR
+        # slices of the item x user matrix): memory O(ratings), never targets x users
+        is_feat = np.zeros(R.shape[0], dtype=bool)
+        is_feat[feats] = True
+        position = np.zeros(R.shape[0], dtype=np.int64)
+        position[feats] = np.arange(feats.shape[0])
+        cap = self.max_feature_users
         plan: list[tuple[int, NDArray[np.int64]]] = []
         skipped: dict[int, str] = {}
         dropped = 0
-        for k, u in enumerate(targets.tolist()):
-            if not lo[u] < hi[u]:
+        n_feats = feats.shape[0]
+        for u in targets.tolist():
+            mine = R.data[R.indptr[u] : R.indptr[u + 1]]
+            if mine.shape[0] < 2 or not mine.min() < mine.max():
                 why = (
                     f"user {names[u]!r} has {n_rated[u]} rating(s) with fewer than two "
                     "distinct values, so no pair of items is crucial (nothing to learn)"
                 )
                 skipped[u] = why
                 continue
-            ok = (overlap[k] >= self.min_overlap) & (feats != u)
-            dropped += int(np.count_nonzero(~ok & (feats != u)))
-            if not ok.any():
+            raters = by_item[R.indices[R.indptr[u] : R.indptr[u + 1]]].indices
+            overlap = np.bincount(raters[is_feat[raters]], minlength=R.shape[0])
+            overlap[u] = 0  # a target never uses itself
+            ok = np.flatnonzero(overlap >= self.min_overlap)
+            n_ok = ok.shape[0]
+            if cap is not None and n_ok > cap:
+                # the cap users with the most co-rated items (ties: lowest user number)
+                ok = ok[np.argsort(-overlap[ok], kind="stable")[:cap]]
+            dropped += n_feats - int(is_feat[u]) - n_ok
+            if n_ok == 0:
                 skipped[u] = (
                     f"user {names[u]!r}: no feature user rated at least "
                     f"min_overlap={self.min_overlap} of this user's items"
                 )
                 continue
-            plan.append((u, feats[ok]))
+            plan.append((u, ok[np.argsort(position[ok], kind="stable")]))
         return plan, skipped, dropped
 
     def _check_params(self) -> TrainParams:
@@ -321,7 +539,42 @@ class RankBoostRecommender(BaseEstimator):
         m = self.min_overlap
         if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
             raise ValueError(f"RankBoostRecommender.min_overlap must be an int >= 1; got {m!r}.")
+        c = self.max_feature_users
+        if c is not None and (isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 1):
+            raise ValueError(
+                f"RankBoostRecommender.max_feature_users must be None or an int >= 1; got {c!r}."
+            )
+        self._design()
         return params
+
+    def _design(self) -> _Design:
+        for name, allowed in (("unrated", _UNRATED), ("pair_weight", _PAIR_WEIGHTS)):
+            value = getattr(self, name)
+            if not isinstance(value, str) or value not in allowed:
+                raise ValueError(
+                    f"RankBoostRecommender.{name} must be one of {allowed}; got {value!r}."
+                )
+        extra = self.extra_features
+        if isinstance(extra, str):
+            extra = (extra,)
+        extra = tuple(extra)
+        if not isinstance(self.user_features, (bool, np.bool_)):
+            raise ValueError(
+                f"RankBoostRecommender.user_features must be True or False; got "
+                f"{self.user_features!r}."
+            )
+        if not self.user_features and not extra:
+            raise ValueError(
+                "RankBoostRecommender.user_features=False leaves no column: name at least "
+                "one extra_features column."
+            )
+        bad = [e for e in extra if not isinstance(e, str) or e not in _EXTRA]
+        if bad or len(set(extra)) != len(extra):
+            raise ValueError(
+                "RankBoostRecommender.extra_features must be distinct names among "
+                f"{_EXTRA}; got {self.extra_features!r}."
+            )
+        return _Design(self.unrated, self.pair_weight, extra, self.user_features)
 
     def fit(
         self,
@@ -402,41 +655,52 @@ class RankBoostRecommender(BaseEstimator):
             if self.feature_users is None
             else to_positions(self.feature_users, "feature_users")
         )
-        plan, skipped, dropped = self._plan(R, targets, feats, names[0])
+        by_item = R.T.tocsr()
+        plan, skipped, dropped = self._plan(R, by_item, targets, feats, names[0])
         if skipped and self.invalid_targets == "raise":
             u, why = next(iter(skipped.items()))
             raise ValueError(
                 f"cannot fit target {why}. Drop the user from target_users, or pass "
                 "invalid_targets='skip' to skip such users."
             )
-        by_item = R.T.tocsr()
+        design = self._design()
+        n_per_user = np.diff(R.indptr)
+        sums = np.asarray(R.sum(axis=1), dtype=np.float64).ravel()
+        means = np.divide(  # each user's mean rating (the "user_mean" fill)
+            sums,
+            n_per_user,
+            out=np.zeros(n_users),
+            where=n_per_user > 0,
+        )
         n_jobs = effective_n_jobs(self.n_jobs) if plan else 1
         if n_jobs == 1 or len(plan) < 2:
-            results = _fit_chunk(by_item, R, plan, params)
+            results = _fit_chunk(by_item, R, plan, params, design, means)
         else:
             # a few chunks per worker: balances uneven users, ships the matrix once a chunk
             n_chunks = min(len(plan), 4 * n_jobs)
             chunks = [plan[i::n_chunks] for i in range(n_chunks)]
             parts = Parallel(n_jobs=n_jobs, verbose=self.verbose)(
-                delayed(_fit_chunk)(by_item, R, c, params) for c in chunks
+                delayed(_fit_chunk)(by_item, R, c, params, design, means) for c in chunks
             )
             results = [r for part in parts for r in part]
         order = {u: i for i, (u, _) in enumerate(plan)}
-        results.sort(key=lambda ur: order[ur[0]])
+        results.sort(key=lambda r: order[r[0]])
         label = names[0]
-        self._models = dict(results)
+        self._models = {u: m for u, m, _ in results}
+        self._vsim_w = {u: w for u, _, w in results if w is not None}
+        self._design_ = design
+        self._means = means
         self._feats = dict(plan)
         self._labelled = labelled
         self._user_pos = user_pos
         self._item_pos = {it: k for k, it in enumerate(names[1])}
         self.users_ = users
         self.items_ = items
-        self.models_ = {label[u]: m for u, m in results}
+        self.models_ = {label[u]: m for u, m, _ in results}
         self.feature_users_ = {label[u]: users[f] for u, f in plan}
         self.skipped_users_ = {label[u]: why for u, why in skipped.items()}
         self.n_users_, self.n_items_ = R.shape
-        self._by_item = by_item
-        self._rated = {u: R[u].indices.astype(np.int64) for u, _ in plan}
+        self._R = R
         stopped = sum(m.stop_reason is not None for m in self._models.values())
         self.report_ = {
             "n_targets": int(targets.shape[0]),
@@ -495,12 +759,14 @@ class RankBoostRecommender(BaseEstimator):
         return _check_items(items, self.n_items_, name=name)
 
     def _score(self, u: int, model: RankBoostModel, it: NDArray[np.int64]) -> NDArray[np.float64]:
-        feats = self._feats[u]
-        column_of = np.full(self.n_users_, -1, dtype=np.int64)
-        column_of[feats] = np.arange(feats.shape[0])
-        if it.shape[0] == 0:
-            return np.empty(0)
-        return model.decision_function(_features(self._by_item, it, column_of, feats.shape[0]))
+        return _score_items(
+            self._R, self._means, self._design_, self._feats[u], model,
+            self._vsim_w.get(u), it,
+        )  # fmt: skip
+
+    def _rated_items(self, u: int) -> NDArray[np.int64]:
+        R = self._R
+        return R.indices[R.indptr[u] : R.indptr[u + 1]].astype(np.int64)
 
     def predict(self, user: Any, items: ArrayLike | None = None) -> NDArray[np.float64]:
         """Return the score ``H`` of items for ``user`` (higher = ranked higher).
@@ -577,7 +843,77 @@ class RankBoostRecommender(BaseEstimator):
             raise ValueError(f"k must be an int >= 1; got {k!r}.")
         it = self._items_of(candidates, "candidates")
         if exclude_rated:
-            it = it[~np.isin(it, self._rated[u])]
+            it = it[~np.isin(it, self._rated_items(u))]
         scores = self._score(u, model, it)
         top = np.argsort(-scores, kind="stable")[:k]
         return self.items_[it[top]], scores[top]
+
+    def recommend_all(
+        self, k: int = 10, exclude_rated: bool = True
+    ) -> tuple[NDArray[Any], NDArray[Any], NDArray[np.float64]]:
+        """Return the ``k`` best items of every fitted target user, in parallel.
+
+        Parameters
+        ----------
+        k : int, default=10
+            Number of items per user.
+        exclude_rated : bool, default=True
+            Leave out the items each user rated in the matrix given to ``fit``.
+
+        Returns
+        -------
+        users : ndarray of shape (n_fitted,)
+            The fitted target users (labels; row numbers for matrix input), in fit order.
+        items : ndarray of shape (n_fitted, k)
+            Row ``i``: the items of ``users[i]``, best first, as :meth:`recommend` gives
+            them. A user with fewer than ``k`` candidate items has the row padded with
+            ``-1`` (matrix input) or ``None`` (labels).
+        scores : ndarray of float of shape (n_fitted, k)
+            Their scores; NaN in padded cells.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from rankboost.recommend import RankBoostRecommender
+        >>> rng = np.random.default_rng(0)
+        >>> taste = rng.integers(1, 6, size=30).astype(float)
+        >>> R = np.vstack([taste, 6 - taste, taste, 6 - taste, rng.integers(1, 6, size=30)])
+        >>> R[0, 20:] = R[1, :10] = np.nan  # users 0 and 1 have not seen some items
+        >>> rec = RankBoostRecommender(feature_users=[2, 3, 4], n_estimators=20)
+        >>> users, items, scores = rec.fit(R, target_users=[0, 1]).recommend_all(k=3)
+        >>> users.tolist(), items.shape
+        ([0, 1], (2, 3))
+        >>> taste[items[0]].tolist(), (6 - taste[items[1]]).tolist()  # each one's taste
+        ([5.0, 5.0, 4.0], [5.0, 5.0, 5.0])
+        """
+        if not hasattr(self, "models_"):
+            raise ValueError(
+                "This RankBoostRecommender is not fitted yet; call fit(ratings) first."
+            )
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"k must be an int >= 1; got {k!r}.")
+        k = int(k)
+        jobs = [(u, self._feats[u], m, self._vsim_w.get(u)) for u, m in self._models.items()]
+        n_jobs = effective_n_jobs(self.n_jobs) if jobs else 1
+        args = (self._R, self._means, self._design_)
+        if n_jobs == 1 or len(jobs) < 2:
+            parts = [_recommend_chunk(*args, jobs, k, exclude_rated)]
+            order = np.arange(len(jobs))
+        else:
+            n_chunks = min(len(jobs), 4 * n_jobs)
+            idx = [np.arange(i, len(jobs), n_chunks) for i in range(n_chunks)]
+            parts = Parallel(n_jobs=n_jobs, verbose=self.verbose)(
+                delayed(_recommend_chunk)(*args, [jobs[j] for j in ix], k, exclude_rated)
+                for ix in idx
+            )
+            order = np.argsort(np.concatenate(idx), kind="stable")
+        pos = np.concatenate([p[0] for p in parts])[order]
+        scores = np.concatenate([p[1] for p in parts])[order]
+        users = self.users_[np.array([u for u, *_ in jobs], dtype=np.int64)]
+        if self._labelled:
+            items = np.empty(pos.shape, dtype=object)
+            items[pos >= 0] = self.items_[pos[pos >= 0]]
+            items[pos < 0] = None
+        else:
+            items = pos
+        return users, items, scores

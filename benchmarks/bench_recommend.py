@@ -1,0 +1,313 @@
+"""Every user, fast, sparse: RankBoostRecommender on all MovieLens users and at 100x scale.
+
+Two parts, measured in one run:
+
+1. **MovieLens 100K, every user.** Each of the 943 users' ratings is split at random
+   (seed 0) into 80% training / 20% held out. ``RankBoostRecommender`` (the paper
+   configuration and the best configuration of docs/movies.md; every other user is a
+   feature user) is fitted for all 943 users from the sparse training matrix, then
+   ``recommend_all(10)`` ranks every unrated item of every user. Against it, in the same
+   process: scikit-surprise's ``KNNWithMeans`` (user-based, pearson, k=40) fit on the same
+   training ratings and predict on the same held-out pairs. Reported: seconds, users per
+   second, peak memory of the phase, and NDCG@10 / precision@10 of each method on each
+   user's held-out ratings (``rankboost.metrics``, ties in expectation, good = rating >= 4).
+2. **Synthetic 100,000 users x 20,000 items at 1% density** (20 million ratings, a latent
+   taste model): 1,000 targets fitted with every user as a feature user
+   (``max_feature_users=500`` bounds each dense per-target problem) and
+   ``recommend_all(10)``, serially (``n_jobs=1``, so all memory is this process's). The
+   peak memory is compared with the size of the CSR matrix: it stays a small multiple of
+   the ratings, far from the 16 GB a dense users x items float64 matrix would take.
+
+Peak memory is the process's resident high-water mark (``VmHWM``), reset before each phase
+(``/proc/self/clear_refs``); with ``n_jobs=2`` the joblib workers' memory is not included
+(part 2 runs serially for that reason).
+
+    PYTHONPATH=src .venv/bin/python benchmarks/bench_recommend.py --write-results
+
+Options: ``--n-jobs`` (part 1, default 2), ``--skip-synthetic``, ``--synthetic-targets``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import (  # noqa: E402
+    add_write_results,
+    machine_info,
+    machine_line,
+    markdown_table,
+    peak_rss_bytes,
+    report_result,
+    rss_bytes,
+)
+
+from rankboost import TrainingStoppedWarning  # noqa: E402
+from rankboost.datasets import load_movielens  # noqa: E402
+from rankboost.metrics import ndcg_score, precision_at_k  # noqa: E402
+from rankboost.recommend import RankBoostRecommender  # noqa: E402
+
+DATA = (
+    Path(
+        os.environ.get(
+            "RANKBOOST_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"
+        )
+    )
+    / "movielens"
+    / "ml-100k"
+    / "u.data.gz"
+)
+PAPER = {"n_estimators": 50, "positive_cumulative": True}
+#: the configurations of experiments/movies.py (docs/movies.md)
+BEST = {
+    "n_estimators": 20,
+    "positive_cumulative": True,
+    "unrated": "user_mean",
+    "extra_features": ("centred_mean", "count", "vsim"),
+    "user_features": False,
+    "weak_ranker": "feature",
+}
+GOOD = 4.0
+
+
+def reset_peak() -> None:
+    """Reset the resident high-water mark (Linux); a no-op elsewhere."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        pass
+
+
+def split(R: sp.csr_matrix, frac: float, seed: int) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """Per user, a random ``frac`` of the ratings held out (at least one kept in training)."""
+    rng = np.random.default_rng(seed)
+    coo = R.tocoo()
+    key = rng.random(coo.nnz)
+    # rank of each rating within its user by the random key -> held out if in the top frac
+    order = np.lexsort((key, coo.row))
+    start = R.indptr[coo.row[order]]
+    rank = np.arange(coo.nnz) - start
+    n = np.diff(R.indptr)[coo.row[order]]
+    test_sorted = rank < np.floor(frac * n)
+    test = np.empty(coo.nnz, dtype=bool)
+    test[order] = test_sorted
+
+    def part(mask: np.ndarray) -> sp.csr_matrix:
+        return sp.csr_matrix((coo.data[mask], (coo.row[mask], coo.col[mask])), shape=R.shape)
+
+    return part(~test), part(test)
+
+
+def held_out_metrics(test: sp.csr_matrix, users: np.ndarray, score_of: Any) -> tuple[float, float]:
+    """Mean NDCG@10 and precision@10 over users, on each user's held-out ratings."""
+    ys, ss, qs = [], [], []
+    for u in users.tolist():
+        lo, hi = test.indptr[u], test.indptr[u + 1]
+        if hi - lo == 0:
+            continue
+        ys.append(test.data[lo:hi])
+        ss.append(score_of(u, test.indices[lo:hi]))
+        qs.append(np.full(hi - lo, u))
+    y, s, q = np.concatenate(ys), np.concatenate(ss), np.concatenate(qs)
+    ndcg = float(ndcg_score(y, s, q, k=10, gain="exp2"))
+    prec = float(precision_at_k(y, s, q, k=10, relevance_threshold=GOOD))
+    return ndcg, prec
+
+
+def movielens(n_jobs: int) -> tuple[list[list[Any]], dict[str, Any]]:
+    R, _, _ = load_movielens(DATA).to_matrix()
+    train, test = split(R, 0.2, seed=0)
+    users = np.arange(R.shape[0])
+    rows, data = [], {}
+    for name, cfg in (("RankBoost (paper)", PAPER), ("RankBoost (best)", BEST)):
+        reset_peak()
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TrainingStoppedWarning)
+            rec = RankBoostRecommender(rating_range=(1, 5), n_jobs=n_jobs, **cfg).fit(train)
+        t_fit = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        _, top, _ = rec.recommend_all(10)
+        t_rec = time.perf_counter() - t0
+        peak = peak_rss_bytes()
+        ndcg, prec = held_out_metrics(test, users, rec.predict)
+        n = len(rec.models_)
+        assert top.shape == (n, 10)
+        rows.append([name, n, t_fit, t_rec, n / (t_fit + t_rec), peak / 2**20, ndcg, prec])
+        data[name] = {
+            "users": n, "fit_s": t_fit, "recommend_all_s": t_rec, "peak_mib": peak / 2**20,
+            "ndcg10": ndcg, "p10": prec, "config": cfg,
+        }  # fmt: skip
+    try:
+        from surprise import Dataset, KNNWithMeans, Reader
+    except ImportError:
+        print("scikit-surprise not installed: skipping the KNNWithMeans row", file=sys.stderr)
+        return rows, data
+    import pandas as pd
+
+    reset_peak()
+    t0 = time.perf_counter()
+    c = train.tocoo()
+    frame = pd.DataFrame({"u": c.row, "i": c.col, "r": c.data})
+    trainset = Dataset.load_from_df(frame, Reader(rating_scale=(1, 5))).build_full_trainset()
+    algo = KNNWithMeans(k=40, sim_options={"name": "pearson", "user_based": True}, verbose=False)
+    algo.fit(trainset)
+    t_fit = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    tc = test.tocoo()
+    est = np.array([algo.predict(int(u), int(i)).est for u, i in zip(tc.row, tc.col, strict=True)])
+    t_pred = time.perf_counter() - t0
+    peak = peak_rss_bytes()
+    pred = sp.csr_matrix((est, (tc.row, tc.col)), shape=test.shape)
+    pred.sort_indices()
+    test_sorted = test.copy()
+    test_sorted.sort_indices()
+
+    def score_of(u: int, items: np.ndarray) -> np.ndarray:
+        return pred[u, items].toarray().ravel()
+
+    ndcg, prec = held_out_metrics(test_sorted, users, score_of)
+    n = R.shape[0]
+    name = "KNNWithMeans (surprise), predict held-out pairs"
+    rows.append([name, n, t_fit, t_pred, n / (t_fit + t_pred), peak / 2**20, ndcg, prec])
+    data["KNNWithMeans"] = {
+        "users": n, "fit_s": t_fit, "predict_s": t_pred, "peak_mib": peak / 2**20,
+        "ndcg10": ndcg, "p10": prec, "n_predictions": int(tc.nnz),
+    }  # fmt: skip
+    return rows, data
+
+
+def synthetic(
+    n_users: int, n_items: int, per_user: int, n_targets: int, seed: int = 0
+) -> tuple[list[list[Any]], dict[str, Any]]:
+    """Latent-taste ratings, ``per_user`` distinct items per user, built without densifying."""
+    rng = np.random.default_rng(seed)
+    t0 = time.perf_counter()
+    base = rss_bytes()  # the interpreter, numpy, numba... before any rating exists
+    draws = np.sort(rng.integers(0, n_items, (n_users, per_user + 2), dtype=np.int32), axis=1)
+    keep = np.ones(draws.shape, dtype=bool)
+    keep[:, 1:] = draws[:, 1:] != draws[:, :-1]
+    rows = np.repeat(np.arange(n_users, dtype=np.int32), keep.sum(axis=1))
+    cols = draws[keep]
+    del draws, keep
+    quality = rng.normal(size=n_items)
+    taste = rng.normal(size=(n_users, 4))
+    style = rng.normal(size=(n_items, 4))
+    latent = quality[cols] + 0.5 * np.einsum("ij,ij->i", taste[rows], style[cols])
+    vals = np.clip(np.round(3 + latent + 0.7 * rng.normal(size=cols.shape[0])), 1, 5)
+    R = sp.csr_matrix((vals, (rows, cols)), shape=(n_users, n_items))
+    del rows, cols, vals, latent
+    t_gen = time.perf_counter() - t0
+    ratings_mib = (R.data.nbytes + R.indices.nbytes + R.indptr.nbytes) / 2**20
+    targets = np.sort(rng.choice(n_users, n_targets, replace=False))
+    reset_peak()
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrainingStoppedWarning)
+        rec = RankBoostRecommender(
+            rating_range=(1, 5), max_feature_users=500, n_jobs=1, **PAPER
+        ).fit(R, target_users=targets)
+    t_fit = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    _, top, _ = rec.recommend_all(10)
+    t_rec = time.perf_counter() - t0
+    peak = peak_rss_bytes()
+    dense_gib = n_users * n_items * 8 / 2**30
+    out = [[
+        f"{n_users:,} x {n_items:,}", f"{R.nnz:,}", f"{ratings_mib:.0f}", n_targets,
+        t_fit, t_rec, n_targets / (t_fit + t_rec), f"{peak / 2**20:.0f}",
+        f"{(peak - base) / 2**20:.0f}", f"{(peak - base) / 2**20 / ratings_mib:.1f}",
+        f"{dense_gib:.1f}",
+    ]]  # fmt: skip
+    data = {
+        "shape": [n_users, n_items], "nnz": int(R.nnz), "ratings_mib": ratings_mib,
+        "generate_s": t_gen, "targets": n_targets, "fit_s": t_fit, "recommend_all_s": t_rec,
+        "peak_mib": peak / 2**20, "start_rss_mib": base / 2**20, "dense_gib": dense_gib,
+        "top_shape": list(top.shape),
+        "config": {**PAPER, "max_feature_users": 500},
+    }  # fmt: skip
+    return out, data
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n-jobs", type=int, default=2)
+    ap.add_argument("--skip-synthetic", action="store_true")
+    ap.add_argument("--synthetic-targets", type=int, default=1000)
+    add_write_results(ap)
+    args = ap.parse_args()
+    info = machine_info()
+    t_all = time.perf_counter()
+    rows, data = movielens(args.n_jobs)
+    md = [
+        "# bench_recommend: every user, fast, sparse",
+        "",
+        machine_line(info),
+        "",
+        "Command: `PYTHONPATH=src .venv/bin/python benchmarks/bench_recommend.py --write-results`",
+        "",
+        f"## MovieLens 100K, all 943 users (80/20 split per user, seed 0, n_jobs={args.n_jobs})",
+        "",
+        "RankBoost: fit every user's model, then `recommend_all(10)` over every unrated "
+        "item. KNNWithMeans: fit, then predict the held-out pairs. Peak = this process "
+        "(joblib workers not included). NDCG@10 / P@10 on each user's held-out ratings.",
+        "",
+        markdown_table(
+            [
+                "method",
+                "users",
+                "fit s",
+                "recommend / predict s",
+                "users/s",
+                "peak MiB",
+                "NDCG@10",
+                "P@10",
+            ],
+            rows,
+        ),  # fmt: skip
+        "",
+    ]
+    if not args.skip_synthetic:
+        srows, sdata = synthetic(100_000, 20_000, 200, args.synthetic_targets)
+        data["synthetic"] = sdata
+        md += [
+            "## Synthetic, 1% density (n_jobs=1, paper configuration, max_feature_users=500)",
+            "",
+            markdown_table(
+                [
+                    "users x items",
+                    "ratings",
+                    "CSR MiB",
+                    "targets",
+                    "fit s",
+                    "recommend_all s",
+                    "targets/s",
+                    "peak MiB",
+                    "peak - start MiB",
+                    "(peak - start) / CSR",
+                    "dense matrix would be GiB",
+                ],
+                srows,
+            ),  # fmt: skip
+            "",
+        ]
+    md.append(f"Total runtime {time.perf_counter() - t_all:.0f} s.")
+    text = "\n".join(md) + "\n"
+    print(text)
+    data["machine"] = info
+    report_result(args.write_results, "bench_recommend", text, data)
+
+
+if __name__ == "__main__":
+    main()
