@@ -754,7 +754,7 @@ NEGATIVE_NUMBERS = [
     ),
     (
         ["fuse", "train", "--runs", "{run0}", "--qrels", "{q}", "-o", "x", "--n-rounds", "-3"],
-        r"argument --n-rounds: must be an int >= 1",
+        r"argument --n-rounds: must be 'auto' or an int >= 1",
     ),
 ]
 

@@ -379,4 +379,7 @@ def test_fuzz_fusion_model_json(folder, fusion_dict, data):
     text = data.draw(_mutated_model([fusion_dict]))
     fusion = _outcome(RankFusion.load, folder / "fusion.json", text.encode(), names_file=False)
     if fusion is not None:
-        assert fusion.model_.n_features == fusion.n_lists_ * (2 if fusion.score_features else 1)
+        n_lists = fusion.n_lists_
+        n_expected = n_lists * (2 if fusion.score_features else 1)
+        n_expected += n_lists + 1 if fusion.missing_features else 0
+        assert fusion.model_.n_features == n_expected
