@@ -37,8 +37,10 @@ import os
 
 # One thread per worker process: the machine is shared, and BLAS (the SVD) and the numba
 # kernels thrash when several processes each start one thread per core.
-for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+# (only when run as a script: a test importing this module keeps its own threads)
+if __name__ == "__main__":
+    for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
 import gzip  # noqa: E402

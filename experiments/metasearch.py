@@ -36,7 +36,9 @@ from __future__ import annotations
 import os
 
 # One thread per worker: the numba kernels are parallel and thrash on a loaded 2-core box.
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+# (only when run as a script: a test importing this module keeps its own threads)
+if __name__ == "__main__":
+    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
 import time  # noqa: E402

@@ -43,7 +43,9 @@ from __future__ import annotations
 import os
 
 # One thread: the machine is shared, and per-round times are comparable across variants.
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+# (only when run as a script: a test importing this module keeps its own threads)
+if __name__ == "__main__":
+    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
 import json  # noqa: E402

@@ -534,8 +534,12 @@ class Booster:
             return None
         ranker, hs, r, flat = chosen
         z = self._broadcast(hs, a, binary=isinstance(ranker, ThresholdRanker))
-        self._bound *= z
         cumulative[flat] += a
+        return self._record(ranker, a, r, z)
+
+    def _record(self, ranker: WeakRanker, a: float, r: float, z: float) -> RoundRecord:
+        """Step 5: keep the applied round (the bound times ``Z_t``, the new rloss)."""
+        self._bound *= z
         rloss = self._rloss()
         self._rankers.append(ranker)
         for k, v in (

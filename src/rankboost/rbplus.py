@@ -230,7 +230,7 @@ def _row_weights(rows: NDArray[np.int64]) -> NDArray[np.uint64]:
 
 def plus_round(bst: Booster, table: CandidateTable) -> RoundRecord | None:
     """One RankBoost+ round of ``bst`` (its blocks are :class:`_PlusPairState`)."""
-    from .booster import _PERFECT, RoundRecord, ThresholdRanker, alpha_from_r
+    from .booster import ThresholdRanker, alpha_from_r
 
     p = bst.params
     blocks: list[_PlusPairState] = bst._blocks  # type: ignore[assignment]
@@ -272,18 +272,4 @@ def plus_round(bst: Booster, table: CandidateTable) -> RoundRecord | None:
         b.set_log_total(new)
     state.eta[rid] += a
     r = float(w_minus.ravel()[best] - w_plus.ravel()[best])
-    bst._bound *= z
-    rloss = bst._rloss()
-    bst._rankers.append(ranker)
-    for k, v in (
-        ("feature", ranker.feature),
-        ("threshold", ranker.threshold),
-        ("default", ranker.default),
-        ("alpha", a),
-        ("r", r),
-        ("z", z),
-        ("rloss", rloss),
-        ("bound", bst._bound),
-    ):
-        bst._records[k].append(v)
-    return RoundRecord(bst.n_rounds - 1, ranker, a, r, z, rloss, bst._bound, abs(r) >= _PERFECT)
+    return bst._record(ranker, a, r, z)
