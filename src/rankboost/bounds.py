@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._validation import check_feature_matrix
+
 if TYPE_CHECKING:
     from .model import RankBoostModel
 
@@ -337,10 +339,10 @@ def bipartite_error_curve(
             "negatives; both must be present for a bipartite error. Check y and "
             "relevance_threshold."
         )
-    Xc = np.asarray(X, dtype=np.float64)
-    if Xc.ndim != 2 or Xc.shape[0] != pos.shape[0]:
+    Xc = check_feature_matrix(X, n_features=model.n_features)
+    if Xc.shape[0] != pos.shape[0]:
         raise ValueError(
-            f"{owner}: X must be 2-D with one row per label; got X of shape {Xc.shape} and "
+            f"{owner}: X must have one row per label; got X of shape {Xc.shape} and "
             f"{pos.shape[0]} labels."
         )
     fb = None
