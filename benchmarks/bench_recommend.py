@@ -30,7 +30,6 @@ Options: ``--n-jobs`` (part 1, default 2), ``--skip-synthetic``, ``--synthetic-t
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 import warnings
@@ -57,27 +56,9 @@ from rankboost.datasets import load_movielens  # noqa: E402
 from rankboost.metrics import ndcg_score, precision_at_k  # noqa: E402
 from rankboost.recommend import RankBoostRecommender  # noqa: E402
 
-DATA = (
-    Path(
-        os.environ.get(
-            "RANKBOOST_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"
-        )
-    )
-    / "movielens"
-    / "ml-100k"
-    / "u.data.gz"
-)
-PAPER = {"n_estimators": 50, "positive_cumulative": True}
-#: the configurations of experiments/movies.py (docs/movies.md)
-BEST = {
-    "n_estimators": 20,
-    "positive_cumulative": True,
-    "unrated": "user_mean",
-    "extra_features": ("centred_mean", "count", "vsim"),
-    "user_features": False,
-    "weak_ranker": "feature",
-}
-GOOD = 4.0
+# the data path and the configurations reported in docs/movies.md, defined once there
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
+from movies import BEST, DATA, GOOD, PAPER  # noqa: E402
 
 
 def reset_peak() -> None:
