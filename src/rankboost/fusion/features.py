@@ -1,0 +1,297 @@
+"""Fusion features: one row per (query, document) of a set of runs (Freund et al. 2003, 6.2).
+
+Each input list ``i`` is a ranking feature: for a document ``d`` of query ``q``,
+``f_i(d) = g(rank_i(d))`` with ``g`` strictly decreasing (``-rank`` by default, or ``1/rank``),
+and ``f_i(d) = ⊥`` (NaN, the feature abstains) when list ``i`` did not return ``d``. Optional
+columns: the run's scores normalised per query (min-max, z-score, or RRF's ``1/(k + rank)``),
+one presence feature per list and the number of lists that returned the document.
+:func:`normalise_scores` is the one definition of the per-query normalisations, shared by the
+learned fusion, the linear family (:mod:`rankboost.fusion.linear`) and its engine exports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .run import Qrels, Run
+
+__all__ = [
+    "FusionFeatures",
+    "SCORE_NORMS",
+    "fusion_features",
+    "grades_for",
+    "n_features_of",
+    "normalise_scores",
+    "score_norms_of",
+]
+
+_RANK_FEATURES = ("neg_rank", "reciprocal")
+
+RunsLike = Mapping[str, Run] | Sequence[Run]
+
+
+@dataclass
+class FusionFeatures:
+    """Rank features of the documents of a set of runs, one row per (query, document).
+
+    Attributes
+    ----------
+    X : ndarray of shape (n_rows, n_features)
+        One rank column per list (then one normalised-score column per list if asked);
+        NaN where the list did not return the document.
+    qid : ndarray of str of shape (n_rows,)
+        Query id of each row; rows are grouped by query.
+    docid : ndarray of str of shape (n_rows,)
+        Document id of each row.
+    feature_names : list of str
+        ``"rank:<list>"`` and ``"score:<list>"``.
+    """
+
+    X: NDArray[np.float64]
+    qid: NDArray[np.str_]
+    docid: NDArray[np.str_]
+    feature_names: list[str]
+
+
+def _as_run_list(runs: RunsLike, owner: str) -> list[Run]:
+    if isinstance(runs, Run):
+        raise TypeError(f"{owner}: runs must be a list (or dict) of Run objects; got one Run.")
+    items = list(runs.values()) if isinstance(runs, Mapping) else list(runs)
+    if not items:
+        raise ValueError(f"{owner}: runs is empty; pass at least one input list.")
+    for r in items:
+        if not isinstance(r, Run):
+            raise TypeError(
+                f"{owner}: every input list must be a rankboost.fusion.Run (read one with "
+                f"read_run); got {type(r).__name__}."
+            )
+    return items
+
+
+def _rank_values(rank: NDArray[np.int64], rank_feature: str) -> NDArray[np.float64]:
+    if rank_feature == "neg_rank":
+        return -rank.astype(np.float64)
+    return 1.0 / rank.astype(np.float64)
+
+
+#: Per-query score normalisations (:func:`normalise_scores`).
+SCORE_NORMS = ("minmax", "zscore", "rrf")
+RRF_K = 60
+
+
+def _query_codes(qid: NDArray[np.str_]) -> tuple[NDArray[np.int64], int]:
+    _, inv = np.unique(qid, return_inverse=True)
+    inv = inv.reshape(-1).astype(np.int64)
+    return inv, int(inv.max()) + 1 if inv.size else 0
+
+
+def _minmax_per_query(qcode: NDArray[np.int64], s: NDArray[np.float64], n_q: int) -> NDArray:
+    lo = np.full(n_q, np.inf)
+    hi = np.full(n_q, -np.inf)
+    np.minimum.at(lo, qcode, s)
+    np.maximum.at(hi, qcode, s)
+    span = (hi - lo)[qcode]
+    out = np.ones(s.shape[0])
+    ok = span > 0
+    out[ok] = (s[ok] - lo[qcode][ok]) / span[ok]
+    return out
+
+
+def _zscore_per_query(qcode: NDArray[np.int64], s: NDArray[np.float64], n_q: int) -> NDArray:
+    cnt = np.bincount(qcode, minlength=n_q).astype(np.float64)
+    mean = np.bincount(qcode, s, minlength=n_q) / np.maximum(cnt, 1)
+    dev = s - mean[qcode]
+    sd = np.sqrt(np.bincount(qcode, dev * dev, minlength=n_q) / np.maximum(cnt, 1))[qcode]
+    out = np.zeros(s.shape[0])
+    ok = sd > 0
+    out[ok] = dev[ok] / sd[ok]
+    return out
+
+
+def normalise_scores(run: Run, method: str, *, k: int = RRF_K) -> NDArray[np.float64]:
+    """One normalised value per entry of ``run``, computed within each query.
+
+    Parameters
+    ----------
+    run : Run
+        The list whose scores (or ranks) are normalised.
+    method : {"minmax", "zscore", "rrf"}
+        ``"minmax"``: ``(s - min) / (max - min)`` over the query's entries, 1 for every entry
+        when all the query's scores are equal (the value Elasticsearch's ``minmax``
+        normaliser and OpenSearch's ``min_max`` technique give a single result);
+        ``"zscore"``: ``(s - mean) / std`` (population std), 0 when all are equal;
+        ``"rrf"``: ``1 / (k + rank)``, the run's rank, as RRF (Cormack et al. 2009).
+    k : int, default=60
+        RRF's rank constant.
+
+    Examples
+    --------
+    >>> from rankboost.fusion import Run
+    >>> from rankboost.fusion.features import normalise_scores
+    >>> run = Run(["q", "q", "q", "r"], ["a", "b", "c", "a"], [1, 2, 3, 1], [3.0, 2.0, 1.0, 5.0])
+    >>> normalise_scores(run, "minmax").tolist()
+    [1.0, 0.5, 0.0, 1.0]
+    >>> normalise_scores(run, "rrf", k=1).tolist()
+    [0.5, 0.3333333333333333, 0.25, 0.5]
+    """
+    if method not in SCORE_NORMS:
+        raise ValueError(f"method must be one of {SCORE_NORMS}; got {method!r}.")
+    if method == "rrf":
+        return 1.0 / (k + run.rank.astype(np.float64))
+    qcode, n_q = _query_codes(run.qid)
+    if method == "minmax":
+        return _minmax_per_query(qcode, run.score, n_q)
+    return _zscore_per_query(qcode, run.score, n_q)
+
+
+def score_norms_of(score_features: Any) -> tuple[str, ...]:
+    """The normalisations a ``score_features`` value asks for (True = ``("minmax",)``).
+
+    Examples
+    --------
+    >>> from rankboost.fusion.features import score_norms_of
+    >>> score_norms_of(True), score_norms_of(False), score_norms_of("minmax+zscore")
+    (('minmax',), (), ('minmax', 'zscore'))
+    """
+    if isinstance(score_features, (bool, np.bool_)):
+        return ("minmax",) if score_features else ()
+    if isinstance(score_features, str):
+        names = tuple(n.strip() for n in score_features.split("+") if n.strip())
+    elif isinstance(score_features, (tuple, list)):
+        names = tuple(str(n) for n in score_features)
+    else:
+        names = ("?",)
+    bad = [n for n in names if n not in SCORE_NORMS]
+    if bad or not names or len(set(names)) != len(names):
+        raise ValueError(
+            f"score_features must be True, False, or normalisations of {SCORE_NORMS} joined "
+            f"by '+' (e.g. 'minmax+zscore'), each at most once; got {score_features!r}."
+        )
+    return names
+
+
+def fusion_features(
+    runs: RunsLike,
+    *,
+    rank_feature: str = "neg_rank",
+    score_features: bool | str | Sequence[str] = False,
+    missing_features: bool = False,
+) -> FusionFeatures:
+    """Build the fusion feature matrix of a set of runs.
+
+    Rows are the union of the documents the runs return, per query; queries appear in order
+    of first appearance across the runs, and documents within a query in order of first
+    appearance too.
+
+    Parameters
+    ----------
+    runs : list of Run or dict of str to Run
+        The input lists, in a fixed order (column ``i`` = list ``i``).
+    rank_feature : {"neg_rank", "reciprocal"}, default="neg_rank"
+        ``-rank`` or ``1/rank``. Both are strictly decreasing in the rank, so threshold
+        rankers (and hence RankBoost with threshold weak rankers) learn the same model with
+        either; the choice matters only for real-valued learners.
+    score_features : bool or str, default=False
+        Add, per list and per normalisation, the run's score normalised within each query
+        (:func:`normalise_scores`), NaN where the list did not return the document: True =
+        ``"minmax"`` (1 when all the query's scores are equal); a string joins several with
+        ``+`` (``"minmax+zscore+rrf"``), one block of columns per normalisation, named
+        ``"score:<list>"`` for min-max and ``"<norm>:<list>"`` for the others.
+    missing_features : bool, default=False
+        Add, per list, ``in:<list>``: 1 where the list returned the document and 0 where it
+        is missing from that list (never NaN), then one column ``n_in``: how many lists
+        returned it (CombMNZ's count). Present = 1, so that WeakLearn.cum's monotonicity
+        reads "being returned never lowers the fused score".
+
+    Returns
+    -------
+    FusionFeatures
+
+    Examples
+    --------
+    >>> from rankboost.fusion import Run, fusion_features
+    >>> a = Run(["q", "q"], ["d1", "d2"], [1, 2], name="a")
+    >>> b = Run(["q"], ["d2"], [1], name="b")
+    >>> f = fusion_features([a, b])
+    >>> f.docid.tolist(), f.X.tolist(), f.feature_names
+    (['d1', 'd2'], [[-1.0, nan], [-2.0, -1.0]], ['rank:a', 'rank:b'])
+    >>> g = fusion_features([a, b], missing_features=True)
+    >>> g.feature_names
+    ['rank:a', 'rank:b', 'in:a', 'in:b', 'n_in']
+    >>> g.X.tolist()
+    [[-1.0, nan, 1.0, 0.0, 1.0], [-2.0, -1.0, 1.0, 1.0, 2.0]]
+    """
+    if rank_feature not in _RANK_FEATURES:
+        raise ValueError(
+            f"rank_feature must be one of {_RANK_FEATURES}; got {rank_feature!r} instead."
+        )
+    norms = score_norms_of(score_features)
+    items = _as_run_list(runs, "fusion_features")
+    qids = np.concatenate([r.qid for r in items])
+    docs = np.concatenate([r.docid for r in items])
+    # first appearance order of queries, then of (query, document) keys
+    uq, q_first, q_inv = np.unique(qids, return_index=True, return_inverse=True)
+    q_rank = np.empty(uq.shape[0], dtype=np.int64)
+    q_rank[np.argsort(q_first, kind="stable")] = np.arange(uq.shape[0])
+    qcode_all = q_rank[q_inv.reshape(-1)]
+    keys = np.char.add(np.char.add(qids, "\x00"), docs)
+    uk, k_first, k_inv = np.unique(keys, return_index=True, return_inverse=True)
+    k_inv = k_inv.reshape(-1)
+    order = np.lexsort((k_first, qcode_all[k_first]))  # unique keys: by query, then first seen
+    row_of_key = np.empty(uk.shape[0], dtype=np.int64)
+    row_of_key[order] = np.arange(uk.shape[0])
+    rows = row_of_key[k_inv]
+    n_lists = len(items)
+    n_feat = n_features_of(n_lists, score_features, missing_features)
+    X = np.full((uk.shape[0], n_feat), np.nan)
+    start = 0
+    for i, r in enumerate(items):
+        stop = start + len(r)
+        idx = rows[start:stop]
+        X[idx, i] = _rank_values(r.rank, rank_feature)
+        for b, norm in enumerate(norms):
+            X[idx, n_lists * (1 + b) + i] = normalise_scores(r, norm)
+        start = stop
+    first = k_first[order]
+    names = [f"rank:{r.name}" for r in items]
+    for norm in norms:
+        label = "score" if norm == "minmax" else norm
+        names += [f"{label}:{r.name}" for r in items]
+    if missing_features:
+        col = n_lists * (1 + len(norms))
+        present = ~np.isnan(X[:, :n_lists])
+        X[:, col : col + n_lists] = present
+        X[:, col + n_lists] = present.sum(axis=1)
+        names += [f"in:{r.name}" for r in items] + ["n_in"]
+    return FusionFeatures(X, qids[first], docs[first], names)
+
+
+def n_features_of(n_lists: int, score_features: Any, missing_features: bool) -> int:
+    """Number of feature columns :func:`fusion_features` builds for ``n_lists`` lists."""
+    n_norms = len(score_norms_of(score_features))
+    return n_lists * (1 + n_norms) + (n_lists + 1 if missing_features else 0)
+
+
+def grades_for(features: FusionFeatures, qrels: Qrels) -> NDArray[np.int64]:
+    """Grade of every feature row from the qrels; 0 when unjudged (the TREC convention).
+
+    Examples
+    --------
+    >>> from rankboost.fusion import Qrels, Run, fusion_features, grades_for
+    >>> f = fusion_features([Run(["q", "q"], ["d1", "d2"], [1, 2])])
+    >>> grades_for(f, Qrels(["q"], ["d2"], [2])).tolist()
+    [0, 2]
+    """
+    table = qrels.to_dict()
+    return np.asarray(
+        [
+            table.get(q, {}).get(d, 0)
+            for q, d in zip(features.qid.tolist(), features.docid.tolist(), strict=True)
+        ],
+        dtype=np.int64,
+    )

@@ -1,0 +1,137 @@
+"""Boosting from a prior ranking function (SPEC 7.2): round 0 *is* an unsupervised fusion.
+
+The final function is ``c F_0 + sum_t alpha_t h_t`` with ``F_0`` a fixed fusion of the input
+lists (``"combsum"``: CombSUM of min-max normalised scores, a list that did not return the
+document adding 0; ``"rrf"``: ``sum_i (k + 1) / (k + rank_i)``, RRF with k = 60 rescaled so
+that a first place is worth 1). Boosting minimises ``sum D(x0, x1) exp((cF_0 + H)(x0) -
+(cF_0 + H)(x1))``, so round 1 starts from ``D_1(x0, x1) ∝ D(x0, x1) exp(c F_0(x0) - c F_0(x1))``
+(SPEC 7.2). The scale ``c`` matters (``exp(c F_0)``) and is chosen with the number of rounds
+by inner cross-validation over the training queries, 0 rounds allowed, ``c = 0`` being
+boosting from scratch.
+
+The weighted crucial pairs are given to the engine as a :class:`rankboost.PairFeedback`
+(every higher grade above every lower one within a query, each query the same total mass:
+LayeredFeedback's ``normalize="query"``, times the prior's factor).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .features import RRF_K, FusionFeatures
+
+__all__ = ["PRIORS", "PRIOR_SCALES", "cv_prior", "prior_feedback", "prior_scores"]
+
+PRIORS = ("combsum", "rrf")
+#: Scales tried by ``prior_scale="auto"`` (0 = no prior).
+PRIOR_SCALES = (0.0, 1.0, 2.0, 4.0, 8.0)
+
+
+def prior_scores(runs: list[Any], feats: FusionFeatures, prior: str) -> NDArray[np.float64]:
+    """``F_0`` of every row of ``feats`` (the rows of :func:`fusion_features` of ``runs``)."""
+    from .features import normalise_scores
+
+    if prior not in PRIORS:
+        raise ValueError(f"prior must be None or one of {PRIORS}; got {prior!r}.")
+    row = {
+        (q, d): j
+        for j, (q, d) in enumerate(zip(feats.qid.tolist(), feats.docid.tolist(), strict=False))
+    }
+    F0 = np.zeros(feats.X.shape[0])
+    for r in runs:
+        idx = np.fromiter(
+            (row[(q, d)] for q, d in zip(r.qid.tolist(), r.docid.tolist(), strict=False)),
+            np.int64,
+            len(r),
+        )
+        if prior == "combsum":
+            v = normalise_scores(r, "minmax")
+        else:
+            v = normalise_scores(r, "rrf") * (RRF_K + 1.0)
+        np.add.at(F0, idx, v)
+    return F0
+
+
+def prior_feedback(
+    y: NDArray[np.int64], qcode: NDArray[np.int64], F0: NDArray[np.float64], scale: float
+) -> Any:
+    """The crucial pairs (lower, upper) with weights ``c_q exp(scale (F0(lower) - F0(upper)))``."""
+    from ..feedback import PairFeedback
+
+    order = np.lexsort((y, qcode))
+    starts = np.flatnonzero(np.r_[True, qcode[order][1:] != qcode[order][:-1]])
+    ends = np.r_[starts[1:], order.shape[0]]
+    lows: list[NDArray[np.int64]] = []
+    ups: list[NDArray[np.int64]] = []
+    mass: list[NDArray[np.float64]] = []
+    for a, b in zip(starts.tolist(), ends.tolist(), strict=True):  # one step per query
+        rows = order[a:b]
+        g = y[rows]
+        lo, up = np.nonzero(g[:, None] < g[None, :])
+        if lo.shape[0] == 0:
+            continue
+        lows.append(rows[lo])
+        ups.append(rows[up])
+        mass.append(np.full(lo.shape[0], 1.0 / lo.shape[0]))
+    if not lows:
+        raise ValueError("no judged query has two different grades among the returned documents")
+    lo_all, up_all, w = np.concatenate(lows), np.concatenate(ups), np.concatenate(mass)
+    z = scale * (F0[lo_all] - F0[up_all])
+    w = w * np.exp(z - z.max())  # the engine normalises D: a common factor does not matter
+    return PairFeedback(np.column_stack([lo_all, up_all]), w, n_samples=y.shape[0])
+
+
+def cv_prior(
+    X: NDArray[np.float64],
+    y: NDArray[np.int64],
+    qid: NDArray[Any],
+    F0: NDArray[np.float64],
+    params: Any,
+    scales: tuple[float, ...],
+    *,
+    cv_folds: int = 5,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Choose the prior's scale and the rounds (0 allowed) by inner CV over queries (NDCG@10).
+
+    Returns ``{"scale", "n_rounds", "best_score", "mean"}``: ``mean[s, t]`` is the mean
+    held-out NDCG@10 of ``scales[s] F_0 + H_t`` (``t = 0`` the prior alone).
+    """
+    from ..booster import TrainingStoppedWarning, _train
+    from ..metrics import ndcg_score
+    from .cv import query_folds
+
+    _, qcode = np.unique(np.asarray(qid), return_inverse=True)
+    qcode = qcode.reshape(-1).astype(np.int64)
+    fold = query_folds(y, qcode, cv_folds, seed=seed)
+    T = int(params.n_rounds)
+    curves = np.zeros((len(scales), T + 1))
+    for f in range(cv_folds):
+        tr, va = (fold >= 0) & (fold != f), fold == f
+        Xtr = np.ascontiguousarray(X[tr])
+        for s, c in enumerate(scales):
+            base = c * F0[va]
+            curves[s, 0] += ndcg_score(y[va], base, qcode[va], k=10)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", TrainingStoppedWarning)
+                model = _train(Xtr, prior_feedback(y[tr], qcode[tr], F0[tr], c), params)
+            last = curves[s, 0] * 0
+            t = 0
+            for t, h in enumerate(model.staged_decision_function(X[va]), start=1):
+                last = ndcg_score(y[va], base + h, qcode[va], k=10)
+                curves[s, t] += last
+            if t < T:  # stopped early: the last model stays
+                curves[s, t + 1 :] += last if t else ndcg_score(y[va], base, qcode[va], k=10)
+    curves /= cv_folds
+    s_best, t_best = np.unravel_index(int(np.argmax(curves)), curves.shape)
+    return {
+        "scale": float(scales[int(s_best)]),
+        "n_rounds": int(t_best),
+        "best_score": float(curves[s_best, t_best]),
+        "mean": curves,
+        "scales": list(scales),
+    }

@@ -1,0 +1,312 @@
+"""The linear fusion family, its engine exports and the prior (issue 23).
+
+The closed-form layered potential is checked against explicit crucial pairs written from the
+paper (section 3.1: D(x0, x1) ∝ Phi exp(F(x0) - F(x1)), pi(x) = sum_x' D(x', x) - D(x, x')),
+and every export against a reference evaluator of the engine's own formula.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rankboost.fusion import Qrels, Run
+from rankboost.fusion.engines import (
+    _es_minmax,
+    check_export,
+    elasticsearch_scores,
+    engine_fuse,
+    export_linear,
+    opensearch_scores,
+)
+from rankboost.fusion.linear import LinearFusion, _boost, _Layered, linear_features
+
+ROOT = Path(__file__).resolve().parents[1]
+DENSE = ROOT / "experiments" / "data" / "cisi_minilm.run.gz"
+
+
+def _pairs_potential(F, y, q):
+    """pi(x) from every crucial pair, each query the same total mass (LayeredFeedback 'query')."""
+    n = y.shape[0]
+    pi = np.zeros(n)
+    queries = [k for k in np.unique(q) if np.unique(y[q == k]).shape[0] >= 2]
+    for k in queries:
+        rows = np.flatnonzero(q == k)
+        pairs = [(a, b) for a in rows for b in rows if y[a] < y[b]]  # b above a
+        d = np.array([np.exp(F[a] - F[b]) for a, b in pairs])
+        d *= (1.0 / len(queries)) / d.sum()
+        for (a, b), w in zip(pairs, d, strict=True):
+            pi[b] += w
+            pi[a] -= w
+    return pi
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_layered_potential_matches_the_pairs(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = 40
+    q = np.sort(rng.integers(0, 5, n))
+    y = rng.integers(0, 3, n)
+    F = rng.normal(scale=2.0, size=n)
+    got = _Layered(y, q).potential(F)
+    np.testing.assert_allclose(got, _pairs_potential(F, y, q), rtol=1e-12, atol=1e-15)
+
+
+def test_boost_round_is_rankboost_with_real_valued_rankers() -> None:
+    rng = np.random.default_rng(3)
+    n = 30
+    q = np.repeat(np.arange(3), 10)
+    y = rng.integers(0, 2, n)
+    H = rng.random((n, 3))
+    W = _boost(H, _Layered(y, q), 0.5, 2, 1.0)
+    np.testing.assert_array_equal(W[0], [0.5, 0.5, 0.5])
+    for t in (1, 2):
+        r = H.T @ _pairs_potential(H @ W[t - 1], y, q)
+        i = int(np.argmax(r))
+        step = np.zeros(3)
+        step[i] = 0.5 * np.log((1 + r[i]) / (1 - r[i]))  # the paper's section 3.2 alpha
+        np.testing.assert_allclose(W[t], W[t - 1] + step, rtol=1e-12)
+
+
+def _toy(n_q: int = 12, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    qs, ds, rel = [], [], []
+    a_rows, b_rows = [], []
+    for i in range(n_q):
+        docs = [f"d{j}" for j in range(12)]
+        grades = rng.integers(0, 3, 12)
+        for d, g in zip(docs, grades, strict=True):
+            qs.append(f"q{i}")
+            ds.append(d)
+            rel.append(int(g))
+        a_score = grades + rng.normal(scale=1.0, size=12)
+        b_score = grades + rng.normal(scale=1.5, size=12)
+        keep_a = np.argsort(-a_score)[:9]  # each list returns 9 of the 12 documents
+        keep_b = np.argsort(-b_score)[:8]
+        a_rows += [(f"q{i}", docs[j], float(a_score[j])) for j in keep_a]
+        b_rows += [(f"q{i}", docs[j], float(b_score[j]) * 10 + 3) for j in keep_b]
+
+    def run(rows, name):
+        return Run.from_scores([r[0] for r in rows], [r[1] for r in rows],
+                               [r[2] for r in rows], name=name)  # fmt: skip
+
+    return [run(a_rows, "a"), run(b_rows, "b")], Qrels(qs, ds, rel)
+
+
+@pytest.mark.parametrize("normalizer", ["minmax", "rrf"])
+def test_fit_save_load_and_exports_reproduce_fuse_apply(normalizer: str, tmp_path: Path) -> None:
+    runs, qrels = _toy()
+    lin = LinearFusion(normalizer=normalizer, max_rounds=20, cv_folds=3).fit(runs, qrels)
+    assert np.all(lin.weights_ >= 0)
+    assert np.any(lin.weights_ > 0)
+    assert lin.cv_results_ is not None
+    assert lin.cv_results_["mean"].shape[1] == 21
+    lin.save(tmp_path / "m.json")
+    back = LinearFusion.load(tmp_path / "m.json")
+    assert back.fuse(runs) == lin.fuse(runs)
+    for engine in ("elasticsearch", "opensearch"):
+        body = export_linear(lin, engine, tmp_path / f"{engine}.json", approximate=True)
+        assert json.loads((tmp_path / f"{engine}.json").read_text()) == body
+        if engine == "opensearch" and normalizer == "minmax":
+            # OpenSearch's arithmetic mean over the sub-queries that returned the document
+            with pytest.raises(ValueError, match="ranks .* differently"):
+                check_export(lin, runs, engine, body)
+        else:
+            assert check_export(lin, runs, engine, body) == 12
+
+
+def test_es_linear_by_hand() -> None:
+    a = Run(["q"] * 3, ["x", "y", "z"], [1, 2, 3], [4.0, 2.0, 1.0], name="a")
+    b = Run(["q"] * 2, ["z", "w"], [1, 2], [0.9, 0.5], name="b")
+    body = {"retriever": {"linear": {"retrievers": [
+        {"retriever": {}, "weight": 2.0, "normalizer": "minmax"},
+        {"retriever": {}, "weight": 1.0, "normalizer": "minmax"}]}}}  # fmt: skip
+    got = elasticsearch_scores([a, b], body)["q"]
+    # a: x 1, y 1/3, z 0; b: z 1, w 0
+    assert got == pytest.approx({"x": 2.0, "y": 2 / 3, "z": 1.0, "w": 0.0}, rel=1e-6)
+    os_rrf = {
+        "phase_results_processors": [
+            {
+                "score-ranker-processor": {
+                    "combination": {
+                        "technique": "rrf",
+                        "rank_constant": 60,
+                        "parameters": {"weights": [0.5, 0.5]},
+                    }
+                }
+            }
+        ]
+    }
+    got = opensearch_scores([a, b], os_rrf)["q"]
+    assert got["z"] == pytest.approx(0.5 / 63 + 0.5 / 61, rel=1e-6)
+    assert got["w"] == pytest.approx(0.5 / 62, rel=1e-6)
+    os_mm = {
+        "phase_results_processors": [
+            {
+                "normalization-processor": {
+                    "normalization": {"technique": "min_max"},
+                    "combination": {
+                        "technique": "arithmetic_mean",
+                        "parameters": {"weights": [0.6, 0.4]},
+                    },
+                }
+            }
+        ]
+    }
+    got = opensearch_scores([a, b], os_mm)["q"]
+    # z: a gives 0 -> MIN_SCORE 0.001; mean over both; w: only b returned it, 0 -> 0.001
+    assert got["z"] == pytest.approx((0.6 * 0.001 + 0.4 * 1.0) / 1.0, rel=1e-6)
+    assert got["w"] == pytest.approx(0.001, rel=1e-6)
+    assert got["x"] == pytest.approx(1.0, rel=1e-6)
+
+
+def test_all_equal_scores_and_negative_scores() -> None:
+    # all equal: every engine and our min-max give 1 (a single result is 'the best')
+    assert _es_minmax(np.array([2.0, 2.0], dtype=np.float32)).tolist() == [1.0, 1.0]
+    from rankboost.fusion.features import normalise_scores
+
+    run = Run(["q", "q"], ["a", "b"], [1, 2], [2.0, 2.0])
+    assert normalise_scores(run, "minmax").tolist() == [1.0, 1.0]
+    # all <= 0: Elasticsearch's running max starts at Float.MIN_VALUE, not the true max
+    v = _es_minmax(np.array([-1.0, -3.0], dtype=np.float32))
+    assert v.tolist() != [1.0, 0.0]
+    assert v[0] == pytest.approx(2 / 3, rel=1e-6)
+
+
+def test_negative_scores_are_caught_not_silently_misranked() -> None:
+    a = Run(["q", "q"], ["x", "p"], [1, 2], [-1.0, -3.0], name="a")
+    b = Run(["q", "q"], ["y", "r"], [1, 2], [-10.0, -11.0], name="b")
+    lin = LinearFusion()
+    lin.weights_, lin.list_names_, lin.n_lists_ = np.array([1.0, 1.2]), ["a", "b"], 2
+    assert lin.fuse([a, b]).docid[:2].tolist() == ["y", "x"]  # true min-max: y 1.2, x 1
+    body = export_linear(lin, "elasticsearch")
+    # Elasticsearch: x (-1 + 3) / (0 + 3) = 2/3, y (-10 + 11) / (0 + 11) * 1.2 = 0.11
+    assert engine_fuse([a, b], body, "elasticsearch").docid[:2].tolist() == ["x", "y"]
+    with pytest.raises(ValueError, match="ranks 1 of 1 queries differently"):
+        check_export(lin, [a, b], "elasticsearch", body)
+
+
+def test_engine_refusals() -> None:
+    runs, _ = _toy()
+    lin = LinearFusion(normalizer="minmax")
+    lin.weights_, lin.list_names_ = np.array([1.0, 2.0]), ["a", "b"]
+    with pytest.raises(ValueError, match="approximate=True"):
+        export_linear(lin, "opensearch")
+    with pytest.raises(ValueError, match="engine must be one of"):
+        export_linear(lin, "solr")
+    with pytest.raises(ValueError, match="2 lists"):
+        export_linear(lin, "elasticsearch", retrievers=[{}])
+    lin.weights_ = np.array([-1.0, 2.0])
+    with pytest.raises(ValueError, match="weights >= 0"):
+        export_linear(lin, "elasticsearch")
+    es = {
+        "retriever": {
+            "linear": {
+                "retrievers": [{"retriever": {}, "weight": -0.5}, {"retriever": {}, "weight": 1.0}]
+            }
+        }
+    }
+    with pytest.raises(ValueError, match="must be non-negative"):
+        elasticsearch_scores(runs, es)
+    for ws, msg in (([0.7, 0.7], "sum of weights"), ([1.5, -0.5], "range"), ([1.0], "number")):
+        pipe = {
+            "phase_results_processors": [
+                {
+                    "score-ranker-processor": {
+                        "combination": {"technique": "rrf", "parameters": {"weights": ws}}
+                    }
+                }
+            ]
+        }
+        with pytest.raises(ValueError, match=msg):
+            engine_fuse(runs, pipe, "opensearch")
+
+
+def test_bad_input() -> None:
+    runs, qrels = _toy()
+    other = Run(["zz"], ["d1"], [1], name="b")
+    with pytest.raises(ValueError, match="cover different queries"):
+        LinearFusion(n_rounds=2, prior_scale=1.0).fit([runs[0], other], qrels)
+    lin = LinearFusion(n_rounds=2, prior_scale=1.0).fit(runs, qrels)
+    cut = Run(runs[1].qid[runs[1].qid != "q3"], runs[1].docid[runs[1].qid != "q3"],
+              runs[1].rank[runs[1].qid != "q3"], name="b")  # fmt: skip
+    with pytest.raises(ValueError, match="'q3' only in 'a'"):
+        lin.fuse([runs[0], cut])
+    with pytest.raises(ValueError, match="score must be finite"):
+        Run(["q", "q"], ["a", "b"], [1, 2], [0.5, float("nan")], name="dense")
+    with pytest.raises(ValueError, match="score must be finite"):
+        Run(["q"], ["a"], [1], [float("inf")], name="dense")
+    for bad, msg in (({"normalizer": "l2"}, "normalizer"), ({"n_rounds": -1}, "n_rounds"),
+                     ({"prior_scale": -1.0}, "prior_scale"), ({"learning_rate": 0}, "learning"),
+                     ({"cv_folds": 1}, "cv_folds")):  # fmt: skip
+        with pytest.raises(ValueError, match=msg):
+            LinearFusion(**bad).fit(runs, qrels)
+    with pytest.raises(ValueError, match="not fitted"):
+        LinearFusion().fuse(runs)
+    with pytest.raises(ValueError, match="not a linear fusion model"):
+        LinearFusion.from_dict({"format": "x"})
+    good = lin.to_dict()
+    with pytest.raises(ValueError, match="weights must be"):
+        LinearFusion.from_dict({**good, "weights": [1.0, -2.0]})
+
+
+def test_linear_features_rows() -> None:
+    a = Run(["q", "q"], ["d1", "d2"], [1, 2], [2.0, 1.0], name="a")
+    b = Run(["q"], ["d3"], [1], [7.0], name="b")
+    N, qid, docid = linear_features([a, b], "rrf", k=1)
+    assert docid.tolist() == ["d1", "d2", "d3"]
+    np.testing.assert_allclose(N, [[0.5, 0], [1 / 3, 0], [0, 0.5]])
+
+
+@pytest.mark.skipif(not DENSE.is_file(), reason="the committed dense run is missing")
+def test_committed_dense_run() -> None:
+    """The committed MiniLM run: 76 judged CISI queries, top 100, cosines in [-1, 1]."""
+    from rankboost.fusion import read_run
+
+    run = read_run(DENSE, name="minilm")
+    assert len(run.queries) == 76
+    assert run.rank.max() == 100
+    assert len(run) == 7600
+    assert np.all(np.abs(run.score) <= 1.0 + 1e-6)
+
+
+def test_prior_scale_zero_is_plain_rankboost_and_the_prior_alone() -> None:
+    from rankboost.fusion import RankFusion
+
+    runs, qrels = _toy(seed=2)
+    plain = RankFusion(n_rounds=5, missing_features=False).fit(runs, qrels)
+    zero = RankFusion(n_rounds=5, missing_features=False, prior="combsum", prior_scale=0.0)
+    zero.fit(runs, qrels)
+    np.testing.assert_allclose(zero.decision_function(runs)[1],
+                               plain.decision_function(runs)[1], rtol=1e-9)  # fmt: skip
+    big = RankFusion(n_rounds=3, prior="rrf", prior_scale=2.0).fit(runs, qrels)
+    _, f0 = big.decision_function(runs, n_rounds=0)
+    k = 60
+    feats = big.features(runs)
+    expect = np.zeros(feats.X.shape[0])
+    for i in range(2):
+        rank = -feats.X[:, i]
+        expect += np.where(np.isnan(rank), 0.0, (k + 1) / (k + rank))
+    np.testing.assert_allclose(f0, 2.0 * expect, rtol=1e-12)
+
+
+def test_prior_model_round_trip(tmp_path: Path) -> None:
+    from rankboost.fusion import RankFusion
+
+    runs, qrels = _toy(seed=5)
+    fus = RankFusion(max_rounds=6, cv_folds=3, prior="combsum").fit(runs, qrels)
+    assert fus.cv_results_ is not None
+    assert fus.cv_results_["mean"].shape == (5, 7)
+    fus.save(tmp_path / "p.json")
+    data = json.loads((tmp_path / "p.json").read_text())
+    assert data["version"] == 2
+    assert data["params"]["prior"] == "combsum"
+    back = RankFusion.load(tmp_path / "p.json")
+    assert back.fuse(runs) == fus.fuse(runs)
+    with pytest.raises(ValueError, match="prior_scale"):
+        RankFusion.from_dict({**data, "prior_scale": "big"})
+    with pytest.raises(ValueError, match="prior"):
+        RankFusion(prior="bm25").fit(runs, qrels)
