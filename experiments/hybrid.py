@@ -714,6 +714,11 @@ def _hybrid_job(args: tuple) -> dict:
 
 HYBRID_VARIANTS: dict[str, tuple[str, dict]] = {
     "rankboost": ("rankfusion", {}),
+    "prior_combsum": ("rankfusion", {"prior": "combsum", "max_rounds": 100}),
+    "prior_rrf": ("rankfusion", {"prior": "rrf", "max_rounds": 100}),
+    "prior_combsum_scores": ("rankfusion", {"prior": "combsum", "max_rounds": 100,
+                                            "score_features": "minmax+zscore+rrf"}),
+    "scores": ("rankfusion", {"score_features": "minmax+zscore+rrf"}),
     "linear_minmax": ("linear", {"normalizer": "minmax"}),
     "linear_rrf": ("linear", {"normalizer": "rrf"}),
 }
@@ -764,6 +769,10 @@ HLABELS = {
     "rankboost": "rankboost fuse (defaults)",
     "linear_minmax": "rankboost fuse --family linear (min-max)",
     "linear_rrf": "rankboost fuse --family linear --normalizer rrf",
+    "prior_combsum": "rankboost fuse --prior combsum",
+    "prior_rrf": "rankboost fuse --prior rrf",
+    "prior_combsum_scores": "rankboost fuse --prior combsum --score-features minmax+zscore+rrf",
+    "scores": "rankboost fuse --score-features minmax+zscore+rrf",
     "cc_minmax": "convex combination of min-max scores, weight tuned on train",
     "tm2c2": "TM2C2 (theoretical min-max), weight tuned on train",
     "ranx:rrf": "RRF, k = 60 (ranx)",

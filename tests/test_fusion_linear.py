@@ -310,3 +310,58 @@ def test_prior_model_round_trip(tmp_path: Path) -> None:
         RankFusion.from_dict({**data, "prior_scale": "big"})
     with pytest.raises(ValueError, match="prior"):
         RankFusion(prior="bm25").fit(runs, qrels)
+
+
+def test_cli_linear_train_apply_export(tmp_path: Path, capsys) -> None:
+    import argparse
+
+    from rankboost.fusion import read_run, write_qrels, write_run
+    from rankboost.fusion.cli import register, run
+
+    parser = argparse.ArgumentParser(prog="rankboost")
+    register(parser.add_subparsers(dest="command"))
+    runs, qrels = _toy(seed=7)
+    paths = []
+    for r in runs:
+        paths.append(str(tmp_path / f"{r.name}.run"))
+        write_run(paths[-1], r)
+    write_qrels(tmp_path / "q.txt", qrels)
+    model = str(tmp_path / "lin.json")
+    argv = [
+        "fuse",
+        "train",
+        "--runs",
+        *paths,
+        "--qrels",
+        str(tmp_path / "q.txt"),
+        "-o",
+        model,
+        "--family",
+        "linear",
+        "--normalizer",
+        "rrf",
+        "--max-rounds",
+        "10",
+        "--cv-folds",
+        "3",
+    ]
+    assert run(parser.parse_args(argv)) == 0
+    lin = LinearFusion.load(model)
+    assert lin.normalizer == "rrf"
+    assert "linear weights" in capsys.readouterr().err
+    out = str(tmp_path / "fused.run")
+    assert run(parser.parse_args(["fuse", "apply", model, "--runs", *paths, "-o", out])) == 0
+    assert (
+        read_run(out).docid.tolist()
+        == lin.fuse([read_run(p) for p in paths], match="order").docid.tolist()
+    )
+    for engine in ("elasticsearch", "opensearch"):
+        body = str(tmp_path / f"{engine}.json")
+        argv = ["fuse", "export", model, "--engine", engine, "-o", body, "--check-runs", *paths]
+        assert run(parser.parse_args(argv)) == 0
+        assert "ranks the 12 queries as fuse apply" in capsys.readouterr().err
+        assert check_export(lin, [read_run(p) for p in paths], engine,
+                            json.loads(Path(body).read_text())) == 12  # fmt: skip
+    with pytest.raises(ValueError, match="not valid JSON.*linear fusion model"):
+        run(parser.parse_args(["fuse", "export", paths[0], "--engine", "opensearch",
+                               "-o", str(tmp_path / "x.json")]))  # fmt: skip

@@ -47,7 +47,7 @@ def register(subparsers: Any) -> None:
         description="Learned rank fusion with RankBoost (Freund et al. 2003, section 6.2).",
     )
     fuse.set_defaults(func=_help_handler(fuse))
-    sub = fuse.add_subparsers(dest="fuse_command", metavar="{train,apply,evaluate}")
+    sub = fuse.add_subparsers(dest="fuse_command", metavar="{train,apply,evaluate,export}")
 
     # ---- train --------------------------------------------------------------------------
     p = sub.add_parser("train", help="fit a fusion model on runs + qrels, save it as JSON")
@@ -61,6 +61,7 @@ def register(subparsers: Any) -> None:
         help="decreasing function of the rank used as the feature (default neg_rank)",
     )
     _add_training_options(p)
+    _add_family_options(p)
     p.add_argument(
         "--depth",
         type=int_at_least(1),
@@ -111,6 +112,102 @@ def register(subparsers: Any) -> None:
     add_metric_options(p)
     _add_by_order(p)
     p.set_defaults(func=_evaluate)
+
+    # ---- export -------------------------------------------------------------------------
+    p = sub.add_parser(
+        "export",
+        help="write a --family linear model as a search engine's hybrid request or pipeline",
+    )
+    p.add_argument("model", help="linear fusion model JSON written by 'fuse train --family linear'")
+    p.add_argument("--engine", required=True, choices=["elasticsearch", "opensearch"])
+    p.add_argument("-o", "--output", required=True, help="where to write the JSON body")
+    p.add_argument(
+        "--rank-window-size",
+        type=int_at_least(1),
+        default=100,
+        help="Elasticsearch: documents taken from each retriever (default 100)",
+    )
+    p.add_argument(
+        "--check-runs",
+        nargs="+",
+        metavar="RUN",
+        default=None,
+        help="TREC runs of the retrievers: fail unless the engine's formula ranks them exactly "
+        "as 'fuse apply' does",
+    )
+    p.add_argument(
+        "--approximate",
+        action="store_true",
+        help="OpenSearch min-max: write the normalization-processor although it ranks "
+        "differently (a weighted mean over the sub-queries that returned a document)",
+    )
+    p.set_defaults(func=_export)
+
+
+def _add_family_options(p: argparse.ArgumentParser) -> None:
+    f = p.add_argument_group("model family and prior")
+    f.add_argument(
+        "--family",
+        choices=["boost", "linear"],
+        default="boost",
+        help="boost: RankBoost over rank features (default); linear: a weighted sum of "
+        "normalised scores that 'fuse export' hands to Elasticsearch / OpenSearch",
+    )
+    f.add_argument(
+        "--normalizer",
+        choices=["minmax", "rrf"],
+        default="minmax",
+        help="--family linear: per-query normalisation of every run (default minmax)",
+    )
+    f.add_argument(
+        "--prior",
+        choices=["none", "combsum", "rrf"],
+        default="none",
+        help="--family boost: boost from CombSUM of min-max scores or RRF (default none)",
+    )
+
+
+def _export(args: argparse.Namespace) -> int:
+    from .engines import check_export, export_linear
+    from .io import read_runs
+    from .linear import LinearFusion
+
+    refuse_overwriting_inputs(args.output, [("fusion model file", args.model)])
+    model = LinearFusion.load(args.model)
+    body = export_linear(
+        model, args.engine, rank_window_size=args.rank_window_size, approximate=args.approximate
+    )
+    if args.check_runs:
+        n = check_export(model, read_runs(args.check_runs), args.engine, body)
+        sys.stderr.write(
+            f"rankboost fuse export: {args.engine} ranks the {n} queries as fuse apply\n"
+        )
+    export_linear(
+        model,
+        args.engine,
+        args.output,
+        rank_window_size=args.rank_window_size,
+        approximate=args.approximate,
+    )
+    return 0
+
+
+def _load_any(path: str) -> Any:
+    """A fusion model of either family."""
+    from ..model import read_json
+    from .learned import RankFusion
+    from .linear import FORMAT_NAME, LinearFusion
+
+    data = read_json(path, "fusion model file", "fusion model") if _exists(path) else None
+    if isinstance(data, dict) and data.get("format") == FORMAT_NAME:
+        return LinearFusion.from_dict(data)
+    return RankFusion.load(path)
+
+
+def _exists(path: str) -> bool:
+    from pathlib import Path
+
+    return Path(path).exists()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -264,7 +361,23 @@ def _train(args: argparse.Namespace) -> int:
         for q in TRAIN_PARAMS + FEEDBACK_PARAMS
         if hasattr(args, q.name)
     }
+    if args.family == "linear":
+        from .linear import LinearFusion
+
+        lin = LinearFusion(
+            normalizer=args.normalizer,
+            n_rounds=args.n_rounds,
+            max_rounds=min(args.max_rounds, 100) if args.n_rounds == "auto" else args.max_rounds,
+            cv_folds=args.cv_folds,
+        ).fit(runs, qrels)
+        lin.save(args.output)
+        sys.stderr.write(
+            f"rankboost fuse train: linear weights {lin.weights_.round(4).tolist()} (prior "
+            f"scale {lin.prior_scale_}, {lin.n_rounds_} rounds)\n"
+        )
+        return 0
     model = RankFusion(
+        prior=None if args.prior == "none" else args.prior,
         rank_feature=args.rank_feature,
         score_features=args.score_features,
         missing_features=args.missing_features,
@@ -284,12 +397,11 @@ def _train(args: argparse.Namespace) -> int:
 
 def _apply(args: argparse.Namespace) -> int:
     from .io import read_runs, write_run
-    from .learned import RankFusion
 
     refuse_overwriting_inputs(
         args.output, [("fusion model file", args.model)] + [("run file", r) for r in args.runs]
     )
-    model = RankFusion.load(args.model)
+    model = _load_any(args.model)
     runs = read_runs(args.runs)
     fused = model.fuse(runs, depth=args.depth, match="order" if args.by_order else "name")
     write_run(args.output, fused, tag=args.tag)
@@ -299,14 +411,13 @@ def _apply(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace) -> int:
     from .evaluation import evaluate_run
     from .io import read_qrels, read_runs
-    from .learned import RankFusion
 
     qrels = read_qrels(args.qrels)
     runs = read_runs(args.runs)
     options = metric_options(args, args.metric)
     rows: dict[str, dict[str, float]] = {}
     if args.model is not None:
-        model = RankFusion.load(args.model)
+        model = _load_any(args.model)
         fused = model.fuse(runs, match="order" if args.by_order else "name")
         rows[args.model] = evaluate_run(fused, qrels, args.metric, **options)
     else:

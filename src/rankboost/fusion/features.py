@@ -11,6 +11,7 @@ learned fusion, the linear family (:mod:`rankboost.fusion.linear`) and its engin
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,7 @@ from .run import Qrels, Run
 
 __all__ = [
     "FusionFeatures",
+    "FusionWarning",
     "SCORE_NORMS",
     "fusion_features",
     "grades_for",
@@ -295,3 +297,40 @@ def grades_for(features: FusionFeatures, qrels: Qrels) -> NDArray[np.int64]:
         ],
         dtype=np.int64,
     )
+
+
+class FusionWarning(UserWarning):
+    """Runs and qrels do not cover the same queries (the message says which and how many)."""
+
+
+def _coverage_warnings(items: list[Run], qrels: Qrels) -> None:
+    judged = set(qrels.queries)
+    in_runs: set[str] = set()
+    for r in items:
+        qs = set(r.queries)
+        in_runs |= qs
+        extra = sorted(qs - judged)
+        if extra:
+            warnings.warn(
+                f"run {r.name}: {len(extra)} queries are not in the qrels (e.g. {extra[0]!r}); "
+                "they give no training signal and are ignored for training.",
+                FusionWarning,
+                stacklevel=3,
+            )
+    missing = sorted(judged - in_runs)
+    if missing:
+        warnings.warn(
+            f"qrels: {len(missing)} judged queries are in none of the runs (e.g. "
+            f"{missing[0]!r}); there is nothing to fuse for them, they are ignored.",
+            FusionWarning,
+            stacklevel=3,
+        )
+
+
+def _nested(
+    qid: NDArray[np.str_], docid: NDArray[np.str_], scores: NDArray[np.float64]
+) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for q, d, s in zip(qid.tolist(), docid.tolist(), scores.tolist(), strict=True):
+        out.setdefault(q, {})[d] = s
+    return out

@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import reprlib
-import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -32,7 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..model import RankBoostModel, atomic_write_text, read_json
+from ..model import atomic_write_text, read_json
 from ..params import (
     TRAIN_PARAMS,
     ParameterError,
@@ -46,11 +44,13 @@ from .cv import cv_rounds
 from .features import (
     _RANK_FEATURES,
     FusionFeatures,
+    FusionWarning,
     RunsLike,
     _as_run_list,
+    _coverage_warnings,
+    _nested,
     fusion_features,
     grades_for,
-    n_features_of,
     score_norms_of,
 )
 from .run import Qrels, Run
@@ -66,34 +66,6 @@ __all__ = [
 
 FORMAT_NAME = "rankboost-fusion"
 FORMAT_VERSION = 2
-
-
-class FusionWarning(UserWarning):
-    """Runs and qrels do not cover the same queries (the message says which and how many)."""
-
-
-def _coverage_warnings(items: list[Run], qrels: Qrels) -> None:
-    judged = set(qrels.queries)
-    in_runs: set[str] = set()
-    for r in items:
-        qs = set(r.queries)
-        in_runs |= qs
-        extra = sorted(qs - judged)
-        if extra:
-            warnings.warn(
-                f"run {r.name}: {len(extra)} queries are not in the qrels (e.g. {extra[0]!r}); "
-                "they give no training signal and are ignored for training.",
-                FusionWarning,
-                stacklevel=3,
-            )
-    missing = sorted(judged - in_runs)
-    if missing:
-        warnings.warn(
-            f"qrels: {len(missing)} judged queries are in none of the runs (e.g. "
-            f"{missing[0]!r}); there is nothing to fuse for them, they are ignored.",
-            FusionWarning,
-            stacklevel=3,
-        )
 
 
 class RankFusion:
@@ -315,7 +287,9 @@ class RankFusion:
         self.cv_results_: dict[str, Any] | None = None
         self.prior_scale_ = 0.0
         if self.prior is not None:
-            self._fit_prior(items, feats, judged, X, yj, qj, params, train_kwargs)
+            from .prior import fit_prior
+
+            fit_prior(self, items, feats, judged, X, yj, qj, params, train_kwargs)
             self.list_names_ = [r.name for r in items]
             self.feature_names_ = list(feats.feature_names)
             self.n_lists_ = len(items)
@@ -346,37 +320,6 @@ class RankFusion:
         self.feature_names_ = list(feats.feature_names)
         self.n_lists_ = len(items)
         return self
-
-    def _fit_prior(self, items, feats, judged, X, yj, qj, params, train_kwargs) -> None:  # type: ignore[no-untyped-def]
-        """Fit ``c F_0 + H``: the scale and rounds by inner CV, then the model on all rows."""
-        from ..booster import _train
-        from .prior import PRIOR_SCALES, cv_prior, prior_feedback, prior_scores
-
-        F0 = prior_scores(items, feats, str(self.prior))[judged]
-        if self.n_rounds == "auto":
-            scales = PRIOR_SCALES if self.prior_scale == "auto" else (float(self.prior_scale),)
-            self.cv_results_ = cv_prior(X, yj, qj, F0, params, scales, cv_folds=int(self.cv_folds))
-            scale, rounds = self.cv_results_["scale"], self.cv_results_["n_rounds"]
-        else:
-            if self.prior_scale == "auto":
-                raise ParameterError(
-                    "prior_scale='auto' is chosen by the inner cross-validation of "
-                    "n_rounds='auto'; with an int n_rounds pass a float prior_scale."
-                )
-            scale, rounds = float(self.prior_scale), int(self.n_rounds)
-        _, qcode = np.unique(qj, return_inverse=True)
-        fb = prior_feedback(yj, qcode.reshape(-1).astype(np.int64), F0, scale)
-        self.model_ = _train(
-            X,
-            fb,
-            params.replace(n_rounds=max(rounds, 1)),
-            callbacks=train_kwargs.get("callbacks"),
-            feature_names=feats.feature_names,
-            verbose=bool(train_kwargs.get("verbose", False)),
-            stacklevel=4,
-        )
-        self.prior_scale_ = float(scale)
-        self.n_rounds_ = min(int(rounds), int(self.model_.n_rounds))
 
     def _params(self) -> TrainParams:
         """The training parameters, validated (the one definition of rankboost.params).
@@ -565,79 +508,9 @@ class RankFusion:
     @classmethod
     def from_dict(cls, data: Any) -> RankFusion:
         """Rebuild a fitted fusion from :meth:`to_dict` output."""
-        if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
-            raise ValueError(
-                f'not a rankboost fusion model: the JSON has no "format": "{FORMAT_NAME}" field.'
-            )
-        version = data.get("version")
-        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-            raise ValueError(
-                f"malformed fusion model: version is {reprlib.repr(version)}, not an int >= 1."
-            )
-        if version > FORMAT_VERSION:
-            raise ValueError(
-                f"fusion model format version {version!r} is not one this rankboost reads "
-                f"(<= {FORMAT_VERSION}); upgrade rankboost."
-            )
-        try:
-            params = {k: v for k, v in data["params"].items() if k in _PARAMS}
-            # NOTE: files of earlier releases have no such fields: their values then
-            params.setdefault("missing_features", False)
-            params.setdefault("feedback", "layered")
-            params.setdefault("prior", None)
-            if isinstance(params.get("thresholds"), list):  # ("uniform", B) in JSON
-                params["thresholds"] = tuple(params["thresholds"])
-            fusion = cls(**params)
-            if fusion.rank_feature not in _RANK_FEATURES or not isinstance(
-                fusion.score_features, (bool, str)
-            ):
-                raise ValueError(
-                    f"malformed fusion model: rank_feature {reprlib.repr(fusion.rank_feature)} "
-                    f"or score_features {reprlib.repr(fusion.score_features)} is not allowed."
-                )
-            try:
-                fusion._params()
-                fusion._check_fusion_params()
-            except ValueError as exc:
-                raise ValueError(f"malformed fusion model: {exc}") from None
-            fusion.model_ = RankBoostModel.from_dict(data["model"])
-            for key in ("list_names", "feature_names"):
-                names = data[key]
-                if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-                    raise ValueError(f"malformed fusion model: {key} is not a list of strings.")
-            fusion.list_names_ = list(data["list_names"])
-            fusion.feature_names_ = list(data["feature_names"])
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise ValueError(f"malformed fusion model: missing or bad field {exc}.") from None
-        except (RecursionError, OverflowError):
-            raise ValueError(
-                "malformed fusion model: a field holds lists nested too deeply or a number "
-                "too large."
-            ) from None
-        fusion.n_lists_ = len(fusion.list_names_)
-        fusion.n_rounds_ = int(fusion.model_.n_rounds)
-        fusion.prior_scale_ = 0.0
-        if fusion.prior is not None:
-            try:
-                fusion.prior_scale_ = float(data["prior_scale"])
-                fusion.n_rounds_ = min(int(data["n_rounds"]), fusion.n_rounds_)
-            except (KeyError, TypeError, ValueError):
-                raise ValueError(
-                    "malformed fusion model: a model with a prior needs a number prior_scale "
-                    "and an int n_rounds."
-                ) from None
-            if not np.isfinite(fusion.prior_scale_) or fusion.prior_scale_ < 0:
-                raise ValueError("malformed fusion model: prior_scale must be finite and >= 0.")
-        fusion.cv_results_ = None
-        n_expected = n_features_of(
-            fusion.n_lists_, fusion.score_features, bool(fusion.missing_features)
-        )
-        if fusion.model_.n_features != n_expected:
-            raise ValueError(
-                f"malformed fusion model: {fusion.n_lists_} lists need {n_expected} features "
-                f"but the model has {fusion.model_.n_features}."
-            )
-        return fusion
+        from ._persist import fusion_from_dict
+
+        return fusion_from_dict(cls, data)
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the fitted fusion as versioned JSON (atomic)."""
@@ -693,12 +566,3 @@ _PARAMS = (
     "prior",
     "prior_scale",
 )
-
-
-def _nested(
-    qid: NDArray[np.str_], docid: NDArray[np.str_], scores: NDArray[np.float64]
-) -> dict[str, dict[str, float]]:
-    out: dict[str, dict[str, float]] = {}
-    for q, d, s in zip(qid.tolist(), docid.tolist(), scores.tolist(), strict=True):
-        out.setdefault(q, {})[d] = s
-    return out

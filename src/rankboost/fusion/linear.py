@@ -35,8 +35,15 @@ from ..model import atomic_write_text, read_json
 from ..params import ParameterError
 from ._match import MATCH_MODES, match_by_name
 from .cv import query_folds
-from .features import RRF_K, RunsLike, _as_run_list, grades_for, normalise_scores
-from .learned import _coverage_warnings, _nested
+from .features import (
+    RRF_K,
+    RunsLike,
+    _as_run_list,
+    _coverage_warnings,
+    _nested,
+    grades_for,
+    normalise_scores,
+)
 from .run import Qrels, Run
 
 __all__ = ["LINEAR_NORMALIZERS", "LinearFusion", "linear_features"]

@@ -135,3 +135,35 @@ def cv_prior(
         "mean": curves,
         "scales": list(scales),
     }
+
+
+def fit_prior(fusion: Any, items, feats, judged, X, yj, qj, params, train_kwargs) -> None:  # type: ignore[no-untyped-def]
+    """Fit ``c F_0 + H``: the scale and rounds by inner CV, then the model on all rows."""
+    from ..booster import _train
+    from ..params import ParameterError
+
+    F0 = prior_scores(items, feats, str(fusion.prior))[judged]
+    if fusion.n_rounds == "auto":
+        scales = PRIOR_SCALES if fusion.prior_scale == "auto" else (float(fusion.prior_scale),)
+        fusion.cv_results_ = cv_prior(X, yj, qj, F0, params, scales, cv_folds=int(fusion.cv_folds))
+        scale, rounds = fusion.cv_results_["scale"], fusion.cv_results_["n_rounds"]
+    else:
+        if fusion.prior_scale == "auto":
+            raise ParameterError(
+                "prior_scale='auto' is chosen by the inner cross-validation of "
+                "n_rounds='auto'; with an int n_rounds pass a float prior_scale."
+            )
+        scale, rounds = float(fusion.prior_scale), int(fusion.n_rounds)
+    _, qcode = np.unique(qj, return_inverse=True)
+    fb = prior_feedback(yj, qcode.reshape(-1).astype(np.int64), F0, scale)
+    fusion.model_ = _train(
+        X,
+        fb,
+        params.replace(n_rounds=max(rounds, 1)),
+        callbacks=train_kwargs.get("callbacks"),
+        feature_names=feats.feature_names,
+        verbose=bool(train_kwargs.get("verbose", False)),
+        stacklevel=4,
+    )
+    fusion.prior_scale_ = float(scale)
+    fusion.n_rounds_ = min(int(rounds), int(fusion.model_.n_rounds))

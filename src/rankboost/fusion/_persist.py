@@ -1,0 +1,90 @@
+"""Reading a RankFusion model file (format ``rankboost-fusion``, versions 1 and 2)."""
+
+from __future__ import annotations
+
+import reprlib
+from typing import Any
+
+import numpy as np
+
+from ..model import RankBoostModel
+from .features import _RANK_FEATURES, n_features_of
+from .learned import _PARAMS, FORMAT_NAME, FORMAT_VERSION
+
+__all__ = ["fusion_from_dict"]
+
+
+def fusion_from_dict(cls: Any, data: Any) -> Any:
+    """Rebuild a fitted ``cls`` (a :class:`RankFusion`) from its ``to_dict`` output."""
+    if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
+        raise ValueError(
+            f'not a rankboost fusion model: the JSON has no "format": "{FORMAT_NAME}" field.'
+        )
+    version = data.get("version")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ValueError(
+            f"malformed fusion model: version is {reprlib.repr(version)}, not an int >= 1."
+        )
+    if version > FORMAT_VERSION:
+        raise ValueError(
+            f"fusion model format version {version!r} is not one this rankboost reads "
+            f"(<= {FORMAT_VERSION}); upgrade rankboost."
+        )
+    try:
+        params = {k: v for k, v in data["params"].items() if k in _PARAMS}
+        # NOTE: files of earlier releases have no such fields: their values then
+        params.setdefault("missing_features", False)
+        params.setdefault("feedback", "layered")
+        params.setdefault("prior", None)
+        if isinstance(params.get("thresholds"), list):  # ("uniform", B) in JSON
+            params["thresholds"] = tuple(params["thresholds"])
+        fusion = cls(**params)
+        if fusion.rank_feature not in _RANK_FEATURES or not isinstance(
+            fusion.score_features, (bool, str)
+        ):
+            raise ValueError(
+                f"malformed fusion model: rank_feature {reprlib.repr(fusion.rank_feature)} "
+                f"or score_features {reprlib.repr(fusion.score_features)} is not allowed."
+            )
+        try:
+            fusion._params()
+            fusion._check_fusion_params()
+        except ValueError as exc:
+            raise ValueError(f"malformed fusion model: {exc}") from None
+        fusion.model_ = RankBoostModel.from_dict(data["model"])
+        for key in ("list_names", "feature_names"):
+            names = data[key]
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise ValueError(f"malformed fusion model: {key} is not a list of strings.")
+        fusion.list_names_ = list(data["list_names"])
+        fusion.feature_names_ = list(data["feature_names"])
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"malformed fusion model: missing or bad field {exc}.") from None
+    except (RecursionError, OverflowError):
+        raise ValueError(
+            "malformed fusion model: a field holds lists nested too deeply or a number too large."
+        ) from None
+    fusion.n_lists_ = len(fusion.list_names_)
+    fusion.n_rounds_ = int(fusion.model_.n_rounds)
+    fusion.prior_scale_ = 0.0
+    if fusion.prior is not None:
+        try:
+            fusion.prior_scale_ = float(data["prior_scale"])
+            fusion.n_rounds_ = min(int(data["n_rounds"]), fusion.n_rounds_)
+        except (KeyError, TypeError, ValueError):
+            raise ValueError(
+                "malformed fusion model: a model with a prior needs a number prior_scale "
+                "and an int n_rounds."
+            ) from None
+        if not np.isfinite(fusion.prior_scale_) or fusion.prior_scale_ < 0:
+            raise ValueError("malformed fusion model: prior_scale must be finite and >= 0.")
+    fusion.cv_results_ = None
+    n_expected = n_features_of(
+        fusion.n_lists_, fusion.score_features, bool(fusion.missing_features)
+    )
+    if fusion.model_.n_features != n_expected:
+        raise ValueError(
+            f"malformed fusion model: {fusion.n_lists_} lists need {n_expected} features "
+            f"but the model has {fusion.model_.n_features}."
+        )
+    return fusion
