@@ -62,7 +62,7 @@ from scipy.optimize import brentq
 
 from . import _compat
 from ._kernels.histogram import _table_values, _threshold_values, potential_histograms
-from ._validation import check_feature_matrix
+from ._validation import check_feature_matrix, check_init_score
 from .binning import BinMapper
 from .callback import CallbackEnv, EarlyStopException
 from .feedback import (
@@ -199,9 +199,11 @@ class RoundRecord:
     z : float
         The exact normaliser ``Z_t`` at ``alpha_t``.
     rloss : float
-        Training rloss of ``H_t`` (ties counted as errors).
+        Training rloss of ``H_t`` (ties counted as errors); of ``F0 + H_t`` when training
+        started from a prior ``init_score`` ``F0``.
     bound : float
-        ``prod_{s <= t} Z_s``, which bounds ``rloss`` (paper section 3.1, Theorem 1).
+        ``prod_{s <= t} Z_s``, which bounds ``rloss`` (paper section 3.1, Theorem 1); with
+        a prior, ``rloss <= prior_loss * bound`` (:attr:`Booster.prior_loss`).
     perfect : bool
         ``h_t`` orders every crucial pair correctly (``|r| = 1``): the distribution no
         longer changes, so every further round would repeat this one.
@@ -267,11 +269,24 @@ class Booster:
         Split the training queries into this many blocks of whole queries (connected groups
         of rows for explicit pairs), as a distributed trainer's partitions would hold them.
         The model is the same up to the order of floating-point sums.
+    init_score : array-like of shape (n_samples,), default=None
+        A prior ranking function ``F0``, one finite score per row (as LightGBM's
+        ``init_score``): boosting minimises ``sum D exp((F0 + H)(x0) - (F0 + H)(x1))``, so
+        the first round runs on ``D_1`` proportional to ``D(x0, x1) exp(F0(x0) - F0(x1))``.
+        Only differences within a crucial pair matter (a constant, or a per-query constant
+        for query feedback, changes nothing). The model holds the learned ``H`` only: rank
+        by ``F0 + model.predict(X)``. The scale matters (``exp(F0)``): a prior on another
+        scale needs a multiplier.
 
     Attributes
     ----------
     n_rounds : int
         Rounds run so far.
+    prior_loss : float
+        ``sum D exp(F0(x0) - F0(x1))``, the prior's exponential loss (1 without a prior, up
+        to rounding; ``log_prior_loss`` is its log, finite where it overflows). ``rloss`` of
+        ``F0 + H_t`` is at most ``prior_loss * prod Z_t``. Before any round the model is
+        empty (it scores 0), so ``F0`` alone ranks: 0 rounds is the prior's ranking.
     stop_reason : str or None
         Why :meth:`update` could not run a further round (None while it can).
     binner : BinMapper
@@ -294,6 +309,8 @@ class Booster:
     10
     """
 
+    log_prior_loss: float = 0.0  # set by _setup (a subclass without a prior keeps 0)
+
     def __init__(
         self,
         X: ArrayLike,
@@ -302,6 +319,7 @@ class Booster:
         *,
         feature_names: Sequence[str] | None = None,
         n_blocks: int = 1,
+        init_score: ArrayLike | None = None,
     ) -> None:
         if feature_names is None and hasattr(X, "columns"):
             feature_names = [str(c) for c in X.columns]
@@ -312,7 +330,7 @@ class Booster:
             raise TypeError(f"n_blocks must be an int >= 1; got {n_blocks!r}.")
         if n_blocks < 1:
             raise ValueError(f"n_blocks must be an int >= 1; got {n_blocks}.")
-        self._setup(Xc, feedback, p, feature_names, int(n_blocks))
+        self._setup(Xc, feedback, p, feature_names, int(n_blocks), init_score)
 
     @classmethod
     def _from_checked(
@@ -322,10 +340,14 @@ class Booster:
         params: TrainParams,
         feature_names: Sequence[str] | None,
         n_blocks: int = 1,
+        init_score: ArrayLike | None = None,
     ) -> Booster:
-        """A booster from input the caller has validated already (X, feedback, params)."""
+        """A booster from input the caller has validated already (X, feedback, params).
+
+        ``init_score`` is checked here (it is the booster's own input, checked once).
+        """
         self = cls.__new__(cls)
-        self._setup(Xc, feedback, params, feature_names, n_blocks)
+        self._setup(Xc, feedback, params, feature_names, n_blocks, init_score)
         return self
 
     def _setup(
@@ -335,7 +357,9 @@ class Booster:
         params: TrainParams,
         feature_names: Sequence[str] | None,
         n_blocks: int,
+        init_score: ArrayLike | None = None,
     ) -> None:
+        f0 = None if init_score is None else check_init_score(init_score, Xc.shape[0])
         if feature_names is not None and len(feature_names) != Xc.shape[1]:
             raise ValueError(
                 f"feature_names has {len(feature_names)} names but X has {Xc.shape[1]} columns."
@@ -357,7 +381,10 @@ class Booster:
         self.binner = BinMapper(params.thresholds).fit(Xc, rows, sample_weight=weights)
         for b in blocks:
             b.codes = self.binner.transform(Xc, b.rows)
+            if f0 is not None:  # a prior: the blocks start from H = F0 (relative, see there)
+                b.set_prior(np.ascontiguousarray(f0[b.rows]))
         self.log_total = _start_blocks(blocks)
+        self.log_prior_loss = self.log_total
         self._blocks: list[_FeedbackState] = blocks
         self._hist = np.empty((self.n_features, self.binner.n_codes))
         self._block_hist = [np.empty_like(self._hist) for _ in blocks[1:]]
@@ -372,6 +399,11 @@ class Booster:
         self._rankers: list[WeakRanker] = []
         self._bound = 1.0
         self.stop_reason: str | None = None
+
+    @property
+    def prior_loss(self) -> float:
+        """``sum D exp(F0(x0) - F0(x1))``: the prior's exponential loss (1 without one)."""
+        return float(np.exp(self.log_prior_loss))
 
     @property
     def n_rounds(self) -> int:
@@ -596,6 +628,7 @@ def train(
     feature_names: Sequence[str] | None = None,
     verbose: bool = False,
     params: TrainParams | None = None,
+    init_score: ArrayLike | None = None,
 ) -> RankBoostModel:
     """Train RankBoost (Freund, Iyer, Schapire & Singer, JMLR 4 (2003) 933-969).
 
@@ -659,6 +692,15 @@ def train(
         All the training parameters at once (:class:`rankboost.params.TrainParams`); when
         given, the keyword parameters above (``n_rounds`` to ``tol``) must keep their
         defaults.
+    init_score : array-like of shape (n_samples,), default=None
+        Boost from a prior ranking function ``F0`` (one finite score per row, as LightGBM's
+        ``init_score``; SPEC 7.2): round 1 runs on ``D_1`` proportional to
+        ``D(x0, x1) exp(F0(x0) - F0(x1))``, so the rounds minimise the loss of ``F0 + H``.
+        The model holds the learned ``H`` only, as LightGBM's does: rank new rows by
+        ``F0(x) + model.predict(x)``. The history's ``rloss`` is that of ``F0 + H`` and
+        ``bound`` is ``prod Z_t``, the loss *relative to* the prior's
+        (:attr:`Booster.prior_loss`). A constant ``F0`` trains exactly as none; ``F0`` =
+        a model's scores continues its training.
 
     Returns
     -------
@@ -693,7 +735,7 @@ def train(
         feature_names = [str(c) for c in X.columns]
     Xc = check_feature_matrix(X)
     _check_feedback(feedback, Xc.shape[0])
-    return _train(Xc, feedback, p, callbacks, feature_names, verbose)
+    return _train(Xc, feedback, p, callbacks, feature_names, verbose, init_score=init_score)
 
 
 def _train(
@@ -704,9 +746,14 @@ def _train(
     feature_names: Sequence[str] | None = None,
     verbose: bool = False,
     stacklevel: int = 3,
+    *,
+    init_score: ArrayLike | None = None,
 ) -> RankBoostModel:
-    """The loop of :func:`train` on validated input (the adapters' entry point)."""
-    bst = Booster._from_checked(Xc, feedback, params, feature_names)
+    """The loop of :func:`train` on validated input (the adapters' entry point).
+
+    ``init_score`` (a prior ``F0``, see :func:`train`) is checked by the booster.
+    """
+    bst = Booster._from_checked(Xc, feedback, params, feature_names, init_score=init_score)
     return _run_loop(bst, params, callbacks, verbose, stacklevel + 1)
 
 

@@ -150,8 +150,27 @@ class _LayeredState:
     def n(self) -> int:
         return int(self.rows.shape[0])
 
+    def set_prior(self, f0: NDArray[np.float64]) -> None:
+        """Start from the scores ``H = F0`` of the block's rows (a prior; before :meth:`start`).
+
+        ``D_1(x0, x1)`` is then proportional to ``D(x0, x1) exp(F0(x0)) exp(-F0(x1))``: the
+        level sums weigh a row's "lower item" part by ``exp(F0)`` and its "upper item" part
+        by ``exp(-F0)``, in log space with the per-level shifts. Each query's ``F0`` is taken
+        relative to its maximum (no pair crosses queries, so ``D_1`` is unchanged): a
+        constant prior gives ``H = 0`` exactly, the bits of training without one.
+        """
+        nq = self.qstart.shape[0] - 1
+        of_row = np.repeat(np.arange(nq), np.diff(self.qstart))
+        top = np.maximum.reduceat(f0, self.qstart[:-1]) if nq else np.empty(0)
+        self.H[:] = f0 - top[of_row]
+        # the kept order: increasing H, then decreasing level, then decreasing row (at
+        # H = 0, the order __init__ builds)
+        n = self.n
+        order = np.lexsort((-np.arange(n), -self.level, self.H, of_row))
+        self.order[:] = order.astype(self.order.dtype)
+
     def start(self) -> float:
-        """Statistics at ``H = 0`` once ``log_c`` is fixed; return the block's log mass.
+        """Statistics at ``H`` (0, or a prior's) once ``log_c`` is fixed; return the log mass.
 
         ``log_total`` is set to it, which is right for a single block; with several, the
         owner then sets the global one (:meth:`set_log_total`).
@@ -321,9 +340,23 @@ class _PairState:
     def n(self) -> int:
         return int(self.rows.shape[0])
 
+    def set_prior(self, f0: NDArray[np.float64]) -> None:
+        """Start from the scores ``H = F0`` of the block's rows (a prior; before :meth:`start`).
+
+        ``D_1`` is proportional to ``D exp(F0(x0) - F0(x1))``, every pair reweighted in log
+        space. ``F0`` is taken relative to its maximum over the block (no pair crosses
+        blocks), so a constant prior gives ``H = 0`` exactly.
+        """
+        self.H[:] = f0 - (float(np.max(f0)) if f0.shape[0] else 0.0)
+
     def start(self) -> float:
-        """The block's log mass at ``H = 0`` (``log_total`` is set to it, see the layered)."""
-        self.log_total = self.log_w_total = float(logsumexp(self.log_w))
+        """The block's log mass at ``H`` (``log_total`` is set to it, see the layered).
+
+        ``log_w_total`` is set to the block's part of ``D``'s own mass (the rloss's
+        normaliser, without the prior's factors); the owner sums it over the blocks.
+        """
+        self.log_w_total = float(logsumexp(self.log_w))
+        self.log_total = float(logsumexp(self.log_w + self.H[self.i0] - self.H[self.i1]))
         return self.log_total
 
     def set_log_total(self, log_total: float) -> None:
@@ -432,10 +465,13 @@ def _start_blocks(blocks: list[_LayeredState] | list[_PairState]) -> float:
     """Fix the normalisers, start every block and give each the global log mass; return it."""
     _fix_normalisers(blocks)
     log_total = _log_sum_of([b.start() for b in blocks])
+    pair_blocks = [b for b in blocks if isinstance(b, _PairState)]
+    # D's own mass (without a prior's factors: log_total then differs), its normaliser in rloss
+    log_d = _log_sum_of([b.log_w_total for b in pair_blocks]) if pair_blocks else 0.0
     for b in blocks:
         b.set_log_total(log_total)
         if isinstance(b, _PairState):
-            b.log_w_total = log_total  # the initial mass: D's normaliser in rloss
+            b.log_w_total = log_d
     return log_total
 
 

@@ -152,6 +152,11 @@ class _PlusPairState(_PairState):
         super().__init__(state.rows, state.i0, state.i1, state.weights)
         self.G = np.zeros(state.i0.shape[0])
 
+    def set_prior(self, f0: NDArray[np.float64]) -> None:
+        """Start from a prior ``F0``: every pair's factor ``exp(F0(x0) - F0(x1))`` in ``G``."""
+        super().set_prior(f0)
+        self.G = self.H[self.i0] - self.H[self.i1]
+
     def _pair_weights(self) -> NDArray[np.float64]:
         return np.exp(self.log_w + self.G - self.log_total)
 

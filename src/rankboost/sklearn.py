@@ -277,6 +277,7 @@ class RankBoostRanker(BaseEstimator):
         qid: ArrayLike | None = None,
         group: ArrayLike | None = None,
         sample_weight: ArrayLike | None = None,
+        init_score: ArrayLike | None = None,
         eval_set: Sequence[tuple[ArrayLike, ArrayLike]] | None = None,
         eval_qid: Sequence[ArrayLike | None] | None = None,
         eval_metric: str | Callable[..., float] | Sequence[Any] = "ndcg@10",
@@ -301,6 +302,11 @@ class RankBoostRanker(BaseEstimator):
         sample_weight : array-like of shape (n_samples,), default=None
             Row multiplicities (non-negative): a crucial pair weighs ``w(x0) w(x1)``.
             Non-constant weights enumerate the crucial pairs (see Notes of the class).
+        init_score : array-like of shape (n_samples,), default=None
+            A prior ranking function ``F0``, one finite score per row, boosted from (as
+            LightGBM's ``init_score``; :func:`rankboost.train`). As in LightGBM,
+            ``predict`` returns the learned ``H`` only: rank by ``F0 + predict(X)``. Not
+            combined with ``eval_set`` (its metrics would score ``H`` without ``F0``).
         eval_set : list of (X, y), default=None
             Validation sets, scored after every round into ``evals_result_``.
         eval_qid : list of array-like, default=None
@@ -335,7 +341,12 @@ class RankBoostRanker(BaseEstimator):
                 type(self).__name__, "X", "qid= (or group=, or a 'qid' column)", Xc.shape[0], 2
             )
         fb = self._make_feedback(yc, qid, sample_weight)
-
+        if init_score is not None and eval_set is not None:
+            raise ValueError(
+                f"{type(self).__name__}.fit got init_score= with eval_set=: the validation "
+                "metrics would score the learned H without the prior F0. Evaluate "
+                "F0 + predict(X) on the validation rows after fitting instead."
+            )
         cbs, monitor = self._callbacks(
             eval_set, eval_qid, eval_metric, early_stopping_rounds, callbacks
         )
@@ -348,6 +359,7 @@ class RankBoostRanker(BaseEstimator):
             feature_names=None if names is None else [str(n) for n in names],
             verbose=bool(self.verbose),
             stacklevel=3,
+            init_score=init_score,
         )
         return self._set_fitted(model, monitor, early_stopping_rounds)
 

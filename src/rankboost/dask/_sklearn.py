@@ -114,11 +114,13 @@ class DaskRankBoostRanker(RankBoostRanker):
         callbacks: Sequence[Callable[[CallbackEnv], None]] | None = None,
         repartition: bool = False,
         bins: Any = "auto",
+        init_score: Any = None,
     ) -> DaskRankBoostRanker:
         """Train on a Dask cluster; see :meth:`rankboost.RankBoostRanker.fit`.
 
         ``repartition=True`` moves rows so that each query lives in one partition;
-        ``bins`` is passed to :func:`rankboost.dask.train`.
+        ``bins`` is passed to :func:`rankboost.dask.train`. ``init_score`` (a prior) is not
+        supported by the distributed trainer yet: a ValueError says so.
 
         Returns
         -------
@@ -126,6 +128,12 @@ class DaskRankBoostRanker(RankBoostRanker):
         """
         from . import train
 
+        if init_score is not None:
+            raise ValueError(
+                "DaskRankBoostRanker.fit does not support init_score= (a prior F0) yet; "
+                "train on one machine with rankboost.RankBoostRanker.fit(..., init_score=F0), "
+                "or without the prior."
+            )
         params = self._params()
         names = None
         if hasattr(X, "columns"):
