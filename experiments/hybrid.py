@@ -383,9 +383,12 @@ def _rankboost(runs_tr: list, qrels_tr: Any, runs_te: list, params: dict) -> dic
     t0 = time.perf_counter()
     fusion = RankFusion(**params).fit(runs_tr, qrels_tr)
     fused = fusion.fuse(runs_te, depth=DEPTH)
-    cv = fusion.cv_results_["mean"].tolist() if fusion.cv_results_ is not None else None
+    res = fusion.cv_results_
+    cv = res["mean"].tolist() if res is not None and "scale" not in res else None
     return {"run": fused.to_dict(), "seconds": time.perf_counter() - t0,
-            "n_rounds": fusion.n_rounds_, "cv_mean": cv}  # fmt: skip
+            "n_rounds": fusion.n_rounds_, "cv_mean": cv,
+            "cv_best": None if res is None else float(res["best_score"]),
+            "prior_scale": getattr(fusion, "prior_scale_", 0.0)}  # fmt: skip
 
 
 def _lightgbm(runs_tr: list, qrels_tr: Any, runs_te: list, params: dict) -> dict:
@@ -661,7 +664,9 @@ def _linear(runs_tr: list, qrels_tr: Any, runs_te: list, params: dict) -> dict:
     fused = lin.fuse(runs_te, depth=DEPTH)
     return {"run": fused.to_dict(), "seconds": time.perf_counter() - t0,
             "weights": lin.weights_.round(3).tolist(), "prior_scale": lin.prior_scale_,
-            "n_rounds": lin.n_rounds_}  # fmt: skip
+            "n_rounds": lin.n_rounds_,
+            "cv_best": None if lin.cv_results_ is None else float(lin.cv_results_["mean"].max())}
+
 
 
 def hybrid_fold(runs: dict, qrels: dict, train_q: list[str], test_q: list[str], fold: int,
@@ -753,9 +758,17 @@ def hybrid_table(pq: dict, ref: str, folds: list[dict]) -> str:
                      + str([f["methods"]["tm2c2"]["weight"] for f in folds]) + ".")  # fmt: skip
     extra.append("ranx wsum weights per fold: "
                  + "; ".join(str(f["methods"]["ranx_opt:wsum"]["weights"]) for f in folds) + ".")
-    if "rankboost" in pq:
-        extra.append("rankboost fuse rounds per fold: "
-                     + str([f["methods"]["rankboost"]["n_rounds"] for f in folds]) + ".")
+    for key in pq:
+        m0 = folds[0]["methods"][key]
+        if m0.get("cv_best") is not None:
+            cvs = [f["methods"][key]["cv_best"] for f in folds]
+            extra.append(
+                f"{_hlabel(key)}: inner-CV NDCG@10 on the training queries (the choice's "
+                f"score) mean {np.mean(cvs):.4f}, per fold "
+                + " ".join(f"{x:.4f}" for x in cvs) + "; rounds "
+                + str([f["methods"][key]["n_rounds"] for f in folds]) + ", prior scale "
+                + str([f["methods"][key].get("prior_scale", 0.0) for f in folds]) + "."
+            )
     timed = [k for k in folds[0]["methods"] if "seconds" in folds[0]["methods"][k]]
     extra += ["", "| Train + apply per fold (s) | median | per fold |", "|---|---:|---|"]
     for k in timed:

@@ -365,3 +365,27 @@ def test_cli_linear_train_apply_export(tmp_path: Path, capsys) -> None:
     with pytest.raises(ValueError, match="not valid JSON.*linear fusion model"):
         run(parser.parse_args(["fuse", "export", paths[0], "--engine", "opensearch",
                                "-o", str(tmp_path / "x.json")]))  # fmt: skip
+
+
+def test_prior_init_score_equals_the_prior_weighted_pairs() -> None:
+    """RankFusion's prior (the engine's init_score) == the SPEC 7.2 distribution as pairs."""
+    from rankboost.booster import _train
+    from rankboost.feedback import LayeredFeedback
+    from rankboost.fusion import RankFusion, grades_for
+    from rankboost.fusion.prior import prior_feedback, prior_scores
+    from rankboost.params import TrainParams
+
+    runs, qrels = _toy(seed=8)
+    fus = RankFusion(n_rounds=6, prior="combsum", prior_scale=3.0).fit(runs, qrels)
+    feats = fus.features(runs)
+    y = grades_for(feats, qrels)
+    _, qcode = np.unique(feats.qid, return_inverse=True)
+    F0 = prior_scores(runs, feats, "combsum")
+    p = TrainParams(n_rounds=6, positive_cumulative=True)
+    pairs = _train(feats.X, prior_feedback(y, qcode.astype(np.int64), F0, 3.0), p)
+    layered = _train(feats.X, LayeredFeedback(y, qcode), p, init_score=3.0 * F0)
+    got = fus.decision_function(runs)[1]
+    np.testing.assert_allclose(got, 3.0 * F0 + layered.decision_function(feats.X), rtol=1e-12)
+    np.testing.assert_allclose(
+        pairs.decision_function(feats.X), layered.decision_function(feats.X), rtol=1e-9, atol=1e-9
+    )

@@ -9,9 +9,9 @@ that a first place is worth 1). Boosting minimises ``sum D(x0, x1) exp((cF_0 + H
 by inner cross-validation over the training queries, 0 rounds allowed, ``c = 0`` being
 boosting from scratch.
 
-The weighted crucial pairs are given to the engine as a :class:`rankboost.PairFeedback`
-(every higher grade above every lower one within a query, each query the same total mass:
-LayeredFeedback's ``normalize="query"``, times the prior's factor).
+The engine starts from the prior itself (``init_score = c F_0``, :func:`rankboost.train`),
+so the layered feedback keeps its O(n) form; :func:`prior_feedback` writes the same first
+distribution as explicit weighted pairs, the reference the tests compare it with.
 """
 
 from __future__ import annotations
@@ -92,6 +92,7 @@ def cv_prior(
     F0: NDArray[np.float64],
     params: Any,
     scales: tuple[float, ...],
+    make_feedback: Any,
     *,
     cv_folds: int = 5,
     seed: int = 0,
@@ -118,7 +119,8 @@ def cv_prior(
             curves[s, 0] += ndcg_score(y[va], base, qcode[va], k=10)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", TrainingStoppedWarning)
-                model = _train(Xtr, prior_feedback(y[tr], qcode[tr], F0[tr], c), params)
+                fb = make_feedback(y[tr], qcode[tr])
+                model = _train(Xtr, fb, params, init_score=c * F0[tr])
             last = curves[s, 0] * 0
             t = 0
             for t, h in enumerate(model.staged_decision_function(X[va]), start=1):
@@ -145,7 +147,9 @@ def fit_prior(fusion: Any, items, feats, judged, X, yj, qj, params, train_kwargs
     F0 = prior_scores(items, feats, str(fusion.prior))[judged]
     if fusion.n_rounds == "auto":
         scales = PRIOR_SCALES if fusion.prior_scale == "auto" else (float(fusion.prior_scale),)
-        fusion.cv_results_ = cv_prior(X, yj, qj, F0, params, scales, cv_folds=int(fusion.cv_folds))
+        fusion.cv_results_ = cv_prior(
+            X, yj, qj, F0, params, scales, fusion._feedback, cv_folds=int(fusion.cv_folds)
+        )
         scale, rounds = fusion.cv_results_["scale"], fusion.cv_results_["n_rounds"]
     else:
         if fusion.prior_scale == "auto":
@@ -154,16 +158,15 @@ def fit_prior(fusion: Any, items, feats, judged, X, yj, qj, params, train_kwargs
                 "n_rounds='auto'; with an int n_rounds pass a float prior_scale."
             )
         scale, rounds = float(fusion.prior_scale), int(fusion.n_rounds)
-    _, qcode = np.unique(qj, return_inverse=True)
-    fb = prior_feedback(yj, qcode.reshape(-1).astype(np.int64), F0, scale)
     fusion.model_ = _train(
         X,
-        fb,
+        fusion._feedback(yj, qj),
         params.replace(n_rounds=max(rounds, 1)),
         callbacks=train_kwargs.get("callbacks"),
         feature_names=feats.feature_names,
         verbose=bool(train_kwargs.get("verbose", False)),
         stacklevel=4,
+        init_score=scale * F0,
     )
     fusion.prior_scale_ = float(scale)
     fusion.n_rounds_ = min(int(rounds), int(fusion.model_.n_rounds))
