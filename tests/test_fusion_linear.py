@@ -389,3 +389,14 @@ def test_prior_init_score_equals_the_prior_weighted_pairs() -> None:
     np.testing.assert_allclose(
         pairs.decision_function(feats.X), layered.decision_function(feats.X), rtol=1e-9, atol=1e-9
     )
+
+
+def test_query_and_document_ids_that_concatenate_alike_stay_apart() -> None:
+    """(q "1", d "1383") and (q "11", d "383") are two rows (a string key merged them)."""
+    from rankboost.fusion import fusion_features
+
+    a = Run(["1", "11"], ["1383", "383"], [1, 1], name="a")
+    f = fusion_features([a])
+    assert f.qid.tolist() == ["1", "11"]
+    assert f.docid.tolist() == ["1383", "383"]
+    assert f.X[:, 0].tolist() == [-1.0, -1.0]

@@ -205,8 +205,9 @@ def elasticsearch_scores(runs: RunsLike, body: dict[str, Any]) -> dict[str, dict
     hits, then ``score += weight * normalized`` in float; a document a retriever did not
     return gets nothing from it), ``MinMaxScoreNormalizer`` (:func:`_es_minmax`),
     ``LinearRetrieverComponent`` and ``RRFRetrieverComponent`` (a negative weight is refused:
-    "[weight] must be non-negative"), and the ``rrf`` retriever's ``weight * 1 / (k + rank)``
-    with ranks from 1. The runs are the sub-retrievers' hits, in the body's order.
+    "[weight] must be non-negative"), and ``RRFRetrieverBuilder``'s weighted sum
+    ``score += weights[i] * (1.0f / (rankConstant + rank))``, ranks from 1 (9.1+; earlier
+    releases have no ``weight``). The runs are the sub-retrievers' hits, in the body's order.
     """
     items = _as_run_list(runs, "elasticsearch_scores")
     kind = next(iter(body["retriever"]))

@@ -241,7 +241,11 @@ def fusion_features(
     q_rank = np.empty(uq.shape[0], dtype=np.int64)
     q_rank[np.argsort(q_first, kind="stable")] = np.arange(uq.shape[0])
     qcode_all = q_rank[q_inv.reshape(-1)]
-    keys = np.char.add(np.char.add(qids, "\x00"), docs)
+    # NOTE: integer keys (query code, document code). A string key "q" + "\x00" + "d" is not
+    # safe: numpy strips trailing NULs from "q\x00", so query "1" with document "1383" and
+    # query "11" with document "383" became one row (issue 23, found on CISI).
+    _, d_inv = np.unique(docs, return_inverse=True)
+    keys = qcode_all.astype(np.int64) * (int(d_inv.max()) + 1) + d_inv.reshape(-1)
     uk, k_first, k_inv = np.unique(keys, return_index=True, return_inverse=True)
     k_inv = k_inv.reshape(-1)
     order = np.lexsort((k_first, qcode_all[k_first]))  # unique keys: by query, then first seen
