@@ -400,3 +400,29 @@ def test_query_and_document_ids_that_concatenate_alike_stay_apart() -> None:
     assert f.qid.tolist() == ["1", "11"]
     assert f.docid.tolist() == ["1383", "383"]
     assert f.X[:, 0].tolist() == [-1.0, -1.0]
+
+
+def test_cli_prior_options(tmp_path: Path) -> None:
+    import argparse
+
+    from rankboost.fusion import RankFusion, write_qrels, write_run
+    from rankboost.fusion.cli import register, run
+
+    parser = argparse.ArgumentParser(prog="rankboost")
+    register(parser.add_subparsers(dest="command"))
+    runs, qrels = _toy(seed=9)
+    paths = []
+    for r in runs:
+        paths.append(str(tmp_path / f"{r.name}.run"))
+        write_run(paths[-1], r)
+    write_qrels(tmp_path / "q.txt", qrels)
+    model = str(tmp_path / "p.json")
+    base = ["fuse", "train", "--runs", *paths, "--qrels", str(tmp_path / "q.txt"), "-o", model]
+    argv = [*base, "--prior", "rrf", "--prior-scale", "2", "--rounds", "3"]
+    assert run(parser.parse_args(argv)) == 0
+    fus = RankFusion.load(model)
+    assert (fus.prior, fus.prior_scale_, fus.n_rounds_) == ("rrf", 2.0, 3)
+    with pytest.raises(SystemExit):
+        parser.parse_args([*base, "--prior-scale", "-1"])
+    with pytest.raises(ValueError, match="prior_scale='auto'"):
+        run(parser.parse_args([*base, "--prior", "combsum", "--rounds", "3"]))

@@ -165,6 +165,27 @@ def _add_family_options(p: argparse.ArgumentParser) -> None:
         default="none",
         help="--family boost: boost from CombSUM of min-max scores or RRF (default none)",
     )
+    f.add_argument(
+        "--prior-scale",
+        type=_scale_value,
+        default="auto",
+        metavar="C|auto",
+        help="the prior's multiplier, a float >= 0, or auto: chosen with the rounds by inner "
+        "cross-validation (needs --rounds auto; default auto)",
+    )
+
+
+def _scale_value(text: str) -> float | str:
+    """``--prior-scale``: ``auto`` or a finite float >= 0 (argparse ``type=``)."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be 'auto' or a finite float >= 0; got {text!r}")
+    return value
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -378,6 +399,7 @@ def _train(args: argparse.Namespace) -> int:
         return 0
     model = RankFusion(
         prior=None if args.prior == "none" else args.prior,
+        prior_scale=args.prior_scale,
         rank_feature=args.rank_feature,
         score_features=args.score_features,
         missing_features=args.missing_features,
