@@ -67,6 +67,7 @@ def test_smoke_slice(hybrid, tmp_path: Path) -> None:
     runs_te = [hybrid.subset(r, te) for r in runs.values()]
     qrels_tr = Qrels.from_dict({q: qrels[q] for q in sorted(tr)})
     qrels_te = Qrels.from_dict({q: qrels[q] for q in sorted(te)})
+    qrels_te_all = Qrels.from_dict({q: qrels[q] for q in some})
     params = {"max_rounds": 10, "cv_folds": 3}
     rb = hybrid._rankboost(runs_tr, qrels_tr, runs_te, params)
     assert 1 <= rb["n_rounds"] <= 10
@@ -79,3 +80,16 @@ def test_smoke_slice(hybrid, tmp_path: Path) -> None:
 
     got = evaluate_run(Run.from_dict(rb["run"]), qrels_te, ["ndcg@10"])["ndcg@10"]
     assert 0 <= got <= 1
+    # the committed MiniLM run, cut to the slice, and the linear family's engine exports on
+    # BM25 + MiniLM: the engines' formulas rank every query as fuse apply does
+    from rankboost.fusion.engines import check_export, export_linear
+    from rankboost.fusion.linear import LinearFusion
+
+    dense = hybrid.dense_run(docs, {q: queries[q] for q in some}, depth=20, rebuild=False)
+    assert sorted(dense.queries) == some
+    assert dense.rank.max() == 20
+    pair = [runs["bm25"], dense]
+    for norm, engines in (("minmax", ["elasticsearch"]), ("rrf", ["elasticsearch", "opensearch"])):
+        lin = LinearFusion(normalizer=norm, n_rounds=5, prior_scale=1.0).fit(pair, qrels_te_all)
+        for engine in engines:
+            assert check_export(lin, pair, engine, export_linear(lin, engine)) == 15
