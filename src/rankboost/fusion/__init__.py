@@ -3,7 +3,9 @@
 :class:`RankFusion` learns to combine ranked lists with RankBoost (Freund et al. 2003,
 section 6.2); :mod:`rankboost.fusion.io` reads and writes TREC runs, TREC qrels and the LETOR
 4.0 aggregation format; :func:`evaluate_run` scores a run against qrels. The command line is
-``rankboost fuse {train,apply,evaluate}`` (:mod:`rankboost.fusion.cli`).
+``rankboost fuse {train,apply,evaluate,export}`` (:mod:`rankboost.fusion.cli`);
+:class:`LinearFusion` (:mod:`rankboost.fusion.linear`) is a weighted sum of normalised scores
+that :mod:`rankboost.fusion.engines` exports to Elasticsearch and OpenSearch.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
         fusion_features,
         grades_for,
     )
+    from .linear import LinearFusion
     from .run import Qrels, Run
 
 # NOTE: imported on first use (PEP 562), so ``rankboost --help`` (which imports
@@ -69,6 +72,7 @@ _LAZY = {
         ".learned",
     ),
     **dict.fromkeys(["Qrels", "Run"], ".run"),
+    "LinearFusion": ".linear",
 }
 
 
@@ -91,6 +95,7 @@ __all__ = [
     "AggData",
     "FusionFeatures",
     "FusionWarning",
+    "LinearFusion",
     "Qrels",
     "RankFusion",
     "Run",
