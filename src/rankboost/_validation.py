@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 __all__ = [
     "as_float_matrix",
     "check_feature_matrix",
+    "check_init_score",
     "check_labels",
     "check_qid",
     "check_scores",
@@ -128,6 +129,32 @@ def check_scores(scores: ArrayLike, *, name: str = "y_score", n_samples: int) ->
         raise ValueError(
             f"{name} contains NaN (first at row {int(np.flatnonzero(np.isnan(arr))[0])}); "
             "scores must be comparable numbers."
+        )
+    return np.ascontiguousarray(arr)
+
+
+def check_init_score(init_score: ArrayLike, n_samples: int) -> NDArray[np.float64]:
+    """A prior's scores ``F0`` as a finite 1-D float64 array with one entry per row."""
+    try:
+        arr = np.asarray(init_score, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            "init_score must be an array of numbers, one prior score per row; got "
+            f"{_describe(init_score)}."
+        ) from None
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1 or arr.shape[0] != n_samples:
+        raise ValueError(
+            f"init_score must have shape ({n_samples},), one prior score per row of X; got "
+            f"shape {arr.shape}."
+        )
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"init_score must be finite; init_score[{k}] = {float(arr[k])!r}. Replace missing "
+            "prior scores by a finite value (e.g. the query's lowest score)."
         )
     return np.ascontiguousarray(arr)
 

@@ -19,8 +19,8 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import as_float_matrix, group_sizes_to_qid
-from .booster import _train
 from .callback import CallbackEnv, EvaluationMonitor, early_stopping
+from .engine import train_checked
 from .feedback import BipartiteFeedback, LayeredFeedback, PairFeedback
 from .metrics import ndcg_score
 from .params import TrainParams, check_param, params_of
@@ -111,17 +111,20 @@ class RankBoostRanker(BaseEstimator):
     ----------
     n_estimators : int, default=300
         Number of boosting rounds ``T`` (``n_rounds`` of :func:`rankboost.train`).
-    alpha : {"r", "exact", "line_search"}, default="r"
-        How ``alpha_t`` is chosen: Rb-c ``1/2 ln((1 + r)/(1 - r))``, Rb-d (exact minimiser of
-        ``Z`` for binary rankers) or a line search on ``Z``.
+    alpha : {"r", "exact", "line_search", "rbplus"}, default="r"
+        How ``alpha_t`` is chosen (:mod:`rankboost.alpha_rules`): Rb-c
+        ``1/2 ln((1 + r)/(1 - r))``, Rb-d (exact minimiser of ``Z`` for binary rankers), a
+        line search on ``Z``, or RankBoost+ (:mod:`rankboost.rbplus`; binary rankers, the
+        crucial pairs listed explicitly).
     learning_rate : float, default=1.0
         Shrinkage ``nu`` in (0, 1]: ``alpha_t = nu`` times the rule's alpha (1 = the paper).
     thresholds : int, "all", "midpoints" or ("uniform", B), default=255
         Candidate thresholds per feature: quantile candidates, every distinct value, the
         midpoints between them, or ``B`` equal-width bins (:mod:`rankboost.binning`).
-    criterion : {"abs_r", "r"}, default="abs_r"
-        WeakLearn's objective: the largest ``|r|`` (the paper) or the largest ``r > 0``
-        (RankLib, no sign reversal).
+    criterion : {"abs_r", "r", "exact_z"}, default="abs_r"
+        WeakLearn's objective: the largest ``|r|`` (the paper), the largest ``r > 0``
+        (RankLib, no sign reversal), or the smallest exact ``Z = W_0 + 2 sqrt(W_- W_+)``
+        (binary rankers).
     default : {"learned", 0, 1}, default="learned"
         ``q_def`` where a feature abstains: picked by WeakLearn, or fixed.
     positive_cumulative : bool, default=False
@@ -277,6 +280,7 @@ class RankBoostRanker(BaseEstimator):
         qid: ArrayLike | None = None,
         group: ArrayLike | None = None,
         sample_weight: ArrayLike | None = None,
+        init_score: ArrayLike | None = None,
         eval_set: Sequence[tuple[ArrayLike, ArrayLike]] | None = None,
         eval_qid: Sequence[ArrayLike | None] | None = None,
         eval_metric: str | Callable[..., float] | Sequence[Any] = "ndcg@10",
@@ -301,6 +305,11 @@ class RankBoostRanker(BaseEstimator):
         sample_weight : array-like of shape (n_samples,), default=None
             Row multiplicities (non-negative): a crucial pair weighs ``w(x0) w(x1)``.
             Non-constant weights enumerate the crucial pairs (see Notes of the class).
+        init_score : array-like of shape (n_samples,), default=None
+            A prior ranking function ``F0``, one finite score per row, boosted from (as
+            LightGBM's ``init_score``; :func:`rankboost.train`). As in LightGBM,
+            ``predict`` returns the learned ``H`` only: rank by ``F0 + predict(X)``. Not
+            combined with ``eval_set`` (its metrics would score ``H`` without ``F0``).
         eval_set : list of (X, y), default=None
             Validation sets, scored after every round into ``evals_result_``.
         eval_qid : list of array-like, default=None
@@ -335,12 +344,17 @@ class RankBoostRanker(BaseEstimator):
                 type(self).__name__, "X", "qid= (or group=, or a 'qid' column)", Xc.shape[0], 2
             )
         fb = self._make_feedback(yc, qid, sample_weight)
-
+        if init_score is not None and eval_set is not None:
+            raise ValueError(
+                f"{type(self).__name__}.fit got init_score= with eval_set=: the validation "
+                "metrics would score the learned H without the prior F0. Evaluate "
+                "F0 + predict(X) on the validation rows after fitting instead."
+            )
         cbs, monitor = self._callbacks(
             eval_set, eval_qid, eval_metric, early_stopping_rounds, callbacks
         )
         names = getattr(self, "feature_names_in_", None)
-        model = _train(
+        model = train_checked(
             as_float_matrix(Xc),
             fb,
             params,
@@ -348,6 +362,7 @@ class RankBoostRanker(BaseEstimator):
             feature_names=None if names is None else [str(n) for n in names],
             verbose=bool(self.verbose),
             stacklevel=3,
+            init_score=init_score,
         )
         return self._set_fitted(model, monitor, early_stopping_rounds)
 

@@ -34,7 +34,10 @@ class DaskRankBoostRanker(RankBoostRanker):
     client : distributed.Client, default=None
         The cluster's client; None uses the default client (``distributed.get_client()``)
         at ``fit`` time. Not pickled.
-    n_estimators, alpha, learning_rate, thresholds, criterion, default, positive_cumulative
+    alpha : {"r", "exact", "line_search"}, default="r"
+        As :class:`rankboost.RankBoostRanker`; ``"rbplus"`` is refused on Dask (RankBoost+
+        keeps a factor per explicit pair).
+    n_estimators, learning_rate, thresholds, criterion, default, positive_cumulative
         As :class:`rankboost.RankBoostRanker`.
     weak_ranker, feedback, normalize, tol, verbose
         As :class:`rankboost.RankBoostRanker`.
@@ -114,11 +117,13 @@ class DaskRankBoostRanker(RankBoostRanker):
         callbacks: Sequence[Callable[[CallbackEnv], None]] | None = None,
         repartition: bool = False,
         bins: Any = "auto",
+        init_score: Any = None,
     ) -> DaskRankBoostRanker:
         """Train on a Dask cluster; see :meth:`rankboost.RankBoostRanker.fit`.
 
         ``repartition=True`` moves rows so that each query lives in one partition;
-        ``bins`` is passed to :func:`rankboost.dask.train`.
+        ``bins`` is passed to :func:`rankboost.dask.train`. ``init_score`` (a prior) is not
+        supported by the distributed trainer yet: a ValueError says so.
 
         Returns
         -------
@@ -126,6 +131,12 @@ class DaskRankBoostRanker(RankBoostRanker):
         """
         from . import train
 
+        if init_score is not None:
+            raise ValueError(
+                "DaskRankBoostRanker.fit does not support init_score= (a prior F0) yet; "
+                "train on one machine with rankboost.RankBoostRanker.fit(..., init_score=F0), "
+                "or without the prior."
+            )
         params = self._params()
         names = None
         if hasattr(X, "columns"):
