@@ -233,7 +233,7 @@ def _phase_breakdown(X: np.ndarray, fb: Any, rounds: int) -> dict[str, Any]:
     from rankboost.binning import BinMapper
 
     timers = _Timers()
-    timers.wrap(booster_module, "_start_blocks", "start_blocks")
+    timers.wrap(booster_module, "start_blocks", "start_blocks")
     timers.wrap(BinMapper, "fit", "binmapper_fit")
     timers.wrap(BinMapper, "transform", "transform")
     t = time.perf_counter()

@@ -65,7 +65,10 @@ def test_layered_feedback_bad_labels(y, qid, error, match):
 
 
 def test_layered_feedback_bad_normalize():
-    with pytest.raises(ValueError, match=r"normalize must be 'pair' or 'query'; got 'queries'"):
+    with pytest.raises(
+        ValueError,
+        match=r"'normalize' parameter of LayeredFeedback must be one of .*; got 'queries'",
+    ):
         rb.LayeredFeedback([0, 1], normalize="queries")
 
 

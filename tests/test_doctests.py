@@ -133,6 +133,6 @@ def test_doctests_are_collected() -> None:
     n_examples = sum(len(t.examples) for t in DOCTESTS)
     assert n_examples >= MIN_EXAMPLES, f"only {n_examples} docstring examples were found"
     modules = {t.name for t in DOCTESTS}
-    for name in ("rankboost.booster.train", "rankboost.callback.early_stopping"):
+    for name in ("rankboost.engine.train", "rankboost.callback.early_stopping"):
         assert name in modules, f"no doctest collected for {name}"
     assert not any(t.name.startswith("rankboost.__main__") for t in DOCTESTS)

@@ -22,7 +22,7 @@ from scipy.special import logsumexp
 import rankboost as rb
 import reference as ref
 from conftest import MQ2008_FOLD1_TRAIN, letor_like, step, train_quiet
-from rankboost.booster import MAX_ALPHA, alpha_exact, alpha_from_r
+from rankboost.alpha_rules import MAX_ALPHA, alpha_exact, alpha_from_r
 
 FEEDBACKS = ["pairs", "bipartite", "layered_pair", "layered_query"]
 RULES = [("r", "threshold"), ("exact", "threshold"), ("line_search", "threshold"),

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 import rankboost as rb
 import reference as ref
+from rankboost._blocks import start_blocks
 from rankboost.binning import BinMapper
-from rankboost.feedback import _start_blocks
 from rankboost.params import ParameterError
 from test_engine_reference import (
     SETTINGS,
@@ -70,7 +70,7 @@ def test_split_sums_match_dense_oracle(problem, normalize, seed):
     b = blocks[0]
     binner = BinMapper("all").fit(X, b.rows)
     b.codes = binner.transform(X, b.rows)
-    _start_blocks(blocks)
+    start_blocks(blocks)
     rng = np.random.default_rng(seed)
     H_rows = np.round(rng.normal(size=b.n) * 3, 1)  # rounded: ties in H too
     b.set_log_total(b.update(H_rows, 1.0))

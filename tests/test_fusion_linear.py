@@ -369,7 +369,7 @@ def test_cli_linear_train_apply_export(tmp_path: Path, capsys) -> None:
 
 def test_prior_init_score_equals_the_prior_weighted_pairs() -> None:
     """RankFusion's prior (the engine's init_score) == the SPEC 7.2 distribution as pairs."""
-    from rankboost.booster import _train
+    from rankboost.engine import train_checked as _train
     from rankboost.feedback import LayeredFeedback
     from rankboost.fusion import RankFusion, grades_for
     from rankboost.fusion.prior import prior_feedback, prior_scores

@@ -82,7 +82,7 @@ def test_serial_and_parallel_refuses_a_closure():
 
 
 def _block(seed: int) -> dict[str, Any]:
-    """A block of queries as ``_LayeredState`` holds it; one query has more levels than the
+    """A block of queries as ``_blocks.LayeredState`` holds it; one query has more levels than the
     counting merge's counters (``_COUNTER_MAX_LEVELS``)."""
     rng = np.random.default_rng(seed)
     ks = [*rng.integers(2, 7, size=30).tolist(), pairwise._COUNTER_MAX_LEVELS + 4]
@@ -218,7 +218,7 @@ def _run_split_sums(pick: int) -> list[np.ndarray]:
     i0, i1 = rng.integers(0, n, size=(2, 900))
     w = rng.random(900)
     out_pairs = np.empty((4, d, n_codes - 1))
-    pairs["_pair_sums"](codes, i0, i1, w, out_pairs)
+    pairs["_pair_sums"](codes, (i0, i1, w), out_pairs)
     qstart = np.arange(0, n + 1, 30, dtype=np.int64)
     level = np.tile(np.repeat(np.arange(3), 10), n // 30).astype(np.int64)
     lstart = np.arange(0, 3 * (qstart.size - 1) + 1, 3, dtype=np.int64)
@@ -226,10 +226,12 @@ def _run_split_sums(pick: int) -> list[np.ndarray]:
     a, b = np.empty(n), np.empty(n)
     A, B, E = np.empty(lstart[-1]), np.empty(lstart[-1]), np.empty(estart[-1])
     log_c = np.zeros(qstart.size - 1)
-    ss.layered_factors(rng.normal(size=n), level, qstart, lstart, log_c, 0.0, a, b, A, B, E, estart)
+    layout = (level, qstart, lstart, log_c)
+    factors = (a, b, A, B, E, estart)
+    ss.layered_factors(rng.normal(size=n), 0.0, layout, factors)
     order = ss.code_order(codes, qstart)
     out_layered = np.empty((4, d, n_codes - 1))
-    pairs["_layered_sums"](codes, order, level, qstart, lstart, a, b, A, B, E, estart, out_layered)
+    pairs["_layered_sums"](codes, order, layout, factors, out_layered)
     return [out_pairs, out_layered]
 
 

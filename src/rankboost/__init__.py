@@ -19,7 +19,7 @@ from .params import TrainParams
 if TYPE_CHECKING:
     from . import datasets, fusion, metrics
     from ._compat import ProgressBarWarning
-    from .booster import Booster, RoundRecord, TrainingStoppedWarning, train
+    from .booster import Booster, RoundRecord, TrainingStoppedWarning
     from .callback import (
         CallbackEnv,
         EarlyStopException,
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         log_evaluation,
         record_evaluation,
     )
+    from .engine import train
     from .feedback import BipartiteFeedback, LayeredFeedback, PairFeedback
     from .fusion import RankFusion
     from .model import RankBoostModel, load_model
@@ -52,7 +53,7 @@ _LAZY = {
     "RoundRecord": ".booster",
     "ProgressBarWarning": "._compat",
     "TrainingStoppedWarning": ".booster",
-    "train": ".booster",
+    "train": ".engine",
     "CallbackEnv": ".callback",
     "EarlyStopException": ".callback",
     "EvaluationMonitor": ".callback",

@@ -320,10 +320,10 @@ class TrainParams:
     n_rounds : int, default=300
         Number of boosting rounds ``T`` (paper Figure 1).
     alpha : {"r", "exact", "line_search", "rbplus"}, default="r"
-        How ``alpha_t`` is chosen (:mod:`rankboost.booster`; paper section 3.2): Rb-c, Rb-d (binary
-        rankers only), the minimiser of ``Z`` (the paper's method 1), or RankBoost+
-        (:mod:`rankboost.rbplus`; binary rankers, its own selection score and tied-pair
-        update; layered feedback is expanded to explicit pairs).
+        How ``alpha_t`` is chosen (:mod:`rankboost.alpha_rules`; paper section 3.2): Rb-c,
+        Rb-d (binary rankers only), the minimiser of ``Z`` (the paper's method 1), or
+        RankBoost+ (:mod:`rankboost.rbplus`; binary rankers, its own selection score and
+        tied-pair update; layered feedback is expanded to explicit pairs).
     learning_rate : float, default=1.0
         Shrinkage ``nu`` in (0, 1]: the applied weight is ``nu`` times the rule's alpha.
         ``1`` is the paper. The recorded ``Z_t`` is the exact ``Z`` at the applied alpha, so

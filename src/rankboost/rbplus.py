@@ -77,20 +77,26 @@ Not supported: real-valued rankers, ``positive_cumulative`` (WeakLearn.cum selec
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ._blocks import PairState, log_sum, log_sum_of
 from ._kernels.split_sums import code_hashes
-from .feedback import LayeredFeedback, PairFeedback, _log_sum, _log_sum_of, _PairState
-from .params import ParameterError
+from .feedback import LayeredFeedback, PairFeedback
+from .params import ParameterError, TrainParams
 from .weak_rankers import TIE_TOLERANCE, CandidateTable
 
-if TYPE_CHECKING:
-    from .booster import Booster, RoundRecord
-
-__all__ = ["RBPLUS_BYTES_PER_PAIR", "RBPLUS_MAX_PAIRS", "expand_to_pairs"]
+__all__ = [
+    "RBPLUS_BYTES_PER_PAIR",
+    "RBPLUS_MAX_PAIRS",
+    "PlusState",
+    "expand_to_pairs",
+    "plus_blocks",
+    "plus_choose",
+    "plus_step",
+]
 
 #: Layered feedback is expanded to at most this many explicit pairs for RankBoost+.
 RBPLUS_MAX_PAIRS = 20_000_000
@@ -141,14 +147,14 @@ def expand_to_pairs(feedback: LayeredFeedback) -> PairFeedback:
     return out
 
 
-class _PlusPairState(_PairState):
+class _PlusPairState(PairState):
     """A block of explicit pairs whose weights carry RankBoost+'s per-pair log factor ``G``.
 
     ``D_t(x0, x1) = exp(log_w + G - log_total)``, ``G = log prod_j f_j`` (module docstring);
     ``H`` is kept for the training rloss.
     """
 
-    def __init__(self, state: _PairState) -> None:
+    def __init__(self, state: PairState) -> None:
         super().__init__(state.rows, state.i0, state.i1, state.weights)
         self.G = np.zeros(state.i0.shape[0])
 
@@ -177,7 +183,7 @@ class _PlusPairState(_PairState):
             tied = _log_cosh(eta + alpha) - _log_cosh(eta)
             self.G += np.where(m != 0.0, -alpha * m, tied)
             self.H += alpha * hf
-        return _log_sum(self.log_w + self.G)
+        return log_sum(self.log_w + self.G)
 
 
 def _log_cosh(x: float) -> float:
@@ -233,48 +239,48 @@ def _row_weights(rows: NDArray[np.int64]) -> NDArray[np.uint64]:
     return np.ascontiguousarray(z ^ (z >> np.uint64(31)))
 
 
-def plus_round(bst: Booster, table: CandidateTable) -> RoundRecord | None:
-    """One RankBoost+ round of ``bst`` (its blocks are :class:`_PlusPairState`)."""
-    from .booster import ThresholdRanker, alpha_from_r
+def plus_choose(
+    table: CandidateTable,
+    w_minus: NDArray[np.float64],
+    w_plus: NDArray[np.float64],
+    state: PlusState,
+    params: TrainParams,
+) -> tuple[int, int, float, float] | str:
+    """RankBoost+'s selection: ``(flat, id, rho, r)`` of the chosen ranker, or why none.
 
-    p = bst.params
-    blocks: list[_PlusPairState] = bst._blocks  # type: ignore[assignment]
-    if bst._plus is None:
-        bst._plus = PlusState(table, blocks, bst.binner.n_codes)
-    state: PlusState = bst._plus
-    w_minus, w_plus = bst._split_columns(table)
+    ``w_minus, w_plus`` are every candidate's ``W_-, W_+`` under the current distribution
+    (the booster's summed split sums); ``flat`` is the candidate recorded for the distinct
+    ranker ``id`` (the one that first introduced it), ``rho`` its score
+    ``W_- - W_+ - W_0 tanh(eta)`` (the booster's alpha is Rb-c's formula at ``rho``, module
+    docstring) and ``r = W_- - W_+``. A string is the stop reason: no score above ``tol``.
+    """
     w_zero = np.maximum(1.0 - w_minus - w_plus, 0.0)  # D_t sums to 1
     eta = state.eta[state.ids]
     rho = w_minus - w_plus - w_zero * np.tanh(eta)
     score = np.abs(rho)
     alive = table.valid.copy()
-    if p.default != "learned":
-        alive &= table.column_defaults()[None, :] == int(p.default)
+    if params.default != "learned":
+        alive &= table.column_defaults()[None, :] == int(params.default)
     best = table.best_of(score, TIE_TOLERANCE, alive) if alive.any() else -1
-    if best < 0 or float(score.ravel()[best]) <= p.tol:
+    if best < 0 or float(score.ravel()[best]) <= params.tol:
         top = float(score.ravel()[best]) if best >= 0 else 0.0
-        bst.stop_reason = (
-            f"stopped after {bst.n_rounds} rounds: no weak ranker has a RankBoost+ score "
-            f"|W_- - W_+ - W_0 tanh(eta)| > tol={p.tol:g} (best {top:.3g}); no step lowers "
-            "the loss"
+        return (
+            "no weak ranker has a RankBoost+ score "
+            f"|W_- - W_+ - W_0 tanh(eta)| > tol={params.tol:g} (best {top:.3g}); no step "
+            "lowers the loss"
         )
-        return None
     rid = int(state.ids.ravel()[best])
     if state.first[rid] < 0:
         state.first[rid] = best
-    flat = int(state.first[rid])
-    ranker, hs = bst._values(table, flat)
-    assert isinstance(ranker, ThresholdRanker)
-    a = alpha_from_r(float(rho.ravel()[best]))
-    if p.learning_rate != 1.0:
-        a = p.learning_rate * a
-    new = _log_sum_of(
-        [b.update_plus(h, a, float(state.eta[rid])) for b, h in zip(blocks, hs, strict=True)]
-    )
-    z = float(np.exp(new - bst.log_total))
-    bst.log_total = new
-    for b in blocks:
-        b.set_log_total(new)
-    state.eta[rid] += a
     r = float(w_minus.ravel()[best] - w_plus.ravel()[best])
-    return bst._record(ranker, a, r, z)
+    return int(state.first[rid]), rid, float(rho.ravel()[best]), r
+
+
+def plus_step(blocks: list[Any], hs: list[Any], alpha: float, eta: float) -> float:
+    """Every block applies RankBoost+'s update; return the new global log mass.
+
+    ``hs`` are the ranker's values on every block, ``eta`` its cumulative weight before
+    the step; the booster settles ``Z_t`` from the returned mass and then adds ``alpha``
+    to ``eta``.
+    """
+    return log_sum_of([b.update_plus(h, alpha, eta) for b, h in zip(blocks, hs, strict=True)])

@@ -19,8 +19,8 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import as_float_matrix, group_sizes_to_qid
-from .booster import _train
 from .callback import CallbackEnv, EvaluationMonitor, early_stopping
+from .engine import train_checked
 from .feedback import BipartiteFeedback, LayeredFeedback, PairFeedback
 from .metrics import ndcg_score
 from .params import TrainParams, check_param, params_of
@@ -111,17 +111,20 @@ class RankBoostRanker(BaseEstimator):
     ----------
     n_estimators : int, default=300
         Number of boosting rounds ``T`` (``n_rounds`` of :func:`rankboost.train`).
-    alpha : {"r", "exact", "line_search"}, default="r"
-        How ``alpha_t`` is chosen: Rb-c ``1/2 ln((1 + r)/(1 - r))``, Rb-d (exact minimiser of
-        ``Z`` for binary rankers) or a line search on ``Z``.
+    alpha : {"r", "exact", "line_search", "rbplus"}, default="r"
+        How ``alpha_t`` is chosen (:mod:`rankboost.alpha_rules`): Rb-c
+        ``1/2 ln((1 + r)/(1 - r))``, Rb-d (exact minimiser of ``Z`` for binary rankers), a
+        line search on ``Z``, or RankBoost+ (:mod:`rankboost.rbplus`; binary rankers, the
+        crucial pairs listed explicitly).
     learning_rate : float, default=1.0
         Shrinkage ``nu`` in (0, 1]: ``alpha_t = nu`` times the rule's alpha (1 = the paper).
     thresholds : int, "all", "midpoints" or ("uniform", B), default=255
         Candidate thresholds per feature: quantile candidates, every distinct value, the
         midpoints between them, or ``B`` equal-width bins (:mod:`rankboost.binning`).
-    criterion : {"abs_r", "r"}, default="abs_r"
-        WeakLearn's objective: the largest ``|r|`` (the paper) or the largest ``r > 0``
-        (RankLib, no sign reversal).
+    criterion : {"abs_r", "r", "exact_z"}, default="abs_r"
+        WeakLearn's objective: the largest ``|r|`` (the paper), the largest ``r > 0``
+        (RankLib, no sign reversal), or the smallest exact ``Z = W_0 + 2 sqrt(W_- W_+)``
+        (binary rankers).
     default : {"learned", 0, 1}, default="learned"
         ``q_def`` where a feature abstains: picked by WeakLearn, or fixed.
     positive_cumulative : bool, default=False
@@ -351,7 +354,7 @@ class RankBoostRanker(BaseEstimator):
             eval_set, eval_qid, eval_metric, early_stopping_rounds, callbacks
         )
         names = getattr(self, "feature_names_in_", None)
-        model = _train(
+        model = train_checked(
             as_float_matrix(Xc),
             fb,
             params,

@@ -38,12 +38,23 @@ candidates come after its threshold candidates) wins.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["FeatureRanker", "ThresholdRanker", "TIE_TOLERANCE", "WeakRanker"]
+if TYPE_CHECKING:
+    from .binning import BinMapper
+
+__all__ = [
+    "FeatureRanker",
+    "Spec",
+    "ThresholdRanker",
+    "TIE_TOLERANCE",
+    "WeakRanker",
+    "candidate_ranker",
+    "candidate_values",
+]
 
 #: |r| values closer than this to the best one count as tied (then the candidate order decides).
 TIE_TOLERANCE = 1e-10
@@ -233,3 +244,36 @@ def feature_table(n_bins: int) -> NDArray[np.float64]:
     out = np.zeros(n_bins + 1)
     out[1:] = np.arange(n_bins) / max(n_bins - 1, 1)
     return out
+
+
+# --------------------------------------------------------------------------- candidates
+
+#: A candidate weak ranker by its place in the candidate table: (feature, kind, threshold
+#: index, q_def); see :meth:`rankboost.weak_rankers.CandidateTable.decode`.
+Spec = tuple[int, str, int, int]
+
+
+def candidate_ranker(binner: BinMapper, spec: Spec) -> WeakRanker:
+    """The weak ranker of a candidate, with its threshold (or cuts) as training values."""
+    feature, kind, t, q = spec
+    if kind == "threshold":
+        return ThresholdRanker(feature, binner.threshold_value(feature, t), float(q))
+    return FeatureRanker(feature, binner.cuts_[feature].copy(), float(q))
+
+
+def candidate_values(codes: NDArray[Any], binner: BinMapper, spec: Spec) -> NDArray[Any]:
+    """A candidate's values on rows given by their codes (a block's, local or remote).
+
+    uint8 0/1 for a threshold ranker (what the binary update reads), float64 in [0, 1] for
+    a real-valued one.
+    """
+    from ._kernels.histogram import table_values, threshold_values  # numba: on first use
+
+    feature, kind, t, q = spec
+    if kind == "threshold":
+        return threshold_values(codes, feature, t, int(q))
+    tab = feature_table(int(binner.n_bins_[feature]))
+    tab[0] = float(q)
+    full = np.zeros(binner.n_codes)
+    full[: tab.shape[0]] = tab
+    return table_values(codes, feature, full)

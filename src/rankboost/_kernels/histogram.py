@@ -180,7 +180,7 @@ def potential_histograms(
 
 
 @njit(cache=True)
-def _threshold_values(codes: np.ndarray, feature: int, t: int, default: int) -> np.ndarray:
+def threshold_values(codes: np.ndarray, feature: int, t: int, default: int) -> np.ndarray:
     """Values of a binary ranker on every row, as uint8 0/1.
 
     ``[code > t]``, and ``default`` (0 or 1) where the code is 0 (the feature abstains). One
@@ -197,7 +197,7 @@ def _threshold_values(codes: np.ndarray, feature: int, t: int, default: int) -> 
 
 
 @njit(cache=True)
-def _table_values(codes: np.ndarray, feature: int, table: np.ndarray) -> np.ndarray:
+def table_values(codes: np.ndarray, feature: int, table: np.ndarray) -> np.ndarray:
     """Values of h on every row as ``table[code]`` (real-valued rankers; ``table[0]`` = default)."""
     n = codes.shape[1]
     out = np.empty(n)

@@ -61,7 +61,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import serial_and_parallel, use_parallel
-from .pairwise import _counting_merge, finish_counts
+from .pairwise import counting_merge, finish_counts
 
 #: ``(level, qstart, lstart, log_c)``, see the module docstring.
 Layout = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -161,7 +161,7 @@ def _cross_log_mass(log_a: np.ndarray, log_b: np.ndarray, base: int, k: int) -> 
 
 
 @njit(cache=True)
-def _layered_log_mass(
+def layered_log_mass(
     G: np.ndarray, wa: np.ndarray, wb: np.ndarray, layout: Layout,
     sums: tuple[np.ndarray, np.ndarray], out_log_mass: np.ndarray,
 ) -> None:  # fmt: skip
@@ -451,7 +451,7 @@ def _binary_update_query(
         out_pi[j] = up[lv] * bj - down[lv] * aj
     # 5. the rows in increasing H again (one merge) and the training errors (ties count);
     # a query with many levels or a rounding tie is flagged, for finish_counts
-    out_errors[q] = _counting_merge(H, h, level, order, tmp, lo, hi, k)
+    out_errors[q] = counting_merge(H, h, level, order, tmp, lo, hi, k)
 
 
 def _binary_update(

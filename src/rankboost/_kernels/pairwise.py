@@ -118,14 +118,9 @@ def _query_errors(sc: np.ndarray, level: np.ndarray, k: int, tie_weight: float) 
 
 @njit(cache=True)
 def _level_query(
-    scores: np.ndarray,
-    level: np.ndarray,
-    qstart: np.ndarray,
-    lstart: np.ndarray,
-    tie_weight: float,
-    q: int,
-    out_errors: np.ndarray,
-) -> None:
+    scores: np.ndarray, level: np.ndarray, qstart: np.ndarray, lstart: np.ndarray,
+    tie_weight: float, q: int, out_errors: np.ndarray,
+) -> None:  # fmt: skip
     lo = qstart[q]
     hi = qstart[q + 1]
     k = lstart[q + 1] - lstart[q]
@@ -136,13 +131,9 @@ def _level_query(
 
 
 def _level_pair_errors(
-    scores: np.ndarray,
-    level: np.ndarray,
-    qstart: np.ndarray,
-    lstart: np.ndarray,
-    tie_weight: float,
-    out_errors: np.ndarray,
-) -> None:
+    scores: np.ndarray, level: np.ndarray, qstart: np.ndarray, lstart: np.ndarray,
+    tie_weight: float, out_errors: np.ndarray,
+) -> None:  # fmt: skip
     for q in prange(qstart.shape[0] - 1):
         _level_query(scores, level, qstart, lstart, tie_weight, q, out_errors)
 
@@ -358,14 +349,14 @@ def _fix_tie_order(H: np.ndarray, level: np.ndarray, order: np.ndarray, lo: int,
         order[u + 1] = r
 
 
-#: ``_counting_merge``'s answers for a query it leaves to ``_finish_count``: more levels than
+#: ``counting_merge``'s answers for a query it leaves to ``_finish_count``: more levels than
 #: its counters (nothing done yet), or a tie the merge left out of the kept order.
 _NEEDS_MERGE = -1.0
 _NEEDS_TIE_FIX = -2.0
 
 
 @njit(cache=True)
-def _counting_merge(
+def counting_merge(
     H: np.ndarray, h: np.ndarray, level: np.ndarray, order: np.ndarray, tmp: np.ndarray,
     lo: int, hi: int, k: int,
 ) -> float:  # fmt: skip
@@ -430,7 +421,7 @@ def _finish_count(
     H: np.ndarray, h: np.ndarray, level: np.ndarray, order: np.ndarray, tmp: np.ndarray,
     lo: int, hi: int, k: int, scratch: np.ndarray, off: int, flag: float,
 ) -> float:  # fmt: skip
-    """Finish what ``_counting_merge`` left (``flag``), then count.
+    """Finish what ``counting_merge`` left (``flag``), then count.
 
     Merge (many levels) or re-sort the ties, then count with the Fenwick tree in
     ``scratch[off : off + 2K + 1]``.
@@ -449,9 +440,9 @@ def _merge_counting_errors(
 ) -> float:  # fmt: skip
     """``_merge_by_h`` and then the count of ``_ties_as_errors_in_order``, every route.
 
-    ``_counting_merge``, then ``_finish_count`` if it left the query.
+    ``counting_merge``, then ``_finish_count`` if it left the query.
     """
-    errors = _counting_merge(H, h, level, order, tmp, lo, hi, k)
+    errors = counting_merge(H, h, level, order, tmp, lo, hi, k)
     if errors < 0.0:
         return _finish_count(H, h, level, order, tmp, lo, hi, k, scratch, off, errors)
     return errors
@@ -478,7 +469,7 @@ def finish_counts(
     H: np.ndarray, h: np.ndarray, level: np.ndarray, qstart: np.ndarray, lstart: np.ndarray,
     order: np.ndarray, tmp: np.ndarray, scratch: np.ndarray, errors: np.ndarray,
 ) -> None:  # fmt: skip
-    """Finish the queries ``_counting_merge`` left (``errors < 0``), in place.
+    """Finish the queries ``counting_merge`` left (``errors < 0``), in place.
 
     Query ``q``'s tree is ``scratch[2 lstart[q] + q:]`` (the binary update's layout).
     """
@@ -582,13 +573,9 @@ _sorted_tie_errors_serial, _sorted_tie_errors_parallel = serial_and_parallel(_so
 
 
 def sorted_level_errors(
-    H: np.ndarray,
-    level: np.ndarray,
-    order: np.ndarray,
-    qstart: np.ndarray,
-    lstart: np.ndarray,
-    tie_weight: float,
-) -> np.ndarray:
+    H: np.ndarray, level: np.ndarray, order: np.ndarray, qstart: np.ndarray,
+    lstart: np.ndarray, tie_weight: float,
+) -> np.ndarray:  # fmt: skip
     """Misordered crucial pairs per query, given each query's rows in increasing ``H``.
 
     Query ``q`` uses ``scratch[2 lstart[q] + q:][:2 K_q + 1]`` (see ``_errors_in_order``).

@@ -50,6 +50,23 @@ tree's O(log K_q) would be, and exact in the sense above.
 
 Features are independent units (``prange``), each summing in a fixed order: serial and
 parallel drivers give the same bits.
+
+**State tuples** (CONTRIBUTING.md: named tuples of arrays; ``n`` rows of the block, ``d``
+features, ``Q`` queries, ``L`` levels over all queries, ``P`` pairs):
+
+* ``codes`` (d, n) uint8/uint16: the rows' bin codes (0 = the feature abstains);
+* ``pairs = (i0, i1, w)``: pair ``p`` is rows ``(i0[p], i1[p])`` ("``i1`` above ``i0``"),
+  int64 (P,), and its weight ``w[p] = D_t(x0, x1)``, float64 (P,);
+* ``layout = (level, qstart, lstart, log_c)``, as :mod:`rankboost._kernels.layered`'s:
+  each row's level within its query, int64 (n,); query ``q``'s rows
+  ``qstart[q]:qstart[q + 1]``, int64 (Q + 1,); its levels ``lstart[q]:lstart[q + 1]``,
+  int64 (Q + 1,); ``log c_q``, float64 (Q,);
+* ``factors = (a, b, A, B, E, estart)``, written by :func:`layered_factors`: per row
+  ``a = exp(H - s_a[l])``, ``b = exp(-H - s_b[l])``, float64 (n,); per level their sums
+  ``A, B``, float64 (L,); per query the K x K table ``E`` (row-major, at ``estart[q]``),
+  float64 (sum K_q^2,), and ``estart``, int64 (Q + 1,);
+* ``order`` (d, n) int32/int64: :func:`code_order`'s rows by decreasing code per query;
+* ``out`` (4, d, n_codes - 1) float64: the split sums (above).
 """
 
 from __future__ import annotations
@@ -62,10 +79,16 @@ from . import serial_and_parallel, use_parallel
 # --------------------------------------------------------------------------- explicit pairs
 
 
+Pairs = tuple[np.ndarray, np.ndarray, np.ndarray]  # (i0, i1, w)
+Layout = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # (level, qstart, lstart, log_c)
+# (a, b, A, B, E, estart)
+Factors = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
 @njit(cache=True)
-def _pair_feature(
-    codes: np.ndarray, i0: np.ndarray, i1: np.ndarray, w: np.ndarray, i: int, out: np.ndarray
-) -> None:
+def _pair_feature(codes: np.ndarray, pairs: Pairs, i: int, out: np.ndarray) -> None:
+    """The four split sums of feature ``i`` (a difference array over ``t``, then a prefix sum)."""
+    i0, i1, w = pairs
     n_codes = out.shape[2] + 1
     diff = np.zeros((4, n_codes + 1))
     count = np.zeros((4, n_codes + 1), dtype=np.int64)  # the same for the pair counts
@@ -109,52 +132,38 @@ def _pair_feature(
             out[k, i, t] = max(acc, 0.0) if n_acc > 0 else 0.0
 
 
-def _pair_sums(
-    codes: np.ndarray, i0: np.ndarray, i1: np.ndarray, w: np.ndarray, out: np.ndarray
-) -> None:
+def _pair_sums(codes: np.ndarray, pairs: Pairs, out: np.ndarray) -> None:
     for i in prange(codes.shape[0]):
-        _pair_feature(codes, i0, i1, w, i, out)
+        _pair_feature(codes, pairs, i, out)
 
 
 _pair_sums_serial, _pair_sums_parallel = serial_and_parallel(_pair_sums)
 
 
-def pair_split_sums(
-    codes: np.ndarray, i0: np.ndarray, i1: np.ndarray, w: np.ndarray, out: np.ndarray
-) -> None:
-    """``out[:, i, t]``: the four split sums of feature ``i`` from the pairs' weights ``w``.
+def pair_split_sums(codes: np.ndarray, pairs: Pairs, out: np.ndarray) -> None:
+    """``out[:, i, t]``: the four split sums of every feature ``i`` from explicit pairs.
 
-    ``codes`` (d, n) are the rows' codes, pair ``p`` is ``(i0[p], i1[p])`` ("``i1`` above
-    ``i0``") with weight ``w[p]`` (its ``D_t``); ``out`` has shape (4, d, n_codes - 1).
+    ``codes``, ``pairs = (i0, i1, w)`` and ``out``: the module docstring's state tuples.
     """
-    if use_parallel(codes.shape[0] * i0.shape[0]):
-        _pair_sums_parallel(codes, i0, i1, w, out)
+    if use_parallel(codes.shape[0] * pairs[0].shape[0]):
+        _pair_sums_parallel(codes, pairs, out)
     else:
-        _pair_sums_serial(codes, i0, i1, w, out)
+        _pair_sums_serial(codes, pairs, out)
 
 
 # --------------------------------------------------------------------------- layered
 
 
 @njit(cache=True)
-def layered_factors(
-    H: np.ndarray,
-    level: np.ndarray,
-    qstart: np.ndarray,
-    lstart: np.ndarray,
-    log_c: np.ndarray,
-    log_total: float,
-    a: np.ndarray,
-    b: np.ndarray,
-    A: np.ndarray,
-    B: np.ndarray,
-    E: np.ndarray,
-    estart: np.ndarray,
-) -> None:
-    """Per row ``a, b`` (<= 1), per level ``A, B`` (their sums), per query ``E`` (K x K).
+def layered_factors(H: np.ndarray, log_total: float, layout: Layout, factors: Factors) -> None:
+    """Write ``factors``: per row ``a, b`` (<= 1), per level ``A, B``, per query ``E``.
 
-    ``estart[q]`` is where query ``q``'s ``E`` starts in the flat ``E`` (row-major, K_q^2).
+    ``H`` (n,) float64 are the block's scores and ``log_total`` the global log mass
+    ``log M_t``; ``layout`` as the module docstring's; ``factors``' ``estart`` is read (where
+    query ``q``'s ``E`` starts in the flat ``E``, row-major, K_q^2), the rest written.
     """
+    level, qstart, lstart, log_c = layout
+    a, b, A, B, E, estart = factors
     for q in range(qstart.shape[0] - 1):
         l0 = lstart[q]
         k = lstart[q + 1] - l0
@@ -184,20 +193,12 @@ def layered_factors(
 
 @njit(cache=True)
 def _layered_feature(
-    codes: np.ndarray,
-    order: np.ndarray,
-    level: np.ndarray,
-    qstart: np.ndarray,
-    lstart: np.ndarray,
-    a: np.ndarray,
-    b: np.ndarray,
-    A: np.ndarray,
-    B: np.ndarray,
-    E: np.ndarray,
-    estart: np.ndarray,
-    i: int,
+    codes: np.ndarray, order: np.ndarray, layout: Layout, factors: Factors, i: int,
     out: np.ndarray,
-) -> None:
+) -> None:  # fmt: skip
+    """The four split sums of feature ``i``: the top-down sweep of the module docstring."""
+    level, qstart, lstart = layout[0], layout[1], layout[2]
+    a, b, A, B, E, estart = factors
     n_codes = out.shape[2] + 1
     diff = np.zeros((4, n_codes))
     count = np.zeros((4, n_codes), dtype=np.int64)
@@ -285,46 +286,27 @@ def _layered_feature(
 
 
 def _layered_sums(
-    codes: np.ndarray,
-    order: np.ndarray,
-    level: np.ndarray,
-    qstart: np.ndarray,
-    lstart: np.ndarray,
-    a: np.ndarray,
-    b: np.ndarray,
-    A: np.ndarray,
-    B: np.ndarray,
-    E: np.ndarray,
-    estart: np.ndarray,
-    out: np.ndarray,
+    codes: np.ndarray, order: np.ndarray, layout: Layout, factors: Factors, out: np.ndarray
 ) -> None:
     for i in prange(codes.shape[0]):
-        _layered_feature(codes, order, level, qstart, lstart, a, b, A, B, E, estart, i, out)
+        _layered_feature(codes, order, layout, factors, i, out)
 
 
 _layered_sums_serial, _layered_sums_parallel = serial_and_parallel(_layered_sums)
 
 
 def layered_split_sums(
-    codes: np.ndarray,
-    order: np.ndarray,
-    level: np.ndarray,
-    qstart: np.ndarray,
-    lstart: np.ndarray,
-    factors: tuple[np.ndarray, ...],
-    out: np.ndarray,
+    codes: np.ndarray, order: np.ndarray, layout: Layout, factors: Factors, out: np.ndarray
 ) -> None:
     """The four split sums of every feature of a layered block (module docstring).
 
-    ``order`` is :func:`code_order`'s, ``factors = (a, b, A, B, E, estart)`` from
-    :func:`layered_factors` for the current scores; ``out`` has shape (4, d, n_codes - 1).
+    ``order`` is :func:`code_order`'s, ``factors`` from :func:`layered_factors` for the
+    current scores; the tuples and ``out`` as the module docstring's.
     """
-    a, b, A, B, E, estart = factors
-    args = (codes, order, level, qstart, lstart, a, b, A, B, E, estart, out)
     if use_parallel(codes.shape[0] * codes.shape[1] * 2):
-        _layered_sums_parallel(*args)
+        _layered_sums_parallel(codes, order, layout, factors, out)
     else:
-        _layered_sums_serial(*args)
+        _layered_sums_serial(codes, order, layout, factors, out)
 
 
 def code_order(codes: np.ndarray, qstart: np.ndarray) -> np.ndarray:

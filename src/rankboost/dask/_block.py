@@ -25,10 +25,10 @@ from numpy.typing import NDArray
 from .._kernels import numba_threads
 from .._kernels.histogram import potential_histograms
 from ..binning import BinMapper
-from ..booster import Spec, candidate_values
 from ..feedback import BipartiteFeedback, LayeredFeedback, PairFeedback
+from ..weak_rankers import Spec, candidate_values
 
-__all__ = ["PartitionBlock"]
+__all__ = ["PartitionBlock", "WorkerBlocks", "merge_block_value_counts", "sum_parts"]
 
 
 class PartitionBlock:
@@ -231,7 +231,7 @@ class PartitionBlock:
         return len(rounds)
 
 
-def _merge_value_counts(
+def merge_block_value_counts(
     parts: list[list[tuple[NDArray[np.float64], NDArray[Any]]]],
 ) -> list[tuple[NDArray[np.float64], NDArray[Any]]]:
     """Per feature, the union of several blocks' (distinct values, counts), counts added."""
@@ -287,7 +287,7 @@ class WorkerBlocks:
 
     def value_counts(self) -> list[tuple[NDArray[np.float64], NDArray[Any]]]:
         """The blocks' value counts merged per feature."""
-        return _merge_value_counts([b.value_counts() for b in self.blocks])
+        return merge_block_value_counts([b.value_counts() for b in self.blocks])
 
     def set_bins(self, cuts: list[NDArray[np.float64]], has_values: Any, thresholds: Any) -> int:
         """Every block takes the global bins; return the rows coded."""
@@ -299,7 +299,7 @@ class WorkerBlocks:
 
     def begin(self, log_total: float) -> NDArray[np.float64]:
         """The blocks' first histograms, summed."""
-        return _sum([b.begin(log_total) for b in self.blocks])
+        return sum_parts([b.begin(log_total) for b in self.blocks])
 
     def binary_parts(self, spec: Spec, log_total: float) -> tuple[float, float]:
         """The blocks' parts of ``(W_-, W_+)``, summed."""
@@ -312,7 +312,7 @@ class WorkerBlocks:
 
     def split_sums(self, log_total: float) -> NDArray[np.float64]:
         """The blocks' split sums, summed (one (4, d, n_codes - 1) array per worker)."""
-        return _sum([b.split_sums(log_total) for b in self.blocks])
+        return sum_parts([b.split_sums(log_total) for b in self.blocks])
 
     def log_slopes(self, spec: Spec, alpha: float) -> list[tuple[float, float]]:
         """Every block's ``(log S_0, log S_1)``."""
@@ -332,7 +332,7 @@ class WorkerBlocks:
         for r in results[1:]:
             rloss += r[2]
             seconds += r[3]
-        return [r[0] for r in results], _sum([r[1] for r in results]), rloss, seconds
+        return [r[0] for r in results], sum_parts([r[1] for r in results]), rloss, seconds
 
     def replay(self, log_total0: float, rounds: list[tuple[float, Spec, float, bool]]) -> int:
         """Rebuild every block's state from the rounds so far."""
@@ -351,7 +351,7 @@ def _worker_threads() -> int:
         return 1
 
 
-def _sum(hists: list[NDArray[np.float64]]) -> NDArray[np.float64]:
+def sum_parts(hists: list[NDArray[np.float64]]) -> NDArray[np.float64]:
     total = hists[0].copy()
     for h in hists[1:]:
         total += h

@@ -33,12 +33,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._blocks import layered_log_c, log_sum_of
 from ..binning import BinMapper, cuts_from_counts
-from ..booster import Booster, Spec, candidate_ranker
-from ..feedback import _layered_log_c, _log_sum_of
+from ..booster import Booster
 from ..params import ParameterError, TrainParams
-from ..weak_rankers import CandidateTable, WeakRanker
-from ._block import WorkerBlocks, _merge_value_counts, _sum
+from ..weak_rankers import CandidateTable, Spec, WeakRanker, candidate_ranker
+from ._block import WorkerBlocks, merge_block_value_counts, sum_parts
 
 __all__ = ["DaskBooster"]
 
@@ -63,7 +63,7 @@ def merge_value_counts(
     """
     cuts: list[NDArray[np.float64]] = []
     has = np.zeros(len(parts[0]), dtype=bool)
-    for i, (distinct, counts) in enumerate(_merge_value_counts(parts)):
+    for i, (distinct, counts) in enumerate(merge_block_value_counts(parts)):
         if distinct.shape[0] == 0:
             cuts.append(np.empty(0))
             continue
@@ -150,16 +150,16 @@ class DaskBooster(Booster):
                 raise ValueError(
                     "y has no crucial pair in any partition: every query has a single grade."
                 )
-            self._norms = _layered_log_c(counts, normalize)
+            self._norms = layered_log_c(counts, normalize)
         self.binner = self._fit_bins(bins)
         self._cuts_args = (self.binner.cuts_, self.binner.n_bins_ > 0, params.thresholds)
         self._call("set_bins", *self._cuts_args)
         masses = self._flatten(
             self._call_each("start", [(self._hub_norms(g),) for g, _ in self._groups])
         )
-        self.log_total = _log_sum_of([float(m) for m in masses])
+        self.log_total = log_sum_of([float(m) for m in masses])
         self._log_total0 = self.log_total
-        self._next_hist = _sum(self._call("begin", self.log_total))
+        self._next_hist = sum_parts(self._call("begin", self.log_total))
         self._rloss_value = 0.0
         self._start_rounds()
         self._blocks = []  # the blocks are remote: see _hubs
@@ -300,7 +300,7 @@ class DaskBooster(Booster):
         self, table: CandidateTable
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """``criterion="exact_z"``: every worker's split sums, summed (one more round trip)."""
-        return table.split_columns(_sum(self._call("split_sums", self.log_total)))
+        return table.split_columns(sum_parts(self._call("split_sums", self.log_total)))
 
     def _w_minus_plus(self, hs: list[Any]) -> tuple[float, float]:
         w_minus = w_plus = 0.0
@@ -312,21 +312,24 @@ class DaskBooster(Booster):
     def _log_slopes(self, hs: list[Any]) -> Callable[[float], tuple[float, float]]:
         def log_slopes(a: float) -> tuple[float, float]:
             parts = self._flatten(self._call("log_slopes", hs[0], a))
-            return _log_sum_of([p[0] for p in parts]), _log_sum_of([p[1] for p in parts])
+            return log_sum_of([p[0] for p in parts]), log_sum_of([p[1] for p in parts])
 
         return log_slopes
 
-    def _broadcast(self, hs: list[Any], alpha: float, binary: bool) -> float:
+    def _step(self, hs: list[Any], alpha: float, binary: bool) -> float:
+        """One fused call per worker: apply the round, return the new global log mass.
+
+        The workers' next histograms (relative to the old mass) are scaled here by the
+        mass ratio; ``Z_t`` itself is settled by :meth:`rankboost.Booster._settle`.
+        """
         old = self.log_total
         t0 = time.perf_counter()
         results = self._call("step", old, hs[0], alpha, binary)
         t1 = time.perf_counter()
         self._log.append((old, hs[0], alpha, binary))
         masses = self._flatten([r[0] for r in results])
-        new = _log_sum_of([float(m) for m in masses])
-        z = float(np.exp(new - old))
-        self.log_total = new
-        self._next_hist = _sum([r[1] for r in results])
+        new = log_sum_of([float(m) for m in masses])
+        self._next_hist = sum_parts([r[1] for r in results])
         self._next_hist *= float(np.exp(old - new))  # histograms relative to the old mass
         rloss = results[0][2]
         for r in results[1:]:
@@ -338,7 +341,7 @@ class DaskBooster(Booster):
             "reduce": time.perf_counter() - t1,
             "bytes_received": sum(int(r[1].nbytes) + 24 * (1 + len(r[0])) for r in results),
         }
-        return z
+        return new
 
     def _rloss(self) -> float:
         return self._rloss_value

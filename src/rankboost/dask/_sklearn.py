@@ -34,7 +34,10 @@ class DaskRankBoostRanker(RankBoostRanker):
     client : distributed.Client, default=None
         The cluster's client; None uses the default client (``distributed.get_client()``)
         at ``fit`` time. Not pickled.
-    n_estimators, alpha, learning_rate, thresholds, criterion, default, positive_cumulative
+    alpha : {"r", "exact", "line_search"}, default="r"
+        As :class:`rankboost.RankBoostRanker`; ``"rbplus"`` is refused on Dask (RankBoost+
+        keeps a factor per explicit pair).
+    n_estimators, learning_rate, thresholds, criterion, default, positive_cumulative
         As :class:`rankboost.RankBoostRanker`.
     weak_ranker, feedback, normalize, tol, verbose
         As :class:`rankboost.RankBoostRanker`.

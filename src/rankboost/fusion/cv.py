@@ -75,7 +75,8 @@ def cv_rounds(
     >>> cv["mean"].shape, 1 <= cv["best_n_rounds"] <= 10
     ((10,), True)
     """
-    from ..booster import TrainingStoppedWarning, _train
+    from ..engine import TrainingStoppedWarning
+    from ..engine import train_checked as _train
     from ..metrics import ndcg_score
 
     uq, qcode = np.unique(np.asarray(qid), return_inverse=True)

@@ -107,15 +107,16 @@ class RankFusion:
     normalize : {"query", "pair"}, default="query"
         Feedback normalisation (:class:`rankboost.LayeredFeedback`): every query with a
         crucial pair gets the same mass (``"query"``), or every crucial pair does.
-    alpha : {"r", "exact", "line_search"}, default="r"
+    alpha : {"r", "exact", "line_search", "rbplus"}, default="r"
         Step-size rule of :func:`rankboost.train`.
     learning_rate : float, default=1.0
         Shrinkage ``nu`` in (0, 1]: ``alpha_t = nu`` times the rule's alpha (1 = the paper).
     thresholds : int, "all", "midpoints" or ("uniform", B), default="all"
         Candidate thresholds per feature; ``"all"`` tries "top ``k`` of list ``i``" for
         every rank ``k`` seen in training (:mod:`rankboost.binning` for the others).
-    criterion : {"abs_r", "r"}, default="abs_r"
-        WeakLearn's objective: the largest ``|r|`` (the paper) or the largest ``r > 0``.
+    criterion : {"abs_r", "r", "exact_z"}, default="abs_r"
+        WeakLearn's objective: the largest ``|r|`` (the paper), the largest ``r > 0``, or the
+        smallest exact ``Z`` (:func:`rankboost.train`).
     default : {"learned", 0, 1}, default="learned"
         ``q_def`` where a list does not return the document: picked by WeakLearn, or fixed
         (``0``: "absent = worst").
@@ -272,7 +273,7 @@ class RankFusion:
             )
         # NOTE: imported here so that importing this module (the ``fuse train`` options read
         # RankFusion's signature) does not import numba (issue 16, item 10).
-        from ..booster import _train
+        from ..engine import train_checked as _train
 
         _coverage_warnings(items, qrels)
         feats = self.features(items)

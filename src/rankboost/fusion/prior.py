@@ -102,7 +102,8 @@ def cv_prior(
     Returns ``{"scale", "n_rounds", "best_score", "mean"}``: ``mean[s, t]`` is the mean
     held-out NDCG@10 of ``scales[s] F_0 + H_t`` (``t = 0`` the prior alone).
     """
-    from ..booster import TrainingStoppedWarning, _train
+    from ..engine import TrainingStoppedWarning
+    from ..engine import train_checked as _train
     from ..metrics import ndcg_score
     from .cv import query_folds
 
@@ -141,7 +142,7 @@ def cv_prior(
 
 def fit_prior(fusion: Any, items, feats, judged, X, yj, qj, params, train_kwargs) -> None:  # type: ignore[no-untyped-def]
     """Fit ``c F_0 + H``: the scale and rounds by inner CV, then the model on all rows."""
-    from ..booster import _train
+    from ..engine import train_checked as _train
     from ..params import ParameterError
 
     F0 = prior_scores(items, feats, str(fusion.prior))[judged]
