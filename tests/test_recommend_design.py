@@ -17,7 +17,7 @@ import scipy.sparse as sp
 import rankboost as rb
 from rankboost import TrainingStoppedWarning
 from rankboost.recommend import RankBoostRecommender
-from rankboost.recommend._recommender import _Design, _design_matrix
+from rankboost.recommend._per_user import _Design, _design_matrix
 
 
 def _ratings(seed: int = 0, n_users: int = 24, n_items: int = 40, density: float = 0.45):
@@ -263,7 +263,7 @@ def test_recommend_all_equals_recommend_per_user_and_pads():
 
 def test_predict_on_repeated_and_unordered_items_in_blocks(monkeypatch):
     """Scoring in blocks (forced small) and with repeated items gives the per-item scores."""
-    import rankboost.recommend._recommender as mod
+    import rankboost.recommend._per_user as mod
 
     R, _ = _ratings(11)
     rec = _fit(R, [0], feature_users=list(range(8, 24)), n_estimators=10)

@@ -1,306 +1,34 @@
-"""The per-user RankBoost recommender (one model per target user, parallel over users)."""
+"""The recommender estimator: the pooled model (default) or the paper's per-user models."""
 
 from __future__ import annotations
 
-import sys
 import warnings
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from joblib import Parallel, delayed, effective_n_jobs
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 
-from .._kernels import numba_threads
-from ..booster import TrainingStoppedWarning, _train
-from ..feedback import LayeredFeedback, PairFeedback
+from ..booster import TrainingStoppedWarning
 from ..model import RankBoostModel
 from ..params import TrainParams, params_of
-from ._problem import _check_items, _check_users, _features, check_ratings
+from ._labels import _COLUMNS, _from_frame, _is_frame, _positions
+from ._per_user import (
+    _EXTRA,
+    _PAIR_WEIGHTS,
+    _UNRATED,
+    _Design,
+    _fit_chunk,
+    _plan,
+    _recommend_chunk,
+    _score_items,
+)
+from ._problem import _check_items, _check_users, check_ratings
 
 __all__ = ["RankBoostRecommender"]
 
 _INVALID = ("raise", "skip")
-
-
-# --------------------------------------------------------------------------- labels
-
-_COLUMNS = ("user", "item", "rating")
-
-
-def _is_frame(obj: Any) -> bool:
-    """Whether ``obj`` is a pandas DataFrame (without importing pandas)."""
-    pd = sys.modules.get("pandas")
-    return pd is not None and isinstance(obj, pd.DataFrame)
-
-
-def _unique_labels(values: Any) -> tuple[NDArray[Any], NDArray[np.int64]]:
-    """Sorted distinct labels (first-seen order if they do not sort) and each value's code."""
-    import pandas as pd
-
-    try:
-        codes, uniq = pd.factorize(values, sort=True)
-    except TypeError:  # labels of mixed types
-        codes, uniq = pd.factorize(values, sort=False)
-    return np.asarray(uniq), codes.astype(np.int64)
-
-
-def _from_frame(
-    frame: Any, columns: tuple[str, str, str]
-) -> tuple[sp.csr_matrix | NDArray[np.float64], NDArray[Any], NDArray[Any]]:
-    """A DataFrame as (matrix, user labels, item labels).
-
-    Rows ``(user, item, rating)`` when the frame has the three ``columns``; otherwise a
-    user x item matrix: index = users, columns = items, NaN = not rated.
-    """
-    if len(columns) != 3:
-        raise ValueError(f"columns must be (user, item, rating) column names; got {columns!r}.")
-    if all(c in frame.columns for c in columns):
-        ucol, icol, rcol = columns
-        for c in (ucol, icol):
-            if frame[c].isna().any():
-                row = frame.index[frame[c].isna().to_numpy()][0]
-                raise ValueError(f"ratings column {c!r} is missing a label at row {row!r}.")
-        dup = frame.duplicated([ucol, icol]).to_numpy()
-        if dup.any():
-            k = int(np.flatnonzero(dup)[0])
-            raise ValueError(
-                f"ratings holds user {frame[ucol].iloc[k]!r}, item {frame[icol].iloc[k]!r} "
-                "more than once; keep one rating per (user, item)."
-            )
-        users, rows = _unique_labels(frame[ucol].to_numpy())
-        items, cols = _unique_labels(frame[icol].to_numpy())
-        try:
-            data = frame[rcol].to_numpy(dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"ratings column {rcol!r} must be numeric.") from exc
-        R = sp.coo_matrix((data, (rows, cols)), shape=(users.shape[0], items.shape[0]))
-        return R, users, items
-    for what, labels in (("index (users)", frame.index), ("columns (items)", frame.columns)):
-        if labels.has_duplicates:
-            raise ValueError(
-                f"ratings {what} holds {labels[labels.duplicated()][0]!r} more than once; "
-                "labels must be unique. (A table of (user, item, rating) rows needs the "
-                f"columns {tuple(columns)!r}; pass columns= to name them.)"
-            )
-    try:
-        M = frame.to_numpy(dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            "ratings DataFrame must be a user x item matrix of numbers (NaN = not rated) or "
-            f"hold (user, item, rating) rows in the columns {tuple(columns)!r} (pass columns= "
-            f"to name them); got columns {list(frame.columns)[:5]!r}."
-        ) from exc
-    return M, frame.index.to_numpy(), frame.columns.to_numpy()
-
-
-def _positions(labels: Any, index: dict[Any, int], *, what: str, name: str) -> NDArray[np.int64]:
-    """Positions of ``labels`` (1-D) in a label -> position mapping; unknown label -> error."""
-    if isinstance(labels, (str, bytes)) or np.ndim(labels) == 0:
-        raise ValueError(f"{name} must be a 1-D sequence of {what} labels; got {labels!r}.")
-    out = np.empty(len(labels), dtype=np.int64)
-    for k, label in enumerate(labels):
-        try:
-            out[k] = index[label]
-        except (KeyError, TypeError):
-            raise ValueError(
-                f"{name} contains unknown {what} {label!r}: not among the {len(index)} "
-                f"{what} labels of the ratings given to fit."
-            ) from None
-    return out
-
-
-# --------------------------------------------------------------------------- fitting
-
-_UNRATED = ("abstain", "user_mean")
-_PAIR_WEIGHTS = ("equal", "gap")
-_EXTRA = ("mean", "centred_mean", "count", "vsim")
-_VSIM_FOLDS = 5
-#: rows of a dense feature block built at once when scoring (bounds memory per call)
-_SCORE_CELLS = 1 << 22
-
-
-@dataclass(frozen=True)
-class _Design:
-    """How a target's feature matrix and feedback are built from the ratings."""
-
-    unrated: str
-    pair_weight: str
-    extra: tuple[str, ...]
-    user_columns: bool = True
-
-    @property
-    def paper(self) -> bool:
-        return self.unrated == "abstain" and not self.extra and self.user_columns
-
-
-def _vsim_weights(
-    X: NDArray[np.float64], M: NDArray[np.bool_], y: NDArray[np.float64]
-) -> NDArray[np.float64]:
-    """Breese et al. (1998) cosine weight of each feature user over the co-rated rows."""
-    X0 = np.where(M, X, 0.0)
-    num = y @ X0
-    den = np.sqrt(((y**2) @ M) * (X0**2).sum(axis=0))
-    return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
-
-
-def _vsim_scores(
-    X: NDArray[np.float64], M: NDArray[np.bool_], means: NDArray[np.float64], w: NDArray[np.float64]
-) -> NDArray[np.float64]:
-    """``sum_f w_f (x_f - mean_f) / sum_f |w_f|`` over the raters of each row; NaN if none."""
-    dev = np.where(M, X - means, 0.0)
-    norm = M @ np.abs(w)
-    out = np.full(X.shape[0], np.nan)
-    np.divide(dev @ w, norm, out=out, where=norm > 0)
-    return out
-
-
-def _design_matrix(
-    X: NDArray[np.float64],
-    means: NDArray[np.float64],
-    design: _Design,
-    *,
-    y: NDArray[np.float64] | None = None,
-    w: NDArray[np.float64] | None = None,
-) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
-    """The model's columns from the raw ratings ``X`` (NaN = unrated) of the feature users.
-
-    Columns: one per feature user (NaN = abstain, or the user's mean rating with
-    ``unrated="user_mean"``), then the ``extra`` columns, all functions of the row's
-    feature-user ratings only, except ``"vsim"``: the VSIM score with weights learned from
-    the target's ratings ``y``, *cross-fitted* on training rows (a row's score uses weights
-    fitted on the other folds, so no row sees its own rating) and fitted on all training
-    rows (``w``) for scoring. Returns the matrix and, when ``y`` is given, those weights.
-    """
-    if design.paper:
-        return X, None
-    M = ~np.isnan(X)
-    cnt = M.sum(axis=1).astype(np.float64)
-    has = cnt > 0
-    cols = []
-    w_full = None
-    for name in design.extra:
-        if name == "count":
-            cols.append(cnt)
-        elif name in ("mean", "centred_mean"):
-            val = np.where(M, X - (means if name == "centred_mean" else 0.0), 0.0).sum(axis=1)
-            cols.append(np.divide(val, cnt, out=np.full(X.shape[0], np.nan), where=has))
-        else:  # vsim
-            if y is not None:
-                w_full = _vsim_weights(X, M, y)
-                col = np.empty(X.shape[0])
-                fold = np.arange(X.shape[0]) % _VSIM_FOLDS
-                for k in range(_VSIM_FOLDS):
-                    out = fold == k
-                    if not out.any():
-                        continue
-                    wk = _vsim_weights(X[~out], M[~out], y[~out])
-                    col[out] = _vsim_scores(X[out], M[out], means, wk)
-                cols.append(col)
-            else:
-                assert w is not None
-                cols.append(_vsim_scores(X, M, means, w))
-    if not design.user_columns:
-        return np.column_stack(cols), w_full
-    if design.unrated == "user_mean":
-        X = np.where(M, X, means)
-    if cols:
-        X = np.column_stack([X, *cols])
-    return X, w_full
-
-
-def _feedback(y: NDArray[np.float64], pair_weight: str) -> LayeredFeedback | PairFeedback:
-    """Every pair of items rated differently is crucial; weight 1 or the rating gap."""
-    if pair_weight == "equal":
-        return LayeredFeedback(y)
-    lo, hi = np.nonzero(y[:, None] < y[None, :])  # row hi above row lo
-    return PairFeedback(np.column_stack([lo, hi]), weights=y[hi] - y[lo], n_samples=y.shape[0])
-
-
-def _score_items(
-    R: sp.csr_matrix,
-    means: NDArray[np.float64],
-    design: _Design,
-    feats: NDArray[np.int64],
-    model: RankBoostModel,
-    w: NDArray[np.float64] | None,
-    it: NDArray[np.int64],
-) -> NDArray[np.float64]:
-    """``H`` of items ``it`` for one target, in dense blocks of at most ~4M cells.
-
-    The features come from the feature users' rows of ``R`` (one CSR slice, the ratings
-    of those users only), so scoring every item of a large catalogue costs the feature
-    users' ratings per block, not every rating of every item.
-    """
-    d = feats.shape[0]
-    sub = R[feats].tocoo()
-    pos = np.full(R.shape[1], -1, dtype=np.int64)
-    step = max(1, _SCORE_CELLS // max(d, 1))
-    out = np.empty(it.shape[0])
-    for start in range(0, it.shape[0], step):
-        uniq, inverse = np.unique(it[start : start + step], return_inverse=True)
-        pos[uniq] = np.arange(uniq.shape[0])
-        row = pos[sub.col]
-        keep = row >= 0
-        X = np.full((uniq.shape[0], d), np.nan)
-        X[row[keep], sub.row[keep]] = sub.data[keep]
-        pos[uniq] = -1
-        X, _ = _design_matrix(X, means[feats], design, w=w)
-        out[start : start + step] = model.decision_function(X)[inverse]
-    return out
-
-
-def _recommend_chunk(
-    R: sp.csr_matrix,
-    means: NDArray[np.float64],
-    design: _Design,
-    jobs: list[tuple[int, NDArray[np.int64], RankBoostModel, NDArray[np.float64] | None]],
-    k: int,
-    exclude_rated: bool,
-) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-    """Top-``k`` item positions and scores of a chunk of targets (-1 / NaN pad short rows)."""
-    items = np.full((len(jobs), k), -1, dtype=np.int64)
-    scores = np.full((len(jobs), k), np.nan)
-    every = np.arange(R.shape[1], dtype=np.int64)
-    with numba_threads(1):
-        for row, (u, feats, model, w) in enumerate(jobs):
-            it = every
-            if exclude_rated:
-                keep = np.ones(R.shape[1], dtype=bool)
-                keep[R.indices[R.indptr[u] : R.indptr[u + 1]]] = False
-                it = every[keep]
-            s = _score_items(R, means, design, feats, model, w, it)
-            top = np.argsort(-s, kind="stable")[:k]
-            items[row, : top.shape[0]] = it[top]
-            scores[row, : top.shape[0]] = s[top]
-    return items, scores
-
-
-def _fit_chunk(
-    by_item: sp.csr_matrix,
-    R: sp.csr_matrix,
-    jobs: list[tuple[int, NDArray[np.int64]]],
-    params: TrainParams,
-    design: _Design,
-    means: NDArray[np.float64],
-) -> list[tuple[int, RankBoostModel, NDArray[np.float64] | None]]:
-    """Train the models of a chunk of target users (runs in a joblib worker)."""
-    out = []
-    column_of = np.full(R.shape[0], -1, dtype=np.int64)
-    with numba_threads(1), warnings.catch_warnings():
-        # early stops are recorded in model.stop_reason and summarised by fit
-        warnings.simplefilter("ignore", TrainingStoppedWarning)
-        for user, feats in jobs:
-            row = R[user]
-            column_of[feats] = np.arange(feats.shape[0])
-            X = _features(by_item, row.indices.astype(np.int64), column_of, feats.shape[0])
-            column_of[feats] = -1
-            X, w = _design_matrix(X, means[feats], design, y=row.data)
-            model = _train(X, _feedback(row.data, design.pair_weight), params)
-            out.append((user, model, w))
-    return out
 
 
 class RankBoostRecommender(BaseEstimator):
@@ -477,57 +205,6 @@ class RankBoostRecommender(BaseEstimator):
         self.verbose = verbose
 
     # ------------------------------------------------------------------ fit
-    def _plan(
-        self,
-        R: sp.csr_matrix,
-        by_item: sp.csr_matrix,
-        targets: NDArray[np.int64],
-        feats: NDArray[np.int64],
-        names: list[Any],
-    ) -> tuple[list[tuple[int, NDArray[np.int64]]], dict[int, str], int]:
-        """Per target: its feature users (``min_overlap``, ``max_feature_users``) or why not.
-
-        The feature users keep the order of ``feats``.
-        """
-        n_rated = np.diff(R.indptr)
-        # co-rating counts of one target at a time, from the raters of its items (CSR
-        # slices of the item x user matrix): memory O(ratings), never targets x users
-        is_feat = np.zeros(R.shape[0], dtype=bool)
-        is_feat[feats] = True
-        position = np.zeros(R.shape[0], dtype=np.int64)
-        position[feats] = np.arange(feats.shape[0])
-        cap = self.max_feature_users
-        plan: list[tuple[int, NDArray[np.int64]]] = []
-        skipped: dict[int, str] = {}
-        dropped = 0
-        n_feats = feats.shape[0]
-        for u in targets.tolist():
-            mine = R.data[R.indptr[u] : R.indptr[u + 1]]
-            if mine.shape[0] < 2 or not mine.min() < mine.max():
-                why = (
-                    f"user {names[u]!r} has {n_rated[u]} rating(s) with fewer than two "
-                    "distinct values, so no pair of items is crucial (nothing to learn)"
-                )
-                skipped[u] = why
-                continue
-            raters = by_item[R.indices[R.indptr[u] : R.indptr[u + 1]]].indices
-            overlap = np.bincount(raters[is_feat[raters]], minlength=R.shape[0])
-            overlap[u] = 0  # a target never uses itself
-            ok = np.flatnonzero(overlap >= self.min_overlap)
-            n_ok = ok.shape[0]
-            if cap is not None and n_ok > cap:
-                # the cap users with the most co-rated items (ties: lowest user number)
-                ok = ok[np.argsort(-overlap[ok], kind="stable")[:cap]]
-            dropped += n_feats - int(is_feat[u]) - n_ok
-            if n_ok == 0:
-                skipped[u] = (
-                    f"user {names[u]!r}: no feature user rated at least "
-                    f"min_overlap={self.min_overlap} of this user's items"
-                )
-                continue
-            plan.append((u, ok[np.argsort(position[ok], kind="stable")]))
-        return plan, skipped, dropped
-
     def _check_params(self) -> TrainParams:
         """Validate the parameters; return the training ones (:mod:`rankboost.params`)."""
         params = params_of(self, "RankBoostRecommender", {"n_rounds": "n_estimators"})
@@ -656,7 +333,9 @@ class RankBoostRecommender(BaseEstimator):
             else to_positions(self.feature_users, "feature_users")
         )
         by_item = R.T.tocsr()
-        plan, skipped, dropped = self._plan(R, by_item, targets, feats, names[0])
+        plan, skipped, dropped = _plan(
+            R, by_item, targets, feats, names[0], self.min_overlap, self.max_feature_users
+        )
         if skipped and self.invalid_targets == "raise":
             u, why = next(iter(skipped.items()))
             raise ValueError(
