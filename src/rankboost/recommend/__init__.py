@@ -28,7 +28,8 @@ arrays). A stored entry is a rating (an explicitly stored 0 too); an absent entr
 "not rated".
 """
 
+from ._base import BASE_RECOMMENDERS
 from ._problem import check_ratings, user_ranking_problem
 from ._recommender import RankBoostRecommender
 
-__all__ = ["RankBoostRecommender", "check_ratings", "user_ranking_problem"]
+__all__ = ["BASE_RECOMMENDERS", "RankBoostRecommender", "check_ratings", "user_ranking_problem"]

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from joblib import Parallel, delayed
 from numpy.typing import NDArray
 
 from .._kernels import numba_threads
@@ -262,3 +263,60 @@ def _plan(
             continue
         plan.append((u, ok[np.argsort(position[ok], kind="stable")]))
     return plan, skipped, dropped
+
+
+def fit_per_user(
+    R: sp.csr_matrix,
+    plan: list[tuple[int, NDArray[np.int64]]],
+    params: TrainParams,
+    design: _Design,
+    means: NDArray[np.float64],
+    n_jobs: int,
+    verbose: int,
+) -> list[tuple[int, RankBoostModel, NDArray[np.float64] | None]]:
+    """Train every planned target's model (joblib over chunks of targets), in plan order."""
+    by_item = R.T.tocsr()
+    if n_jobs == 1 or len(plan) < 2:
+        results = _fit_chunk(by_item, R, plan, params, design, means)
+    else:
+        # a few chunks per worker: balances uneven users, ships the matrix once a chunk
+        n_chunks = min(len(plan), 4 * n_jobs)
+        chunks = [plan[i::n_chunks] for i in range(n_chunks)]
+        parts = Parallel(n_jobs=n_jobs, verbose=verbose)(
+            delayed(_fit_chunk)(by_item, R, c, params, design, means) for c in chunks
+        )
+        results = [r for part in parts for r in part]
+    order = {u: i for i, (u, _) in enumerate(plan)}
+    results.sort(key=lambda r: order[r[0]])
+    return results
+
+
+def recommend_all_per_user(
+    R: sp.csr_matrix,
+    means: NDArray[np.float64],
+    design: _Design,
+    jobs: list[tuple[int, NDArray[np.int64], RankBoostModel, NDArray[np.float64] | None]],
+    k: int,
+    exclude_rated: bool,
+    n_jobs: int,
+    verbose: int,
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Top-``k`` item positions and scores of every job's target, in job order."""
+    args = (R, means, design)
+    if n_jobs == 1 or len(jobs) < 2:
+        return _recommend_chunk(*args, jobs, k, exclude_rated)
+    n_chunks = min(len(jobs), 4 * n_jobs)
+    idx = [np.arange(i, len(jobs), n_chunks) for i in range(n_chunks)]
+    parts = Parallel(n_jobs=n_jobs, verbose=verbose)(
+        delayed(_recommend_chunk)(*args, [jobs[j] for j in ix], k, exclude_rated) for ix in idx
+    )
+    order = np.argsort(np.concatenate(idx), kind="stable")
+    pos = np.concatenate([p[0] for p in parts])[order]
+    return pos, np.concatenate([p[1] for p in parts])[order]
+
+
+def user_means(R: sp.csr_matrix) -> NDArray[np.float64]:
+    """Each user's mean rating (0 for a user without ratings)."""
+    n = np.diff(R.indptr)
+    sums = np.asarray(R.sum(axis=1), dtype=np.float64).ravel()
+    return np.divide(sums, n, out=np.zeros(R.shape[0]), where=n > 0)

@@ -6,95 +6,110 @@ import warnings
 from typing import Any
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
+import scipy.sparse as sp
+from joblib import effective_n_jobs
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 
 from ..booster import TrainingStoppedWarning
 from ..model import RankBoostModel
-from ..params import TrainParams, params_of
-from ._labels import _COLUMNS, _from_frame, _is_frame, _positions
-from ._per_user import (
-    _EXTRA,
-    _PAIR_WEIGHTS,
-    _UNRATED,
-    _Design,
-    _fit_chunk,
-    _plan,
-    _recommend_chunk,
-    _score_items,
+from ..params import TrainParams
+from ._base import BASE_RECOMMENDERS
+from ._checks import check_params, design_of
+from ._labels import (
+    _COLUMNS,
+    _from_frame,
+    _is_frame,
+    _label_positions,
+    _positions,
+    _user_position,
 )
-from ._problem import _check_items, _check_users, check_ratings
+from ._per_user import (
+    _Design,
+    _plan,
+    _score_items,
+    fit_per_user,
+    recommend_all_per_user,
+    user_means,
+)
+from ._pooled import pooled_targets, recommend_pooled, train_pooled
+from ._problem import _check_explicit_zeros, _check_items, _check_users, check_ratings
 
 __all__ = ["RankBoostRecommender"]
 
-_INVALID = ("raise", "skip")
-
 
 class RankBoostRecommender(BaseEstimator):
-    """One RankBoost ranking model per target user, from other users' ratings.
+    """RankBoost recommendations: one pooled model over all users, or one model per user.
 
-    For each target user ``u`` the instances are the items ``u`` rated, the features are
-    the ratings of the feature users (NaN where unrated) and the feedback is
-    ``LayeredFeedback(ratings of u)``: every pair of items ``u`` rated differently must be
-    ordered by rating; equal ratings are not compared (Freund et al. 2003, section 6.2).
+    ``mode="pooled"`` (default, SPEC 7.2): one model; a user is a query, its rows items,
+    its features the base recommenders' scores (``BASE_RECOMMENDERS``) cross-fitted over
+    folds of each user's ratings (no rating informs its own feature); rounds by inner CV
+    over users. ``mode="per_user"``: the paper's learner (Freund et al. 2003, section
+    6.2), features = the feature users' ratings of the target's items, feedback
+    ``LayeredFeedback(ratings of u)``. docs/movies.md measures both.
 
     Parameters
     ----------
     feature_users : array-like, default=None
-        Users (labels, or rows for matrix input) whose ratings are the features. None = every
-        user. A target never uses itself as a feature.
+        Users (labels, or rows for matrix input) whose ratings are the features
+        (per_user), or the neighbour pool of the ``user_knn`` base recommender (pooled).
+        None = every user. A target never uses itself.
     n_estimators : int, default=100
-        Boosting rounds per target user.
+        Boosting rounds per target user (per_user), or the most rounds of the pooled
+        model (``inner_folds`` picks the number up to this).
+    mode : {"pooled", "per_user"}, default="pooled"
+        One model over all targets, or the paper's one model per target.
+    base_recommenders : tuple of str, default=BASE_RECOMMENDERS
+        The pooled model's features, among ``BASE_RECOMMENDERS``.
+    feedback : {"both", "ratings", "rated"}, default="both"
+        Pooled crucial pairs of a user: higher rating above lower (``"ratings"``), rated
+        above unrated (``"rated"``, top-N), or both (unrated items the lowest layer).
+    n_folds : int, default=5
+        Cross-fitting folds of each user's ratings (pooled).
+    negatives : float, default=1.0
+        Unrated items sampled per rated item of a target (pooled; "both" and "rated").
+    inner_folds : int or None, default=2
+        Folds of target users for choosing the pooled model's rounds by held-out NDCG@10;
+        None trains ``n_estimators`` rounds.
+    random_state : int, default=0
+        Seed of the folds, the sampled unrated items and the inner folds (pooled).
     positive_cumulative : bool, default=False
-        WeakLearn.cum (paper section 4): ``H`` non-decreasing in every feature
-        user's rating. Off by default because a feature user with opposite taste is
-        informative through a negative weight.
+        WeakLearn.cum (paper section 4): ``H`` non-decreasing in every feature.
     alpha : {"r", "exact", "line_search"}, default="r"
         Step-size rule (see :func:`rankboost.train`).
     learning_rate : float, default=1.0
         Shrinkage ``nu`` in (0, 1]: ``alpha_t = nu`` times the rule's alpha (1 = the paper).
-    thresholds : int, "all", "midpoints" or ("uniform", B), default="all"
-        Candidate thresholds per feature (ratings take few values, so "all" is cheap;
-        :mod:`rankboost.binning` for the others).
+    thresholds : int, "all", "midpoints", ("uniform", B) or None, default=None
+        Candidate thresholds per feature (:mod:`rankboost.binning`). None: "all" for
+        per_user (ratings take few values), 255 quantile bins for the pooled model's
+        real-valued scores.
     criterion : {"abs_r", "r"}, default="abs_r"
         WeakLearn's objective: the largest ``|r|`` (the paper) or the largest ``r > 0``.
     default : {"learned", 0, 1}, default="learned"
         ``q_def`` where the feature user did not rate the item: picked by WeakLearn (the
         paper), or fixed.
     weak_ranker : {"threshold", "feature", "both"}, default="threshold"
-        Threshold rankers (the paper), real-valued rankers (the training-bin rank of a
-        column rescaled to [0, 1]) or both (see :func:`rankboost.train`).
+        Threshold rankers (the paper), real-valued rankers or both (:func:`rankboost.train`).
     unrated : {"abstain", "user_mean"}, default="abstain"
-        A feature user's column where they did not rate the item: NaN, the paper's ⊥
-        (the weak ranker gives ``q_def`` in {0, 1}: the unrated item sits with the items
-        the user rated highest or lowest), or the feature user's mean rating (the item
-        sits between, by where the threshold lies relative to that mean).
+        (per_user, as the options down to ``max_feature_users``) A feature user's column
+        where they did not rate the item: NaN, the paper's ⊥, or their mean rating.
     pair_weight : {"equal", "gap"}, default="equal"
         Weight of a crucial pair: 1 (the paper's ``LayeredFeedback``) or the rating gap
         ``|y_i - y_j|`` (``PairFeedback``; SPEC 1's table ``g(l0, l1) = l1 - l0``).
     extra_features : tuple of str, default=()
-        Columns appended after the feature users, all computed from the feature users'
-        ratings of the row's item: ``"mean"`` (their mean rating), ``"centred_mean"``
-        (mean of rating minus the rater's mean rating), ``"count"`` (how many rated it:
-        popularity) and ``"vsim"`` (the VSIM score of Breese et al. 1998 with cosine
-        weights from the target's ratings, *cross-fitted* on the training items: 5
-        folds, each fold's score uses weights from the other four, so no training item
-        sees its own rating; scoring uses weights from all training items). NaN where
-        no feature user rated the item. The configuration pilot of docs/movies.md
-        compares them.
+        Columns after the feature users, from their ratings of the row's item: ``"mean"``,
+        ``"centred_mean"`` (of rating minus the rater's mean), ``"count"`` and ``"vsim"``
+        (Breese et al. 1998, weights from the target's ratings cross-fitted over 5 folds of
+        the training items). NaN where no feature user rated the item.
     user_features : bool, default=True
         Whether the feature users' own columns enter the model; False keeps only
         ``extra_features`` (RankBoost then combines the crowd and VSIM rankers).
     min_overlap : int, default=1
         A feature user enters a target's model only if they rated at least this many of
-        the target's training items; the others are dropped for that target (a feature
-        that abstains on every training item cannot be learned from). Counted in
-        ``report_["n_features_dropped"]``.
+        the target's training items (counted in ``report_["n_features_dropped"]``).
     max_feature_users : int, default=None
-        Keep at most this many feature users per target: those who co-rated the most of
-        the target's training items (ties: the lowest row number). None keeps all. Bounds
-        the dense per-target problem (items x feature users) on large catalogues.
+        Keep at most this many feature users per target, those who co-rated the most of
+        its training items (ties: the lowest row number). None keeps all.
     rating_range : tuple of (float, float), default=None
         Inclusive bounds for every rating (e.g. ``(1, 5)`` for MovieLens); None only
         requires finite ratings.
@@ -102,11 +117,10 @@ class RankBoostRecommender(BaseEstimator):
         What to do with a target that cannot be trained: fewer than two distinct ratings
         (no crucial pair) or no feature user left after ``min_overlap``. "raise" raises a
         ValueError naming the user; "skip" leaves it out and records the reason in
-        ``skipped_users_``.
+        ``skipped_users_``. (Pooled: a target without ratings is skipped the same way.)
     n_jobs : int, default=None
-        Parallel workers over target users (joblib; None = 1, -1 = all cores). Each
-        per-user fit runs its numba kernels single-threaded, so models are bit-identical
-        for every ``n_jobs``.
+        joblib workers over target users (None = 1, -1 = all cores) in per_user fits and
+        :meth:`recommend_all`; results are bit-identical for every ``n_jobs``.
     verbose : int, default=0
         joblib verbosity.
 
@@ -117,10 +131,15 @@ class RankBoostRecommender(BaseEstimator):
         input; the sorted distinct labels of a DataFrame).
     items_ : ndarray
         The item labels, one per column (``0..n_items-1`` for matrix input).
+    model_ : RankBoostModel or None
+        The pooled model (None for per_user).
     models_ : dict of user label to RankBoostModel
-        The model of every fitted target user.
+        The model of every fitted target user (pooled: the same ``model_`` for all).
     feature_users_ : dict of user label to ndarray
-        The feature users (labels; model columns, in order) of every fitted target user.
+        The feature users (labels; model columns, in order) of every fitted target user
+        (pooled: the ``user_knn`` neighbour pool).
+    rounds_curve_ : ndarray or None
+        Pooled with ``inner_folds``: mean held-out NDCG@10 after every round.
     skipped_users_ : dict of user label to str
         Targets left out (``invalid_targets="skip"``) and why.
     report_ : dict
@@ -152,7 +171,7 @@ class RankBoostRecommender(BaseEstimator):
     >>> taste = rng.integers(1, 6, size=30).astype(float)
     >>> R = np.vstack([taste, taste, 6 - taste, rng.integers(1, 6, size=30)])
     >>> R[0, 20:] = np.nan  # the target has not seen items 20..29
-    >>> rec = RankBoostRecommender(feature_users=[1, 2, 3], n_estimators=20)
+    >>> rec = RankBoostRecommender(feature_users=[1, 2, 3], n_estimators=20, mode="per_user")
     >>> rec = rec.fit(sp.csr_matrix(np.nan_to_num(R)), target_users=[0])
     >>> items, scores = rec.recommend(0, k=3)  # unseen items only
     >>> items, taste[items]
@@ -166,10 +185,17 @@ class RankBoostRecommender(BaseEstimator):
         *,
         feature_users: ArrayLike | None = None,
         n_estimators: int = 100,
+        mode: str = "pooled",
+        base_recommenders: tuple[str, ...] = BASE_RECOMMENDERS,
+        feedback: str = "both",
+        n_folds: int = 5,
+        negatives: float = 1.0,
+        inner_folds: int | None = 2,
+        random_state: int = 0,
         positive_cumulative: bool = False,
         alpha: str = "r",
         learning_rate: float = 1.0,
-        thresholds: int | str | tuple[str, int] = "all",
+        thresholds: int | str | tuple[str, int] | None = None,
         criterion: str = "abs_r",
         default: str | int = "learned",
         weak_ranker: str = "threshold",
@@ -186,6 +212,13 @@ class RankBoostRecommender(BaseEstimator):
     ) -> None:
         self.feature_users = feature_users
         self.n_estimators = n_estimators
+        self.mode = mode
+        self.base_recommenders = base_recommenders
+        self.feedback = feedback
+        self.n_folds = n_folds
+        self.negatives = negatives
+        self.inner_folds = inner_folds
+        self.random_state = random_state
         self.positive_cumulative = positive_cumulative
         self.alpha = alpha
         self.learning_rate = learning_rate
@@ -207,51 +240,10 @@ class RankBoostRecommender(BaseEstimator):
     # ------------------------------------------------------------------ fit
     def _check_params(self) -> TrainParams:
         """Validate the parameters; return the training ones (:mod:`rankboost.params`)."""
-        params = params_of(self, "RankBoostRecommender", {"n_rounds": "n_estimators"})
-        if self.invalid_targets not in _INVALID:
-            raise ValueError(
-                f"RankBoostRecommender.invalid_targets must be one of {_INVALID}; got "
-                f"{self.invalid_targets!r}."
-            )
-        m = self.min_overlap
-        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
-            raise ValueError(f"RankBoostRecommender.min_overlap must be an int >= 1; got {m!r}.")
-        c = self.max_feature_users
-        if c is not None and (isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 1):
-            raise ValueError(
-                f"RankBoostRecommender.max_feature_users must be None or an int >= 1; got {c!r}."
-            )
-        self._design()
-        return params
+        return check_params(self)
 
     def _design(self) -> _Design:
-        for name, allowed in (("unrated", _UNRATED), ("pair_weight", _PAIR_WEIGHTS)):
-            value = getattr(self, name)
-            if not isinstance(value, str) or value not in allowed:
-                raise ValueError(
-                    f"RankBoostRecommender.{name} must be one of {allowed}; got {value!r}."
-                )
-        extra = self.extra_features
-        if isinstance(extra, str):
-            extra = (extra,)
-        extra = tuple(extra)
-        if not isinstance(self.user_features, (bool, np.bool_)):
-            raise ValueError(
-                f"RankBoostRecommender.user_features must be True or False; got "
-                f"{self.user_features!r}."
-            )
-        if not self.user_features and not extra:
-            raise ValueError(
-                "RankBoostRecommender.user_features=False leaves no column: name at least "
-                "one extra_features column."
-            )
-        bad = [e for e in extra if not isinstance(e, str) or e not in _EXTRA]
-        if bad or len(set(extra)) != len(extra):
-            raise ValueError(
-                "RankBoostRecommender.extra_features must be distinct names among "
-                f"{_EXTRA}; got {self.extra_features!r}."
-            )
-        return _Design(self.unrated, self.pair_weight, extra, self.user_features)
+        return design_of(self)
 
     def fit(
         self,
@@ -313,14 +305,9 @@ class RankBoostRecommender(BaseEstimator):
         user_pos = {u: k for k, u in enumerate(names[0])}
 
         def to_positions(given: Any, name: str) -> NDArray[np.int64]:
-            if not labelled:
-                return _check_users(given, n_users, name=name)
-            arr = _positions(given, user_pos, what="user", name=name)
-            uniq, counts = np.unique(arr, return_counts=True)
-            if (counts > 1).any():
-                dup = names[0][int(uniq[counts > 1][0])]
-                raise ValueError(f"{name} lists user {dup!r} more than once.")
-            return arr
+            if labelled:
+                return _label_positions(given, user_pos, names[0], name)
+            return _check_users(given, n_users, name=name)
 
         targets = (
             np.arange(n_users, dtype=np.int64)
@@ -332,9 +319,18 @@ class RankBoostRecommender(BaseEstimator):
             if self.feature_users is None
             else to_positions(self.feature_users, "feature_users")
         )
-        by_item = R.T.tocsr()
+        if sp.issparse(ratings) and not labelled:
+            _check_explicit_zeros(R, self.rating_range)
+        self._labelled = labelled
+        self._user_pos = user_pos
+        self._item_pos = {it: k for k, it in enumerate(names[1])}
+        self.users_, self.items_ = users, items
+        self.n_users_, self.n_items_ = R.shape
+        self._R = R
+        if self.mode == "pooled":
+            return self._fit_pooled(R, targets, feats, params, names[0])
         plan, skipped, dropped = _plan(
-            R, by_item, targets, feats, names[0], self.min_overlap, self.max_feature_users
+            R, R.T.tocsr(), targets, feats, names[0], self.min_overlap, self.max_feature_users
         )
         if skipped and self.invalid_targets == "raise":
             u, why = next(iter(skipped.items()))
@@ -343,43 +339,20 @@ class RankBoostRecommender(BaseEstimator):
                 "invalid_targets='skip' to skip such users."
             )
         design = self._design()
-        n_per_user = np.diff(R.indptr)
-        sums = np.asarray(R.sum(axis=1), dtype=np.float64).ravel()
-        means = np.divide(  # each user's mean rating (the "user_mean" fill)
-            sums,
-            n_per_user,
-            out=np.zeros(n_users),
-            where=n_per_user > 0,
-        )
+        means = user_means(R)  # the "user_mean" fill
         n_jobs = effective_n_jobs(self.n_jobs) if plan else 1
-        if n_jobs == 1 or len(plan) < 2:
-            results = _fit_chunk(by_item, R, plan, params, design, means)
-        else:
-            # a few chunks per worker: balances uneven users, ships the matrix once a chunk
-            n_chunks = min(len(plan), 4 * n_jobs)
-            chunks = [plan[i::n_chunks] for i in range(n_chunks)]
-            parts = Parallel(n_jobs=n_jobs, verbose=self.verbose)(
-                delayed(_fit_chunk)(by_item, R, c, params, design, means) for c in chunks
-            )
-            results = [r for part in parts for r in part]
-        order = {u: i for i, (u, _) in enumerate(plan)}
-        results.sort(key=lambda r: order[r[0]])
+        results = fit_per_user(R, plan, params, design, means, n_jobs, self.verbose)
         label = names[0]
         self._models = {u: m for u, m, _ in results}
         self._vsim_w = {u: w for u, _, w in results if w is not None}
         self._design_ = design
         self._means = means
         self._feats = dict(plan)
-        self._labelled = labelled
-        self._user_pos = user_pos
-        self._item_pos = {it: k for k, it in enumerate(names[1])}
-        self.users_ = users
-        self.items_ = items
+        self.model_: RankBoostModel | None = None
+        self.rounds_curve_: NDArray[np.float64] | None = None
         self.models_ = {label[u]: m for u, m, _ in results}
         self.feature_users_ = {label[u]: users[f] for u, f in plan}
         self.skipped_users_ = {label[u]: why for u, why in skipped.items()}
-        self.n_users_, self.n_items_ = R.shape
-        self._R = R
         stopped = sum(m.stop_reason is not None for m in self._models.values())
         self.report_ = {
             "n_targets": int(targets.shape[0]),
@@ -397,24 +370,50 @@ class RankBoostRecommender(BaseEstimator):
             )
         return self
 
+    def _fit_pooled(
+        self,
+        R: sp.csr_matrix,
+        targets: NDArray[np.int64],
+        feats: NDArray[np.int64],
+        params: TrainParams,
+        label: list[Any],
+    ) -> RankBoostRecommender:
+        """One model over every target's query (SPEC 7.2; :mod:`._pooled`)."""
+        fitted, skipped = pooled_targets(R, targets, label, self.invalid_targets)
+        names = self.base_recommenders
+        base = {"names": (names,) if isinstance(names, str) else tuple(names), "pool": feats}
+        model, self.rounds_curve_, self._base, n_rows = train_pooled(
+            R, fitted, base, params, self.feedback, self.n_folds, float(self.negatives),
+            self.inner_folds, self.random_state,
+        )  # fmt: skip
+        self.model_ = model
+        self._models = dict.fromkeys(fitted.tolist(), model)
+        self.models_ = {label[u]: model for u in fitted.tolist()}
+        pool = self.users_[feats]
+        self.feature_users_ = {label[u]: pool for u in fitted.tolist()}
+        self.skipped_users_ = {label[u]: why for u, why in skipped.items()}
+        self.report_ = {
+            "n_targets": int(targets.shape[0]),
+            "n_fitted": int(fitted.shape[0]),
+            "n_skipped": len(skipped),
+            "n_rows": n_rows,
+            "n_rounds": model.n_rounds,
+            "n_stopped_early": int(model.stop_reason is not None),
+        }
+        return self
+
     # ------------------------------------------------------------------ prediction
-    def _model_of(self, user: Any) -> tuple[int, RankBoostModel]:
+    def _check_fitted(self) -> None:
         if not hasattr(self, "models_"):
             raise ValueError(
                 "This RankBoostRecommender is not fitted yet; call fit(ratings) first."
             )
-        if self._labelled:
-            try:
-                u = self._user_pos[user]
-            except (KeyError, TypeError):
-                raise ValueError(
-                    f"unknown user {user!r}: not among the {len(self._user_pos)} user labels "
-                    "of the ratings given to fit."
-                ) from None
-        else:
-            if isinstance(user, bool) or not isinstance(user, (int, np.integer)):
-                raise ValueError(f"user must be an int user index; got {user!r}.")
-            u = int(user)
+
+    def _model_of(self, user: Any) -> tuple[int, RankBoostModel]:
+        self._check_fitted()
+        u = _user_position(user, self._user_pos if self._labelled else None, self.n_users_)
+        if self.model_ is not None:  # pooled: every user of the ratings can be scored
+            return u, self.model_
         if u in self._models:
             return u, self._models[u]
         label = self.users_[u]
@@ -438,6 +437,9 @@ class RankBoostRecommender(BaseEstimator):
         return _check_items(items, self.n_items_, name=name)
 
     def _score(self, u: int, model: RankBoostModel, it: NDArray[np.int64]) -> NDArray[np.float64]:
+        if self.model_ is not None:
+            X = self._base.scores(np.array([u], dtype=np.int64))[0]
+            return model.decision_function(X[it])
         return _score_items(
             self._R, self._means, self._design_, self._feats[u], model,
             self._vsim_w.get(u), it,
@@ -518,8 +520,7 @@ class RankBoostRecommender(BaseEstimator):
         scores : ndarray of float of the same shape
         """
         u, model = self._model_of(user)
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"k must be an int >= 1; got {k!r}.")
+        _check_k(k)
         it = self._items_of(candidates, "candidates")
         if exclude_rated:
             it = it[~np.isin(it, self._rated_items(u))]
@@ -558,37 +559,33 @@ class RankBoostRecommender(BaseEstimator):
         >>> taste = rng.integers(1, 6, size=30).astype(float)
         >>> R = np.vstack([taste, 6 - taste, taste, 6 - taste, rng.integers(1, 6, size=30)])
         >>> R[0, 20:] = R[1, :10] = np.nan  # users 0 and 1 have not seen some items
-        >>> rec = RankBoostRecommender(feature_users=[2, 3, 4], n_estimators=20)
+        >>> rec = RankBoostRecommender(feature_users=[2, 3, 4], n_estimators=20, mode="per_user")
         >>> users, items, scores = rec.fit(R, target_users=[0, 1]).recommend_all(k=3)
         >>> users.tolist(), items.shape
         ([0, 1], (2, 3))
         >>> taste[items[0]].tolist(), (6 - taste[items[1]]).tolist()  # each one's taste
         ([5.0, 5.0, 4.0], [5.0, 5.0, 5.0])
         """
-        if not hasattr(self, "models_"):
-            raise ValueError(
-                "This RankBoostRecommender is not fitted yet; call fit(ratings) first."
-            )
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"k must be an int >= 1; got {k!r}.")
+        self._check_fitted()
+        _check_k(k)
         k = int(k)
-        jobs = [(u, self._feats[u], m, self._vsim_w.get(u)) for u, m in self._models.items()]
-        n_jobs = effective_n_jobs(self.n_jobs) if jobs else 1
-        args = (self._R, self._means, self._design_)
-        if n_jobs == 1 or len(jobs) < 2:
-            parts = [_recommend_chunk(*args, jobs, k, exclude_rated)]
-            order = np.arange(len(jobs))
-        else:
-            n_chunks = min(len(jobs), 4 * n_jobs)
-            idx = [np.arange(i, len(jobs), n_chunks) for i in range(n_chunks)]
-            parts = Parallel(n_jobs=n_jobs, verbose=self.verbose)(
-                delayed(_recommend_chunk)(*args, [jobs[j] for j in ix], k, exclude_rated)
-                for ix in idx
+        n_jobs = effective_n_jobs(self.n_jobs) if self._models else 1
+        if self.model_ is not None:
+            fitted = np.fromiter(self._models, dtype=np.int64, count=len(self._models))
+            pos, scores = recommend_pooled(
+                self._base, self.model_, self._R, fitted, k, exclude_rated, n_jobs, self.verbose
             )
-            order = np.argsort(np.concatenate(idx), kind="stable")
-        pos = np.concatenate([p[0] for p in parts])[order]
-        scores = np.concatenate([p[1] for p in parts])[order]
-        users = self.users_[np.array([u for u, *_ in jobs], dtype=np.int64)]
+            return self._labelled_top(fitted, pos, scores)
+        jobs = [(u, self._feats[u], m, self._vsim_w.get(u)) for u, m in self._models.items()]
+        pos, scores = recommend_all_per_user(
+            self._R, self._means, self._design_, jobs, k, exclude_rated, n_jobs, self.verbose
+        )
+        return self._labelled_top(np.array([u for u, *_ in jobs], dtype=np.int64), pos, scores)
+
+    def _labelled_top(
+        self, fitted: NDArray[np.int64], pos: NDArray[np.int64], scores: NDArray[np.float64]
+    ) -> tuple[NDArray[Any], NDArray[Any], NDArray[np.float64]]:
+        users = self.users_[fitted]
         if self._labelled:
             items = np.empty(pos.shape, dtype=object)
             items[pos >= 0] = self.items_[pos[pos >= 0]]
@@ -596,3 +593,8 @@ class RankBoostRecommender(BaseEstimator):
         else:
             items = pos
         return users, items, scores
+
+
+def _check_k(k: Any) -> None:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be an int >= 1; got {k!r}.")
