@@ -61,9 +61,10 @@ class RankBoostRecommender(BaseEstimator):
         One model over all targets, or the paper's one model per target.
     base_recommenders : tuple of str, default=BASE_RECOMMENDERS
         The pooled model's features, among ``BASE_RECOMMENDERS``.
-    feedback : {"both", "ratings", "rated"}, default="both"
-        Pooled crucial pairs of a user: higher rating above lower (``"ratings"``), rated
-        above unrated (``"rated"``, top-N), or both (unrated items the lowest layer).
+    feedback : {"rated", "ratings", "both"}, default="rated"
+        Pooled crucial pairs of a user: rated above unrated (top-N), higher rating above
+        lower (the paper's task), or both (docs/movies.md: "rated" wins top-N, "ratings"
+        the paper's studies).
     n_folds : int, default=5
         Cross-fitting folds of each user's ratings (pooled).
     negatives : float, default=1.0
@@ -187,7 +188,7 @@ class RankBoostRecommender(BaseEstimator):
         n_estimators: int = 100,
         mode: str = "pooled",
         base_recommenders: tuple[str, ...] = BASE_RECOMMENDERS,
-        feedback: str = "both",
+        feedback: str = "rated",
         n_folds: int = 5,
         negatives: float = 1.0,
         inner_folds: int | None = 2,
