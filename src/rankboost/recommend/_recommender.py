@@ -62,13 +62,12 @@ class RankBoostRecommender(BaseEstimator):
     base_recommenders : tuple of str, default=BASE_RECOMMENDERS
         The pooled model's features, among ``BASE_RECOMMENDERS``.
     feedback : {"rated", "ratings", "both"}, default="rated"
-        Pooled crucial pairs of a user: rated above unrated (top-N), higher rating above
-        lower (the paper's task), or both (docs/movies.md: "rated" wins top-N, "ratings"
-        the paper's studies).
+        Pooled pairs of a user: rated above unrated (top-N), higher rating above lower (the
+        paper's task; docs/movies.md), or both.
     n_folds : int, default=5
         Cross-fitting folds of each user's ratings (pooled).
     negatives : float, default=1.0
-        Unrated items sampled per rated item of a target (pooled; "both" and "rated").
+        Unrated items sampled per rated item ("rated" and "both").
     inner_folds : int or None, default=2
         Folds of target users for choosing the pooled model's rounds by held-out NDCG@10;
         None trains ``n_estimators`` rounds.
@@ -439,12 +438,9 @@ class RankBoostRecommender(BaseEstimator):
 
     def _score(self, u: int, model: RankBoostModel, it: NDArray[np.int64]) -> NDArray[np.float64]:
         if self.model_ is not None:
-            X = self._base.scores(np.array([u], dtype=np.int64))[0]
-            return model.decision_function(X[it])
-        return _score_items(
-            self._R, self._means, self._design_, self._feats[u], model,
-            self._vsim_w.get(u), it,
-        )  # fmt: skip
+            return model.decision_function(self._base.scores(np.array([u]))[0][it])
+        w = self._vsim_w.get(u)
+        return _score_items(self._R, self._means, self._design_, self._feats[u], model, w, it)
 
     def _rated_items(self, u: int) -> NDArray[np.int64]:
         R = self._R
