@@ -203,10 +203,11 @@ def metrics_of(y, s, q):
 #: (thresholds of single feature users, learned q_def, equal pair weights) with the rounds
 #: and WeakLearn.cum the rounds pilot chose; "best" = the configuration the configuration
 #: pilot chose (docs/movies.md), on seeds other than the reported ones.
-PAPER = {"n_estimators": 50, "positive_cumulative": True}
+PAPER = {"mode": "per_user", "n_estimators": 50, "positive_cumulative": True}
 CROWD = ("centred_mean", "count", "vsim")
 #: the feature users' columns (unrated = the user's mean) plus the crowd and VSIM columns
 MIXED = {
+    "mode": "per_user",
     "n_estimators": 25,
     "positive_cumulative": True,
     "unrated": "user_mean",
@@ -214,15 +215,29 @@ MIXED = {
 }
 #: the pilot's choice: RankBoost combining the crowd and VSIM rankers, real-valued rankers
 BEST = {**MIXED, "n_estimators": 20, "user_features": False, "weak_ranker": "feature"}
+#: the pooled model (issue 24): rated-above-unrated and rating pairs in one layered
+#: feedback, and the variant trained on rating pairs only
+POOLED = {"feedback": "both"}
+POOLED_RATINGS = {"feedback": "ratings"}
 
 
 def fit_rankboost(Rtr, cfg, n_jobs, **kw):
+    if kw.get("mode", "pooled") == "pooled":
+        # only the feature users' and the targets' (training) ratings, as for the others
+        keep = np.zeros(Rtr.shape[0])
+        keep[cfg.features] = keep[cfg.targets] = 1.0
+        Rtr = sp.csr_matrix(sp.diags(keep) @ Rtr)
+        Rtr.eliminate_zeros()
+        # one model for all: the feature users' queries train it too (none is a test rating)
+        targets = np.concatenate([cfg.targets, cfg.features])
+    else:
+        targets = cfg.targets
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrainingStoppedWarning)
         return RankBoostRecommender(
             feature_users=cfg.features, rating_range=(1, 5), invalid_targets="skip",
             n_jobs=n_jobs, **kw,
-        ).fit(Rtr, target_users=cfg.targets)  # fmt: skip
+        ).fit(Rtr, target_users=targets)  # fmt: skip
 
 
 def run_config(R, cfg, args, counts, variants=None, per_target=None):
@@ -232,11 +247,18 @@ def run_config(R, cfg, args, counts, variants=None, per_target=None):
     the best configuration); ``per_target`` (a dict) receives each method's per-target
     disagreement, for paired tests.
     """
+    if variants is None and args.pooled_only:
+        variants = {
+            "RankBoost (pooled, both)": POOLED,
+            "RankBoost (pooled, ratings)": POOLED_RATINGS,
+        }
     if variants is None:
         variants = {
             "RankBoost (paper)": PAPER,
             "RankBoost (users + crowd)": MIXED,
             "RankBoost (best)": BEST,
+            "RankBoost (pooled, both)": POOLED,
+            "RankBoost (pooled, ratings)": POOLED_RATINGS,
         }
     Rtr = masked(R, cfg)
     t0 = time.perf_counter()
@@ -244,7 +266,7 @@ def run_config(R, cfg, args, counts, variants=None, per_target=None):
     t_rb = time.perf_counter() - t0
     first = next(iter(recs.values()))
     for k in ("n_skipped", "n_features_dropped", "n_stopped_early"):
-        counts[k] = counts.get(k, 0) + first.report_[k]
+        counts[k] = counts.get(k, 0) + first.report_.get(k, 0)
     fitted = [u for u in cfg.targets if all(u in r.models_ for r in recs.values())]
     counts["n_target_problems"] = counts.get("n_target_problems", 0) + len(fitted)
     means = np.asarray(Rtr[cfg.features].sum(axis=1)).ravel() / np.maximum(
@@ -450,7 +472,7 @@ def pilot(R, args):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", TrainingStoppedWarning)
                 rec = RankBoostRecommender(
-                    feature_users=cfg.features, n_estimators=max(stages),
+                    mode="per_user", feature_users=cfg.features, n_estimators=max(stages),
                     positive_cumulative=cum, invalid_targets="skip", n_jobs=args.n_jobs,
                 ).fit(Rtr, target_users=cfg.targets)  # fmt: skip
             fitted = [u for u in cfg.targets if u in rec.models_]
@@ -482,17 +504,18 @@ def seeds_table(seeded, n_targets, best="RankBoost (best)", peers=("VSIM", "KNN 
     labels = list(seeded[seeds[0]][0])
     peers = [m for m in peers if m in seeded[seeds[0]][0][labels[0]]]
     first = seeded[seeds[0]][0][labels[0]]
-    methods = [m for m in ("RankBoost (paper)", "RankBoost (users + crowd)") if m in first]
+    methods = [m for m in ("RankBoost (paper)", "RankBoost (users + crowd)", "RankBoost (best)",
+                           "RankBoost (pooled, ratings)") if m in first and m != best]  # fmt: skip
     methods += [best, *peers]
     head = ["F"] + [f"{m} dis." for m in methods]
     for m in peers:
-        head.append(f"best - {m}: mean diff (p)")
+        head.append(f"pooled - {m}: mean diff (p)")
     head += [f"{m} E[AP] / E[PROT]" for m in (best, *peers)]
     lines = [
         f"#### Study 1 over seeds {seeds} ({len(seeds)} x {n_targets} targets)",
         "",
         "Means over seeds of each seed's mean over targets; the paired test compares the "
-        "best RankBoost configuration with each peer target by target (Wilcoxon "
+        f"RankBoost row {best!r} with each peer target by target (Wilcoxon "
         "signed-rank, two-sided, over every (seed, target) with a crucial test pair; "
         "negative difference = RankBoost better).",
         "",
@@ -524,7 +547,7 @@ def size_table(per, seed):
     lab = list(per)[-1]
     n = per[lab]["_n_train"]
     methods = [m for m in ("RankBoost (paper)", "RankBoost (users + crowd)", "RankBoost (best)",
-                           "VSIM", "KNN (surprise)")
+                           "RankBoost (pooled, both)", "VSIM", "KNN (surprise)")
                if m in per[lab]]  # fmt: skip
     edges = [(0, 34), (35, 62), (63, 119), (120, 10**6)]
     lines = [
@@ -608,6 +631,9 @@ def main(argv=None):
         action="store_true",
         help="update the docs/movies.md tables and the docs/img/movies_*.png figures",
     )
+    ap.add_argument(
+        "--pooled-only", action="store_true", help="RankBoost rows: only the pooled model's"
+    )
     ap.add_argument("--pilot", action="store_true", help="only run the rounds pilot")
     ap.add_argument("--config-pilot", action="store_true", help="only run the configuration pilot")
     ap.add_argument("--pilot-sizes", default="F=200,F=400,F=800")
@@ -647,7 +673,7 @@ def main(argv=None):
             p = {c.label: {} for c in cfgs}
             seeded[sd] = ({c.label: run_config(R, c, args, {}, per_target=p[c.label])
                            for c in cfgs}, p)  # fmt: skip
-        out.append(seeds_table(seeded, args.n_targets))
+        out.append(seeds_table(seeded, args.n_targets, best="RankBoost (pooled, both)"))
         out.append(size_table(per, args.seed))
         figures.append(("features", "Study 1: number of feature users", "feature users",
                         rows, [int(k[2:]) for k in rows]))  # fmt: skip
@@ -672,7 +698,8 @@ def main(argv=None):
     footer = (
         f"Seed {args.seed}, {args.n_targets} targets per study (study 1 also seeds "
         f"{args.extra_seeds}), RankBoost (paper) = {PAPER}, RankBoost (users + crowd) = "
-        f"{MIXED}, RankBoost (best) = {BEST}; skips "
+        f"{MIXED}, RankBoost (best) = {BEST}, RankBoost (pooled, both) = {POOLED}, "
+        f"RankBoost (pooled, ratings) = {POOLED_RATINGS}; skips "
         f"and counts over the seed-{args.seed} configurations (the paper row's fits): "
         f"{json.dumps(counts)}; total runtime "
         f"{elapsed:.0f} s (n_jobs={args.n_jobs})."

@@ -32,7 +32,7 @@ SURFACES = {
     "RankBoostRecommender": (
         rb.RankBoostRecommender,
         {"n_rounds": "n_estimators"},
-        {"n_rounds": 100, "thresholds": "all"},
+        {"n_rounds": 100, "thresholds": None},
     ),
 }
 

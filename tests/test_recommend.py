@@ -30,7 +30,7 @@ def _fit(R, targets, columns=None, **kw):
     extra = {} if columns is None else {"columns": columns}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrainingStoppedWarning)
-        return RankBoostRecommender(**kw).fit(R, target_users=targets, **extra)
+        return RankBoostRecommender(mode="per_user", **kw).fit(R, target_users=targets, **extra)
 
 
 # ----------------------------------------------------------------------------- problems
@@ -87,9 +87,9 @@ def test_recovers_a_feature_users_taste():
     R[0, 50:] = np.nan  # held-out items
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrainingStoppedWarning)
-        rec = RankBoostRecommender(feature_users=np.arange(1, 8), n_estimators=30).fit(
-            R, target_users=[0]
-        )
+        rec = RankBoostRecommender(
+            mode="per_user", feature_users=np.arange(1, 8), n_estimators=30
+        ).fit(R, target_users=[0])
     test = np.arange(50, n_items)
     assert disagreement(taste[test], rec.predict(0, test)) == 0.0
     imp = rec.models_[0].feature_importances_
@@ -142,8 +142,12 @@ def test_parallel_equals_serial():
     kw = {"feature_users": np.arange(20, 40), "n_estimators": 15, "positive_cumulative": True}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrainingStoppedWarning)
-        serial = RankBoostRecommender(**kw, n_jobs=1).fit(R, target_users=np.arange(12))
-        par = RankBoostRecommender(**kw, n_jobs=2).fit(R, target_users=np.arange(12))
+        serial = RankBoostRecommender(mode="per_user", **kw, n_jobs=1).fit(
+            R, target_users=np.arange(12)
+        )
+        par = RankBoostRecommender(mode="per_user", **kw, n_jobs=2).fit(
+            R, target_users=np.arange(12)
+        )
     assert list(serial.models_) == list(par.models_)
     for u in serial.models_:
         assert serial.models_[u] == par.models_[u]
@@ -151,7 +155,7 @@ def test_parallel_equals_serial():
 
 
 def test_params_only_init_and_clone():
-    rec = RankBoostRecommender(n_estimators=7, n_jobs=2)
+    rec = RankBoostRecommender(mode="per_user", n_estimators=7, n_jobs=2)
     assert rec.get_params()["n_estimators"] == 7
     assert clone(rec).get_params() == rec.get_params()
     assert not hasattr(rec, "models_")
@@ -161,7 +165,9 @@ def test_early_stops_are_counted_and_summarised():
     # a two-level target and a feature user whose threshold orders it perfectly: |r| = 1
     R = np.array([[1.0, 1.0, 5.0], [2.0, 2.0, 4.0], [1.0, 3.0, 2.0]])
     with pytest.warns(TrainingStoppedWarning, match="1 of 1 per-user models stopped"):
-        rec = RankBoostRecommender(feature_users=[1, 2], n_estimators=10).fit(R, [0])
+        rec = RankBoostRecommender(mode="per_user", feature_users=[1, 2], n_estimators=10).fit(
+            R, [0]
+        )
     assert rec.report_["n_stopped_early"] == 1
 
 
@@ -171,7 +177,7 @@ def test_early_stops_are_counted_and_summarised():
 def test_rating_out_of_range_names_user_and_item():
     R = np.array([[1.0, 5.0], [7.0, 2.0]])
     with pytest.raises(ValueError, match=r"rating 7.0 for user 1, item 0.*rating_range=\(1, 5\)"):
-        RankBoostRecommender(rating_range=(1, 5)).fit(R)
+        RankBoostRecommender(mode="per_user", rating_range=(1, 5)).fit(R)
 
 
 def test_non_finite_rating_and_duplicates_are_rejected():
@@ -191,12 +197,12 @@ def test_non_finite_rating_and_duplicates_are_rejected():
 def test_target_without_crucial_pair_raises_or_is_skipped():
     R = np.array([[4.0, 4.0, 4.0], [1.0, 2.0, 3.0], [3.0, 1.0, 2.0]])
     with pytest.raises(ValueError, match=r"user 0 has 3 rating\(s\) with fewer than two distinct"):
-        RankBoostRecommender(feature_users=[1, 2]).fit(R, target_users=[0])
+        RankBoostRecommender(mode="per_user", feature_users=[1, 2]).fit(R, target_users=[0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrainingStoppedWarning)
-        rec = RankBoostRecommender(feature_users=[1, 2], invalid_targets="skip").fit(
-            R, target_users=[0, 1]
-        )
+        rec = RankBoostRecommender(
+            mode="per_user", feature_users=[1, 2], invalid_targets="skip"
+        ).fit(R, target_users=[0, 1])
     assert rec.report_["n_skipped"] == 1
     assert list(rec.models_) == [1]
     with pytest.raises(ValueError, match="user 0 has no model: it was skipped in fit"):
@@ -206,8 +212,10 @@ def test_target_without_crucial_pair_raises_or_is_skipped():
 def test_target_whose_feature_users_have_no_overlap():
     R = np.array([[1.0, 2.0, np.nan, np.nan], [np.nan, np.nan, 3.0, 4.0]])
     with pytest.raises(ValueError, match="user 0: no feature user rated at least min_overlap=1"):
-        RankBoostRecommender(feature_users=[1]).fit(R, target_users=[0])
-    rec = RankBoostRecommender(feature_users=[1], invalid_targets="skip").fit(R, [0])
+        RankBoostRecommender(mode="per_user", feature_users=[1]).fit(R, target_users=[0])
+    rec = RankBoostRecommender(mode="per_user", feature_users=[1], invalid_targets="skip").fit(
+        R, [0]
+    )
     assert rec.report_ == {
         "n_targets": 1,
         "n_fitted": 0,
@@ -220,13 +228,13 @@ def test_target_whose_feature_users_have_no_overlap():
 def test_unknown_users_and_items():
     R = _ratings(7, n_users=10, n_items=20)
     with pytest.raises(ValueError, match=r"target_users contains unknown user 10: .* 10 users"):
-        RankBoostRecommender().fit(R, target_users=[0, 10])
+        RankBoostRecommender(mode="per_user").fit(R, target_users=[0, 10])
     with pytest.raises(ValueError, match="feature_users contains unknown user -1"):
-        RankBoostRecommender(feature_users=[-1, 2]).fit(R, target_users=[0])
+        RankBoostRecommender(mode="per_user", feature_users=[-1, 2]).fit(R, target_users=[0])
     with pytest.raises(ValueError, match="feature_users lists user 2 more than once"):
-        RankBoostRecommender(feature_users=[2, 2]).fit(R, target_users=[0])
+        RankBoostRecommender(mode="per_user", feature_users=[2, 2]).fit(R, target_users=[0])
     with pytest.raises(ValueError, match="not fitted yet"):
-        RankBoostRecommender().predict(0)
+        RankBoostRecommender(mode="per_user").predict(0)
     rec = _fit(R, [0], feature_users=np.arange(5, 10), n_estimators=5)
     with pytest.raises(ValueError, match="user 3 has no model: it was not among the fitted"):
         rec.predict(3)
@@ -243,13 +251,13 @@ def test_unknown_users_and_items():
 def test_bad_parameters():
     R = _ratings(8, n_users=6, n_items=10)
     with pytest.raises(ValueError, match="invalid_targets must be one of"):
-        RankBoostRecommender(invalid_targets="ignore").fit(R)
+        RankBoostRecommender(mode="per_user", invalid_targets="ignore").fit(R)
     with pytest.raises(ValueError, match="min_overlap must be an int >= 1"):
-        RankBoostRecommender(min_overlap=0).fit(R)
+        RankBoostRecommender(mode="per_user", min_overlap=0).fit(R)
     with pytest.raises(
         ValueError, match="'n_estimators' parameter of RankBoostRecommender must be an int >= 1"
     ):
-        RankBoostRecommender(n_estimators=0, invalid_targets="skip").fit(R, [0])
+        RankBoostRecommender(mode="per_user", n_estimators=0, invalid_targets="skip").fit(R, [0])
 
 
 # ----------------------------------------------------------------------------- labels
@@ -316,7 +324,7 @@ def test_frame_with_custom_column_names_and_int_ids():
     assert items.dtype.kind == "i"
     assert all(i >= 1000 for i in items)
     with pytest.raises(ValueError, match="user, item, rating"):
-        RankBoostRecommender().fit(df, columns=("userId", "movieId"))
+        RankBoostRecommender(mode="per_user").fit(df, columns=("userId", "movieId"))
     del pd
 
 
@@ -332,16 +340,16 @@ def test_unknown_labels_are_named():
     with pytest.raises(ValueError, match="user 'u02' has no model"):
         rec.rank("u02")
     with pytest.raises(ValueError, match="target_users contains unknown user 'u99'"):
-        RankBoostRecommender().fit(df, target_users=["u99"])
+        RankBoostRecommender(mode="per_user").fit(df, target_users=["u99"])
     with pytest.raises(ValueError, match="feature_users contains unknown user 7"):
-        RankBoostRecommender(feature_users=[7]).fit(df, target_users=["u01"])
+        RankBoostRecommender(mode="per_user", feature_users=[7]).fit(df, target_users=["u01"])
     u, i = df.iloc[3][["user", "item"]]
     with pytest.raises(ValueError, match=f"user '{u}', item '{i}' more than once"):
-        RankBoostRecommender().fit(pd_concat(df, df.iloc[[3]]))
+        RankBoostRecommender(mode="per_user").fit(pd_concat(df, df.iloc[[3]]))
     bad = df.copy()
     bad.loc[bad.index[0], "rating"] = 9.0
     with pytest.raises(ValueError, match=r"for user 'u\d\d', item 'm\d\d\d'"):
-        RankBoostRecommender(rating_range=(1, 5)).fit(bad)
+        RankBoostRecommender(mode="per_user", rating_range=(1, 5)).fit(bad)
 
 
 def pd_concat(*frames):

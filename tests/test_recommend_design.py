@@ -17,7 +17,7 @@ import scipy.sparse as sp
 import rankboost as rb
 from rankboost import TrainingStoppedWarning
 from rankboost.recommend import RankBoostRecommender
-from rankboost.recommend._recommender import _Design, _design_matrix
+from rankboost.recommend._per_user import _Design, _design_matrix
 
 
 def _ratings(seed: int = 0, n_users: int = 24, n_items: int = 40, density: float = 0.45):
@@ -32,7 +32,7 @@ def _ratings(seed: int = 0, n_users: int = 24, n_items: int = 40, density: float
 def _fit(R, targets, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrainingStoppedWarning)
-        return RankBoostRecommender(**kw).fit(R, target_users=targets)
+        return RankBoostRecommender(mode="per_user", **kw).fit(R, target_users=targets)
 
 
 def _train(X, fb, **kw):
@@ -258,12 +258,12 @@ def test_recommend_all_equals_recommend_per_user_and_pads():
     with pytest.raises(ValueError, match="k must be an int >= 1"):
         rec.recommend_all(k=0)
     with pytest.raises(ValueError, match="not fitted yet"):
-        RankBoostRecommender().recommend_all()
+        RankBoostRecommender(mode="per_user").recommend_all()
 
 
 def test_predict_on_repeated_and_unordered_items_in_blocks(monkeypatch):
     """Scoring in blocks (forced small) and with repeated items gives the per-item scores."""
-    import rankboost.recommend._recommender as mod
+    import rankboost.recommend._per_user as mod
 
     R, _ = _ratings(11)
     rec = _fit(R, [0], feature_users=list(range(8, 24)), n_estimators=10)
@@ -313,15 +313,15 @@ def test_huge_sparse_catalogue_is_never_densified():
 def test_bad_input_of_issue_14():
     R, _ = _ratings(10, n_users=6, n_items=10)
     with pytest.raises(ValueError, match="non-empty 2-D user x item matrix"):
-        RankBoostRecommender().fit(sp.csr_matrix((0, 0)))
+        RankBoostRecommender(mode="per_user").fit(sp.csr_matrix((0, 0)))
     with pytest.raises(ValueError, match="non-empty 2-D user x item matrix"):
-        RankBoostRecommender().fit(np.empty((0, 4)))
+        RankBoostRecommender(mode="per_user").fit(np.empty((0, 4)))
     empty_row = R.tolil()
     empty_row[0, :] = 0
     empty_row = sp.csr_matrix(empty_row)
     empty_row.eliminate_zeros()
     with pytest.raises(ValueError, match=r"user 0 has 0 rating\(s\) with fewer than two"):
-        RankBoostRecommender().fit(empty_row, target_users=[0])
+        RankBoostRecommender(mode="per_user").fit(empty_row, target_users=[0])
     bad = [
         ({"unrated": "zero"}, "unrated must be one of"),
         ({"pair_weight": "square"}, "pair_weight must be one of"),
@@ -334,4 +334,4 @@ def test_bad_input_of_issue_14():
     ]
     for kw, msg in bad:
         with pytest.raises(ValueError, match=msg):
-            RankBoostRecommender(**kw).fit(R, [1])
+            RankBoostRecommender(mode="per_user", **kw).fit(R, [1])

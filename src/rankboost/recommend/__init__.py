@@ -1,22 +1,24 @@
 """Collaborative filtering with RankBoost: rank items for a user from other users' ratings.
 
-The movie task of Freund, Iyer, Schapire & Singer (JMLR 4 (2003) 933-969, section 6.2): for
-a *target* user, the instances are items (movies), the ranking features are the ratings of
-a set of *feature users* (``NaN``, the paper's ⊥, where a feature user did not rate the
-item), and the feedback is layered by the target's own ratings: every pair of items the
-target rated differently is crucial, equal ratings are not compared
-(:class:`rankboost.LayeredFeedback`). One RankBoost model is trained per target user.
+Two learners behind one estimator, :class:`RankBoostRecommender`:
 
-Two entry points:
+* ``mode="pooled"`` (the default; SPEC 7.2): **one** RankBoost model over every target user.
+  A user is a query, its rows are items (the items it rated, and sampled unrated ones),
+  its features are the scores of base recommenders for (user, item)
+  (:data:`BASE_RECOMMENDERS`: VSIM user-KNN, item-KNN, implicit item-KNN, EASE, item mean,
+  popularity; vectorised numpy/scipy), *cross-fitted* over folds of each user's ratings so
+  that no rating informs its own feature value. The feedback orders a user's ratings and/or
+  puts rated items above unrated ones (what top-N needs); rounds by inner CV over users.
+* ``mode="per_user"``: the movie task of Freund, Iyer, Schapire & Singer (JMLR 4 (2003)
+  933-969, section 6.2): for a *target* user, the instances are the items it rated, the
+  features are the ratings of a set of *feature users* (``NaN``, the paper's ⊥, where a
+  feature user did not rate the item), and the feedback is layered by the target's own
+  ratings (:class:`rankboost.LayeredFeedback`). One model per target, in parallel with
+  joblib; :func:`user_ranking_problem` builds one target's ``(X, y)``. Beyond the paper it
+  offers crowd and cross-fitted VSIM columns (``extra_features``), a mean fill for unrated
+  items (``unrated``), rating-gap pair weights and a cap on feature users.
 
-* :func:`user_ranking_problem` builds one user's ``(X, y)``, exactly as the recommender does;
-* :class:`RankBoostRecommender` fits one model per target user (in parallel over users with
-  joblib) and scores, ranks and recommends items (``recommend_all(k)``: every fitted user).
-  Per-target problems are built from CSR slices of the ratings: the matrix is never
-  densified to users x items. Beyond the paper's configuration it offers crowd and
-  cross-fitted VSIM columns (``extra_features``), a mean fill for unrated items
-  (``unrated``), rating-gap pair weights (``pair_weight``) and a cap on feature users
-  (``max_feature_users``); docs/movies.md measures each.
+docs/movies.md measures both against VSIM, Surprise's KNNWithMeans, EASE and ``implicit``.
 
 :class:`RankBoostRecommender` takes the user's own labels: a pandas DataFrame of
 ``(user, item, rating)`` rows (``fit(..., columns=...)`` names the columns) or a DataFrame
@@ -24,11 +26,25 @@ user x item matrix (index = users, columns = items, NaN = not rated); then targe
 feature users and the users and items of ``predict``/``rank``/``recommend`` are labels, and
 ``users_``/``items_`` hold them. For a sparse or dense matrix, users and items are the row
 and column *indices* (see :meth:`rankboost.datasets.RatingsDataset.to_matrix` for the id
-arrays). A stored entry is a rating (an explicitly stored 0 too); an absent entry means
-"not rated".
+arrays). A stored entry of a sparse matrix is a rating; a stored 0 is refused unless
+``rating_range`` includes 0 (``eliminate_zeros()`` drops them).
+
+Examples
+--------
+>>> import numpy as np
+>>> from rankboost.recommend import RankBoostRecommender
+>>> rng = np.random.default_rng(0)
+>>> taste = rng.integers(1, 6, size=40).astype(float)
+>>> R = np.vstack([taste if u % 2 else 6 - taste for u in range(30)])  # two tastes
+>>> R[rng.random(R.shape) < 0.5] = np.nan  # each user rated about half the items
+>>> rec = RankBoostRecommender(feedback="ratings", n_estimators=20).fit(R)
+>>> items, scores = rec.recommend(1, k=5)  # user 1's unrated items, best first
+>>> bool(taste[items].mean() > taste.mean())  # user 1 shares the first taste
+True
 """
 
+from ._base import BASE_RECOMMENDERS
 from ._problem import check_ratings, user_ranking_problem
 from ._recommender import RankBoostRecommender
 
-__all__ = ["RankBoostRecommender", "check_ratings", "user_ranking_problem"]
+__all__ = ["BASE_RECOMMENDERS", "RankBoostRecommender", "check_ratings", "user_ranking_problem"]

@@ -105,6 +105,23 @@ def check_ratings(
     return csr
 
 
+def _check_explicit_zeros(R: sp.csr_matrix, rating_range: Any) -> None:
+    """Refuse stored zeros of a sparse matrix unless ``rating_range`` makes 0 a rating."""
+    if not (R.data == 0).any():
+        return
+    lo, hi = _check_range(rating_range) if rating_range is not None else (1.0, 0.0)
+    if lo <= 0 <= hi:
+        return
+    k = int(np.flatnonzero(R.data == 0)[0])
+    u = int(np.searchsorted(R.indptr, k, side="right") - 1)
+    raise ValueError(
+        f"ratings stores an explicit 0 (user {u}, item {int(R.indices[k])}): in a sparse "
+        "matrix an absent entry means 'not rated', so a stored 0 is most likely a missing "
+        "rating. Call ratings.eliminate_zeros() first, or, if 0 is a real rating, pass a "
+        "rating_range that includes 0."
+    )
+
+
 def _check_range(rating_range: Any) -> tuple[float, float]:
     try:
         lo, hi = (float(v) for v in rating_range)

@@ -1,372 +1,115 @@
-"""The per-user RankBoost recommender (one model per target user, parallel over users)."""
+"""The recommender estimator: the pooled model (default) or the paper's per-user models."""
 
 from __future__ import annotations
 
-import sys
 import warnings
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import Parallel, delayed, effective_n_jobs
+from joblib import effective_n_jobs
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 
-from .._kernels import numba_threads
-from ..booster import TrainingStoppedWarning, _train
-from ..feedback import LayeredFeedback, PairFeedback
+from ..booster import TrainingStoppedWarning
 from ..model import RankBoostModel
-from ..params import TrainParams, params_of
-from ._problem import _check_items, _check_users, _features, check_ratings
+from ..params import TrainParams
+from ._base import BASE_RECOMMENDERS
+from ._checks import check_params, design_of
+from ._labels import (
+    _COLUMNS,
+    _from_frame,
+    _is_frame,
+    _label_positions,
+    _positions,
+    _user_position,
+)
+from ._per_user import (
+    _Design,
+    _plan,
+    _score_items,
+    fit_per_user,
+    recommend_all_per_user,
+    user_means,
+)
+from ._pooled import pooled_targets, recommend_pooled, train_pooled
+from ._problem import _check_explicit_zeros, _check_items, _check_users, check_ratings
 
 __all__ = ["RankBoostRecommender"]
 
-_INVALID = ("raise", "skip")
-
-
-# --------------------------------------------------------------------------- labels
-
-_COLUMNS = ("user", "item", "rating")
-
-
-def _is_frame(obj: Any) -> bool:
-    """Whether ``obj`` is a pandas DataFrame (without importing pandas)."""
-    pd = sys.modules.get("pandas")
-    return pd is not None and isinstance(obj, pd.DataFrame)
-
-
-def _unique_labels(values: Any) -> tuple[NDArray[Any], NDArray[np.int64]]:
-    """Sorted distinct labels (first-seen order if they do not sort) and each value's code."""
-    import pandas as pd
-
-    try:
-        codes, uniq = pd.factorize(values, sort=True)
-    except TypeError:  # labels of mixed types
-        codes, uniq = pd.factorize(values, sort=False)
-    return np.asarray(uniq), codes.astype(np.int64)
-
-
-def _from_frame(
-    frame: Any, columns: tuple[str, str, str]
-) -> tuple[sp.csr_matrix | NDArray[np.float64], NDArray[Any], NDArray[Any]]:
-    """A DataFrame as (matrix, user labels, item labels).
-
-    Rows ``(user, item, rating)`` when the frame has the three ``columns``; otherwise a
-    user x item matrix: index = users, columns = items, NaN = not rated.
-    """
-    if len(columns) != 3:
-        raise ValueError(f"columns must be (user, item, rating) column names; got {columns!r}.")
-    if all(c in frame.columns for c in columns):
-        ucol, icol, rcol = columns
-        for c in (ucol, icol):
-            if frame[c].isna().any():
-                row = frame.index[frame[c].isna().to_numpy()][0]
-                raise ValueError(f"ratings column {c!r} is missing a label at row {row!r}.")
-        dup = frame.duplicated([ucol, icol]).to_numpy()
-        if dup.any():
-            k = int(np.flatnonzero(dup)[0])
-            raise ValueError(
-                f"ratings holds user {frame[ucol].iloc[k]!r}, item {frame[icol].iloc[k]!r} "
-                "more than once; keep one rating per (user, item)."
-            )
-        users, rows = _unique_labels(frame[ucol].to_numpy())
-        items, cols = _unique_labels(frame[icol].to_numpy())
-        try:
-            data = frame[rcol].to_numpy(dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"ratings column {rcol!r} must be numeric.") from exc
-        R = sp.coo_matrix((data, (rows, cols)), shape=(users.shape[0], items.shape[0]))
-        return R, users, items
-    for what, labels in (("index (users)", frame.index), ("columns (items)", frame.columns)):
-        if labels.has_duplicates:
-            raise ValueError(
-                f"ratings {what} holds {labels[labels.duplicated()][0]!r} more than once; "
-                "labels must be unique. (A table of (user, item, rating) rows needs the "
-                f"columns {tuple(columns)!r}; pass columns= to name them.)"
-            )
-    try:
-        M = frame.to_numpy(dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            "ratings DataFrame must be a user x item matrix of numbers (NaN = not rated) or "
-            f"hold (user, item, rating) rows in the columns {tuple(columns)!r} (pass columns= "
-            f"to name them); got columns {list(frame.columns)[:5]!r}."
-        ) from exc
-    return M, frame.index.to_numpy(), frame.columns.to_numpy()
-
-
-def _positions(labels: Any, index: dict[Any, int], *, what: str, name: str) -> NDArray[np.int64]:
-    """Positions of ``labels`` (1-D) in a label -> position mapping; unknown label -> error."""
-    if isinstance(labels, (str, bytes)) or np.ndim(labels) == 0:
-        raise ValueError(f"{name} must be a 1-D sequence of {what} labels; got {labels!r}.")
-    out = np.empty(len(labels), dtype=np.int64)
-    for k, label in enumerate(labels):
-        try:
-            out[k] = index[label]
-        except (KeyError, TypeError):
-            raise ValueError(
-                f"{name} contains unknown {what} {label!r}: not among the {len(index)} "
-                f"{what} labels of the ratings given to fit."
-            ) from None
-    return out
-
-
-# --------------------------------------------------------------------------- fitting
-
-_UNRATED = ("abstain", "user_mean")
-_PAIR_WEIGHTS = ("equal", "gap")
-_EXTRA = ("mean", "centred_mean", "count", "vsim")
-_VSIM_FOLDS = 5
-#: rows of a dense feature block built at once when scoring (bounds memory per call)
-_SCORE_CELLS = 1 << 22
-
-
-@dataclass(frozen=True)
-class _Design:
-    """How a target's feature matrix and feedback are built from the ratings."""
-
-    unrated: str
-    pair_weight: str
-    extra: tuple[str, ...]
-    user_columns: bool = True
-
-    @property
-    def paper(self) -> bool:
-        return self.unrated == "abstain" and not self.extra and self.user_columns
-
-
-def _vsim_weights(
-    X: NDArray[np.float64], M: NDArray[np.bool_], y: NDArray[np.float64]
-) -> NDArray[np.float64]:
-    """Breese et al. (1998) cosine weight of each feature user over the co-rated rows."""
-    X0 = np.where(M, X, 0.0)
-    num = y @ X0
-    den = np.sqrt(((y**2) @ M) * (X0**2).sum(axis=0))
-    return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
-
-
-def _vsim_scores(
-    X: NDArray[np.float64], M: NDArray[np.bool_], means: NDArray[np.float64], w: NDArray[np.float64]
-) -> NDArray[np.float64]:
-    """``sum_f w_f (x_f - mean_f) / sum_f |w_f|`` over the raters of each row; NaN if none."""
-    dev = np.where(M, X - means, 0.0)
-    norm = M @ np.abs(w)
-    out = np.full(X.shape[0], np.nan)
-    np.divide(dev @ w, norm, out=out, where=norm > 0)
-    return out
-
-
-def _design_matrix(
-    X: NDArray[np.float64],
-    means: NDArray[np.float64],
-    design: _Design,
-    *,
-    y: NDArray[np.float64] | None = None,
-    w: NDArray[np.float64] | None = None,
-) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
-    """The model's columns from the raw ratings ``X`` (NaN = unrated) of the feature users.
-
-    Columns: one per feature user (NaN = abstain, or the user's mean rating with
-    ``unrated="user_mean"``), then the ``extra`` columns, all functions of the row's
-    feature-user ratings only, except ``"vsim"``: the VSIM score with weights learned from
-    the target's ratings ``y``, *cross-fitted* on training rows (a row's score uses weights
-    fitted on the other folds, so no row sees its own rating) and fitted on all training
-    rows (``w``) for scoring. Returns the matrix and, when ``y`` is given, those weights.
-    """
-    if design.paper:
-        return X, None
-    M = ~np.isnan(X)
-    cnt = M.sum(axis=1).astype(np.float64)
-    has = cnt > 0
-    cols = []
-    w_full = None
-    for name in design.extra:
-        if name == "count":
-            cols.append(cnt)
-        elif name in ("mean", "centred_mean"):
-            val = np.where(M, X - (means if name == "centred_mean" else 0.0), 0.0).sum(axis=1)
-            cols.append(np.divide(val, cnt, out=np.full(X.shape[0], np.nan), where=has))
-        else:  # vsim
-            if y is not None:
-                w_full = _vsim_weights(X, M, y)
-                col = np.empty(X.shape[0])
-                fold = np.arange(X.shape[0]) % _VSIM_FOLDS
-                for k in range(_VSIM_FOLDS):
-                    out = fold == k
-                    if not out.any():
-                        continue
-                    wk = _vsim_weights(X[~out], M[~out], y[~out])
-                    col[out] = _vsim_scores(X[out], M[out], means, wk)
-                cols.append(col)
-            else:
-                assert w is not None
-                cols.append(_vsim_scores(X, M, means, w))
-    if not design.user_columns:
-        return np.column_stack(cols), w_full
-    if design.unrated == "user_mean":
-        X = np.where(M, X, means)
-    if cols:
-        X = np.column_stack([X, *cols])
-    return X, w_full
-
-
-def _feedback(y: NDArray[np.float64], pair_weight: str) -> LayeredFeedback | PairFeedback:
-    """Every pair of items rated differently is crucial; weight 1 or the rating gap."""
-    if pair_weight == "equal":
-        return LayeredFeedback(y)
-    lo, hi = np.nonzero(y[:, None] < y[None, :])  # row hi above row lo
-    return PairFeedback(np.column_stack([lo, hi]), weights=y[hi] - y[lo], n_samples=y.shape[0])
-
-
-def _score_items(
-    R: sp.csr_matrix,
-    means: NDArray[np.float64],
-    design: _Design,
-    feats: NDArray[np.int64],
-    model: RankBoostModel,
-    w: NDArray[np.float64] | None,
-    it: NDArray[np.int64],
-) -> NDArray[np.float64]:
-    """``H`` of items ``it`` for one target, in dense blocks of at most ~4M cells.
-
-    The features come from the feature users' rows of ``R`` (one CSR slice, the ratings
-    of those users only), so scoring every item of a large catalogue costs the feature
-    users' ratings per block, not every rating of every item.
-    """
-    d = feats.shape[0]
-    sub = R[feats].tocoo()
-    pos = np.full(R.shape[1], -1, dtype=np.int64)
-    step = max(1, _SCORE_CELLS // max(d, 1))
-    out = np.empty(it.shape[0])
-    for start in range(0, it.shape[0], step):
-        uniq, inverse = np.unique(it[start : start + step], return_inverse=True)
-        pos[uniq] = np.arange(uniq.shape[0])
-        row = pos[sub.col]
-        keep = row >= 0
-        X = np.full((uniq.shape[0], d), np.nan)
-        X[row[keep], sub.row[keep]] = sub.data[keep]
-        pos[uniq] = -1
-        X, _ = _design_matrix(X, means[feats], design, w=w)
-        out[start : start + step] = model.decision_function(X)[inverse]
-    return out
-
-
-def _recommend_chunk(
-    R: sp.csr_matrix,
-    means: NDArray[np.float64],
-    design: _Design,
-    jobs: list[tuple[int, NDArray[np.int64], RankBoostModel, NDArray[np.float64] | None]],
-    k: int,
-    exclude_rated: bool,
-) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-    """Top-``k`` item positions and scores of a chunk of targets (-1 / NaN pad short rows)."""
-    items = np.full((len(jobs), k), -1, dtype=np.int64)
-    scores = np.full((len(jobs), k), np.nan)
-    every = np.arange(R.shape[1], dtype=np.int64)
-    with numba_threads(1):
-        for row, (u, feats, model, w) in enumerate(jobs):
-            it = every
-            if exclude_rated:
-                keep = np.ones(R.shape[1], dtype=bool)
-                keep[R.indices[R.indptr[u] : R.indptr[u + 1]]] = False
-                it = every[keep]
-            s = _score_items(R, means, design, feats, model, w, it)
-            top = np.argsort(-s, kind="stable")[:k]
-            items[row, : top.shape[0]] = it[top]
-            scores[row, : top.shape[0]] = s[top]
-    return items, scores
-
-
-def _fit_chunk(
-    by_item: sp.csr_matrix,
-    R: sp.csr_matrix,
-    jobs: list[tuple[int, NDArray[np.int64]]],
-    params: TrainParams,
-    design: _Design,
-    means: NDArray[np.float64],
-) -> list[tuple[int, RankBoostModel, NDArray[np.float64] | None]]:
-    """Train the models of a chunk of target users (runs in a joblib worker)."""
-    out = []
-    column_of = np.full(R.shape[0], -1, dtype=np.int64)
-    with numba_threads(1), warnings.catch_warnings():
-        # early stops are recorded in model.stop_reason and summarised by fit
-        warnings.simplefilter("ignore", TrainingStoppedWarning)
-        for user, feats in jobs:
-            row = R[user]
-            column_of[feats] = np.arange(feats.shape[0])
-            X = _features(by_item, row.indices.astype(np.int64), column_of, feats.shape[0])
-            column_of[feats] = -1
-            X, w = _design_matrix(X, means[feats], design, y=row.data)
-            model = _train(X, _feedback(row.data, design.pair_weight), params)
-            out.append((user, model, w))
-    return out
-
 
 class RankBoostRecommender(BaseEstimator):
-    """One RankBoost ranking model per target user, from other users' ratings.
+    """RankBoost recommendations: one pooled model over all users, or one model per user.
 
-    For each target user ``u`` the instances are the items ``u`` rated, the features are
-    the ratings of the feature users (NaN where unrated) and the feedback is
-    ``LayeredFeedback(ratings of u)``: every pair of items ``u`` rated differently must be
-    ordered by rating; equal ratings are not compared (Freund et al. 2003, section 6.2).
+    ``mode="pooled"`` (default, SPEC 7.2): one model; a user is a query, its rows items,
+    its features the base recommenders' scores (``BASE_RECOMMENDERS``) cross-fitted over
+    folds of each user's ratings (no rating informs its own feature); rounds by inner CV
+    over users. ``mode="per_user"``: the paper's learner (Freund et al. 2003, section
+    6.2), features = the feature users' ratings of the target's items, feedback
+    ``LayeredFeedback(ratings of u)``. docs/movies.md measures both.
 
     Parameters
     ----------
     feature_users : array-like, default=None
-        Users (labels, or rows for matrix input) whose ratings are the features. None = every
-        user. A target never uses itself as a feature.
+        Users (labels, or rows for matrix input) whose ratings are the features
+        (per_user), or the neighbour pool of the ``user_knn`` base recommender (pooled).
+        None = every user. A target never uses itself.
     n_estimators : int, default=100
-        Boosting rounds per target user.
+        Boosting rounds per target user (per_user), or the most rounds of the pooled
+        model (``inner_folds`` picks the number up to this).
+    mode : {"pooled", "per_user"}, default="pooled"
+        One model over all targets, or the paper's one model per target.
+    base_recommenders : tuple of str, default=BASE_RECOMMENDERS
+        The pooled model's features, among ``BASE_RECOMMENDERS``.
+    feedback : {"rated", "ratings", "both"}, default="rated"
+        Pooled pairs of a user: rated above unrated (top-N), higher rating above lower (the
+        paper's task; docs/movies.md), or both.
+    n_folds : int, default=5
+        Cross-fitting folds of each user's ratings (pooled).
+    negatives : float, default=1.0
+        Unrated items sampled per rated item ("rated" and "both").
+    inner_folds : int or None, default=2
+        Folds of target users for choosing the pooled model's rounds by held-out NDCG@10;
+        None trains ``n_estimators`` rounds.
+    random_state : int, default=0
+        Seed of the folds, the sampled unrated items and the inner folds (pooled).
     positive_cumulative : bool, default=False
-        WeakLearn.cum (paper section 4): ``H`` non-decreasing in every feature
-        user's rating. Off by default because a feature user with opposite taste is
-        informative through a negative weight.
+        WeakLearn.cum (paper section 4): ``H`` non-decreasing in every feature.
     alpha : {"r", "exact", "line_search"}, default="r"
         Step-size rule (see :func:`rankboost.train`).
     learning_rate : float, default=1.0
         Shrinkage ``nu`` in (0, 1]: ``alpha_t = nu`` times the rule's alpha (1 = the paper).
-    thresholds : int, "all", "midpoints" or ("uniform", B), default="all"
-        Candidate thresholds per feature (ratings take few values, so "all" is cheap;
-        :mod:`rankboost.binning` for the others).
+    thresholds : int, "all", "midpoints", ("uniform", B) or None, default=None
+        Candidate thresholds per feature (:mod:`rankboost.binning`). None: "all" for
+        per_user (ratings take few values), 255 quantile bins for the pooled model's
+        real-valued scores.
     criterion : {"abs_r", "r"}, default="abs_r"
         WeakLearn's objective: the largest ``|r|`` (the paper) or the largest ``r > 0``.
     default : {"learned", 0, 1}, default="learned"
         ``q_def`` where the feature user did not rate the item: picked by WeakLearn (the
         paper), or fixed.
     weak_ranker : {"threshold", "feature", "both"}, default="threshold"
-        Threshold rankers (the paper), real-valued rankers (the training-bin rank of a
-        column rescaled to [0, 1]) or both (see :func:`rankboost.train`).
+        Threshold rankers (the paper), real-valued rankers or both (:func:`rankboost.train`).
     unrated : {"abstain", "user_mean"}, default="abstain"
-        A feature user's column where they did not rate the item: NaN, the paper's ⊥
-        (the weak ranker gives ``q_def`` in {0, 1}: the unrated item sits with the items
-        the user rated highest or lowest), or the feature user's mean rating (the item
-        sits between, by where the threshold lies relative to that mean).
+        (per_user, as the options down to ``max_feature_users``) A feature user's column
+        where they did not rate the item: NaN, the paper's ⊥, or their mean rating.
     pair_weight : {"equal", "gap"}, default="equal"
         Weight of a crucial pair: 1 (the paper's ``LayeredFeedback``) or the rating gap
         ``|y_i - y_j|`` (``PairFeedback``; SPEC 1's table ``g(l0, l1) = l1 - l0``).
     extra_features : tuple of str, default=()
-        Columns appended after the feature users, all computed from the feature users'
-        ratings of the row's item: ``"mean"`` (their mean rating), ``"centred_mean"``
-        (mean of rating minus the rater's mean rating), ``"count"`` (how many rated it:
-        popularity) and ``"vsim"`` (the VSIM score of Breese et al. 1998 with cosine
-        weights from the target's ratings, *cross-fitted* on the training items: 5
-        folds, each fold's score uses weights from the other four, so no training item
-        sees its own rating; scoring uses weights from all training items). NaN where
-        no feature user rated the item. The configuration pilot of docs/movies.md
-        compares them.
+        Columns after the feature users, from their ratings of the row's item: ``"mean"``,
+        ``"centred_mean"`` (of rating minus the rater's mean), ``"count"`` and ``"vsim"``
+        (Breese et al. 1998, weights from the target's ratings cross-fitted over 5 folds of
+        the training items). NaN where no feature user rated the item.
     user_features : bool, default=True
         Whether the feature users' own columns enter the model; False keeps only
         ``extra_features`` (RankBoost then combines the crowd and VSIM rankers).
     min_overlap : int, default=1
         A feature user enters a target's model only if they rated at least this many of
-        the target's training items; the others are dropped for that target (a feature
-        that abstains on every training item cannot be learned from). Counted in
-        ``report_["n_features_dropped"]``.
+        the target's training items (counted in ``report_["n_features_dropped"]``).
     max_feature_users : int, default=None
-        Keep at most this many feature users per target: those who co-rated the most of
-        the target's training items (ties: the lowest row number). None keeps all. Bounds
-        the dense per-target problem (items x feature users) on large catalogues.
+        Keep at most this many feature users per target, those who co-rated the most of
+        its training items (ties: the lowest row number). None keeps all.
     rating_range : tuple of (float, float), default=None
         Inclusive bounds for every rating (e.g. ``(1, 5)`` for MovieLens); None only
         requires finite ratings.
@@ -374,11 +117,10 @@ class RankBoostRecommender(BaseEstimator):
         What to do with a target that cannot be trained: fewer than two distinct ratings
         (no crucial pair) or no feature user left after ``min_overlap``. "raise" raises a
         ValueError naming the user; "skip" leaves it out and records the reason in
-        ``skipped_users_``.
+        ``skipped_users_``. (Pooled: a target without ratings is skipped the same way.)
     n_jobs : int, default=None
-        Parallel workers over target users (joblib; None = 1, -1 = all cores). Each
-        per-user fit runs its numba kernels single-threaded, so models are bit-identical
-        for every ``n_jobs``.
+        joblib workers over target users (None = 1, -1 = all cores) in per_user fits and
+        :meth:`recommend_all`; results are bit-identical for every ``n_jobs``.
     verbose : int, default=0
         joblib verbosity.
 
@@ -389,10 +131,15 @@ class RankBoostRecommender(BaseEstimator):
         input; the sorted distinct labels of a DataFrame).
     items_ : ndarray
         The item labels, one per column (``0..n_items-1`` for matrix input).
+    model_ : RankBoostModel or None
+        The pooled model (None for per_user).
     models_ : dict of user label to RankBoostModel
-        The model of every fitted target user.
+        The model of every fitted target user (pooled: the same ``model_`` for all).
     feature_users_ : dict of user label to ndarray
-        The feature users (labels; model columns, in order) of every fitted target user.
+        The feature users (labels; model columns, in order) of every fitted target user
+        (pooled: the ``user_knn`` neighbour pool).
+    rounds_curve_ : ndarray or None
+        Pooled with ``inner_folds``: mean held-out NDCG@10 after every round.
     skipped_users_ : dict of user label to str
         Targets left out (``invalid_targets="skip"``) and why.
     report_ : dict
@@ -424,7 +171,7 @@ class RankBoostRecommender(BaseEstimator):
     >>> taste = rng.integers(1, 6, size=30).astype(float)
     >>> R = np.vstack([taste, taste, 6 - taste, rng.integers(1, 6, size=30)])
     >>> R[0, 20:] = np.nan  # the target has not seen items 20..29
-    >>> rec = RankBoostRecommender(feature_users=[1, 2, 3], n_estimators=20)
+    >>> rec = RankBoostRecommender(feature_users=[1, 2, 3], n_estimators=20, mode="per_user")
     >>> rec = rec.fit(sp.csr_matrix(np.nan_to_num(R)), target_users=[0])
     >>> items, scores = rec.recommend(0, k=3)  # unseen items only
     >>> items, taste[items]
@@ -438,10 +185,17 @@ class RankBoostRecommender(BaseEstimator):
         *,
         feature_users: ArrayLike | None = None,
         n_estimators: int = 100,
+        mode: str = "pooled",
+        base_recommenders: tuple[str, ...] = BASE_RECOMMENDERS,
+        feedback: str = "rated",
+        n_folds: int = 5,
+        negatives: float = 1.0,
+        inner_folds: int | None = 2,
+        random_state: int = 0,
         positive_cumulative: bool = False,
         alpha: str = "r",
         learning_rate: float = 1.0,
-        thresholds: int | str | tuple[str, int] = "all",
+        thresholds: int | str | tuple[str, int] | None = None,
         criterion: str = "abs_r",
         default: str | int = "learned",
         weak_ranker: str = "threshold",
@@ -458,6 +212,13 @@ class RankBoostRecommender(BaseEstimator):
     ) -> None:
         self.feature_users = feature_users
         self.n_estimators = n_estimators
+        self.mode = mode
+        self.base_recommenders = base_recommenders
+        self.feedback = feedback
+        self.n_folds = n_folds
+        self.negatives = negatives
+        self.inner_folds = inner_folds
+        self.random_state = random_state
         self.positive_cumulative = positive_cumulative
         self.alpha = alpha
         self.learning_rate = learning_rate
@@ -477,104 +238,12 @@ class RankBoostRecommender(BaseEstimator):
         self.verbose = verbose
 
     # ------------------------------------------------------------------ fit
-    def _plan(
-        self,
-        R: sp.csr_matrix,
-        by_item: sp.csr_matrix,
-        targets: NDArray[np.int64],
-        feats: NDArray[np.int64],
-        names: list[Any],
-    ) -> tuple[list[tuple[int, NDArray[np.int64]]], dict[int, str], int]:
-        """Per target: its feature users (``min_overlap``, ``max_feature_users``) or why not.
-
-        The feature users keep the order of ``feats``.
-        """
-        n_rated = np.diff(R.indptr)
-        # co-rating counts of one target at a time, from the raters of its items (CSR
-        # slices of the item x user matrix): memory O(ratings), never targets x users
-        is_feat = np.zeros(R.shape[0], dtype=bool)
-        is_feat[feats] = True
-        position = np.zeros(R.shape[0], dtype=np.int64)
-        position[feats] = np.arange(feats.shape[0])
-        cap = self.max_feature_users
-        plan: list[tuple[int, NDArray[np.int64]]] = []
-        skipped: dict[int, str] = {}
-        dropped = 0
-        n_feats = feats.shape[0]
-        for u in targets.tolist():
-            mine = R.data[R.indptr[u] : R.indptr[u + 1]]
-            if mine.shape[0] < 2 or not mine.min() < mine.max():
-                why = (
-                    f"user {names[u]!r} has {n_rated[u]} rating(s) with fewer than two "
-                    "distinct values, so no pair of items is crucial (nothing to learn)"
-                )
-                skipped[u] = why
-                continue
-            raters = by_item[R.indices[R.indptr[u] : R.indptr[u + 1]]].indices
-            overlap = np.bincount(raters[is_feat[raters]], minlength=R.shape[0])
-            overlap[u] = 0  # a target never uses itself
-            ok = np.flatnonzero(overlap >= self.min_overlap)
-            n_ok = ok.shape[0]
-            if cap is not None and n_ok > cap:
-                # the cap users with the most co-rated items (ties: lowest user number)
-                ok = ok[np.argsort(-overlap[ok], kind="stable")[:cap]]
-            dropped += n_feats - int(is_feat[u]) - n_ok
-            if n_ok == 0:
-                skipped[u] = (
-                    f"user {names[u]!r}: no feature user rated at least "
-                    f"min_overlap={self.min_overlap} of this user's items"
-                )
-                continue
-            plan.append((u, ok[np.argsort(position[ok], kind="stable")]))
-        return plan, skipped, dropped
-
     def _check_params(self) -> TrainParams:
         """Validate the parameters; return the training ones (:mod:`rankboost.params`)."""
-        params = params_of(self, "RankBoostRecommender", {"n_rounds": "n_estimators"})
-        if self.invalid_targets not in _INVALID:
-            raise ValueError(
-                f"RankBoostRecommender.invalid_targets must be one of {_INVALID}; got "
-                f"{self.invalid_targets!r}."
-            )
-        m = self.min_overlap
-        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
-            raise ValueError(f"RankBoostRecommender.min_overlap must be an int >= 1; got {m!r}.")
-        c = self.max_feature_users
-        if c is not None and (isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 1):
-            raise ValueError(
-                f"RankBoostRecommender.max_feature_users must be None or an int >= 1; got {c!r}."
-            )
-        self._design()
-        return params
+        return check_params(self)
 
     def _design(self) -> _Design:
-        for name, allowed in (("unrated", _UNRATED), ("pair_weight", _PAIR_WEIGHTS)):
-            value = getattr(self, name)
-            if not isinstance(value, str) or value not in allowed:
-                raise ValueError(
-                    f"RankBoostRecommender.{name} must be one of {allowed}; got {value!r}."
-                )
-        extra = self.extra_features
-        if isinstance(extra, str):
-            extra = (extra,)
-        extra = tuple(extra)
-        if not isinstance(self.user_features, (bool, np.bool_)):
-            raise ValueError(
-                f"RankBoostRecommender.user_features must be True or False; got "
-                f"{self.user_features!r}."
-            )
-        if not self.user_features and not extra:
-            raise ValueError(
-                "RankBoostRecommender.user_features=False leaves no column: name at least "
-                "one extra_features column."
-            )
-        bad = [e for e in extra if not isinstance(e, str) or e not in _EXTRA]
-        if bad or len(set(extra)) != len(extra):
-            raise ValueError(
-                "RankBoostRecommender.extra_features must be distinct names among "
-                f"{_EXTRA}; got {self.extra_features!r}."
-            )
-        return _Design(self.unrated, self.pair_weight, extra, self.user_features)
+        return design_of(self)
 
     def fit(
         self,
@@ -636,14 +305,9 @@ class RankBoostRecommender(BaseEstimator):
         user_pos = {u: k for k, u in enumerate(names[0])}
 
         def to_positions(given: Any, name: str) -> NDArray[np.int64]:
-            if not labelled:
-                return _check_users(given, n_users, name=name)
-            arr = _positions(given, user_pos, what="user", name=name)
-            uniq, counts = np.unique(arr, return_counts=True)
-            if (counts > 1).any():
-                dup = names[0][int(uniq[counts > 1][0])]
-                raise ValueError(f"{name} lists user {dup!r} more than once.")
-            return arr
+            if labelled:
+                return _label_positions(given, user_pos, names[0], name)
+            return _check_users(given, n_users, name=name)
 
         targets = (
             np.arange(n_users, dtype=np.int64)
@@ -655,8 +319,19 @@ class RankBoostRecommender(BaseEstimator):
             if self.feature_users is None
             else to_positions(self.feature_users, "feature_users")
         )
-        by_item = R.T.tocsr()
-        plan, skipped, dropped = self._plan(R, by_item, targets, feats, names[0])
+        if sp.issparse(ratings) and not labelled:
+            _check_explicit_zeros(R, self.rating_range)
+        self._labelled = labelled
+        self._user_pos = user_pos
+        self._item_pos = {it: k for k, it in enumerate(names[1])}
+        self.users_, self.items_ = users, items
+        self.n_users_, self.n_items_ = R.shape
+        self._R = R
+        if self.mode == "pooled":
+            return self._fit_pooled(R, targets, feats, params, names[0])
+        plan, skipped, dropped = _plan(
+            R, R.T.tocsr(), targets, feats, names[0], self.min_overlap, self.max_feature_users
+        )
         if skipped and self.invalid_targets == "raise":
             u, why = next(iter(skipped.items()))
             raise ValueError(
@@ -664,43 +339,20 @@ class RankBoostRecommender(BaseEstimator):
                 "invalid_targets='skip' to skip such users."
             )
         design = self._design()
-        n_per_user = np.diff(R.indptr)
-        sums = np.asarray(R.sum(axis=1), dtype=np.float64).ravel()
-        means = np.divide(  # each user's mean rating (the "user_mean" fill)
-            sums,
-            n_per_user,
-            out=np.zeros(n_users),
-            where=n_per_user > 0,
-        )
+        means = user_means(R)  # the "user_mean" fill
         n_jobs = effective_n_jobs(self.n_jobs) if plan else 1
-        if n_jobs == 1 or len(plan) < 2:
-            results = _fit_chunk(by_item, R, plan, params, design, means)
-        else:
-            # a few chunks per worker: balances uneven users, ships the matrix once a chunk
-            n_chunks = min(len(plan), 4 * n_jobs)
-            chunks = [plan[i::n_chunks] for i in range(n_chunks)]
-            parts = Parallel(n_jobs=n_jobs, verbose=self.verbose)(
-                delayed(_fit_chunk)(by_item, R, c, params, design, means) for c in chunks
-            )
-            results = [r for part in parts for r in part]
-        order = {u: i for i, (u, _) in enumerate(plan)}
-        results.sort(key=lambda r: order[r[0]])
+        results = fit_per_user(R, plan, params, design, means, n_jobs, self.verbose)
         label = names[0]
         self._models = {u: m for u, m, _ in results}
         self._vsim_w = {u: w for u, _, w in results if w is not None}
         self._design_ = design
         self._means = means
         self._feats = dict(plan)
-        self._labelled = labelled
-        self._user_pos = user_pos
-        self._item_pos = {it: k for k, it in enumerate(names[1])}
-        self.users_ = users
-        self.items_ = items
+        self.model_: RankBoostModel | None = None
+        self.rounds_curve_: NDArray[np.float64] | None = None
         self.models_ = {label[u]: m for u, m, _ in results}
         self.feature_users_ = {label[u]: users[f] for u, f in plan}
         self.skipped_users_ = {label[u]: why for u, why in skipped.items()}
-        self.n_users_, self.n_items_ = R.shape
-        self._R = R
         stopped = sum(m.stop_reason is not None for m in self._models.values())
         self.report_ = {
             "n_targets": int(targets.shape[0]),
@@ -718,24 +370,50 @@ class RankBoostRecommender(BaseEstimator):
             )
         return self
 
+    def _fit_pooled(
+        self,
+        R: sp.csr_matrix,
+        targets: NDArray[np.int64],
+        feats: NDArray[np.int64],
+        params: TrainParams,
+        label: list[Any],
+    ) -> RankBoostRecommender:
+        """One model over every target's query (SPEC 7.2; :mod:`._pooled`)."""
+        fitted, skipped = pooled_targets(R, targets, label, self.invalid_targets)
+        names = self.base_recommenders
+        base = {"names": (names,) if isinstance(names, str) else tuple(names), "pool": feats}
+        model, self.rounds_curve_, self._base, n_rows = train_pooled(
+            R, fitted, base, params, self.feedback, self.n_folds, float(self.negatives),
+            self.inner_folds, self.random_state,
+        )  # fmt: skip
+        self.model_ = model
+        self._models = dict.fromkeys(fitted.tolist(), model)
+        self.models_ = {label[u]: model for u in fitted.tolist()}
+        pool = self.users_[feats]
+        self.feature_users_ = {label[u]: pool for u in fitted.tolist()}
+        self.skipped_users_ = {label[u]: why for u, why in skipped.items()}
+        self.report_ = {
+            "n_targets": int(targets.shape[0]),
+            "n_fitted": int(fitted.shape[0]),
+            "n_skipped": len(skipped),
+            "n_rows": n_rows,
+            "n_rounds": model.n_rounds,
+            "n_stopped_early": int(model.stop_reason is not None),
+        }
+        return self
+
     # ------------------------------------------------------------------ prediction
-    def _model_of(self, user: Any) -> tuple[int, RankBoostModel]:
+    def _check_fitted(self) -> None:
         if not hasattr(self, "models_"):
             raise ValueError(
                 "This RankBoostRecommender is not fitted yet; call fit(ratings) first."
             )
-        if self._labelled:
-            try:
-                u = self._user_pos[user]
-            except (KeyError, TypeError):
-                raise ValueError(
-                    f"unknown user {user!r}: not among the {len(self._user_pos)} user labels "
-                    "of the ratings given to fit."
-                ) from None
-        else:
-            if isinstance(user, bool) or not isinstance(user, (int, np.integer)):
-                raise ValueError(f"user must be an int user index; got {user!r}.")
-            u = int(user)
+
+    def _model_of(self, user: Any) -> tuple[int, RankBoostModel]:
+        self._check_fitted()
+        u = _user_position(user, self._user_pos if self._labelled else None, self.n_users_)
+        if self.model_ is not None:  # pooled: every user of the ratings can be scored
+            return u, self.model_
         if u in self._models:
             return u, self._models[u]
         label = self.users_[u]
@@ -759,10 +437,10 @@ class RankBoostRecommender(BaseEstimator):
         return _check_items(items, self.n_items_, name=name)
 
     def _score(self, u: int, model: RankBoostModel, it: NDArray[np.int64]) -> NDArray[np.float64]:
-        return _score_items(
-            self._R, self._means, self._design_, self._feats[u], model,
-            self._vsim_w.get(u), it,
-        )  # fmt: skip
+        if self.model_ is not None:
+            return model.decision_function(self._base.scores(np.array([u]))[0][it])
+        w = self._vsim_w.get(u)
+        return _score_items(self._R, self._means, self._design_, self._feats[u], model, w, it)
 
     def _rated_items(self, u: int) -> NDArray[np.int64]:
         R = self._R
@@ -839,8 +517,7 @@ class RankBoostRecommender(BaseEstimator):
         scores : ndarray of float of the same shape
         """
         u, model = self._model_of(user)
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"k must be an int >= 1; got {k!r}.")
+        _check_k(k)
         it = self._items_of(candidates, "candidates")
         if exclude_rated:
             it = it[~np.isin(it, self._rated_items(u))]
@@ -879,37 +556,33 @@ class RankBoostRecommender(BaseEstimator):
         >>> taste = rng.integers(1, 6, size=30).astype(float)
         >>> R = np.vstack([taste, 6 - taste, taste, 6 - taste, rng.integers(1, 6, size=30)])
         >>> R[0, 20:] = R[1, :10] = np.nan  # users 0 and 1 have not seen some items
-        >>> rec = RankBoostRecommender(feature_users=[2, 3, 4], n_estimators=20)
+        >>> rec = RankBoostRecommender(feature_users=[2, 3, 4], n_estimators=20, mode="per_user")
         >>> users, items, scores = rec.fit(R, target_users=[0, 1]).recommend_all(k=3)
         >>> users.tolist(), items.shape
         ([0, 1], (2, 3))
         >>> taste[items[0]].tolist(), (6 - taste[items[1]]).tolist()  # each one's taste
         ([5.0, 5.0, 4.0], [5.0, 5.0, 5.0])
         """
-        if not hasattr(self, "models_"):
-            raise ValueError(
-                "This RankBoostRecommender is not fitted yet; call fit(ratings) first."
-            )
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"k must be an int >= 1; got {k!r}.")
+        self._check_fitted()
+        _check_k(k)
         k = int(k)
-        jobs = [(u, self._feats[u], m, self._vsim_w.get(u)) for u, m in self._models.items()]
-        n_jobs = effective_n_jobs(self.n_jobs) if jobs else 1
-        args = (self._R, self._means, self._design_)
-        if n_jobs == 1 or len(jobs) < 2:
-            parts = [_recommend_chunk(*args, jobs, k, exclude_rated)]
-            order = np.arange(len(jobs))
-        else:
-            n_chunks = min(len(jobs), 4 * n_jobs)
-            idx = [np.arange(i, len(jobs), n_chunks) for i in range(n_chunks)]
-            parts = Parallel(n_jobs=n_jobs, verbose=self.verbose)(
-                delayed(_recommend_chunk)(*args, [jobs[j] for j in ix], k, exclude_rated)
-                for ix in idx
+        n_jobs = effective_n_jobs(self.n_jobs) if self._models else 1
+        if self.model_ is not None:
+            fitted = np.fromiter(self._models, dtype=np.int64, count=len(self._models))
+            pos, scores = recommend_pooled(
+                self._base, self.model_, self._R, fitted, k, exclude_rated, n_jobs, self.verbose
             )
-            order = np.argsort(np.concatenate(idx), kind="stable")
-        pos = np.concatenate([p[0] for p in parts])[order]
-        scores = np.concatenate([p[1] for p in parts])[order]
-        users = self.users_[np.array([u for u, *_ in jobs], dtype=np.int64)]
+            return self._labelled_top(fitted, pos, scores)
+        jobs = [(u, self._feats[u], m, self._vsim_w.get(u)) for u, m in self._models.items()]
+        pos, scores = recommend_all_per_user(
+            self._R, self._means, self._design_, jobs, k, exclude_rated, n_jobs, self.verbose
+        )
+        return self._labelled_top(np.array([u for u, *_ in jobs], dtype=np.int64), pos, scores)
+
+    def _labelled_top(
+        self, fitted: NDArray[np.int64], pos: NDArray[np.int64], scores: NDArray[np.float64]
+    ) -> tuple[NDArray[Any], NDArray[Any], NDArray[np.float64]]:
+        users = self.users_[fitted]
         if self._labelled:
             items = np.empty(pos.shape, dtype=object)
             items[pos >= 0] = self.items_[pos[pos >= 0]]
@@ -917,3 +590,8 @@ class RankBoostRecommender(BaseEstimator):
         else:
             items = pos
         return users, items, scores
+
+
+def _check_k(k: Any) -> None:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be an int >= 1; got {k!r}.")

@@ -1,0 +1,288 @@
+"""Top-N recommendation on MovieLens 100K, and the speed of a whole-catalogue run (issue 24).
+
+Protocol (the one recommender users run first): per user, a random 20% of the ratings is
+held out; every item the user has not rated in training is ranked; relevant = held-out
+items rated >= 4. NDCG@10 (binary gains, ideal = min(#relevant, 10) hits) and Recall@20
+(hits / min(#relevant, 20)), averaged over users with a relevant held-out item; paired
+Wilcoxon signed-rank over those users for RankBoost against each baseline.
+
+Baselines (hyper-parameters picked on a split of the *training* ratings, seed + 1000):
+popularity, item-KNN (cosine on binary rater vectors, k neighbours), EASE (Steck 2019,
+lambda), and `implicit`'s ALS and BPR when installed. RankBoost: the pooled
+:class:`rankboost.recommend.RankBoostRecommender` with its defaults, and its feedback
+variants; optionally the paper's per-user learner (``--per-user``, slow).
+
+Speed (``--speed``): all 943 users fitted and ``recommend_all(k=10)``, against Surprise's
+KNNWithMeans fit + predict of every (user, unrated item) pair (what its top-10 needs) and of
+the test pairs only; and ``recommend_all`` against a loop of ``recommend``.
+
+Run::
+
+    PYTHONPATH=src python experiments/movies_topn.py --seeds 0,1,2 --speed \
+        --json experiments/results/movies_topn.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.stats import wilcoxon
+from threadpoolctl import threadpool_limits
+
+from rankboost import TrainingStoppedWarning
+from rankboost.datasets import load_movielens
+from rankboost.recommend import RankBoostRecommender
+from rankboost.recommend._base import BaseScores
+
+_SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(os.environ.get("RANKBOOST_DATA", _SHARED)) / "movielens" / "ml-100k" / "u.data.gz"
+
+
+def split(R: sp.csr_matrix, seed: int, frac: float = 0.2):
+    """Per user, a random ``frac`` of the ratings (rounded) held out."""
+    rng = np.random.default_rng(seed)
+    n_u = np.diff(R.indptr)
+    rows = np.repeat(np.arange(R.shape[0]), n_u)
+    order = np.lexsort((rng.random(R.nnz), rows))
+    rank = np.empty(R.nnz, dtype=np.int64)
+    rank[order] = np.arange(R.nnz) - np.repeat(R.indptr[:-1], n_u)
+    test = rank < np.round(frac * n_u[rows])
+
+    def part(mask):
+        M = sp.csr_matrix((R.data[mask], R.indices[mask], np.r_[0, np.cumsum(
+            np.bincount(rows[mask], minlength=R.shape[0]))]), shape=R.shape)  # fmt: skip
+        return M
+
+    return part(~test), part(test)
+
+
+def per_user_metrics(S, Rtr, Rte):
+    """Per-user NDCG@10 and Recall@20 (users without a relevant held-out item: NaN)."""
+    S = np.array(S, dtype=np.float64)
+    S[np.isnan(S)] = -1e300
+    rows = np.repeat(np.arange(Rtr.shape[0]), np.diff(Rtr.indptr))
+    S[rows, Rtr.indices] = -np.inf
+    rel = np.zeros(S.shape, dtype=bool)
+    trow = np.repeat(np.arange(Rte.shape[0]), np.diff(Rte.indptr))
+    good = Rte.data >= 4
+    rel[trow[good], Rte.indices[good]] = True
+    top = np.argsort(-S, axis=1, kind="stable")[:, :20]
+    hit = np.take_along_axis(rel, top, axis=1)
+    disc = 1.0 / np.log2(np.arange(2, 12))
+    n_rel = rel.sum(axis=1)
+    idcg = np.cumsum(disc)[np.clip(np.minimum(n_rel, 10) - 1, 0, 9)]
+    ndcg = np.where(n_rel > 0, (hit[:, :10] * disc).sum(axis=1) / idcg, np.nan)
+    recall = np.where(n_rel > 0, hit.sum(axis=1) / np.maximum(np.minimum(n_rel, 20), 1), np.nan)
+    return ndcg, recall
+
+
+def base_scores(name, Rtr, **kw):
+    b = BaseScores((name,), **kw).fit(Rtr)
+    return b.scores(np.arange(Rtr.shape[0]))[..., 0]
+
+
+def implicit_scores(kind, Rtr, factors, reg, seed):
+    import implicit
+
+    X = Rtr.copy()
+    X.data[:] = 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if kind == "ALS":
+            m = implicit.cpu.als.AlternatingLeastSquares(
+                factors=factors, regularization=reg, iterations=15, random_state=seed,
+                num_threads=1,
+            )  # fmt: skip
+        else:
+            m = implicit.cpu.bpr.BayesianPersonalizedRanking(
+                factors=factors, regularization=reg, learning_rate=0.01, iterations=100,
+                random_state=seed, num_threads=1,
+            )  # fmt: skip
+        m.fit(sp.csr_matrix(X, dtype=np.float32), show_progress=False)
+    return np.asarray(m.user_factors) @ np.asarray(m.item_factors).T
+
+
+def baselines(seed, Rtr):
+    """Every baseline's score matrix, hyper-parameters picked on a split of Rtr."""
+    inner_tr, inner_va = split(Rtr, seed + 1000)
+    grids = {
+        "item-KNN": ("cooccurrence", "k", (20, 50, 100, 200)),
+        "EASE": ("ease", "ease_lambda", (50, 100, 250, 500, 1000)),
+    }
+    out, chosen = {"popularity": base_scores("popularity", Rtr)}, {}
+    for label, (name, key, values) in grids.items():
+        best = max(values, key=lambda v: np.nanmean(per_user_metrics(
+            base_scores(name, inner_tr, **{key: v}), inner_tr, inner_va)[0]))  # fmt: skip
+        chosen[label] = {key: best}
+        out[label] = base_scores(name, Rtr, **{key: best})
+    try:
+        import implicit  # noqa: F401
+    except ImportError:
+        print("implicit is not installed: no ALS/BPR rows", file=sys.stderr)
+        return out, chosen
+    for kind in ("ALS", "BPR"):
+        grid = [(f, r) for f in (32, 64, 128) for r in (0.01, 0.1)]
+        best = max(grid, key=lambda fr: np.nanmean(per_user_metrics(
+            implicit_scores(kind, inner_tr, *fr, seed), inner_tr, inner_va)[0]))  # fmt: skip
+        chosen[kind] = {"factors": best[0], "regularization": best[1]}
+        out[kind] = implicit_scores(kind, Rtr, *best, seed)
+    return out, chosen
+
+
+RANKBOOST = {
+    "RankBoost pooled, feedback='both'": {"feedback": "both"},
+    "RankBoost pooled, feedback='rated' (the default)": {},
+    "RankBoost pooled, feedback='ratings'": {"feedback": "ratings"},
+}
+
+
+def rankboost_scores(Rtr, kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrainingStoppedWarning)
+        t = time.perf_counter()
+        rec = RankBoostRecommender(rating_range=(1, 5), **kw).fit(Rtr)
+        fit = time.perf_counter() - t
+    if rec.model_ is not None:
+        S = rec._base.scores(np.arange(Rtr.shape[0]))
+        H = rec.model_.decision_function(S.reshape(-1, S.shape[2])).reshape(S.shape[:2])
+    else:
+        H = np.vstack([rec.predict(u) for u in range(Rtr.shape[0])])
+    return H, fit, rec
+
+
+def speed(R, seed, repeats):
+    """Interleaved wall times: RankBoost fit + recommend_all vs Surprise fit + predict."""
+    import pandas as pd
+    from surprise import Dataset, KNNWithMeans, Reader
+
+    Rtr, Rte = split(R, seed)
+    rows = {}
+
+    def add(name, t):
+        rows.setdefault(name, []).append(t)
+
+    for _ in range(repeats):
+        t = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TrainingStoppedWarning)
+            rec = RankBoostRecommender(rating_range=(1, 5), feedback="both").fit(Rtr)
+        t_fit = time.perf_counter() - t
+        t = time.perf_counter()
+        rec.recommend_all(k=10)
+        t_all = time.perf_counter() - t
+        add("RankBoost pooled: fit", t_fit)
+        add("RankBoost pooled: recommend_all(k=10)", t_all)
+        add("RankBoost pooled: fit + recommend_all(k=10)", t_fit + t_all)
+        t = time.perf_counter()
+        for u in range(R.shape[0]):
+            rec.recommend(u, k=10)
+        add("RankBoost pooled: loop of recommend(u, k=10)", time.perf_counter() - t)
+
+        coo = Rtr.tocoo()
+        frame = pd.DataFrame({"u": coo.row, "i": coo.col, "r": coo.data})
+        t = time.perf_counter()
+        data = Dataset.load_from_df(frame, Reader(rating_scale=(1, 5)))
+        trainset = data.build_full_trainset()
+        algo = KNNWithMeans(k=40, sim_options={"name": "pearson", "user_based": True},
+                            verbose=False).fit(trainset)  # fmt: skip
+        t_sfit = time.perf_counter() - t
+        tc = Rte.tocoo()
+        t = time.perf_counter()
+        algo.test(list(zip(tc.row.tolist(), tc.col.tolist(), tc.data.tolist(), strict=True)))
+        t_test = time.perf_counter() - t
+        t = time.perf_counter()
+        algo.test(trainset.build_anti_testset())
+        t_anti = time.perf_counter() - t
+        add("Surprise KNNWithMeans: fit", t_sfit)
+        add("Surprise KNNWithMeans: fit + predict test pairs", t_sfit + t_test)
+        add("Surprise KNNWithMeans: fit + predict every unrated pair", t_sfit + t_anti)
+    return {k: float(np.median(v)) for k, v in rows.items()}, dict(rows)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", default="0,1,2")
+    ap.add_argument("--per-user", action="store_true", help="also the paper's per-user learner")
+    ap.add_argument("--speed", action="store_true")
+    ap.add_argument("--speed-repeats", type=int, default=3)
+    ap.add_argument("--speed-only", action="store_true", help="skip the quality table")
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args(argv)
+    R, _, _ = load_movielens(DATA).to_matrix()
+    seeds = [int(s) for s in args.seeds.split(",") if s]
+    if args.speed:  # first: the machine is at its quietest, and an error shows early
+        med, raw = speed(R, seeds[0], args.speed_repeats)
+        print(json.dumps(med, indent=1), file=sys.stderr)
+    speed_seed = seeds[0]
+    if args.speed_only:
+        seeds = []
+    per, fits, chosen_all = {}, {}, {}
+    variants = dict(RANKBOOST)
+    if args.per_user:
+        variants["RankBoost per-user (paper)"] = {"mode": "per_user", "n_estimators": 50,
+                                                  "positive_cumulative": True}  # fmt: skip
+    for seed in seeds:
+        Rtr, Rte = split(R, seed)
+        t = time.perf_counter()
+        scores, chosen = baselines(seed, Rtr)
+        chosen_all[seed] = chosen
+        print(f"seed {seed}: baselines {time.perf_counter() - t:.0f} s {chosen}", file=sys.stderr)
+        for name, kw in variants.items():
+            H, fit, rec = rankboost_scores(Rtr, kw)
+            scores[name] = H
+            fits.setdefault(name, []).append(fit)
+            print(f"seed {seed}: {name} fit {fit:.0f} s, report {rec.report_}", file=sys.stderr)
+        for name, S in scores.items():
+            nd, rc = per_user_metrics(S, Rtr, Rte)
+            per.setdefault(name, {"ndcg": [], "recall": []})
+            per[name]["ndcg"].append(nd)
+            per[name]["recall"].append(rc)
+    names = list(per)
+    ref = "RankBoost pooled, feedback='both'"
+    lines = [
+        f"Top-N, MovieLens 100K, per-user random 80/20 split, seeds {seeds}; means over seeds of "
+        "the mean over users; paired Wilcoxon over (seed, user) of NDCG@10 against "
+        f"{ref!r} (negative = the row is below it).",
+        "",
+        "| method | NDCG@10 | Recall@20 | NDCG@10 diff vs pooled (p) |",
+        "|---|---:|---:|---:|",
+    ]
+    summary = {}
+    for name in names:
+        nd = np.concatenate(per[name]["ndcg"])
+        rc = np.concatenate(per[name]["recall"])
+        ok = np.isfinite(nd)
+        m_nd = float(np.mean([np.nanmean(x) for x in per[name]["ndcg"]]))
+        m_rc = float(np.mean([np.nanmean(x) for x in per[name]["recall"]]))
+        d = nd[ok] - np.concatenate(per[ref]["ndcg"])[ok]
+        test = "" if name == ref else f"{d.mean():+.4f} ({wilcoxon(d).pvalue:.2g})"
+        lines.append(f"| {name} | {m_nd:.4f} | {m_rc:.4f} | {test} |")
+        summary[name] = {"ndcg@10": m_nd, "recall@20": m_rc}
+    lines.append("")
+    lines.append("Fit times (s, median over seeds, loaded 2-core machine): " + ", ".join(
+        f"{k} {np.median(v):.0f}" for k, v in fits.items()))  # fmt: skip
+    lines.append(f"Baseline hyper-parameters chosen per seed: {json.dumps(chosen_all)}")
+    out = {"summary": summary, "chosen": chosen_all, "fit_seconds": fits}
+    if args.speed:
+        head = f"Speed (seed {speed_seed} split, median of {args.speed_repeats} interleaved repeats"
+        lines += ["", head + ", wall seconds):", "", "| step | s |", "|---|---:|"]
+        lines += [f"| {k} | {v:.1f} |" for k, v in med.items()]
+        out["speed_median"], out["speed_raw"] = med, raw
+    text = "\n".join(lines)
+    print(text)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({**out, "table": text}, indent=1))
+
+
+if __name__ == "__main__":
+    with threadpool_limits(limits=1):
+        main()

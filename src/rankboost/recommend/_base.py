@@ -1,0 +1,196 @@
+"""Base recommenders: the scores the pooled model combines (vectorised numpy/scipy).
+
+Each base recommender is fitted on a user x item CSR matrix of ratings and scores every
+item for a block of users at once, as a dense ``(n_users_in_block, n_items)`` array
+(``NaN`` where it abstains, the paper's ⊥). No Python loop runs over ratings: every score
+is a sparse-dense product. Formulas:
+
+* ``popularity``: ``log(1 + n_i)``, ``n_i`` the number of ratings of item ``i``.
+* ``item_mean``: the damped item mean ``(sum_u r_ui + beta * mu) / (n_i + beta)``, ``beta = 5``
+  (Funk 2006's "BetterMean"), ``mu`` the global mean rating.
+* ``user_knn``: VSIM, the cosine-weighted user-based prediction of Breese, Heckerman & Kadie
+  (1998) as in the paper's section 6.2 baseline, with the neighbours' mean offsets as in
+  Surprise's ``KNNWithMeans``: ``mu_u + sum_v s_uv (r_vi - mu_v) / sum_v |s_uv|`` over the
+  neighbour pool (``feature_users``, never ``u``) who rated ``i``; ``s_uv`` the cosine of the
+  two users' rating vectors. NaN where no neighbour rated ``i``.
+* ``item_knn``: item-based prediction with means (Sarwar et al. 2001, adjusted cosine):
+  ``m_i + sum_j s_ij (r_uj - m_j) / sum_j |s_ij|`` over the items ``j`` the user rated,
+  ``s`` pruned to each item's ``k`` most similar items. NaN where none of them was rated.
+* ``cooccurrence``: implicit item-KNN (Deshpande & Karypis 2004): ``sum_{j rated by u} s_ij``,
+  ``s`` the cosine of the items' binary rater vectors, pruned to ``k`` neighbours per item.
+* ``ease``: EASE (Steck, WWW 2019): with ``X`` the binary user x item matrix,
+  ``P = (X^T X + lambda I)^{-1}``, ``B = I - P / diag(P)`` (column-wise), score ``X_u B``.
+  Dense ``n_items x n_items``: meant for catalogues up to ~20,000 items.
+
+``cooccurrence`` and ``ease`` are standardised per user over the items outside the user's
+history (their raw scale grows with the history length, and the pooled model's thresholds
+are shared by every user); the rating-scale scores are kept as they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+__all__ = ["BASE_RECOMMENDERS", "BaseScores"]
+
+#: the base recommenders a pooled model may combine, in feature order
+BASE_RECOMMENDERS = ("user_knn", "item_knn", "cooccurrence", "ease", "item_mean", "popularity")
+_STANDARDISED = ("cooccurrence", "ease")
+_DAMPING = 5.0
+
+
+def _row_normalised(M: sp.csr_matrix) -> sp.csr_matrix:
+    norms = np.sqrt(np.asarray(M.multiply(M).sum(axis=1)).ravel())
+    inv = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+    return sp.csr_matrix(sp.diags(inv) @ M)
+
+
+def _top_k_similar(V: sp.csr_matrix, k: int) -> sp.csr_matrix:
+    """Cosine similarity of the rows of ``V``, each row pruned to its ``k`` largest entries.
+
+    Computed a block of rows at a time (sparse x dense products), so memory stays
+    O(block x n_rows) plus the dense ``V``; the diagonal is dropped.
+    """
+    Vn = _row_normalised(V)
+    dense_t = Vn.T.toarray()
+    n = V.shape[0]
+    kk = min(k, n - 1)
+    step = max(1, (1 << 22) // max(n, 1))
+    rows, cols, vals = [], [], []
+    for s in range(0, n, step):
+        S = np.asarray(Vn[s : s + step] @ dense_t)
+        S[np.arange(S.shape[0]), np.arange(s, s + S.shape[0])] = 0.0
+        top = (
+            np.argpartition(-S, kk - 1, axis=1)[:, :kk]
+            if kk > 0
+            else np.empty((S.shape[0], 0), int)
+        )
+        rows.append(np.repeat(np.arange(s, s + S.shape[0]), top.shape[1]))
+        cols.append(top.ravel())
+        vals.append(np.take_along_axis(S, top, axis=1).ravel())
+    out = sp.csr_matrix(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n)
+    )
+    out.eliminate_zeros()
+    return out
+
+
+@dataclass
+class BaseScores:
+    """Base recommenders fitted on one ratings matrix (a cross-fitting fold or all of it).
+
+    Parameters
+    ----------
+    names : tuple of str
+        Which of :data:`BASE_RECOMMENDERS` to compute, in this order.
+    pool : ndarray of int or None
+        The users that may be neighbours in ``user_knn`` (the ``feature_users``); None = all.
+    k : int
+        Neighbours kept per item by ``item_knn`` and ``cooccurrence``.
+    ease_lambda : float
+        EASE's L2 penalty.
+    """
+
+    names: tuple[str, ...]
+    pool: NDArray[np.int64] | None = None
+    k: int = 50
+    ease_lambda: float = 250.0
+    _R: sp.csr_matrix = field(init=False, repr=False)
+
+    def fit(self, R: sp.csr_matrix) -> BaseScores:
+        """Fit every base recommender on ``R`` (user x item CSR, stored entry = rating)."""
+        R = sp.csr_matrix(R, dtype=np.float64)
+        n_users, n_items = R.shape
+        self._R = R
+        B = R.copy()
+        B.data[:] = 1.0
+        self._B = B
+        n_u = np.diff(R.indptr)
+        n_i = np.bincount(R.indices, minlength=n_items).astype(np.float64)
+        mu = float(R.data.mean()) if R.nnz else 0.0
+        self._mu_u = np.divide(
+            np.asarray(R.sum(axis=1)).ravel(), n_u, out=np.full(n_users, mu), where=n_u > 0
+        )
+        s_i = np.bincount(R.indices, weights=R.data, minlength=n_items)
+        self._item_mean = (s_i + _DAMPING * mu) / (n_i + _DAMPING)
+        self._pop = np.log1p(n_i)
+        rows = np.repeat(np.arange(n_users), n_u)
+        want = set(self.names)
+        if "user_knn" in want:
+            # neighbours' centred ratings, restricted to the pool
+            in_pool = np.ones(n_users, dtype=bool)
+            if self.pool is not None:
+                in_pool[:] = False
+                in_pool[self.pool] = True
+            keep = sp.diags(in_pool.astype(np.float64))
+            C = sp.csr_matrix((R.data - self._mu_u[rows], R.indices, R.indptr), shape=R.shape)
+            self._uc_pool = sp.csr_matrix(keep @ C)  # centred ratings of pool users
+            self._ub_pool = sp.csr_matrix(keep @ B)
+            self._un = _row_normalised(R)  # rows for the cosine
+            self._un_pool_t = np.asarray((keep @ self._un).T.toarray())
+        if "item_knn" in want:
+            # adjusted cosine: columns of user-centred ratings
+            C = sp.csr_matrix((R.data - self._mu_u[rows], R.indices, R.indptr), shape=R.shape)
+            self._item_sim = _top_k_similar(sp.csr_matrix(C.T), self.k).T.tocsr()  # j -> i
+            self._item_dev = sp.csr_matrix(
+                (R.data - self._item_mean[R.indices], R.indices, R.indptr), shape=R.shape
+            )
+        if "cooccurrence" in want:
+            self._cooc = _top_k_similar(sp.csr_matrix(B.T), self.k).T.tocsr()
+        if "ease" in want:
+            G = np.asarray((B.T @ B).toarray())
+            G[np.diag_indices_from(G)] += self.ease_lambda
+            P = np.linalg.inv(G)
+            W = P / (-np.diag(P))
+            np.fill_diagonal(W, 0.0)
+            self._ease = W
+        return self
+
+    def scores(self, users: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Scores of every item for ``users``: shape ``(len(users), n_items, len(names))``."""
+        R = self._R
+        n_items = R.shape[1]
+        out = np.empty((users.shape[0], n_items, len(self.names)))
+        Bu = self._B[users]
+        history = Bu.toarray() > 0
+        for f, name in enumerate(self.names):
+            if name == "popularity":
+                col = np.broadcast_to(self._pop, (users.shape[0], n_items))
+            elif name == "item_mean":
+                col = np.broadcast_to(self._item_mean, (users.shape[0], n_items))
+            elif name == "user_knn":
+                sim = np.asarray(self._un[users] @ self._un_pool_t)  # users x all users
+                sim[np.arange(users.shape[0]), users] = 0.0  # never one's own neighbour
+                num = np.asarray(self._uc_pool.T @ sim.T).T
+                den = np.asarray(self._ub_pool.T @ np.abs(sim).T).T
+                col = np.full(num.shape, np.nan)
+                np.divide(num, den, out=col, where=den > 0)
+                col += self._mu_u[users][:, None]
+            elif name == "item_knn":
+                num = (self._item_dev[users] @ self._item_sim).toarray()
+                den = (Bu @ abs(self._item_sim)).toarray()
+                col = np.full(num.shape, np.nan)
+                np.divide(num, den, out=col, where=den > 0)
+                col += self._item_mean
+            elif name == "cooccurrence":
+                col = (Bu @ self._cooc).toarray()
+            else:  # ease
+                col = np.asarray(Bu @ self._ease)
+            if name in _STANDARDISED:
+                col = _standardise(col, history)
+            out[:, :, f] = col
+        return out
+
+
+def _standardise(col: NDArray[np.float64], history: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """``(s - mean) / std`` per row over the items outside the row's history."""
+    free = ~history
+    n = np.maximum(free.sum(axis=1, keepdims=True), 1)
+    mean = np.where(free, col, 0.0).sum(axis=1, keepdims=True) / n
+    var = np.where(free, (col - mean) ** 2, 0.0).sum(axis=1, keepdims=True) / n
+    sd = np.sqrt(var)
+    return np.divide(col - mean, sd, out=np.zeros_like(col), where=sd > 0)

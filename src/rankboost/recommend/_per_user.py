@@ -1,0 +1,322 @@
+"""The paper's per-user learner: one target's design matrix, feedback, fit and scoring.
+
+Freund et al. (2003), section 6.2: for one target user, rows are the items the target rated,
+columns the feature users' ratings (NaN where unrated), feedback layered by the target's
+ratings. The options beyond the paper (``unrated``, ``extra_features``, ``pair_weight``)
+are measured in docs/movies.md.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from joblib import Parallel, delayed
+from numpy.typing import NDArray
+
+from .._kernels import numba_threads
+from ..booster import TrainingStoppedWarning, _train
+from ..feedback import LayeredFeedback, PairFeedback
+from ..model import RankBoostModel
+from ..params import TrainParams
+from ._problem import _features
+
+_UNRATED = ("abstain", "user_mean")
+_PAIR_WEIGHTS = ("equal", "gap")
+_EXTRA = ("mean", "centred_mean", "count", "vsim")
+_VSIM_FOLDS = 5
+#: rows of a dense feature block built at once when scoring (bounds memory per call)
+_SCORE_CELLS = 1 << 22
+
+
+@dataclass(frozen=True)
+class _Design:
+    """How a target's feature matrix and feedback are built from the ratings."""
+
+    unrated: str
+    pair_weight: str
+    extra: tuple[str, ...]
+    user_columns: bool = True
+
+    @property
+    def paper(self) -> bool:
+        return self.unrated == "abstain" and not self.extra and self.user_columns
+
+
+def _vsim_weights(
+    X: NDArray[np.float64], M: NDArray[np.bool_], y: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Breese et al. (1998) cosine weight of each feature user over the co-rated rows."""
+    X0 = np.where(M, X, 0.0)
+    num = y @ X0
+    den = np.sqrt(((y**2) @ M) * (X0**2).sum(axis=0))
+    return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+
+
+def _vsim_scores(
+    X: NDArray[np.float64], M: NDArray[np.bool_], means: NDArray[np.float64], w: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """``sum_f w_f (x_f - mean_f) / sum_f |w_f|`` over the raters of each row; NaN if none."""
+    dev = np.where(M, X - means, 0.0)
+    norm = M @ np.abs(w)
+    out = np.full(X.shape[0], np.nan)
+    np.divide(dev @ w, norm, out=out, where=norm > 0)
+    return out
+
+
+def _design_matrix(
+    X: NDArray[np.float64],
+    means: NDArray[np.float64],
+    design: _Design,
+    *,
+    y: NDArray[np.float64] | None = None,
+    w: NDArray[np.float64] | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
+    """The model's columns from the raw ratings ``X`` (NaN = unrated) of the feature users.
+
+    Columns: one per feature user (NaN = abstain, or the user's mean rating with
+    ``unrated="user_mean"``), then the ``extra`` columns, all functions of the row's
+    feature-user ratings only, except ``"vsim"``: the VSIM score with weights learned from
+    the target's ratings ``y``, *cross-fitted* on training rows (a row's score uses weights
+    fitted on the other folds, so no row sees its own rating) and fitted on all training
+    rows (``w``) for scoring. Returns the matrix and, when ``y`` is given, those weights.
+    """
+    if design.paper:
+        return X, None
+    M = ~np.isnan(X)
+    cnt = M.sum(axis=1).astype(np.float64)
+    has = cnt > 0
+    cols = []
+    w_full = None
+    for name in design.extra:
+        if name == "count":
+            cols.append(cnt)
+        elif name in ("mean", "centred_mean"):
+            val = np.where(M, X - (means if name == "centred_mean" else 0.0), 0.0).sum(axis=1)
+            cols.append(np.divide(val, cnt, out=np.full(X.shape[0], np.nan), where=has))
+        else:  # vsim
+            if y is not None:
+                w_full = _vsim_weights(X, M, y)
+                col = np.empty(X.shape[0])
+                fold = np.arange(X.shape[0]) % _VSIM_FOLDS
+                for k in range(_VSIM_FOLDS):
+                    out = fold == k
+                    if not out.any():
+                        continue
+                    wk = _vsim_weights(X[~out], M[~out], y[~out])
+                    col[out] = _vsim_scores(X[out], M[out], means, wk)
+                cols.append(col)
+            else:
+                assert w is not None
+                cols.append(_vsim_scores(X, M, means, w))
+    if not design.user_columns:
+        return np.column_stack(cols), w_full
+    if design.unrated == "user_mean":
+        X = np.where(M, X, means)
+    if cols:
+        X = np.column_stack([X, *cols])
+    return X, w_full
+
+
+def _feedback(y: NDArray[np.float64], pair_weight: str) -> LayeredFeedback | PairFeedback:
+    """Every pair of items rated differently is crucial; weight 1 or the rating gap."""
+    if pair_weight == "equal":
+        return LayeredFeedback(y)
+    lo, hi = np.nonzero(y[:, None] < y[None, :])  # row hi above row lo
+    return PairFeedback(np.column_stack([lo, hi]), weights=y[hi] - y[lo], n_samples=y.shape[0])
+
+
+def _score_items(
+    R: sp.csr_matrix,
+    means: NDArray[np.float64],
+    design: _Design,
+    feats: NDArray[np.int64],
+    model: RankBoostModel,
+    w: NDArray[np.float64] | None,
+    it: NDArray[np.int64],
+) -> NDArray[np.float64]:
+    """``H`` of items ``it`` for one target, in dense blocks of at most ~4M cells.
+
+    The features come from the feature users' rows of ``R`` (one CSR slice, the ratings
+    of those users only), so scoring every item of a large catalogue costs the feature
+    users' ratings per block, not every rating of every item.
+    """
+    d = feats.shape[0]
+    sub = R[feats].tocoo()
+    pos = np.full(R.shape[1], -1, dtype=np.int64)
+    step = max(1, _SCORE_CELLS // max(d, 1))
+    out = np.empty(it.shape[0])
+    for start in range(0, it.shape[0], step):
+        uniq, inverse = np.unique(it[start : start + step], return_inverse=True)
+        pos[uniq] = np.arange(uniq.shape[0])
+        row = pos[sub.col]
+        keep = row >= 0
+        X = np.full((uniq.shape[0], d), np.nan)
+        X[row[keep], sub.row[keep]] = sub.data[keep]
+        pos[uniq] = -1
+        X, _ = _design_matrix(X, means[feats], design, w=w)
+        out[start : start + step] = model.decision_function(X)[inverse]
+    return out
+
+
+def _recommend_chunk(
+    R: sp.csr_matrix,
+    means: NDArray[np.float64],
+    design: _Design,
+    jobs: list[tuple[int, NDArray[np.int64], RankBoostModel, NDArray[np.float64] | None]],
+    k: int,
+    exclude_rated: bool,
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Top-``k`` item positions and scores of a chunk of targets (-1 / NaN pad short rows)."""
+    items = np.full((len(jobs), k), -1, dtype=np.int64)
+    scores = np.full((len(jobs), k), np.nan)
+    every = np.arange(R.shape[1], dtype=np.int64)
+    with numba_threads(1):
+        for row, (u, feats, model, w) in enumerate(jobs):
+            it = every
+            if exclude_rated:
+                keep = np.ones(R.shape[1], dtype=bool)
+                keep[R.indices[R.indptr[u] : R.indptr[u + 1]]] = False
+                it = every[keep]
+            s = _score_items(R, means, design, feats, model, w, it)
+            top = np.argsort(-s, kind="stable")[:k]
+            items[row, : top.shape[0]] = it[top]
+            scores[row, : top.shape[0]] = s[top]
+    return items, scores
+
+
+def _fit_chunk(
+    by_item: sp.csr_matrix,
+    R: sp.csr_matrix,
+    jobs: list[tuple[int, NDArray[np.int64]]],
+    params: TrainParams,
+    design: _Design,
+    means: NDArray[np.float64],
+) -> list[tuple[int, RankBoostModel, NDArray[np.float64] | None]]:
+    """Train the models of a chunk of target users (runs in a joblib worker)."""
+    out = []
+    column_of = np.full(R.shape[0], -1, dtype=np.int64)
+    with numba_threads(1), warnings.catch_warnings():
+        # early stops are recorded in model.stop_reason and summarised by fit
+        warnings.simplefilter("ignore", TrainingStoppedWarning)
+        for user, feats in jobs:
+            row = R[user]
+            column_of[feats] = np.arange(feats.shape[0])
+            X = _features(by_item, row.indices.astype(np.int64), column_of, feats.shape[0])
+            column_of[feats] = -1
+            X, w = _design_matrix(X, means[feats], design, y=row.data)
+            model = _train(X, _feedback(row.data, design.pair_weight), params)
+            out.append((user, model, w))
+    return out
+
+
+def _plan(
+    R: sp.csr_matrix,
+    by_item: sp.csr_matrix,
+    targets: NDArray[np.int64],
+    feats: NDArray[np.int64],
+    names: list[Any],
+    min_overlap: int,
+    cap: int | None,
+) -> tuple[list[tuple[int, NDArray[np.int64]]], dict[int, str], int]:
+    """Per target: its feature users (``min_overlap``, ``max_feature_users``) or why not.
+
+    The feature users keep the order of ``feats``.
+    """
+    n_rated = np.diff(R.indptr)
+    # co-rating counts of one target at a time, from the raters of its items (CSR
+    # slices of the item x user matrix): memory O(ratings), never targets x users
+    is_feat = np.zeros(R.shape[0], dtype=bool)
+    is_feat[feats] = True
+    position = np.zeros(R.shape[0], dtype=np.int64)
+    position[feats] = np.arange(feats.shape[0])
+    plan: list[tuple[int, NDArray[np.int64]]] = []
+    skipped: dict[int, str] = {}
+    dropped = 0
+    n_feats = feats.shape[0]
+    for u in targets.tolist():
+        mine = R.data[R.indptr[u] : R.indptr[u + 1]]
+        if mine.shape[0] < 2 or not mine.min() < mine.max():
+            why = (
+                f"user {names[u]!r} has {n_rated[u]} rating(s) with fewer than two "
+                "distinct values, so no pair of items is crucial (nothing to learn)"
+            )
+            skipped[u] = why
+            continue
+        raters = by_item[R.indices[R.indptr[u] : R.indptr[u + 1]]].indices
+        overlap = np.bincount(raters[is_feat[raters]], minlength=R.shape[0])
+        overlap[u] = 0  # a target never uses itself
+        ok = np.flatnonzero(overlap >= min_overlap)
+        n_ok = ok.shape[0]
+        if cap is not None and n_ok > cap:
+            # the cap users with the most co-rated items (ties: lowest user number)
+            ok = ok[np.argsort(-overlap[ok], kind="stable")[:cap]]
+        dropped += n_feats - int(is_feat[u]) - n_ok
+        if n_ok == 0:
+            skipped[u] = (
+                f"user {names[u]!r}: no feature user rated at least "
+                f"min_overlap={min_overlap} of this user's items"
+            )
+            continue
+        plan.append((u, ok[np.argsort(position[ok], kind="stable")]))
+    return plan, skipped, dropped
+
+
+def fit_per_user(
+    R: sp.csr_matrix,
+    plan: list[tuple[int, NDArray[np.int64]]],
+    params: TrainParams,
+    design: _Design,
+    means: NDArray[np.float64],
+    n_jobs: int,
+    verbose: int,
+) -> list[tuple[int, RankBoostModel, NDArray[np.float64] | None]]:
+    """Train every planned target's model (joblib over chunks of targets), in plan order."""
+    by_item = R.T.tocsr()
+    if n_jobs == 1 or len(plan) < 2:
+        results = _fit_chunk(by_item, R, plan, params, design, means)
+    else:
+        # a few chunks per worker: balances uneven users, ships the matrix once a chunk
+        n_chunks = min(len(plan), 4 * n_jobs)
+        chunks = [plan[i::n_chunks] for i in range(n_chunks)]
+        parts = Parallel(n_jobs=n_jobs, verbose=verbose)(
+            delayed(_fit_chunk)(by_item, R, c, params, design, means) for c in chunks
+        )
+        results = [r for part in parts for r in part]
+    order = {u: i for i, (u, _) in enumerate(plan)}
+    results.sort(key=lambda r: order[r[0]])
+    return results
+
+
+def recommend_all_per_user(
+    R: sp.csr_matrix,
+    means: NDArray[np.float64],
+    design: _Design,
+    jobs: list[tuple[int, NDArray[np.int64], RankBoostModel, NDArray[np.float64] | None]],
+    k: int,
+    exclude_rated: bool,
+    n_jobs: int,
+    verbose: int,
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Top-``k`` item positions and scores of every job's target, in job order."""
+    args = (R, means, design)
+    if n_jobs == 1 or len(jobs) < 2:
+        return _recommend_chunk(*args, jobs, k, exclude_rated)
+    n_chunks = min(len(jobs), 4 * n_jobs)
+    idx = [np.arange(i, len(jobs), n_chunks) for i in range(n_chunks)]
+    parts = Parallel(n_jobs=n_jobs, verbose=verbose)(
+        delayed(_recommend_chunk)(*args, [jobs[j] for j in ix], k, exclude_rated) for ix in idx
+    )
+    order = np.argsort(np.concatenate(idx), kind="stable")
+    pos = np.concatenate([p[0] for p in parts])[order]
+    return pos, np.concatenate([p[1] for p in parts])[order]
+
+
+def user_means(R: sp.csr_matrix) -> NDArray[np.float64]:
+    """Each user's mean rating (0 for a user without ratings)."""
+    n = np.diff(R.indptr)
+    sums = np.asarray(R.sum(axis=1), dtype=np.float64).ravel()
+    return np.divide(sums, n, out=np.zeros(R.shape[0]), where=n > 0)

@@ -1,0 +1,331 @@
+"""The pooled recommender: one RankBoost model over every user (SPEC 7.2, third bullet).
+
+One query per target user; its rows are candidate items; its features are the base
+recommenders' scores for (user, item) (:mod:`._base`). The scores of a training row are
+*cross-fitted*: each user's ratings are split into ``n_folds`` folds, the base
+recommenders are fitted ``n_folds`` times on the ratings minus one fold, and a rated item
+of fold ``k`` is scored by the fit without fold ``k`` -- so no rating informs its own
+feature value. Unrated items sampled as negatives are each given a fold at random and
+scored the same way, so rated and unrated rows of one query see the same history.
+
+The feedback (:data:`FEEDBACK`):
+
+* ``"ratings"``: :class:`~rankboost.LayeredFeedback` on the user's ratings (the paper's
+  crucial pairs, pooled); only rated rows.
+* ``"rated"``: :class:`~rankboost.BipartiteFeedback`, rated above unrated (what top-N
+  needs: which items a user chooses to rate at all, paper section 2's bipartite case).
+* ``"both"``: one layered feedback whose lowest layer is the sampled unrated items, so
+  every rated item is above every unrated one and higher ratings above lower ones.
+
+With ``n_rounds="auto"`` the number of rounds is chosen by inner cross-validation over
+users: the targets are split into ``inner_folds`` groups, a model is trained on the others
+and NDCG@10 of the held-out group is recorded after every round; the round with the best
+mean is kept and the final model is trained on every target.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from joblib import Parallel, delayed
+from numpy.typing import NDArray
+
+from .._kernels import numba_threads
+from ..booster import TrainingStoppedWarning, _train
+from ..callback import EvaluationMonitor
+from ..feedback import BipartiteFeedback, LayeredFeedback
+from ..model import RankBoostModel
+from ..params import TrainParams
+from ._base import BaseScores
+
+__all__ = ["FEEDBACK", "PooledProblem", "pooled_problem", "select_rounds", "top_k"]
+
+FEEDBACK = ("both", "ratings", "rated")
+#: users scored per dense block (bounds memory: block x items x features floats)
+_BLOCK_CELLS = 1 << 22
+
+
+def _block_size(n_items: int, n_features: int) -> int:
+    return max(1, _BLOCK_CELLS // max(1, n_items * n_features))
+
+
+def _entry_folds(R: sp.csr_matrix, n_folds: int, rng: np.random.Generator) -> NDArray[np.int64]:
+    """A fold per stored rating: each user's ratings dealt round-robin in random order."""
+    n_u = np.diff(R.indptr)
+    rows = np.repeat(np.arange(R.shape[0]), n_u)
+    order = np.lexsort((rng.random(R.nnz), rows))
+    rank = np.empty(R.nnz, dtype=np.int64)
+    rank[order] = np.arange(R.nnz) - np.repeat(R.indptr[:-1], n_u)
+    return rank % n_folds
+
+
+def _sample_unrated(
+    R: sp.csr_matrix, users: NDArray[np.int64], ratio: float, rng: np.random.Generator
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Per user, ``ceil(ratio * n_rated)`` unrated items (at least 1), without replacement."""
+    n_items = R.shape[1]
+    out_u, out_i = [], []
+    step = max(1, (1 << 22) // n_items)
+    for s in range(0, users.shape[0], step):  # a block of users at a time, vectorised
+        us = users[s : s + step]
+        Ru = R[us]
+        rated = (
+            sp.csr_matrix((np.ones(Ru.nnz), Ru.indices, Ru.indptr), shape=Ru.shape).toarray() > 0
+        )
+        n_free = n_items - rated.sum(axis=1)
+        want = np.minimum(n_free, np.maximum(1, np.ceil(ratio * rated.sum(axis=1)))).astype(int)
+        keys = rng.random(rated.shape)
+        keys[rated] = 2.0
+        order = np.argsort(keys, axis=1)
+        take = np.arange(n_items)[None, :] < want[:, None]
+        r, c = np.nonzero(take)
+        out_u.append(us[r])
+        out_i.append(order[r, c])
+    return np.concatenate(out_u), np.concatenate(out_i)
+
+
+class PooledProblem:
+    """The pooled ranking problem: features ``X``, labels ``y`` and query ``qid`` (user)."""
+
+    def __init__(self, X: NDArray[np.float64], y: NDArray[np.float64], qid: NDArray[np.int64]):
+        self.X, self.y, self.qid = X, y, qid
+
+    def feedback(self, kind: str, rows: NDArray[np.bool_] | None = None) -> LayeredFeedback:
+        y, q = (self.y, self.qid) if rows is None else (self.y[rows], self.qid[rows])
+        if kind == "rated":
+            return BipartiteFeedback((y > 0).astype(np.float64), q)
+        return LayeredFeedback(y, q)
+
+
+def pooled_problem(
+    R: sp.csr_matrix,
+    targets: NDArray[np.int64],
+    base: dict[str, Any],
+    *,
+    n_folds: int,
+    feedback: str,
+    negatives: float,
+    rng: np.random.Generator,
+) -> PooledProblem:
+    """The cross-fitted rows of every target (rated items, plus sampled unrated ones).
+
+    Labels: a rated row has ``1 + rating - min rating`` (>= 1), an unrated row 0; with
+    ``feedback="ratings"`` no unrated row is sampled.
+    """
+    fold = _entry_folds(R, n_folds, rng)
+    n_u = np.diff(R.indptr)
+    rows = np.repeat(np.arange(R.shape[0]), n_u)
+    is_target = np.zeros(R.shape[0], dtype=bool)
+    is_target[targets] = True
+    lo = float(R.data.min())
+    # the rows: (user, item, label, fold)
+    keep = is_target[rows]
+    users = [rows[keep]]
+    items = [R.indices[keep].astype(np.int64)]
+    labels = [1.0 + R.data[keep] - lo]
+    folds = [fold[keep]]
+    if feedback != "ratings":
+        nu, ni = _sample_unrated(R, targets, negatives, rng)
+        users.append(nu)
+        items.append(ni)
+        labels.append(np.zeros(nu.shape[0]))
+        folds.append(rng.integers(0, n_folds, size=nu.shape[0]))
+    u = np.concatenate(users)
+    it = np.concatenate(items)
+    y = np.concatenate(labels)
+    f = np.concatenate(folds)
+    names = tuple(base["names"])
+    X = np.empty((u.shape[0], len(names)))
+    for k in range(n_folds):
+        mask = fold != k
+        Rk = sp.csr_matrix((R.data[mask], R.indices[mask], np.concatenate(
+            [[0], np.cumsum(np.bincount(rows[mask], minlength=R.shape[0]))]
+        )), shape=R.shape)  # fmt: skip
+        model = BaseScores(**base).fit(Rk)
+        mine = np.flatnonzero(f == k)
+        if mine.shape[0] == 0:
+            continue
+        # score the rows of fold k, a block of users at a time
+        by_user = mine[np.argsort(u[mine], kind="stable")]
+        uu = u[by_user]
+        step = _block_size(R.shape[1], len(names))
+        block_users = np.unique(uu)
+        for s in range(0, block_users.shape[0], step):
+            bu = block_users[s : s + step]
+            sel = by_user[(uu >= bu[0]) & (uu <= bu[-1])]
+            S = model.scores(bu)
+            X[sel] = S[np.searchsorted(bu, u[sel]), it[sel]]
+    order = np.lexsort((it, u))
+    return PooledProblem(X[order], y[order], u[order])
+
+
+def _train_quiet(
+    X: NDArray[np.float64], fb: LayeredFeedback, params: TrainParams, **kw: Any
+) -> RankBoostModel:
+    with numba_threads(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrainingStoppedWarning)
+        return _train(X, fb, params, **kw)
+
+
+def select_rounds(
+    problem: PooledProblem,
+    kind: str,
+    params: TrainParams,
+    inner_folds: int,
+    rng: np.random.Generator,
+) -> tuple[int, NDArray[np.float64]]:
+    """The number of rounds with the best mean held-out NDCG@10 over folds of users.
+
+    Returns the round (1-based) and the mean curve (one value per round).
+    """
+    users = np.unique(problem.qid)
+    group = rng.permutation(users.shape[0]) % inner_folds
+    g_of = np.zeros(int(users.max()) + 1, dtype=np.int64)
+    g_of[users] = group
+    curves = []
+    for g in range(inner_folds):
+        valid = g_of[problem.qid] == g
+        yv = problem.y[valid]
+        if problem.y[~valid].max() == problem.y[~valid].min():
+            continue
+        gain = (yv > 0).astype(np.float64) if kind == "rated" else yv
+        monitor = EvaluationMonitor(
+            [(problem.X[valid], gain, problem.qid[valid])], metrics="ndcg@10"
+        )
+        _train_quiet(problem.X[~valid], problem.feedback(kind, ~valid), params, callbacks=[monitor])
+        curve = np.asarray(monitor.results["valid_0"]["ndcg@10"])
+        full = np.full(params.n_rounds, curve[-1] if curve.size else np.nan)
+        full[: curve.shape[0]] = curve  # a stopped run keeps its last value
+        curves.append(full)
+    if not curves:
+        return params.n_rounds, np.full(params.n_rounds, np.nan)
+    mean = np.mean(curves, axis=0)
+    return int(np.nanargmax(mean)) + 1, mean
+
+
+def fit_pooled(problem: PooledProblem, kind: str, params: TrainParams) -> RankBoostModel:
+    """Train the pooled model on every target's query."""
+    return _train_quiet(problem.X, problem.feedback(kind), params, feature_names=None)
+
+
+def top_k(scores: NDArray[np.float64], k: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Per row, the columns of the ``k`` largest finite scores, best first (ties: lower column).
+
+    ``-inf`` marks excluded cells; rows with fewer than ``k`` of the others are padded
+    with -1 and NaN.
+    """
+    n, m = scores.shape
+    kk = min(k, m)
+    cols = np.argsort(-scores, axis=1, kind="stable")[:, :kk]
+    vals = np.take_along_axis(scores, cols, axis=1)
+    items = np.full((n, k), -1, dtype=np.int64)
+    out = np.full((n, k), np.nan)
+    ok = np.isfinite(vals)
+    items[:, :kk] = np.where(ok, cols, -1)
+    out[:, :kk] = np.where(ok, vals, np.nan)
+    return items, out
+
+
+def _top_of_block(
+    base: BaseScores,
+    model: RankBoostModel,
+    R: sp.csr_matrix,
+    k: int,
+    exclude_rated: bool,
+    users: NDArray[np.int64],
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Top-``k`` items of a block of users under the pooled model (one scoring call)."""
+    S = base.scores(users)
+    with numba_threads(1):
+        H = model.decision_function(S.reshape(-1, S.shape[2])).reshape(S.shape[:2])
+    if exclude_rated:
+        Ru = R[users]
+        H[np.repeat(np.arange(users.shape[0]), np.diff(Ru.indptr)), Ru.indices] = -np.inf
+    return top_k(H, k)
+
+
+def recommend_pooled(
+    base: BaseScores,
+    model: RankBoostModel,
+    R: sp.csr_matrix,
+    fitted: NDArray[np.int64],
+    k: int,
+    exclude_rated: bool,
+    n_jobs: int,
+    verbose: int,
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Top-k of every fitted user: blocks of users scored at once (one model call each)."""
+    step = _block_size(R.shape[1], len(base.names))
+    blocks = [fitted[s : s + step] for s in range(0, fitted.shape[0], step)]
+    args = (base, model, R, k, exclude_rated)
+    if n_jobs == 1 or len(blocks) < 2:
+        parts = [_top_of_block(*args, b) for b in blocks]
+    else:
+        parts = Parallel(n_jobs=n_jobs, verbose=verbose)(
+            delayed(_top_of_block)(*args, b) for b in blocks
+        )
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+def train_pooled(
+    R: sp.csr_matrix,
+    targets: NDArray[np.int64],
+    base: dict[str, Any],
+    params: TrainParams,
+    feedback: str,
+    n_folds: int,
+    negatives: float,
+    inner_folds: int | None,
+    random_state: int,
+) -> tuple[RankBoostModel, NDArray[np.float64] | None, BaseScores, int]:
+    """The pooled model, its inner-CV curve, the base recommenders on all of ``R``, #rows."""
+    rng = np.random.default_rng(random_state)
+    problem = pooled_problem(
+        R, targets, base, n_folds=n_folds, feedback=feedback, negatives=negatives, rng=rng
+    )
+    if np.unique(problem.y).shape[0] < 2 or (
+        feedback == "ratings" and not _has_pair(problem.y, problem.qid)
+    ):
+        raise ValueError(
+            "no target user has a crucial pair: with feedback='ratings' a target needs two "
+            "different ratings. Use feedback='both' or 'rated' (rated above unrated), or "
+            "add ratings."
+        )
+    curve = None
+    if inner_folds is not None and targets.shape[0] >= inner_folds:
+        best, curve = select_rounds(problem, feedback, params, inner_folds, rng)
+        params = params.replace(n_rounds=best)
+    model = fit_pooled(problem, feedback, params)
+    return model, curve, BaseScores(**base).fit(R), int(problem.X.shape[0])
+
+
+def _has_pair(y: NDArray[np.float64], qid: NDArray[np.int64]) -> bool:
+    """Whether some query holds two different labels."""
+    lo = np.full(int(qid.max()) + 1, np.inf)
+    hi = np.full(int(qid.max()) + 1, -np.inf)
+    np.minimum.at(lo, qid, y)
+    np.maximum.at(hi, qid, y)
+    return bool((hi > lo).any())
+
+
+def pooled_targets(
+    R: sp.csr_matrix, targets: NDArray[np.int64], label: list[Any], invalid: str
+) -> tuple[NDArray[np.int64], dict[int, str]]:
+    """The targets with a rating (a query), and why the others cannot be fitted."""
+    n_rated = np.diff(R.indptr)[targets]
+    skipped = {
+        int(u): f"user {label[u]!r} has no rating, so it has no query to learn from"
+        for u in targets[n_rated == 0]
+    }
+    if skipped and invalid == "raise":
+        raise ValueError(
+            f"cannot fit target {next(iter(skipped.values()))}. Drop the user from "
+            "target_users, or pass invalid_targets='skip' to skip such users."
+        )
+    fitted = targets[n_rated > 0]
+    if fitted.shape[0] == 0:
+        raise ValueError("no target user has a rating; the pooled model has no query.")
+    return fitted, skipped

@@ -1,0 +1,324 @@
+"""The pooled recommender (SPEC 7.2): base recommenders against loop references written
+from their formulas, cross-fitting without leakage, batch == per-user scoring, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from rankboost.recommend import BASE_RECOMMENDERS, RankBoostRecommender
+from rankboost.recommend._base import BaseScores
+from rankboost.recommend._pooled import pooled_problem, top_k
+
+
+def _ratings(seed, n_users=14, n_items=18, density=0.45):
+    """Two taste groups plus noise, ratings 1..5, every user with >= 3 ratings."""
+    rng = np.random.default_rng(seed)
+    taste = rng.integers(1, 6, size=n_items).astype(float)
+    group = rng.integers(0, 2, size=n_users)
+    dense = np.where(group[:, None] == 0, taste, 6 - taste)
+    dense = np.clip(dense + rng.integers(-1, 2, size=dense.shape), 1, 5)
+    mask = rng.random(dense.shape) < density
+    mask[:, :3] = True
+    rows, cols = np.nonzero(mask)
+    return sp.csr_matrix((dense[rows, cols], (rows, cols)), shape=dense.shape)
+
+
+# ------------------------------------------------------------------ loop references
+
+
+def _ref_scores(R, name, k=50, lam=250.0, pool=None):
+    """One user and item at a time, straight from the formulas in _base's docstring."""
+    D = R.toarray()
+    M = R.toarray() != 0
+    n_users, n_items = D.shape
+    mu = D[M].mean()
+    mu_u = np.array([D[u, M[u]].mean() if M[u].any() else mu for u in range(n_users)])
+    n_i = M.sum(axis=0)
+    item_mean = np.array([(D[M[:, i], i].sum() + 5 * mu) / (n_i[i] + 5) for i in range(n_items)])
+    out = np.full((n_users, n_items), np.nan)
+    if name == "popularity":
+        return np.tile(np.log1p(n_i), (n_users, 1)).astype(float)
+    if name == "item_mean":
+        return np.tile(item_mean, (n_users, 1))
+    if name == "user_knn":
+        pool = range(n_users) if pool is None else pool
+        for u in range(n_users):
+            for i in range(n_items):
+                num = den = 0.0
+                for v in pool:
+                    if v == u or not M[v, i]:
+                        continue
+                    nu, nv = np.linalg.norm(D[u]), np.linalg.norm(D[v])
+                    s = D[u] @ D[v] / (nu * nv) if nu * nv > 0 else 0.0
+                    num += s * (D[v, i] - mu_u[v])
+                    den += abs(s)
+                if den > 0:
+                    out[u, i] = mu_u[u] + num / den
+        return out
+
+    def cos(A, kk):
+        S = np.zeros((A.shape[1], A.shape[1]))
+        for i in range(A.shape[1]):
+            for j in range(A.shape[1]):
+                ni, nj = np.linalg.norm(A[:, i]), np.linalg.norm(A[:, j])
+                if i != j and ni * nj > 0:
+                    S[i, j] = A[:, i] @ A[:, j] / (ni * nj)
+        for i in range(S.shape[0]):  # keep each item's kk most similar
+            order = np.argsort(-S[i], kind="stable")
+            S[i, order[kk:]] = 0.0
+        return S
+
+    if name == "item_knn":
+        C = np.where(M, D - mu_u[:, None], 0.0)
+        S = cos(C, k)
+        for u in range(n_users):
+            for i in range(n_items):
+                js = [j for j in range(n_items) if M[u, j] and S[i, j] != 0]
+                den = sum(abs(S[i, j]) for j in js)
+                if den > 0:
+                    num = sum(S[i, j] * (D[u, j] - item_mean[j]) for j in js)
+                    out[u, i] = item_mean[i] + num / den
+        return out
+    X = M.astype(float)
+    if name == "cooccurrence":
+        S = cos(X, k)
+        raw = np.array([[sum(S[i, j] for j in range(n_items) if M[u, j]) for i in range(n_items)]
+                        for u in range(n_users)])  # fmt: skip
+    else:  # ease
+        P = np.linalg.inv(X.T @ X + lam * np.eye(n_items))
+        B = np.eye(n_items) - P / np.diag(P)[None, :]
+        np.fill_diagonal(B, 0.0)
+        raw = X @ B
+    for u in range(n_users):
+        free = ~M[u]
+        m, sd = raw[u, free].mean(), raw[u, free].std()
+        out[u] = (raw[u] - m) / sd if sd > 0 else 0.0
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("name", BASE_RECOMMENDERS)
+def test_base_recommenders_match_the_loop_reference(name, seed):
+    R = _ratings(seed)
+    k = 4  # prunes: each item keeps 4 of its 17 neighbours
+    got = BaseScores((name,), k=k, ease_lambda=3.0).fit(R).scores(np.arange(R.shape[0]))[..., 0]
+    want = _ref_scores(R, name, k=k, lam=3.0)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+def test_user_knn_pool_and_a_block_of_users_match_the_reference():
+    R = _ratings(3)
+    pool = np.array([1, 4, 5, 9, 12])
+    base = BaseScores(("user_knn",), pool=pool).fit(R)
+    users = np.array([9, 0, 4])
+    got = base.scores(users)[..., 0]
+    np.testing.assert_allclose(got, _ref_scores(R, "user_knn", pool=pool)[users], rtol=1e-9)
+
+
+# ------------------------------------------------------------------ cross-fitting
+
+
+@pytest.mark.parametrize("feedback", ["both", "ratings"])
+def test_a_rating_never_informs_its_own_feature_value(feedback):
+    R = _ratings(5)
+    targets = np.arange(R.shape[0])
+    base = {"names": BASE_RECOMMENDERS}
+    kw = {"n_folds": 3, "feedback": feedback, "negatives": 1.0}
+    p0 = pooled_problem(R, targets, base, rng=np.random.default_rng(7), **kw)
+    u, i = 2, int(R[2].indices[1])
+    R2 = R.copy()
+    R2[u, i] = 1.0 if R[u, i] != 1.0 else 5.0  # same structure, another value
+    p1 = pooled_problem(R2, targets, base, rng=np.random.default_rng(7), **kw)
+    np.testing.assert_array_equal(p0.qid, p1.qid)
+    rated = np.flatnonzero(p0.y > 0)
+    rows_u = rated[p0.qid[rated] == u]
+    # the row of (u, i) is the one whose label changed
+    (row,) = rows_u[p0.y[rows_u] != p1.y[rows_u]]
+    np.testing.assert_array_equal(p0.X[row], p1.X[row])  # its features did not
+    assert not np.allclose(np.nan_to_num(p0.X), np.nan_to_num(p1.X))  # others did
+
+
+def test_problem_rows_labels_and_negatives():
+    R = _ratings(6)
+    targets = np.array([0, 3, 7])
+    prob = pooled_problem(
+        R, targets, {"names": ("popularity",)}, n_folds=2, feedback="both", negatives=1.0,
+        rng=np.random.default_rng(0),
+    )  # fmt: skip
+    for u in targets:
+        mine = prob.qid == u
+        n_rated = R[u].nnz
+        assert (prob.y[mine] > 0).sum() == n_rated
+        assert (prob.y[mine] == 0).sum() == min(n_rated, R.shape[1] - n_rated)
+        np.testing.assert_array_equal(
+            np.sort(prob.y[mine][prob.y[mine] > 0]), np.sort(R[u].data - R.data.min() + 1)
+        )
+    assert set(np.unique(prob.qid)) == set(targets.tolist())
+
+
+def test_top_k_equals_a_stable_argsort_with_exclusions_and_padding():
+    rng = np.random.default_rng(0)
+    S = rng.integers(0, 4, size=(6, 9)).astype(float)  # many ties
+    S[2, :] = -np.inf
+    S[3, 2:] = -np.inf
+    items, scores = top_k(S, 4)
+    for r in range(S.shape[0]):
+        order = [c for c in np.argsort(-S[r], kind="stable") if np.isfinite(S[r, c])][:4]
+        assert items[r, : len(order)].tolist() == order
+        assert (items[r, len(order) :] == -1).all()
+        assert np.isnan(scores[r, len(order) :]).all()
+
+
+# ------------------------------------------------------------------ estimator
+
+
+def _pooled(R, targets=None, **kw):
+    kw.setdefault("n_estimators", 15)
+    return RankBoostRecommender(**kw).fit(R, target_users=targets)
+
+
+def test_default_is_pooled_and_recommend_all_equals_recommend():
+    R = _ratings(8)
+    rec = _pooled(R, n_jobs=1)
+    assert rec.mode == "pooled"
+    assert rec.model_ is not None
+    assert rec.report_["n_rounds"] <= 15
+    assert rec.rounds_curve_.shape == (15,)
+    users, items, scores = rec.recommend_all(k=5)
+    np.testing.assert_array_equal(users, np.arange(R.shape[0]))
+    for r, u in enumerate(users):
+        it, sc = rec.recommend(int(u), k=5)
+        n = it.shape[0]
+        np.testing.assert_array_equal(items[r, :n], it)
+        np.testing.assert_allclose(scores[r, :n], sc, rtol=0, atol=1e-12)
+        assert not set(it.tolist()) & set(R[u].indices.tolist())
+        np.testing.assert_allclose(rec.predict(int(u), it), sc, rtol=0, atol=1e-12)
+    par = RankBoostRecommender(n_estimators=15, n_jobs=2).fit(R).recommend_all(k=5)
+    np.testing.assert_array_equal(par[1], items)
+
+
+def test_pooled_learns_the_taste_groups():
+    """Held-out ratings: the pooled model ranks a user's liked items above disliked ones."""
+    R = _ratings(11, n_users=40, n_items=30, density=0.6)
+    rng = np.random.default_rng(0)
+    coo = R.tocoo()
+    test = rng.random(coo.nnz) < 0.25
+    test &= np.isin(coo.col, np.arange(3, 30))
+    train = sp.csr_matrix((coo.data[~test], (coo.row[~test], coo.col[~test])), shape=R.shape)
+    rec = RankBoostRecommender(feedback="ratings", n_estimators=30).fit(train)
+    good = bad = 0
+    for u in range(R.shape[0]):
+        sel = test & (coo.row == u)
+        y, it = coo.data[sel], coo.col[sel]
+        s = rec.predict(u, it)
+        hi, lo = np.nonzero(y[:, None] > y[None, :])
+        good += int((s[hi] > s[lo]).sum())
+        bad += int((s[hi] < s[lo]).sum())
+    assert good > 3 * bad
+
+
+def test_any_user_of_the_ratings_can_be_scored_and_labels_round_trip():
+    pd = pytest.importorskip("pandas")
+    R = _ratings(9).tocoo()
+    frame = pd.DataFrame({"user": [f"u{r:02d}" for r in R.row], "item": R.col + 100,
+                          "rating": R.data})  # fmt: skip
+    rec = RankBoostRecommender(n_estimators=10).fit(frame, target_users=["u00", "u01", "u02"])
+    mat = RankBoostRecommender(n_estimators=10).fit(R.tocsr(), target_users=[0, 1, 2])
+    items, scores = rec.recommend("u05", k=4)  # not a target: the pooled model scores anyone
+    np.testing.assert_array_equal(items, mat.recommend(5, k=4)[0] + 100)
+    users, top, _ = rec.recommend_all(k=3)
+    assert users.tolist() == ["u00", "u01", "u02"]
+    assert all(isinstance(i, (int, np.integer)) and i >= 100 for i in top.ravel())
+
+
+# ------------------------------------------------------------------ bad input (issue 24)
+
+
+def test_user_with_one_rating():
+    R = _ratings(4).tolil()
+    R[0, :] = 0
+    R[0, 5] = 4.0
+    R = sp.csr_matrix(R)
+    R.eliminate_zeros()
+    rec = RankBoostRecommender(n_estimators=5).fit(R)  # rated above unrated: still a pair
+    assert rec.recommend(0, k=3)[0].shape == (3,)
+    with pytest.raises(ValueError, match=r"user 0 has 1 rating\(s\) with fewer than two"):
+        RankBoostRecommender(mode="per_user", n_estimators=5).fit(R, target_users=[0])
+    with pytest.raises(ValueError, match="no target user has a crucial pair.*feedback='both'"):
+        RankBoostRecommender(feedback="ratings", n_estimators=5).fit(R, target_users=[0])
+
+
+def test_duplicates_and_out_of_range_ratings():
+    pd = pytest.importorskip("pandas")
+    R = _ratings(4).tocoo()
+    dup = sp.coo_matrix(
+        (np.r_[R.data, 3.0], (np.r_[R.row, R.row[0]], np.r_[R.col, R.col[0]])), shape=R.shape
+    )
+    with pytest.raises(ValueError, match="more than once; keep one rating"):
+        RankBoostRecommender().fit(dup)
+    frame = pd.DataFrame({"user": R.row, "item": R.col, "rating": R.data})
+    with pytest.raises(ValueError, match="more than once; keep one rating"):
+        RankBoostRecommender().fit(pd.concat([frame, frame.iloc[[2]]]))
+    bad = frame.copy()
+    bad.loc[4, "rating"] = 7.0
+    with pytest.raises(ValueError, match=r"rating 7.0 for user .* within rating_range=\(1, 5\)"):
+        RankBoostRecommender(rating_range=(1, 5)).fit(bad)
+
+
+def test_unknown_users_and_items_at_predict_never_leak_index_error():
+    R = _ratings(4)
+    rec = _pooled(R)
+    for user in (R.shape[0], -1, 10**9):
+        with pytest.raises(ValueError, match=r"unknown user .*\(rows 0\.\."):
+            rec.predict(user)
+        with pytest.raises(ValueError, match=r"unknown user"):
+            rec.recommend(user)
+    with pytest.raises(ValueError, match="unknown item 18"):
+        rec.predict(0, [1, 18])
+    per = RankBoostRecommender(mode="per_user", n_estimators=3).fit(R, target_users=[0])
+    with pytest.raises(ValueError, match=r"unknown user 14"):
+        per.predict(14)
+
+
+def test_mixed_id_types_are_refused_and_hinted():
+    pd = pytest.importorskip("pandas")
+    R = _ratings(4).tocoo()
+    users = [str(u) if u % 2 else int(u) for u in R.row]
+    frame = pd.DataFrame({"user": users, "item": R.col, "rating": R.data})
+    with pytest.raises(ValueError, match=r"user ids mix types: .*Convert the column"):
+        RankBoostRecommender().fit(frame)
+    ok = pd.DataFrame({"user": R.row, "item": R.col, "rating": R.data})
+    rec = RankBoostRecommender(n_estimators=5).fit(ok, target_users=[0, 1])
+    with pytest.raises(ValueError, match=r"unknown user '1'.*The user 1 \(int\) exists"):
+        rec.recommend("1")
+
+
+def test_explicit_zeros_in_a_sparse_matrix():
+    R = _ratings(4)
+    Z = R.copy()
+    Z.data[3] = 0.0  # stored, not eliminated
+    with pytest.raises(ValueError, match=r"explicit 0 \(user 0, item .*eliminate_zeros\(\)"):
+        RankBoostRecommender().fit(Z)
+    with pytest.raises(ValueError, match=r"rating 0.0 .* within rating_range"):
+        RankBoostRecommender(rating_range=(1, 5)).fit(Z)
+    RankBoostRecommender(rating_range=(0, 5), n_estimators=3).fit(Z)  # 0 is a rating here
+
+
+def test_bad_pooled_parameters_name_the_parameter():
+    R = _ratings(4)
+    bad = [
+        ({"mode": "global"}, "mode must be one of"),
+        ({"feedback": "clicks"}, "feedback must be one of"),
+        ({"base_recommenders": ("ease", "svd")}, "base_recommenders must be distinct names"),
+        ({"base_recommenders": ("ease", "ease")}, "base_recommenders must be distinct names"),
+        ({"n_folds": 1}, "n_folds must be an int >= 2"),
+        ({"negatives": 0}, "negatives must be a number > 0"),
+        ({"inner_folds": 1}, "inner_folds must be None or an int >= 2"),
+        ({"random_state": -1}, "random_state must be an int >= 0"),
+        ({"thresholds": "many"}, "thresholds"),
+    ]
+    for kw, msg in bad:
+        with pytest.raises(ValueError, match=msg):
+            RankBoostRecommender(**kw).fit(R)
