@@ -40,6 +40,11 @@ def as_float_matrix(X: Any) -> NDArray[np.float64]:
     return np.ascontiguousarray(X, dtype=np.float64)
 
 
+#: The smallest float64 magnitude that rounds to infinity in float32 (FLT_MAX + half an ulp,
+#: which rounds to even: to infinity).
+FLOAT32_OVERFLOW = float(np.finfo(np.float32).max) + 2.0**103
+
+
 def check_feature_matrix(
     X: ArrayLike, *, name: str = "X", n_features: int | None = None
 ) -> NDArray[np.float64]:
@@ -88,6 +93,16 @@ def check_feature_matrix(
             f"{name} contains infinity (first at row {row}, column {col}); rankboost reads "
             "NaN as 'this feature abstains', so replace missing values by NaN and clip "
             "infinite ones."
+        )
+    # rankboost compares features as float32 (rankboost.binning): a value that rounds to
+    # +-inf there has no place in the domain, like infinity itself
+    big = (arr >= FLOAT32_OVERFLOW) | (arr <= -FLOAT32_OVERFLOW)
+    if big.any():
+        row, col = np.argwhere(big)[0]
+        raise ValueError(
+            f"{name}[{row}, {col}] is {float(arr[row, col])!r}, beyond the float32 range "
+            f"(|x| < 3.4e38): rankboost compares features as float32, as XGBoost does; clip "
+            "or rescale the feature."
         )
     return arr
 
