@@ -17,8 +17,6 @@ import rankboost as rb
 from conftest import letor_like, train_quiet
 from rankboost import model as model_module
 from rankboost._validation import FLOAT32_OVERFLOW
-from rankboost.binning import floor32
-from rankboost.model import to_float32
 from rankboost.model import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -27,6 +25,7 @@ from rankboost.model import (
     Rounds,
     StepFunction,
     load_model,
+    to_float32,
 )
 from rankboost.weak_rankers import FeatureRanker, ThresholdRanker
 
@@ -464,7 +463,8 @@ def test_feature_function_reproduces_scores(trained):
     for i in range(X.shape[1]):
         breaks, values, missing = model.feature_function(i)
         col = X[:, i]
-        part = values[np.searchsorted(breaks, to_float32(col), side="left").clip(max=values.size - 1)]
+        idx = np.searchsorted(breaks, to_float32(col), side="left")
+        part = values[idx.clip(max=values.size - 1)]
         total += np.where(np.isnan(col), missing, part)
     np.testing.assert_array_equal(total, model.decision_function(X))
     # feature_function is step_functions, as copies; an unused feature is 0
