@@ -262,6 +262,16 @@ def model_to_dict(self: Any) -> dict[str, Any]:
         "params": self.params,
         "stop_reason": self.stop_reason,
         "best_iteration": self.best_iteration,
+        **(
+            {
+                "evals_result": {
+                    n: {k: [_float_to_json(v) for v in vs] for k, vs in per.items()}
+                    for n, per in self.evals_result.items()
+                }
+            }
+            if self.evals_result
+            else {}
+        ),
         "rounds": rounds,
         "history": {k: floats(self._stats[k]) for k in STAT_KEYS},
     }
@@ -323,6 +333,7 @@ def model_from_dict(cls: Any, data: Any) -> Any:
             best_iteration=best,
         )
         _check_loaded(model)
+        model.evals_result = _evals_from_json(data.get("evals_result"), model.n_rounds)
     except (KeyError, TypeError) as exc:
         raise ValueError(f"malformed model file: missing or bad field {exc}.") from exc
     except (RecursionError, OverflowError):
@@ -386,3 +397,22 @@ def read_json(
         ) from None
     except ValueError as exc:  # json.JSONDecodeError, and the two hooks above
         raise ValueError(f"{path} is not valid JSON ({exc}); is it a {kind}?") from None
+
+
+def _evals_from_json(x: Any, n_rounds: int) -> dict[str, dict[str, list[float]]] | None:
+    """The optional ``evals_result``: ``{set: {metric: [one value per round]}}``."""
+    if x is None:
+        return None
+    if not isinstance(x, dict) or not all(isinstance(v, dict) for v in x.values()):
+        raise ValueError(f"evals_result is {_short(x)}, not an object of objects of lists")
+    out: dict[str, dict[str, list[float]]] = {}
+    for name, per in x.items():
+        out[str(name)] = {}
+        for key, values in per.items():
+            vals = _floats_from_json(values, f"evals_result.{name}.{key}")
+            if len(vals) > n_rounds:
+                raise ValueError(
+                    f"evals_result.{name}.{key} has {len(vals)} values for {n_rounds} rounds"
+                )
+            out[str(name)][str(key)] = vals
+    return out

@@ -232,6 +232,9 @@ class RankBoostModel:
         self.params = dict(params or {})
         self.stop_reason = stop_reason
         self.best_iteration = best_iteration
+        #: Validation curves ``{set: {metric: [value per round]}}`` of the fit, saved with
+        #: the model so that ``plot_training`` draws them for a loaded model too.
+        self.evals_result: dict[str, dict[str, list[float]]] | None = None
         self._steps: dict[int, dict[int, StepFunction]] = {}
         self._rankers: tuple[WeakRanker, ...] | None = None
 

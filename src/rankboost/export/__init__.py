@@ -143,6 +143,14 @@ def _check_names(model: RankBoostModel, names: Any, format: str) -> list[str] | 
         if s in seen:
             raise ValueError(f"feature_names must be unique; {s!r} names features {seen[s]}, {i}.")
         seen[s] = i
+    if format in ("es-xgboost", "es-ranklib", "solr"):
+        for i, s in enumerate(names):
+            if any(ord(c) < 32 or c == "\x7f" for c in s):
+                raise ValueError(
+                    f"feature name {s!r} (feature {i}) holds a control character (newline, "
+                    "tab, ...), which a search engine's feature store cannot name a feature "
+                    "by. Pass feature_names=[...] to export."
+                )
     if format in ("xgboost", "xgboost-dump", "es-xgboost"):
         for i, s in enumerate(names):
             if any(c in s for c in _XGBOOST_FORBIDDEN):
@@ -304,12 +312,13 @@ def _serialize(
 
         # a split on missingness has the condition -inf, which XGBoost reads as -Infinity
         doc: Any = model_json(model, k, trees=trees, feature_names=names)
-        return json.dumps(doc, allow_nan=True).encode()
+        # UTF-8, not \uXXXX escapes: XGBoost's JSON reader keeps escapes undecoded in names
+        return json.dumps(doc, allow_nan=True, ensure_ascii=False).encode()
     if fmt == "xgboost-dump":
         from ._xgboost import dump
 
         doc = dump(model, k, trees=trees, feature_names=names)
-        return (json.dumps(doc, indent=2, allow_nan=False) + "\n").encode()
+        return (json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False) + "\n").encode()
     if fmt == "lightgbm":
         from ._lightgbm import model_text
 
