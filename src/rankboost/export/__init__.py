@@ -19,16 +19,20 @@ trees, which every serving stack reads. :func:`export_model` (also
 (``elasticsearch`` and ``opensearch`` are aliases of ``es-xgboost``.)
 
 How faithful each format is (docs/serving.md has the details and the tests behind them):
+rankboost compares every feature as float32 (training, ``predict`` and the exports share
+that one numeric domain), so every export takes ``predict``'s branch at every split for every
+input, float64 or float32:
 
-* LightGBM, and ONNX with ``dtype="float64"``, compare in float64 with ``x <= theta``, which
-  is exactly ``not [x > theta]``: LightGBM's scores equal ``decision_function`` bit for bit
+* LightGBM and ONNX with ``dtype="float64"`` compare the float64 ``x``: each split is the
+  largest float64 ``T`` whose float32 rounding is at most the float32 split point, so
+  ``x <= T`` exactly when ``float32(x)`` is. LightGBM's scores equal ``predict`` bit for bit
   (one tree per feature, added in the same order), ONNX's up to the final float32 rounding.
-* XGBoost, ONNX (float32), Elasticsearch/OpenSearch, Solr and RankLib read the features as
-  float32.
-  Each split point is the float32 number that decides ``[x > theta]`` exactly for every
-  float32 ``x`` (for ``x < c``: the smallest float32 strictly greater than ``theta``), so
-  they score ``H(float32(x))`` with leaves rounded to float32 and added in float32:
-  ``|score - H(float32(x))| <= (T + 1) 2^-24 sum_t |w_t(x)|`` for ``T`` trees whose leaves
+  LightGBM reads ``|x| <= 1e-35`` as 0: export warns (:class:`ExportWarning`) when a split
+  separates such values from 0.
+* XGBoost, ONNX (float32), Elasticsearch/OpenSearch, Solr and RankLib read ``float32(x)``;
+  their float32 split points decide exactly as ``predict`` does, with leaves rounded to
+  float32 and added in float32:
+  ``|score - predict(x)| <= (T + 2) 2^-24 sum_t |w_t(x)|`` for ``T`` trees whose leaves
   ``w_t(x)`` the row reaches.
 * RankLib, ``es-ranklib`` and Solr have no missing values (they read a missing feature as
   0): they are faithful only when ``H_i(0) == H_i(NaN)`` for every used feature; otherwise
