@@ -106,7 +106,7 @@ def lambdarank():
     te = rb.datasets.load_svmlight(LAMBDARANK / "rank.test.gz", n_features=tr.X.shape[1])
     qid = np.repeat(np.arange(len(s := rb.datasets.load_query_file(
         LAMBDARANK / "rank.train.query.gz"))), s)  # fmt: skip
-    model = rb.train(tr.X, rb.LayeredFeedback(tr.y, qid), 30)
+    model = rb.train(tr.X, rb.LayeredFeedback(tr.y, qid), 15)
     return model, te.X
 
 

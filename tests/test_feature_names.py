@@ -30,7 +30,7 @@ def mq():
 
 def test_fit_takes_feature_names(mq):
     tr, te = mq
-    est = RankBoostRanker(n_estimators=15).fit(
+    est = RankBoostRanker(n_estimators=5).fit(
         tr.X, tr.y, qid=tr.qid, feature_names=tr.feature_names
     )
     assert est.model_.feature_names == list(MQ2008_FEATURE_NAMES)
@@ -57,7 +57,7 @@ def test_predict_after_a_fit_that_raised_is_not_fitted(mq):
 def test_saved_model_scores_a_dataframe_by_column_name(mq, tmp_path):
     pd = pytest.importorskip("pandas")
     tr, te = mq
-    model = rb.train(tr.X, rb.LayeredFeedback(tr.y, tr.qid), 30, feature_names=tr.feature_names)
+    model = rb.train(tr.X, rb.LayeredFeedback(tr.y, tr.qid), 10, feature_names=tr.feature_names)
     model.save(tmp_path / "m.json")
     loaded = rb.load_model(tmp_path / "m.json")
     df = pd.DataFrame(te.X, columns=tr.feature_names)

@@ -80,8 +80,10 @@ def test_plot_training_shows_loss_bound_and_validation(fitted):
     assert np.all(est.history_["rloss"] <= est.history_["bound"] + 1e-12)
     # issue 22: the validation metric has a panel (and a y scale) of its own, under the loss
     vax = ax.figure.axes[-1]
-    assert vax is not ax and vax.get_ylabel() == "validation metric"
-    assert vax.get_yscale() == "linear" and ax.get_yscale() == "log"
+    assert vax is not ax
+    assert vax.get_ylabel() == "validation metric"
+    assert vax.get_yscale() == "linear"
+    assert ax.get_yscale() == "log"
     assert vax.get_shared_x_axes().joined(ax, vax)
     legend = [t.get_text() for t in vax.get_legend().get_texts()]
     assert "valid_0 ndcg@10" in legend
@@ -310,7 +312,8 @@ def test_training_plot_on_a_given_axes_appends_the_validation_panel(letor):
     assert "valid_0 map" in [t.get_text() for t in legend.get_texts()]
     ax.figure.canvas.draw()  # the divider places the panels when drawn
     a, b = ax.get_window_extent(), vax.get_window_extent()
-    assert b.y1 <= a.y0 + 1e-6 and not a.overlaps(b)
+    assert b.y1 <= a.y0 + 1e-6
+    assert not a.overlaps(b)
 
 
 def test_training_plot_of_a_cli_trained_model_draws_its_validation_curve(tmp_path, capsys):

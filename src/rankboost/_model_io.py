@@ -262,16 +262,7 @@ def model_to_dict(self: Any) -> dict[str, Any]:
         "params": self.params,
         "stop_reason": self.stop_reason,
         "best_iteration": self.best_iteration,
-        **(
-            {
-                "evals_result": {
-                    n: {k: [_float_to_json(v) for v in vs] for k, vs in per.items()}
-                    for n, per in self.evals_result.items()
-                }
-            }
-            if self.evals_result
-            else {}
-        ),
+        **_evals_to_json(getattr(self, "evals_result", None)),
         "rounds": rounds,
         "history": {k: floats(self._stats[k]) for k in STAT_KEYS},
     }
@@ -397,6 +388,18 @@ def read_json(
         ) from None
     except ValueError as exc:  # json.JSONDecodeError, and the two hooks above
         raise ValueError(f"{path} is not valid JSON ({exc}); is it a {kind}?") from None
+
+
+def _evals_to_json(evals: Any) -> dict[str, Any]:
+    """``{"evals_result": ...}`` when the model keeps validation curves, else ``{}``."""
+    if not evals:
+        return {}
+    return {
+        "evals_result": {
+            str(n): {str(k): [_float_to_json(float(v)) for v in vs] for k, vs in per.items()}
+            for n, per in evals.items()
+        }
+    }
 
 
 def _evals_from_json(x: Any, n_rounds: int) -> dict[str, dict[str, list[float]]] | None:

@@ -231,7 +231,7 @@ def plot_training(
     ['training rloss', 'bound prod Z_t']
     """
     m = _model_of(model)
-    evals = getattr(model, "evals_result_", None) or m.evals_result or {}
+    evals = getattr(model, "evals_result_", None) or getattr(m, "evals_result", None) or {}
     curves = [
         (f"{name} {key}", values)
         for name, per_metric in evals.items()
