@@ -94,17 +94,23 @@ def check_feature_matrix(
             "NaN as 'this feature abstains', so replace missing values by NaN and clip "
             "infinite ones."
         )
-    # rankboost compares features as float32 (rankboost.binning): a value that rounds to
-    # +-inf there has no place in the domain, like infinity itself
-    big = (arr >= FLOAT32_OVERFLOW) | (arr <= -FLOAT32_OVERFLOW)
+    return arr
+
+
+def check_float32_range(X: NDArray[np.float64], name: str = "X") -> None:
+    """Refuse a value that float32 rounds to +-inf (training and scoring call it).
+
+    rankboost compares features as float32 (:mod:`rankboost.binning`): such a value has no
+    place in that domain, like infinity itself, which :func:`check_feature_matrix` refuses.
+    """
+    big = (X >= FLOAT32_OVERFLOW) | (X <= -FLOAT32_OVERFLOW)
     if big.any():
         row, col = np.argwhere(big)[0]
         raise ValueError(
-            f"{name}[{row}, {col}] is {float(arr[row, col])!r}, beyond the float32 range "
+            f"{name}[{row}, {col}] is {float(X[row, col])!r}, beyond the float32 range "
             f"(|x| < 3.4e38): rankboost compares features as float32, as XGBoost does; clip "
             "or rescale the feature."
         )
-    return arr
 
 
 def check_labels(y: ArrayLike, *, name: str = "y", n_samples: int | None = None) -> NDArray:

@@ -49,6 +49,7 @@ from numpy.typing import NDArray
 
 from ._kernels import use_parallel
 from ._kernels.binning import bin_rows, gather_columns
+from ._validation import check_float32_range
 
 __all__ = [
     "BinMapper",
@@ -277,6 +278,7 @@ class BinMapper:
         row ``i`` repeated ``w[i]`` times, and rows of weight 0 are left out.
         """
         thresholds = check_thresholds(self.thresholds)
+        check_float32_range(X)  # the float32 domain has no room for them (module docstring)
         rows_ = np.arange(X.shape[0], dtype=np.int64) if rows is None else rows
         rows_ = np.ascontiguousarray(rows_, dtype=np.int64)
         if sample_weight is not None:

@@ -46,7 +46,7 @@ from ._rounds import (
     compile_steps,
     to_float32,
 )
-from ._validation import check_feature_matrix
+from ._validation import check_feature_matrix, check_float32_range
 from .weak_rankers import WeakRanker
 
 __all__ = [
@@ -363,7 +363,9 @@ class RankBoostModel:
                     f"X has two columns named {dup[0]!r}; the model reads columns by name."
                 )
             X = X.iloc[:, [where[n] for n in self.feature_names]]
-        return check_feature_matrix(X, n_features=self.n_features)
+        Xc = check_feature_matrix(X, n_features=self.n_features)
+        check_float32_range(Xc)
+        return Xc
 
     def _compiled(self, n_rounds: int) -> dict[int, StepFunction]:
         if n_rounds not in self._steps:

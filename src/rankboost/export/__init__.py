@@ -261,7 +261,12 @@ def export_bytes(
     1:0.5:1.0 2:2.0:0.25
     >>> text = export_bytes(model, "lightgbm").decode()
     >>> [line for line in text.splitlines() if line.startswith(("threshold", "leaf_value"))]
-    ['threshold=0.5', 'leaf_value=0.0 1.0', 'threshold=2.0', 'leaf_value=0.0 0.25']
+    ... # doctest: +NORMALIZE_WHITESPACE
+    ['threshold=0.5000000298023224', 'leaf_value=0.0 1.0',
+     'threshold=2.0000001192092896', 'leaf_value=0.0 0.25']
+
+    (LightGBM compares the float64 ``x``: ``x <= 0.5000000298023224`` exactly when
+    ``float32(x) <= 0.5``.)
     """
     if not isinstance(model, RankBoostModel):
         hint = (

@@ -132,7 +132,7 @@ def leq_point64(points: NDArray[np.float64]) -> NDArray[np.float64]:
     >>> import numpy as np
     >>> t = leq_point64(np.array([0.5, 1.0 + 2.0**-23]))
     >>> t.tolist()  # 0.5 is even: the midpoint rounds down to it; 1 + 2**-23 is odd
-    [0.5000000298023224, 1.0000001788139343]
+    [0.5000000298023224, 1.000000178813934]
     >>> x = np.array([t[0], np.nextafter(t[0], 1.0)])
     >>> x.astype(np.float32).tolist()
     [0.5, 0.5000000596046448]
@@ -329,8 +329,10 @@ def forest(
     [1, 2, 0, 0, 2, 2, 2]
     >>> tree.left, tree.right  # NaN to leaf 1, the rest to the tree over the breaks
     ([1, -1, 3, 5, -1, -1, -1], [2, -1, 4, 6, -1, -1, -1])
-    >>> tree.point, tree.value
-    ([nan, nan, 1.0, 0.0, nan, nan, nan], [nan, 0.5, nan, nan, 1.5, 0.0, 1.0])
+    >>> tree.point  # float64 points T: x <= T exactly when float32(x) <= theta
+    [nan, nan, 1.0000000596046448, 7.006492321624085e-46, nan, nan, nan]
+    >>> tree.value
+    [nan, 0.5, nan, nan, 1.5, 0.0, 1.0]
     """
     out = []
     for feature, sf in pieces(model, n_rounds, trees):
