@@ -24,6 +24,7 @@ from .weak_rankers import FeatureRanker, ThresholdRanker, WeakRanker
 
 __all__ = [
     "HISTORY_KEYS",
+    "floor32",
     "KINDS",
     "STAT_KEYS",
     "Rounds",
@@ -39,6 +40,28 @@ STAT_KEYS = ("r", "z", "rloss", "bound")
 #: Names of the weak-ranker kinds: ``Rounds.kind[t]`` indexes this tuple.
 KINDS = ("threshold", "feature")
 _THRESHOLD, _FEATURE = 0, 1
+
+
+def floor32(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The largest float32 ``<= x`` for every ``x`` (as float64; NaN stays NaN).
+
+    For a float32 ``v``, ``v > x`` if and only if ``v > floor32(x)``: a threshold rounded
+    down this way makes the same decision on every float32 value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankboost.binning import floor32  # defined here, public there
+    >>> floor32(np.array([0.1, 0.5, -np.inf, 1e300])).tolist()
+    [0.09999999403953552, 0.5, -inf, 3.4028234663852886e+38]
+    """
+    b = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        f = b.astype(np.float32)
+    above = f.astype(np.float64) > b  # round-to-nearest went up: step one float32 down
+    f[above] = np.nextafter(f[above], np.float32(-np.inf))
+    out: NDArray[np.float64] = f.astype(np.float64)
+    return out
 
 
 def to_float32(x: ArrayLike) -> NDArray[np.float64]:

@@ -49,6 +49,7 @@ from numpy.typing import NDArray
 
 from ._kernels import use_parallel
 from ._kernels.binning import bin_rows, gather_columns
+from ._rounds import floor32
 from ._validation import check_float32_range
 
 __all__ = [
@@ -59,28 +60,6 @@ __all__ = [
     "midpoint_cuts",
     "uniform_cuts",
 ]
-
-
-def floor32(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    """The largest float32 ``<= x`` for every ``x`` (as float64; NaN stays NaN).
-
-    For a float32 ``v``, ``v > x`` if and only if ``v > floor32(x)``: a threshold rounded
-    down this way makes the same decision on every float32 value.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from rankboost.binning import floor32
-    >>> floor32(np.array([0.1, 0.5, -np.inf, 1e300])).tolist()
-    [0.09999999403953552, 0.5, -inf, 3.4028234663852886e+38]
-    """
-    b = np.asarray(x, dtype=np.float64)
-    with np.errstate(over="ignore"):
-        f = b.astype(np.float32)
-    above = f.astype(np.float64) > b  # round-to-nearest went up: step one float32 down
-    f[above] = np.nextafter(f[above], np.float32(-np.inf))
-    out: NDArray[np.float64] = f.astype(np.float64)
-    return out
 
 
 def check_thresholds(thresholds: Any) -> Any:
