@@ -381,3 +381,6 @@ def test_fit_refuses_values_beyond_the_float32_range():
     with pytest.raises(ValueError, match=r"X\[1, 0\] is 1e\+39, beyond the float32 range"):
         BinMapper().fit(np.array([[0.0], [1e39]]))
     BinMapper().fit(np.array([[0.0], [3.4e38]]))  # rounds to the largest float32: accepted
+    model = rb.train(np.array([[0.0], [1.0]]), rb.BipartiteFeedback([0, 1]), 1)
+    with pytest.raises(ValueError, match=r"X\[0, 0\] is -1e\+39, beyond the float32 range"):
+        model.predict(np.array([[-1e39]]))
