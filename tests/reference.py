@@ -106,7 +106,7 @@ class Ranker:
     def predict(self, X: np.ndarray) -> np.ndarray:
         out = np.empty(X.shape[0])
         for k in range(X.shape[0]):
-            v = X[k, self.feature]
+            v = _f32(X[k, self.feature])  # features are compared as float32 (issue 22)
             if math.isnan(v):
                 out[k] = self.default
             elif self.kind == "threshold":
@@ -120,8 +120,20 @@ class Ranker:
         return (self.kind, self.feature, self.threshold, self.default)
 
 
+def _f32(v: float) -> float:
+    """``v`` rounded to float32 (to nearest, ties to even): rankboost's numeric domain."""
+    return float(np.float32(v))
+
+
+def _floor32(v: float) -> float:
+    """The largest float32 ``<= v``."""
+    f = np.float32(v)
+    return float(np.nextafter(f, np.float32(-np.inf)) if float(f) > v else f)
+
+
 def distinct_values(X: np.ndarray, rows: np.ndarray, feature: int) -> list[float]:
-    return sorted({float(X[k, feature]) for k in rows if not math.isnan(X[k, feature])})
+    """The distinct float32 values of the feature (issue 22: training sees float32(x))."""
+    return sorted({_f32(X[k, feature]) for k in rows if not math.isnan(X[k, feature])})
 
 
 def quantile_cuts(values: list[float], n_bins: int) -> list[float]:
@@ -146,13 +158,16 @@ def quantile_cuts(values: list[float], n_bins: int) -> list[float]:
 def midpoints(values: list[float]) -> list[float]:
     """Halfway between consecutive distinct values."""
     distinct = sorted(set(values))
-    return [(a + b) / 2 for a, b in zip(distinct[:-1], distinct[1:], strict=True)]
+    # rounded to the nearest float32, or the lower value where that reaches the upper one
+    mids = [(a, _f32(a / 2 + b / 2), b) for a, b in zip(distinct[:-1], distinct[1:], strict=True)]
+    return [m if a <= m < b else a for a, m, b in mids]
 
 
 def uniform_edges(values: list[float], n_bins: int) -> list[float]:
     """The inner edges of ``n_bins`` equal-width bins between min and max."""
     lo, hi = min(values), max(values)
-    return sorted({lo + k * (hi - lo) / n_bins for k in range(1, n_bins)} - {hi}) if hi > lo else []
+    edges = {_floor32(lo + k * (hi - lo) / n_bins) for k in range(1, n_bins)}
+    return sorted(e for e in edges if lo <= e < hi) if hi > lo else []
 
 
 def candidates(
@@ -169,7 +184,7 @@ def candidates(
             values = distinct_values(X, rows, i)
             cuts = uniform_edges(values, thresholds[1]) if values else []
         else:
-            defined = [float(X[k, i]) for k in rows if not math.isnan(X[k, i])]
+            defined = [_f32(X[k, i]) for k in rows if not math.isnan(X[k, i])]
             cuts = quantile_cuts(defined, int(thresholds)) if defined else []
         has_value = bool(distinct_values(X, rows, i))
         if weak_ranker in ("threshold", "both") and has_value:

@@ -107,6 +107,7 @@ def test_quantile_cuts_example():
 )
 @pytest.mark.parametrize("thresholds", ["all", 2, 7, 32])
 def test_quantile_cuts_invariant_to_increasing_transforms(g, thresholds):
+    """In the float32 domain: the cuts of g(X) are float32(g(cut)) for the cuts of X."""
     rng = np.random.default_rng(1)
     X = np.round(rng.normal(size=(400, 3)), 2)
     X[rng.random(X.shape) < 0.1] = np.nan
@@ -114,7 +115,10 @@ def test_quantile_cuts_invariant_to_increasing_transforms(g, thresholds):
     a = BinMapper(thresholds).fit(X)
     b = BinMapper(thresholds).fit(Xg)
     for i in range(3):
-        np.testing.assert_array_equal(g(a.cuts_[i]), b.cuts_[i])
+        x32 = a.cuts_[i].astype(np.float32).astype(np.float64)
+        np.testing.assert_array_equal(x32, a.cuts_[i])  # every cut is a float32 number
+        expected = g(np.round(x32, 2)).astype(np.float32).astype(np.float64)
+        np.testing.assert_array_equal(expected, b.cuts_[i])
     np.testing.assert_array_equal(a.transform(X), b.transform(Xg))
 
 
@@ -224,8 +228,8 @@ def test_signed_zero_cut_is_stored_as_zero(thresholds):
         assert not np.signbit(zero[0])
 
 
-VALUES = st.one_of(
-    st.floats(-1e300, 1e300, allow_nan=False, allow_infinity=False),
+VALUES = st.one_of(  # within the float32 range: fit refuses values beyond it (issue 22)
+    st.floats(-3e38, 3e38, allow_nan=False, allow_infinity=False),
     st.sampled_from([0.0, -0.0, 1e-310, -1e-310, 5e-324, 1.0, 1.0 + 2**-52, 3.0, math.nan]),
 )
 
@@ -237,7 +241,7 @@ VALUES = st.one_of(
     thresholds=st.sampled_from([2, 7, 255, "all"]),
 )
 def test_transform_matches_searchsorted(data, n, thresholds):
-    """Codes are 0 for NaN and 1 + #{cuts < x} otherwise, for any finite or infinite x:
+    """Codes are 0 for NaN and 1 + #{cuts < float32(x)} otherwise, for any finite or infinite x:
     values on a cut, between two adjacent floats, subnormal, and spread over 600 orders of
     magnitude (all cuts in a few of the guide's buckets)."""
     X = np.array(data.draw(st.lists(VALUES, min_size=3 * n, max_size=3 * n))).reshape(n, 3)
@@ -247,7 +251,8 @@ def test_transform_matches_searchsorted(data, n, thresholds):
     bm = BinMapper(thresholds).fit(X)
     codes = bm.transform(X_new)
     for i in range(3):
-        col = X_new[:, i]
+        with np.errstate(over="ignore"):
+            col = X_new[:, i].astype(np.float32)  # the float32 domain
         expected = np.where(np.isnan(col), 0, 1 + np.searchsorted(bm.cuts_[i], col, "left"))
         np.testing.assert_array_equal(codes[i], expected)
 
@@ -315,15 +320,17 @@ def test_issue13_midpoints_are_exactly_halfway():
 
 
 def test_issue13_midpoints_of_adjacent_and_huge_floats():
+    """The cuts are float32 numbers (the float32 domain) between float32 training values."""
     a = 1.0
-    b = np.nextafter(a, 2.0)
-    big = np.finfo(np.float64).max
+    b = float(np.nextafter(np.float32(a), np.float32(2.0)))  # adjacent float32 values
+    big = float(np.finfo(np.float32).max)
     cuts = rb.binning.midpoint_cuts(np.array([-big, a, b, big]))
     # (a + b) / 2 rounds to a or b; it must stay a (so [x > cut] still splits a from b)
     assert cuts[1] == a
-    assert cuts[0] == -big / 2 + a / 2  # no overflow to -inf
-    assert cuts[2] == b / 2 + big / 2
+    assert cuts[0] == float(np.float32(-big / 2 + a / 2))  # no overflow to -inf
+    assert cuts[2] == float(np.float32(b / 2 + big / 2))
     assert np.isfinite(cuts).all()
+    np.testing.assert_array_equal(cuts.astype(np.float32), cuts)
 
 
 @pytest.mark.parametrize("n_bins", [2, 3, 10])
@@ -331,7 +338,8 @@ def test_issue13_uniform_edges(n_bins):
     col = np.array([2.0, 7.0, np.nan, 2.5, 12.0, 3.0])
     bm = BinMapper(("uniform", n_bins)).fit(col[:, None])
     k = np.arange(1, n_bins)
-    np.testing.assert_array_equal(bm.cuts_[0], 2.0 + k * 10.0 / n_bins)
+    # each edge rounded down to float32 (the float32 domain: the same split of float32 values)
+    np.testing.assert_array_equal(bm.cuts_[0], rb.binning.floor32(2.0 + k * 10.0 / n_bins))
     assert bm.n_bins_[0] == n_bins
     # the edges are between min and max, whatever the values in between
     assert bm.cuts_[0][0] > 2.0
@@ -340,9 +348,9 @@ def test_issue13_uniform_edges(n_bins):
 
 def test_issue13_uniform_constant_and_huge_range():
     assert BinMapper(("uniform", 10)).fit(np.full((4, 1), 3.0)).cuts_[0].shape == (0,)
-    big = np.finfo(np.float64).max
+    big = float(np.finfo(np.float32).max)
     cuts = rb.binning.uniform_cuts(-big, big, 4)
-    np.testing.assert_allclose(cuts, [-big / 2, 0.0, big / 2], atol=1e300)
+    np.testing.assert_array_equal(cuts, rb.binning.floor32(np.array([-big / 2, 0.0, big / 2])))
     assert np.isfinite(cuts).all()
 
 
@@ -366,3 +374,13 @@ def test_issue13_cuts_from_counts_equals_fit(thresholds):
 def test_issue13_bad_threshold_rules(bad, exc):
     with pytest.raises(exc, match=r"thresholds"):
         check_thresholds(bad)
+
+
+def test_fit_refuses_values_beyond_the_float32_range():
+    """Issue 22: features are compared as float32; 1e39 would be +inf there."""
+    with pytest.raises(ValueError, match=r"X\[1, 0\] is 1e\+39, beyond the float32 range"):
+        BinMapper().fit(np.array([[0.0], [1e39]]))
+    BinMapper().fit(np.array([[0.0], [3.4e38]]))  # rounds to the largest float32: accepted
+    model = rb.train(np.array([[0.0], [1.0]]), rb.BipartiteFeedback([0, 1]), 1)
+    with pytest.raises(ValueError, match=r"X\[0, 0\] is -1e\+39, beyond the float32 range"):
+        model.predict(np.array([[-1e39]]))

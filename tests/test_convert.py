@@ -70,6 +70,7 @@ def test_train_predict_evaluate_read_null_as_abstain(agg, capsys):
     assert np.isnan(train.X).any()
     est = RankBoostRanker(n_estimators=15, verbose=False).fit(train.X, train.y, qid=train.qid)
     saved = json.loads(model.read_text())
+    assert list(saved.pop("evals_result")) == ["valid_0"]  # the --valid curves (issue 22)
     assert saved == json.loads(json.dumps(est.model_.to_dict()))  # the same model
     test = read_letor_agg(agg / "test.txt").to_dataset()
     assert main(["predict", str(model), str(agg / "test.txt")]) == 0

@@ -311,8 +311,9 @@ def test_invariant_to_increasing_transforms(name, thresholds, weak_ranker):
             if np.isinf(h.threshold):
                 assert hg.threshold == -np.inf
             else:  # the same training value, seen through g
-                col = np.flatnonzero(X[:, h.feature] == h.threshold)[0]
-                assert hg.threshold == Xg[col, h.feature]
+                # seen as float32 (issue 22: thresholds are float32 training values)
+                col = np.flatnonzero(X[:, h.feature].astype(np.float32) == h.threshold)[0]
+                assert hg.threshold == float(np.float32(Xg[col, h.feature]))
     np.testing.assert_array_equal(m.decision_function(X), mg.decision_function(Xg))
 
 

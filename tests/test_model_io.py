@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import rankboost as rb
 from conftest import letor_like, train_quiet
 from rankboost import model as model_module
+from rankboost._validation import FLOAT32_OVERFLOW
 from rankboost.model import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -24,6 +25,7 @@ from rankboost.model import (
     Rounds,
     StepFunction,
     load_model,
+    to_float32,
 )
 from rankboost.weak_rankers import FeatureRanker, ThresholdRanker
 
@@ -69,9 +71,12 @@ def trained():
 
 
 def brute_h(kind: int, threshold: float, cuts, default: float, x: np.ndarray) -> np.ndarray:
-    """``h_t(x)`` from the definitions, one value at a time (no searchsorted)."""
+    """``h_t(x)`` from the definitions, one value at a time (no searchsorted), with ``x``
+    rounded to float32 first: the numeric domain of rankboost (``rankboost.binning``)."""
     out = np.empty(x.shape[0])
-    for j, v in enumerate(x.tolist()):
+    with np.errstate(over="ignore"):
+        x32 = [float(np.float32(v)) for v in x.tolist()]
+    for j, v in enumerate(x32):
         if math.isnan(v):
             out[j] = default
         elif kind == 0:
@@ -98,15 +103,27 @@ def brute_feature(rounds: Rounds, n_rounds: int, feature: int, x: np.ndarray) ->
 
 
 def probe_points(rounds: Rounds, rng: np.random.Generator) -> np.ndarray:
-    """Every threshold and cut, the floats just above and below it, NaN, +-inf, randoms."""
+    """Every threshold and cut, the float64 and float32 numbers just above and below it, the
+    float32 midpoints on either side and their float64 neighbours, NaN, +-inf, randoms."""
     pts = [rounds.threshold[rounds.kind == 0], rounds.cuts]
     base = np.concatenate(pts)
     base = base[~np.isnan(base)]
+    with np.errstate(over="ignore"):
+        b32 = base.astype(np.float32)
+        up32 = np.nextafter(b32, np.float32(np.inf)).astype(np.float64)
+        down32 = np.nextafter(b32, np.float32(-np.inf)).astype(np.float64)
+        mids = np.concatenate([(b32 + up32) / 2, (b32 + down32) / 2])
+    mids = mids[np.isfinite(mids)]
     return np.concatenate(
         [
             base,
             np.nextafter(base, np.inf),
             np.nextafter(base, -np.inf),
+            up32,
+            down32,
+            mids,
+            np.nextafter(mids, np.inf),
+            np.nextafter(mids, -np.inf),
             [np.nan, np.inf, -np.inf, 0.0],
             rng.normal(size=20) * 3,
         ]
@@ -130,12 +147,13 @@ def check_step_functions(model: RankBoostModel, n_rounds: int, seed: int = 0) ->
         want = brute_feature(rounds, n_rounds, i, x)
         np.testing.assert_array_equal(sf(x), want, err_msg=f"feature {i}")
         # the documented convention, spelled out
-        idx = np.searchsorted(sf.breaks, x, side="left")
+        idx = np.searchsorted(sf.breaks, to_float32(x), side="left")
         manual = np.where(np.isnan(x), sf.missing, sf.values[np.minimum(idx, len(sf.breaks))])
         np.testing.assert_array_equal(manual, want)
         assert sf.missing == brute_feature(rounds, n_rounds, i, np.array([np.nan]))[0]
-    # a matrix whose columns run through the probe points (cycled; X may not hold +-inf)
-    x = x[~np.isinf(x)]
+    # a matrix whose columns run through the probe points (cycled; X may not hold +-inf, nor
+    # values that float32 rounds to +-inf)
+    x = x[np.isnan(x) | (np.abs(x) < FLOAT32_OVERFLOW)]
     X = np.column_stack([np.roll(x, 3 * j) for j in range(model.n_features)])
     total = np.zeros(X.shape[0])
     for i in used:
@@ -232,8 +250,10 @@ def test_step_function_interval_convention():
     assert sf.breaks.tolist() == [0.5]
     assert sf.values.tolist() == [0.0, 2.0]
     assert sf.missing == 2.0
-    x = [0.5, np.nextafter(0.5, 1.0), -np.inf, np.inf, np.nan]
-    assert sf(x).tolist() == [0.0, 2.0, 0.0, 2.0, 2.0]
+    # compared as float32: the next float64 above 0.5 rounds to 0.5, the next float32 is above
+    up32 = float(np.nextafter(np.float32(0.5), np.float32(1.0)))
+    x = [0.5, np.nextafter(0.5, 1.0), up32, -np.inf, np.inf, np.nan]
+    assert sf(x).tolist() == [0.0, 0.0, 2.0, 0.0, 2.0, 2.0]
     assert model.feature_function(0)[1].tolist() == [0.0, 2.0]
     with pytest.raises(AttributeError):
         sf.missing = 1.0  # frozen
@@ -443,7 +463,8 @@ def test_feature_function_reproduces_scores(trained):
     for i in range(X.shape[1]):
         breaks, values, missing = model.feature_function(i)
         col = X[:, i]
-        part = values[np.searchsorted(breaks, col, side="left").clip(max=values.size - 1)]
+        idx = np.searchsorted(breaks, to_float32(col), side="left")
+        part = values[idx.clip(max=values.size - 1)]
         total += np.where(np.isnan(col), missing, part)
     np.testing.assert_array_equal(total, model.decision_function(X))
     # feature_function is step_functions, as copies; an unused feature is 0
@@ -591,7 +612,8 @@ def test_json_round_trip_of_built_models(model):
     via_v1 = RankBoostModel.from_dict(json.loads(json.dumps(to_v1(model), allow_nan=False)))
     assert via_v1.rounds == model.rounds
     x = probe_points(model.rounds, np.random.default_rng(1))
-    X = x[~np.isinf(x), None].repeat(model.n_features, axis=1)
+    x = x[np.isnan(x) | (np.abs(x) < FLOAT32_OVERFLOW)]
+    X = x[:, None].repeat(model.n_features, axis=1)
     np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
 
 

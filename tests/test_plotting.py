@@ -78,11 +78,23 @@ def test_plot_training_shows_loss_bound_and_validation(fitted):
     np.testing.assert_array_equal(lines["training rloss"].get_ydata(), est.history_["rloss"])
     np.testing.assert_array_equal(lines["bound prod Z_t"].get_ydata(), est.history_["bound"])
     assert np.all(est.history_["rloss"] <= est.history_["bound"] + 1e-12)
-    (figure_legend,) = ax.figure.legends  # under the axes, not over the curves
-    legend = [t.get_text() for t in figure_legend.get_texts()]
+    # issue 22: the validation metric has a panel (and a y scale) of its own, under the loss
+    vax = ax.figure.axes[-1]
+    assert vax is not ax
+    assert vax.get_ylabel() == "validation metric"
+    assert vax.get_yscale() == "linear"
+    assert ax.get_yscale() == "log"
+    assert vax.get_shared_x_axes().joined(ax, vax)
+    legend = [t.get_text() for t in vax.get_legend().get_texts()]
     assert "valid_0 ndcg@10" in legend
     assert f"best iteration {est.best_iteration_}" in legend
-    assert ax.get_legend() is None
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "training rloss",
+        "bound prod Z_t",
+    ]
+    # above the training panel, not beside it: the panels do not overlap
+    a, b = ax.get_position(), vax.get_position()
+    assert b.y1 <= a.y0
 
 
 def test_plot_training_of_a_bare_model_has_no_twin(fitted):
@@ -108,7 +120,7 @@ def test_plot_feature_function_matches_the_model(fitted):
     total = np.zeros(X.shape[0])
     for i in range(X.shape[1]):
         b, v, miss = est.model_.feature_function(i)
-        col = X[:, i]
+        col = X[:, i].astype(np.float32)  # the float32 domain (issue 22)
         total += np.where(np.isnan(col), miss, v[np.searchsorted(b, col, side="left")])
     np.testing.assert_allclose(total, est.model_.decision_function(X), atol=1e-12)
 
@@ -277,27 +289,53 @@ def test_importance_labels_are_not_clipped(letor):
 def test_training_plot_labels_and_legend_are_not_clipped_nor_over_the_curves(letor):
     ax = plot_training(letor)
     fig = ax.figure
-    twin = [other for other in fig.axes if other is not ax][0]
-    (legend,) = fig.legends
-    _inside_figure(fig, [ax.yaxis.label, twin.yaxis.label, ax.xaxis.label, ax.title, legend])
-    _inside_figure(fig, [*_drawn_ticklabels(ax.yaxis), *_drawn_ticklabels(twin.yaxis)])
-    assert not legend.get_window_extent().overlaps(ax.get_window_extent())
+    fig.canvas.draw()
+    vax = [other for other in fig.axes if other is not ax][0]
+    _inside_figure(fig, [ax.yaxis.label, vax.yaxis.label, vax.xaxis.label, ax.title])
+    _inside_figure(fig, [*_drawn_ticklabels(ax.yaxis), *_drawn_ticklabels(vax.yaxis)])
+    _inside_figure(fig, [ax.get_legend(), vax.get_legend()])
     # no two curves share a colour (the validation curves used to repeat rloss/bound's)
-    lines = [*ax.get_lines(), *twin.get_lines()[:-1]]  # the last one is the best-round mark
+    lines = [*ax.get_lines(), *vax.get_lines()[:-1]]  # the last one is the best-round mark
     colours = [matplotlib.colors.to_hex(line.get_color()) for line in lines]
     assert len(lines) == 4
     assert len(set(colours)) == 4
 
 
-def test_training_plot_on_a_given_axes_keeps_the_legend_on_top(letor):
+def test_training_plot_on_a_given_axes_appends_the_validation_panel(letor):
     _, ax = plt.subplots()
     assert plot_training(letor, ax=ax) is ax
     assert ax.figure.legends == []
-    twin = [other for other in ax.figure.axes if other is not ax][0]
-    legend = twin.get_legend()  # on the axes drawn last, so no curve crosses it
+    vax = [other for other in ax.figure.axes if other is not ax][0]
+    legend = vax.get_legend()
     assert legend is not None
     assert legend.get_frame().get_alpha() == 0.9
     assert "valid_0 map" in [t.get_text() for t in legend.get_texts()]
+    ax.figure.canvas.draw()  # the divider places the panels when drawn
+    a, b = ax.get_window_extent(), vax.get_window_extent()
+    assert b.y1 <= a.y0 + 1e-6
+    assert not a.overlaps(b)
+
+
+def test_training_plot_of_a_cli_trained_model_draws_its_validation_curve(tmp_path, capsys):
+    """Issue 26: a model trained by 'rankboost train --valid' keeps its validation curves."""
+    from rankboost.cli import main
+    from rankboost.datasets import dump_svmlight
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] + rng.normal(size=200) > 0).astype(int)
+    qid = np.repeat(np.arange(20), 10)
+    dump_svmlight(tmp_path / "t.txt", X, y, qid)
+    out = tmp_path / "m.json"
+    argv = ["train", str(tmp_path / "t.txt"), "--valid", str(tmp_path / "t.txt"), "-o", str(out)]
+    assert main([*argv, "--rounds", "8", "-q"]) == 0
+    model = rb.load_model(out)
+    assert list(model.evals_result) == ["valid_0"]
+    ax = plot_training(model)
+    vax = ax.figure.axes[-1]
+    assert vax is not ax
+    (curve,) = [line for line in vax.get_lines() if line.get_label() == "valid_0 ndcg@10"]
+    assert len(curve.get_ydata()) == 8
 
 
 def test_feature_function_labels_are_not_clipped(letor):

@@ -41,6 +41,11 @@ def as_float_matrix(X: Any) -> NDArray[np.float64]:
     return np.ascontiguousarray(X, dtype=np.float64)
 
 
+#: The smallest float64 magnitude that rounds to infinity in float32 (FLT_MAX + half an ulp,
+#: which rounds to even: to infinity).
+FLOAT32_OVERFLOW = float(np.finfo(np.float32).max) + 2.0**103
+
+
 def check_feature_matrix(
     X: ArrayLike, *, name: str = "X", n_features: int | None = None
 ) -> NDArray[np.float64]:
@@ -91,6 +96,22 @@ def check_feature_matrix(
             "infinite ones."
         )
     return arr
+
+
+def check_float32_range(X: NDArray[np.float64], name: str = "X") -> None:
+    """Refuse a value that float32 rounds to +-inf (training and scoring call it).
+
+    rankboost compares features as float32 (:mod:`rankboost.binning`): such a value has no
+    place in that domain, like infinity itself, which :func:`check_feature_matrix` refuses.
+    """
+    big = (X >= FLOAT32_OVERFLOW) | (X <= -FLOAT32_OVERFLOW)
+    if big.any():
+        row, col = np.argwhere(big)[0]
+        raise ValueError(
+            f"{name}[{row}, {col}] is {float(X[row, col])!r}, beyond the float32 range "
+            f"(|x| < 3.4e38): rankboost compares features as float32, as XGBoost does; clip "
+            "or rescale the feature."
+        )
 
 
 def check_labels(y: ArrayLike, *, name: str = "y", n_samples: int | None = None) -> NDArray:

@@ -24,7 +24,15 @@ not abstain on x" (in meta-search: "list i returned x"). With row weights (``sam
 of :meth:`BinMapper.fit`) the quantiles are weighted: integer weights ``w`` give the cuts of
 the data with each row repeated ``w`` times.
 
-Codes: 0 = NaN; ``k >= 1`` = ``1 + #{cuts < x}``. Threshold index ``t`` (``0 <= t <=
+**One numeric domain: float32.** Every feature value is rounded to float32 (round to nearest,
+ties to even, as ``x.astype(np.float32)``) before it is binned or compared, as XGBoost does,
+and every cut is a float32 number (stored in float64): the distinct values, quantiles and
+midpoints are those of ``float32(x)``, the uniform edges are rounded down to float32.
+:meth:`rankboost.RankBoostModel.decision_function` compares ``float32(x)`` with the
+thresholds too, so training, prediction and every export (docs/serving.md) take the same
+branch for every input, float64 or float32.
+
+Codes: 0 = NaN; ``k >= 1`` = ``1 + #{cuts < float32(x)}``. Threshold index ``t`` (``0 <= t <=
 n_cuts``) stands for ``theta = -inf`` when ``t = 0`` and ``theta = cuts[t - 1]`` otherwise,
 and ``h(x) = [code(x) > t]`` on ranked rows.
 """
@@ -41,8 +49,17 @@ from numpy.typing import NDArray
 
 from ._kernels import use_parallel
 from ._kernels.binning import bin_rows, gather_columns
+from ._rounds import floor32
+from ._validation import check_float32_range
 
-__all__ = ["BinMapper", "check_thresholds", "cuts_from_counts", "midpoint_cuts", "uniform_cuts"]
+__all__ = [
+    "BinMapper",
+    "check_thresholds",
+    "cuts_from_counts",
+    "floor32",
+    "midpoint_cuts",
+    "uniform_cuts",
+]
 
 
 def check_thresholds(thresholds: Any) -> Any:
@@ -110,10 +127,11 @@ def cuts_from_counts(
 
     ``distinct`` holds the feature's distinct non-NaN training values in increasing order and
     ``ends[k]`` the number of training values ``<= distinct[k]`` (the weight, when rows are
-    weighted or values summarised). The rule of the module docstring: every distinct value
-    but the largest when there are at most ``B`` of them (or ``thresholds="all"``), else the
-    values at the ``k/B`` quantiles. A distributed trainer merges the partitions' counts and
-    calls this, so its bins equal the single-machine ones.
+    weighted or values summarised). The values are rounded to float32 first (values with the
+    same float32 merge), so every cut is a float32 number. The rule of the module docstring:
+    every distinct value but the largest when there are at most ``B`` of them (or
+    ``thresholds="all"``), else the values at the ``k/B`` quantiles. A distributed trainer
+    merges the partitions' counts and calls this, so its bins equal the single-machine ones.
 
     Examples
     --------
@@ -126,6 +144,14 @@ def cuts_from_counts(
     """
     if distinct.shape[0] == 0:
         return np.empty(0, dtype=np.float64)
+    # the float32 domain: values that round to the same float32 are one value (a merged
+    # partition's distinct float64 values, or any caller's), counted up to the last of them
+    with np.errstate(over="ignore"):
+        d32 = np.asarray(distinct, dtype=np.float64).astype(np.float32).astype(np.float64)
+    if d32.shape[0] > 1 and np.any(d32[1:] == d32[:-1]):
+        last = np.flatnonzero(np.concatenate([d32[1:] != d32[:-1], [True]]))
+        d32, ends = d32[last], np.asarray(ends)[last]
+    distinct = d32
     if isinstance(thresholds, (tuple, list)):
         return uniform_cuts(float(distinct[0]), float(distinct[-1]), int(thresholds[1]))
     if isinstance(thresholds, str) and thresholds == "midpoints":
@@ -142,9 +168,10 @@ def cuts_from_counts(
 def midpoint_cuts(distinct: NDArray[np.float64]) -> NDArray[np.float64]:
     """``thresholds="midpoints"``: halfway between consecutive distinct values.
 
-    ``a / 2 + b / 2`` (which equals the rounded ``(a + b) / 2`` and cannot overflow); when
-    ``a`` and ``b`` are adjacent floats the rounded midpoint may be ``b``, and then ``a`` is
-    the cut, so the cuts always split the training values as ``"all"`` does.
+    ``a / 2 + b / 2`` (which equals the rounded ``(a + b) / 2`` and cannot overflow), rounded
+    to the nearest float32; when that is not below ``b`` (``a`` and ``b`` adjacent floats)
+    ``a`` is the cut, so the cuts always split the training values as ``"all"`` does. The
+    values are float32 numbers (:func:`cuts_from_counts` rounds them).
 
     Examples
     --------
@@ -155,6 +182,8 @@ def midpoint_cuts(distinct: NDArray[np.float64]) -> NDArray[np.float64]:
     """
     a, b = distinct[:-1], distinct[1:]
     mid = a / 2.0 + b / 2.0
+    with np.errstate(over="ignore"):
+        mid = mid.astype(np.float32).astype(np.float64)
     mid = np.where((mid >= b) | (mid < a), a, mid)
     return mid + 0.0
 
@@ -163,7 +192,8 @@ def uniform_cuts(low: float, high: float, n_bins: int) -> NDArray[np.float64]:
     """``thresholds=("uniform", B)``: the ``B - 1`` inner edges of ``B`` equal-width bins.
 
     The edges ``low + k (high - low) / B``, ``k = 1 .. B-1`` (RankLib's candidates, whose
-    default is ``B = 10``), without repeats; none when ``low == high``.
+    default is ``B = 10``), each rounded down to float32 (:func:`floor32`: the same
+    decision on every float32 value), without repeats; none when ``low == high``.
 
     Examples
     --------
@@ -178,6 +208,7 @@ def uniform_cuts(low: float, high: float, n_bins: int) -> NDArray[np.float64]:
     if not np.isfinite(edges).all():  # high - low overflows: the same edges, by weights
         w = np.arange(1, n_bins, dtype=np.float64) / n_bins
         edges = low * (1.0 - w) + high * w
+    edges = floor32(edges[(edges >= low) & (edges < high)])
     return np.unique(edges[(edges >= low) & (edges < high)]) + 0.0
 
 
@@ -226,6 +257,7 @@ class BinMapper:
         row ``i`` repeated ``w[i]`` times, and rows of weight 0 are left out.
         """
         thresholds = check_thresholds(self.thresholds)
+        check_float32_range(X)  # the float32 domain has no room for them (module docstring)
         rows_ = np.arange(X.shape[0], dtype=np.int64) if rows is None else rows
         rows_ = np.ascontiguousarray(rows_, dtype=np.int64)
         if sample_weight is not None:
@@ -238,13 +270,15 @@ class BinMapper:
         # while it sorts; BinMapper.fit at 1M x 136 went from 8.2 s with numba's sort to
         # 4.8 s: "Setup pieces" of benchmarks/bench_engine.py); NaN sorts last
         chunk = 8
-        sorted_cols = np.empty((min(chunk, d), rows_.shape[0]), dtype=np.float64)
+        # float32: the domain (module docstring), and half the memory and sort time
+        sorted_cols = np.empty((min(chunk, d), rows_.shape[0]), dtype=np.float32)
         threads = numba.get_num_threads() if use_parallel(chunk * rows_.shape[0]) else 1
         pool = ThreadPoolExecutor(threads) if threads > 1 else None
         for first in range(0, d, chunk):
             block = sorted_cols[: min(chunk, d - first)]
             if rows_.shape[0]:
-                gather_columns(X, rows_, first, block)
+                with np.errstate(over="ignore"):  # beyond float32: +-inf, as astype
+                    gather_columns(X, rows_, first, block)
                 if pool is None:
                     block.sort(axis=1)
                 else:
@@ -252,7 +286,7 @@ class BinMapper:
             for k in range(block.shape[0]):
                 col = block[k]
                 n_valid = rows_.shape[0] - int(np.count_nonzero(np.isnan(col)))
-                cuts = _cuts_from_sorted(col[:n_valid], thresholds)
+                cuts = _cuts_from_sorted(col[:n_valid].astype(np.float64), thresholds)
                 self.cuts_.append(cuts)
                 n_bins[first + k] = cuts.shape[0] + 1 if n_valid else 0
         if pool is not None:
@@ -281,7 +315,8 @@ class BinMapper:
         self.cuts_ = []
         n_bins = np.zeros(X.shape[1], dtype=np.int64)
         for i in range(X.shape[1]):
-            col = X[rows, i]
+            with np.errstate(over="ignore"):
+                col = X[rows, i].astype(np.float32).astype(np.float64)
             ok = ~np.isnan(col)
             col, wc = col[ok], wr[ok]
             order = np.argsort(col, kind="stable")
@@ -335,7 +370,10 @@ class BinMapper:
     def transform(
         self, X: NDArray[np.float64], rows: NDArray[np.int64] | None = None
     ) -> NDArray[np.unsignedinteger]:
-        """Feature-major codes of shape (n_features, n_rows) for ``X[rows]``."""
+        """Feature-major codes of shape (n_features, n_rows) for ``X[rows]``.
+
+        The code of ``x`` is ``1 + #{cuts < float32(x)}`` (0 for NaN).
+        """
         rows_ = np.arange(X.shape[0], dtype=np.int64) if rows is None else rows
         rows_ = np.ascontiguousarray(rows_, dtype=np.int64)
         flat = (np.concatenate(self.cuts_) if self.cuts_ else np.empty(0, dtype=np.float64)).astype(

@@ -288,6 +288,7 @@ def _check_output(path: str) -> None:
 def _cmd_train(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from .datasets import load_feature_names
     from .metrics import evaluate
     from .sklearn import RankBoostRanker
 
@@ -324,11 +325,12 @@ def _cmd_train(args: argparse.Namespace) -> int:
         verbose=not args.quiet,
     )
     start = time.perf_counter()
-    est.fit(train.X, train.y, qid=train_qid, **fit_kw)
+    names = train.feature_names
+    if args.feature_names is not None:  # one name per line (rankboost.datasets)
+        names = load_feature_names(args.feature_names, train.n_features)
+    est.fit(train.X, train.y, qid=train_qid, feature_names=names, **fit_kw)
     seconds = time.perf_counter() - start
     model = est.model_
-    if train.feature_names is not None:
-        model.feature_names = list(train.feature_names)
     _write(args.output, json.dumps(model.to_dict(), indent=1, allow_nan=False) + "\n")
     _out(
         f"trained {model.n_rounds} rounds on {train.n_samples} rows, {train.n_queries} "
@@ -586,6 +588,9 @@ def _build_parser() -> argparse.ArgumentParser:
         help="validation metric, repeatable (default ndcg@10)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--feature-names", metavar="FILE", help="one feature name per line, kept in the model"
+    )
     _add_train_options(p)
 
     p = add(

@@ -189,12 +189,11 @@ def plot_training(
     """Training rloss and its bound ``prod Z_t`` per round, plus validation metrics.
 
     The bound of Freund et al. (2003, Theorem 1) says the training rloss of ``H_t`` (ties
-    counted as errors) never exceeds ``prod_{s <= t} Z_s``. With a fitted estimator that had
-    an ``eval_set``, the validation curves of ``evals_result_`` go on a second y-axis, with
-    ``best_iteration_`` marked, each in its own colour. Their legend is then a figure legend
-    under the axes (``ax.figure.legends``) when the function creates the figure, so it hides
-    no curve; on a given ``ax`` it goes at ``loc="best"`` on the twin axes, half transparent.
-    Without validation curves it is ``ax.get_legend()``.
+    counted as errors) never exceeds ``prod_{s <= t} Z_s``. The validation curves (a fitted
+    estimator's ``evals_result_``, or the ``evals_result`` a model keeps from its fit, so a
+    model saved by ``rankboost train --valid`` has them too) go in a panel of their own
+    under the training curves, sharing the round axis, with the best iteration marked: the
+    loss and the metric each have their own y scale. Each panel has its legend.
 
     Parameters
     ----------
@@ -212,7 +211,8 @@ def plot_training(
     Returns
     -------
     ax : matplotlib Axes
-        The axes of the training curves (the validation curves are on ``ax`` twin).
+        The axes of the training curves (the validation panel, when drawn, is the axes
+        appended under it: ``ax.figure.axes[-1]``).
 
     Examples
     --------
@@ -230,8 +230,19 @@ def plot_training(
     >>> [line.get_label() for line in ax.get_lines()]
     ['training rloss', 'bound prod Z_t']
     """
-    own_figure = ax is None
     m = _model_of(model)
+    evals = getattr(model, "evals_result_", None) or getattr(m, "evals_result", None) or {}
+    curves = [
+        (f"{name} {key}", values)
+        for name, per_metric in evals.items()
+        for key, values in per_metric.items()
+        if metric is None or key == metric
+    ]
+    vax = None
+    if ax is None and curves:  # two panels sharing the round axis, one scale each
+        plt = require("matplotlib.pyplot", "plot_training")
+        w, h = plt.rcParams["figure.figsize"]
+        _, (ax, vax) = plt.subplots(2, 1, sharex=True, layout="constrained", figsize=(w, 1.6 * h))
     ax = _axes(ax, "plot_training")
     rounds = np.arange(1, m.n_rounds + 1)
     history = m.history
@@ -242,29 +253,27 @@ def plot_training(
     ax.set_xlabel("round t")
     ax.xaxis.get_major_locator().set_params(integer=True)  # rounds are whole numbers
     ax.set_ylabel("ranking loss")
-    handles, labels = ax.get_legend_handles_labels()
-    evals = getattr(model, "evals_result_", None) or {}
-    if not evals:
-        ax.legend(handles, labels, loc="best", framealpha=0.9)
-    else:
-        twin = ax.twinx()
-        k = len(handles)  # go on in the colour cycle: no validation curve shares a colour
-        for name, per_metric in evals.items():
-            for key, values in per_metric.items():
-                if metric is None or key == metric:
-                    steps = np.arange(1, len(values) + 1)
-                    twin.plot(steps, values, linestyle=":", color=f"C{k}", label=f"{name} {key}")
-                    k += 1
-        best = getattr(model, "best_iteration_", None)
+    ax.legend(loc="best", framealpha=0.9)
+    if curves:
+        # a panel of its own under the training curves: the metric has its own scale (a
+        # second y-axis over the loss would put two scales on one plot)
+        if vax is None:  # someone else's axes: split it
+            from mpl_toolkits.axes_grid1 import make_axes_locatable
+
+            vax = make_axes_locatable(ax).append_axes("bottom", size="100%", pad=0.5, sharex=ax)
+        ax.set_xlabel("")
+        ax.tick_params(labelbottom=False)
+        k = 2  # go on in the colour cycle: no validation curve shares a colour
+        for label, values in curves:
+            steps = np.arange(1, len(values) + 1)
+            vax.plot(steps, values, color=f"C{k}", label=label)
+            k += 1
+        best = getattr(model, "best_iteration_", None) or m.best_iteration
         if best is not None:
-            twin.axvline(best, color="grey", linewidth=0.8, label=f"best iteration {best}")
-        twin.set_ylabel("validation metric")
-        more_h, more_l = twin.get_legend_handles_labels()
-        handles, labels = handles + more_h, labels + more_l
-        if own_figure:  # under the axes, where it hides no curve (constrained layout)
-            ax.figure.legend(handles, labels, loc="outside lower center", ncols=3)
-        else:  # someone else's figure: on the top axes, so no curve is drawn over it
-            twin.legend(handles, labels, loc="best", framealpha=0.9)
+            vax.axvline(best, color="grey", linewidth=0.8, label=f"best iteration {best}")
+        vax.set_xlabel("round t")
+        vax.set_ylabel("validation metric")
+        vax.legend(loc="best", framealpha=0.9)
     if title:
         ax.set_title(title)
     return ax

@@ -100,6 +100,25 @@ def _pop_qid(
     return X, qid
 
 
+def _fit_names(columns: Any, names: Sequence[str] | None, n_features: int) -> Any:
+    """The feature names ``fit`` keeps: ``feature_names=``, else a DataFrame's columns."""
+    if names is None:
+        return columns
+    if isinstance(names, str) or not all(isinstance(n, str) and n for n in names):
+        raise TypeError(f"feature_names must be a list of non-empty str; got {names!r:.80}.")
+    names = list(names)
+    if len(names) != n_features or len(set(names)) != len(names):
+        raise ValueError(
+            f"feature_names must be {n_features} unique names, one per column of X; got "
+            f"{len(names)} ({len(set(names))} distinct)."
+        )
+    if columns is not None and [str(c) for c in columns] != names:
+        raise ValueError(
+            "feature_names differ from the columns of the DataFrame X; pass one of them."
+        )
+    return names
+
+
 class RankBoostRanker(BaseEstimator):
     """RankBoost ranker with the scikit-learn estimator interface.
 
@@ -286,6 +305,7 @@ class RankBoostRanker(BaseEstimator):
         eval_metric: str | Callable[..., float] | Sequence[Any] = "ndcg@10",
         early_stopping_rounds: int | None = None,
         callbacks: Sequence[Callable[[CallbackEnv], None]] | None = None,
+        feature_names: Sequence[str] | None = None,
     ) -> RankBoostRanker:
         """Train on graded labels grouped by query.
 
@@ -324,12 +344,18 @@ class RankBoostRanker(BaseEstimator):
             many rounds, and set ``best_iteration_``.
         callbacks : list of callable, default=None
             Extra callbacks for :func:`rankboost.train`.
+        feature_names : list of str, default=None
+            Names of the columns of ``X`` (e.g. ``load_mq2008()``'s ``feature_names``),
+            kept in ``model_`` for ``history_``, the plots, ``save`` and every export. None:
+            a DataFrame's column names, else none. With a DataFrame they must equal its
+            columns.
 
         Returns
         -------
         self : RankBoostRanker
             The fitted estimator.
         """
+        self.__dict__.pop("model_", None)  # a fit that raises leaves no fitted model
         params = self._params()
         X, qid = _pop_qid(X, qid, group, x_name="X", owner="RankBoostRanker.fit")
         Xc, yc = _validate_data(self, X, y, y_numeric=True, reset=True)
@@ -353,7 +379,7 @@ class RankBoostRanker(BaseEstimator):
         cbs, monitor = self._callbacks(
             eval_set, eval_qid, eval_metric, early_stopping_rounds, callbacks
         )
-        names = getattr(self, "feature_names_in_", None)
+        names = _fit_names(getattr(self, "feature_names_in_", None), feature_names, Xc.shape[1])
         model = train_checked(
             as_float_matrix(Xc),
             fb,
@@ -408,6 +434,7 @@ class RankBoostRanker(BaseEstimator):
         self.n_estimators_ = model.n_rounds
         self.best_iteration_ = best
         self.evals_result_ = {} if monitor is None else monitor.results
+        model.evals_result = self.evals_result_ or None  # saved with the model, for plots
         self.history_ = model.history
         self.feature_importances_ = model.feature_importances_
         return self
@@ -446,7 +473,7 @@ class RankBoostRanker(BaseEstimator):
 
     # ------------------------------------------------------------------ prediction
     def _transform(self, X: Any, qid: ArrayLike | None, group: ArrayLike | None) -> Any:
-        check_is_fitted(self)
+        check_is_fitted(self, "model_")
         X, qid = _pop_qid(X, qid, group, x_name="X", owner=type(self).__name__)
         return _validate_data(self, X, reset=False), qid
 

@@ -80,8 +80,9 @@ class ThresholdRanker:
     kind = "threshold"
 
     def predict(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Return ``h(x)`` for every row of ``X``."""
-        col = X[:, self.feature]
+        """Return ``h(x)`` for every row of ``X`` (compared as float32, as in training)."""
+        with np.errstate(over="ignore"):
+            col = X[:, self.feature].astype(np.float32).astype(np.float64)
         out = (col > self.threshold).astype(np.float64)
         out[np.isnan(col)] = self.default
         return out
@@ -115,8 +116,9 @@ class FeatureRanker:
     threshold = float("nan")
 
     def predict(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Return ``h(x)`` for every row of ``X``."""
-        col = X[:, self.feature]
+        """Return ``h(x)`` for every row of ``X`` (compared as float32, as in training)."""
+        with np.errstate(over="ignore"):
+            col = X[:, self.feature].astype(np.float32).astype(np.float64)
         b = np.searchsorted(self.cuts, col, side="left")
         out = b / float(self.cuts.shape[0])
         out[np.isnan(col)] = self.default

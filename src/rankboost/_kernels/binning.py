@@ -1,7 +1,9 @@
 """Binning kernels: per-feature sorted values and feature-major bin codes.
 
 Code convention (shared with ``rankboost.binning``): code 0 = NaN (the feature abstains);
-code ``k >= 1`` = ``1 + #{cuts < x}``, so ``x > cuts[t-1]`` iff ``code > t``.
+code ``k >= 1`` = ``1 + #{cuts < float32(x)}``, so ``float32(x) > cuts[t-1]`` iff
+``code > t``: every value is rounded to float32 (to nearest, ties to even, as numpy's
+``astype``) before it is compared (the package's numeric domain, ``rankboost.binning``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ NUMPY_MAX_WORK = 500_000
 @njit(cache=True)
 def _gather_column(X: np.ndarray, rows: np.ndarray, first: int, k: int, out: np.ndarray) -> None:
     for j in range(rows.shape[0]):
-        out[k, j] = X[rows[j], first + k]
+        out[k, j] = X[rows[j], first + k]  # a float32 ``out`` rounds to nearest
 
 
 def _gather_columns(X: np.ndarray, rows: np.ndarray, first: int, out: np.ndarray) -> None:
@@ -139,7 +141,7 @@ def _bin_chunk(
         a = cut_starts[i]
         m = cut_starts[i + 1] - a
         for j in range(lo, hi):
-            x = X[rows[j], i]
+            x = np.float64(np.float32(X[rows[j], i]))  # the float32 domain
             if np.isnan(x):
                 out[i, j] = 0
             else:
@@ -160,14 +162,15 @@ _bin_rows_serial, _bin_rows_parallel = serial_and_parallel(_bin_rows)
 def bin_rows(
     X: np.ndarray, rows: np.ndarray, cuts: np.ndarray, cut_starts: np.ndarray, out: np.ndarray
 ) -> None:
-    """Write ``out[i, j]`` = code of ``X[rows[j], i]`` (feature-major).
+    """Write ``out[i, j]`` = code of ``float32(X[rows[j], i])`` (feature-major).
 
     Below ``NUMPY_MAX_WORK`` elements, ``np.searchsorted(side="left")`` per feature, which
     counts the cuts below each value as ``_count_below`` does.
     """
     if rows.shape[0] * X.shape[1] < NUMPY_MAX_WORK:
         for i in range(X.shape[1]):  # a loop over features; numpy does the rows
-            x = X[rows, i]
+            with np.errstate(over="ignore"):
+                x = X[rows, i].astype(np.float32)
             codes = np.searchsorted(cuts[cut_starts[i] : cut_starts[i + 1]], x, side="left") + 1
             codes[np.isnan(x)] = 0
             out[i] = codes

@@ -4,7 +4,7 @@ Conventions: features are dense float64 with 1-based file indices (feature ``k``
 LETOR/SVMlight line is column ``k - 1``); query ids are one per row, as in the file.
 """
 
-from ._bundled import MQ2008_FEATURE_NAMES, load_mq2008
+from ._bundled import MQ2008_FEATURE_NAMES, load_feature_names, load_mq2008
 from ._dataset import RankingDataset
 from ._movielens import RatingsDataset, load_movielens
 from ._svmlight import dump_svmlight, load_query_file, load_svmlight
@@ -14,6 +14,7 @@ __all__ = [
     "RankingDataset",
     "RatingsDataset",
     "dump_svmlight",
+    "load_feature_names",
     "load_movielens",
     "load_mq2008",
     "load_query_file",

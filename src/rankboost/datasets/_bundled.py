@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import functools
 import lzma
+import os
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 
 from ._dataset import RankingDataset
 from ._svmlight import _parse_svmlight_bytes
 
-__all__ = ["MQ2008_FEATURE_NAMES", "load_mq2008"]
+__all__ = ["MQ2008_FEATURE_NAMES", "load_feature_names", "load_mq2008"]
 
 _STREAMS = ("body", "anchor", "title", "url", "whole_document")
 
@@ -134,3 +136,44 @@ def load_mq2008(fold: int = 1) -> tuple[RankingDataset, RankingDataset, RankingD
         raise ValueError(f"load_mq2008: fold must be one of 1, 2, 3, 4, 5; got {fold!r}.")
     train, vali, test = _FOLDS[int(fold)]
     return _join(train), _join((vali,)), _join((test,))
+
+
+def load_feature_names(path: str | os.PathLike[str], n_features: int | None = None) -> list[str]:
+    r"""Feature names from a text file: one name per line, in column order.
+
+    Blank lines and lines starting with ``#`` are skipped; surrounding white space is
+    removed. This is what ``rankboost train --feature-names FILE`` reads.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the file does not exist.
+    ValueError
+        If a name repeats, or ``n_features`` is given and the count differs.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> _ = Path("names.txt").write_text("# MQ2008\nbm25_body\npagerank\n")
+    >>> load_feature_names("names.txt", 2)
+    ['bm25_body', 'pagerank']
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"feature names file {str(p)!r} does not exist.")
+    lines = [s.strip() for s in p.read_text(encoding="utf-8").splitlines()]
+    names = [s for s in lines if s and not s.startswith("#")]
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name in seen:
+            raise ValueError(
+                f"{str(p)!r}: feature name {name!r} appears twice (columns {seen[name] + 1} "
+                f"and {i + 1}); the names must be unique."
+            )
+        seen[name] = i
+    if n_features is not None and len(names) != n_features:
+        raise ValueError(
+            f"{str(p)!r} has {len(names)} feature names but the data has {n_features} "
+            "features; write one name per line, one per feature, in column order."
+        )
+    return names

@@ -19,16 +19,20 @@ trees, which every serving stack reads. :func:`export_model` (also
 (``elasticsearch`` and ``opensearch`` are aliases of ``es-xgboost``.)
 
 How faithful each format is (docs/serving.md has the details and the tests behind them):
+rankboost compares every feature as float32 (training, ``predict`` and the exports share
+that one numeric domain), so every export takes ``predict``'s branch at every split for every
+input, float64 or float32:
 
-* LightGBM, and ONNX with ``dtype="float64"``, compare in float64 with ``x <= theta``, which
-  is exactly ``not [x > theta]``: LightGBM's scores equal ``decision_function`` bit for bit
+* LightGBM and ONNX with ``dtype="float64"`` compare the float64 ``x``: each split is the
+  largest float64 ``T`` whose float32 rounding is at most the float32 split point, so
+  ``x <= T`` exactly when ``float32(x)`` is. LightGBM's scores equal ``predict`` bit for bit
   (one tree per feature, added in the same order), ONNX's up to the final float32 rounding.
-* XGBoost, ONNX (float32), Elasticsearch/OpenSearch, Solr and RankLib read the features as
-  float32.
-  Each split point is the float32 number that decides ``[x > theta]`` exactly for every
-  float32 ``x`` (for ``x < c``: the smallest float32 strictly greater than ``theta``), so
-  they score ``H(float32(x))`` with leaves rounded to float32 and added in float32:
-  ``|score - H(float32(x))| <= (T + 1) 2^-24 sum_t |w_t(x)|`` for ``T`` trees whose leaves
+  LightGBM reads ``|x| <= 1e-35`` as 0: export warns (:class:`ExportWarning`) when a split
+  separates such values from 0.
+* XGBoost, ONNX (float32), Elasticsearch/OpenSearch, Solr and RankLib read ``float32(x)``;
+  their float32 split points decide exactly as ``predict`` does, with leaves rounded to
+  float32 and added in float32:
+  ``|score - predict(x)| <= (T + 2) 2^-24 sum_t |w_t(x)|`` for ``T`` trees whose leaves
   ``w_t(x)`` the row reaches.
 * RankLib, ``es-ranklib`` and Solr have no missing values (they read a missing feature as
   0): they are faithful only when ``H_i(0) == H_i(NaN)`` for every used feature; otherwise
@@ -143,6 +147,14 @@ def _check_names(model: RankBoostModel, names: Any, format: str) -> list[str] | 
         if s in seen:
             raise ValueError(f"feature_names must be unique; {s!r} names features {seen[s]}, {i}.")
         seen[s] = i
+    if format in ("es-xgboost", "es-ranklib", "solr"):
+        for i, s in enumerate(names):
+            if any(ord(c) < 32 or c == "\x7f" for c in s):
+                raise ValueError(
+                    f"feature name {s!r} (feature {i}) holds a control character (newline, "
+                    "tab, ...), which a search engine's feature store cannot name a feature "
+                    "by. Pass feature_names=[...] to export."
+                )
     if format in ("xgboost", "xgboost-dump", "es-xgboost"):
         for i, s in enumerate(names):
             if any(c in s for c in _XGBOOST_FORBIDDEN):
@@ -249,7 +261,12 @@ def export_bytes(
     1:0.5:1.0 2:2.0:0.25
     >>> text = export_bytes(model, "lightgbm").decode()
     >>> [line for line in text.splitlines() if line.startswith(("threshold", "leaf_value"))]
-    ['threshold=0.5', 'leaf_value=0.0 1.0', 'threshold=2.0', 'leaf_value=0.0 0.25']
+    ... # doctest: +NORMALIZE_WHITESPACE
+    ['threshold=0.5000000298023224', 'leaf_value=0.0 1.0',
+     'threshold=2.0000001192092896', 'leaf_value=0.0 0.25']
+
+    (LightGBM compares the float64 ``x``: ``x <= 0.5000000298023224`` exactly when
+    ``float32(x) <= 0.5``.)
     """
     if not isinstance(model, RankBoostModel):
         hint = (
@@ -304,12 +321,13 @@ def _serialize(
 
         # a split on missingness has the condition -inf, which XGBoost reads as -Infinity
         doc: Any = model_json(model, k, trees=trees, feature_names=names)
-        return json.dumps(doc, allow_nan=True).encode()
+        # UTF-8, not \uXXXX escapes: XGBoost's JSON reader keeps escapes undecoded in names
+        return json.dumps(doc, allow_nan=True, ensure_ascii=False).encode()
     if fmt == "xgboost-dump":
         from ._xgboost import dump
 
         doc = dump(model, k, trees=trees, feature_names=names)
-        return (json.dumps(doc, indent=2, allow_nan=False) + "\n").encode()
+        return (json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False) + "\n").encode()
     if fmt == "lightgbm":
         from ._lightgbm import model_text
 

@@ -8,17 +8,28 @@ features' functions). ``decision_type`` says "missing type NaN" (``8``) plus the
 default-left bit (``2``) where NaN goes left; a split on missingness has threshold ``+inf``
 (every present value goes left, to the present side) and sends NaN right.
 
-LightGBM's predictor reads an input with ``|x| <= 1e-35`` (its ``kZeroThreshold``) as 0, so
-such tiny values are scored as 0.
+rankboost compares ``float32(x)`` with its thresholds; LightGBM compares the float64 ``x``,
+so each split is written as ``T``, the largest float64 whose float32 rounding is at most the
+float32 split point (:func:`rankboost.export._trees.leq_point64`): ``x <= T`` if and only if
+``float32(x) <= P``, for every float64 ``x``, and LightGBM takes the branch ``predict`` takes.
+
+One place cannot be exact: LightGBM's predictor reads an input with ``|x| <= 1e-35`` (its
+``kZeroThreshold``, ``c_api.cpp`` ``RowFunctionFromDenseMatric``) as 0. A split ``T`` with
+``-1e-35 <= T < 1e-35`` (a threshold at 0 is one) separates 0 from some of those tiny values,
+which LightGBM then scores as 0: :func:`model_text` warns (:class:`ExportWarning`) in one line.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import warnings
 
 from ..model import RankBoostModel
-from ._trees import LEAF, MISSING, SPLIT, Tree, forest
+from ._trees import LEAF, MISSING, SPLIT, ExportWarning, Tree, forest
+
+#: LightGBM's ``kZeroThreshold``: its predictor reads ``|x| <= 1e-35`` as 0.
+ZERO_THRESHOLD = 1e-35
 
 __all__ = ["check_names", "model_text"]
 
@@ -121,6 +132,24 @@ def model_text(
     infos = [
         f"[{_num(lo[i])}:{_num(hi[i])}]" if i in lo else "none" for i in range(model.n_features)
     ]
+    tiny = sorted(
+        {
+            (t.feature, t.point[i])
+            for t in ts
+            for i in range(t.n_nodes)
+            if t.kind[i] == SPLIT and -ZERO_THRESHOLD <= t.point[i] < ZERO_THRESHOLD
+        }
+    )
+    if tiny:
+        f, point = tiny[0]
+        more = f" (and {len(tiny) - 1} more splits)" if len(tiny) > 1 else ""
+        warnings.warn(
+            f"LightGBM reads inputs with |x| <= 1e-35 as 0, and feature {f} "
+            f"({names[f]!r}) splits at {point!r}{more}: nonzero inputs within 1e-35 of 0 on "
+            "the other side of the split from 0 score as 0 there; exact everywhere else.",
+            ExportWarning,
+            stacklevel=4,
+        )
     header = [
         "tree",
         "version=v4",

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..model import RankBoostModel
 from ._ranklib import model_text as ranklib_text
-from ._trees import LEAF, Tree, forest
+from ._trees import LEAF, ExportWarning, Tree, forest
 from ._xgboost import dump
 
 __all__ = ["ExportWarning", "es_ranklib_body", "es_xgboost_body", "solr_model", "solr_threshold"]
@@ -34,10 +34,6 @@ __all__ = ["ExportWarning", "es_ranklib_body", "es_xgboost_body", "solr_model", 
 SOLR_CLASS = "org.apache.solr.ltr.model.MultipleAdditiveTreesModel"
 #: Solr's ``RegressionTreeNode.NODE_SPLIT_SLACK``.
 SOLR_SLACK = np.float32(1e-6)
-
-
-class ExportWarning(UserWarning):
-    """The exported model differs from ``H`` on a few inputs (the message says where)."""
 
 
 def _es_body(name: str, kind: str, definition: str) -> dict[str, Any]:

@@ -6,17 +6,22 @@ tree per used feature (``trees="feature"``), or one tree per round (``trees="rou
 partial sums are the staged scores). A tree is a balanced binary search over the step
 function's breaks, with the value of every interval at its leaves.
 
-Consumers compare a feature value with a split point in their own precision:
+rankboost compares ``float32(x)`` with every threshold (its numeric domain,
+:mod:`rankboost.binning`), and so must every consumer. For a break ``theta`` the float32
+point is ``P = floor32(theta)``, the largest float32 ``<= theta``: for a float32 ``v``,
+``v <= P`` if and only if ``v <= theta``. Two breaks with the same ``P`` enclose no float32
+value, so the interval between them is dropped. Then, per consumer:
 
-* ``"float64"`` (LightGBM, ONNX with ``dtype="float64"``): the point of a break ``theta`` is
-  ``theta`` itself, and ``x <= theta`` goes left, which is exactly ``not [x > theta]``;
-* ``"float32"`` (XGBoost, ONNX, Elasticsearch/OpenSearch, Solr): the consumer rounds ``x`` to
-  float32 and compares it with a float32 number. The point is then ``P``, the largest float32
-  ``<= theta``: for a float32 ``x``, ``x <= P`` if and only if ``x <= theta``. Two breaks with
-  the same ``P`` enclose no float32 value, so the interval between them is dropped. A
-  consumer that sends ``x < c`` left uses ``c = nextafter32(P, +inf)``, the smallest float32
-  strictly greater than ``theta`` (:func:`lt_condition`), which is not
-  ``nextafter32(float32(theta))`` when ``float32(theta)`` already rounds above ``theta``.
+* ``"float32"`` (XGBoost, ONNX, Elasticsearch/OpenSearch, Solr, RankLib read ``float32(x)``):
+  the split is ``P`` (``x <= P`` left); a consumer that sends ``x < c`` left uses
+  ``c = nextafter32(P, +inf)``, the smallest float32 strictly greater than ``theta``
+  (:func:`lt_condition`);
+* ``"float64"`` (LightGBM, ONNX with ``dtype="float64"``): the consumer compares the float64
+  ``x`` itself, so the split is ``T = leq_point64(P)``, the largest float64 whose float32
+  rounding is ``<= P``: ``x <= T`` if and only if ``float32(x) <= P``, for every float64
+  ``x``. ``T`` is the midpoint between ``P`` and the next float32 when round-half-to-even
+  sends that midpoint down to ``P`` (``P``'s last significand bit is 0), else the float64
+  just below the midpoint.
 
 A break at ``+inf`` separates nothing (no ``x`` is above it) and is dropped. The value where
 the feature abstains (NaN) is reached by following the NaN direction of every split to the
@@ -32,11 +37,28 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from .._rounds import floor32  # not ..binning: its numba kernels stay unimported
 from ..model import RankBoostModel, StepFunction
 
-__all__ = ["LEAF", "MISSING", "SPLIT", "Tree", "forest", "leq_point32", "lt_condition"]
+__all__ = [
+    "LEAF",
+    "MISSING",
+    "SPLIT",
+    "ExportWarning",
+    "Tree",
+    "forest",
+    "leq_point32",
+    "leq_point64",
+    "lt_condition",
+]
 
 SPLIT, MISSING, LEAF = 0, 1, 2
+
+
+class ExportWarning(UserWarning):
+    """The exported model differs from ``H`` on a few inputs (the message says where)."""
+
+
 PRECISIONS = ("float32", "float64")
 
 
@@ -82,6 +104,8 @@ class Tree:
 def leq_point32(breaks: NDArray[np.float64]) -> NDArray[np.float64]:
     """The largest float32 ``<= b`` for every break ``b`` (as float64 numbers).
 
+    :func:`rankboost.binning.floor32`.
+
     Examples
     --------
     >>> import numpy as np
@@ -89,12 +113,43 @@ def leq_point32(breaks: NDArray[np.float64]) -> NDArray[np.float64]:
     >>> p.tolist()  # float32(0.1) = 0.10000000149... is above 0.1: one float32 lower
     [0.09999999403953552, 0.5, -inf, 3.4028234663852886e+38]
     """
-    b = np.asarray(breaks, dtype=np.float64)
+    return floor32(breaks)
+
+
+#: 2**128: the float32 number after the largest float32 (were the exponent range wider).
+_F32_BEYOND = 2.0**128
+
+
+def leq_point64(points: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``T``, the largest float64 with ``float32(T) <= P``, for every float32 point ``P``.
+
+    A float64 consumer that sends ``x <= T`` left decides ``float32(x) <= P``, for every
+    float64 ``x``, exactly. ``+inf`` stays ``+inf``; for ``P = -inf``, ``T`` is the largest
+    float64 that rounds to ``-inf`` in float32.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = leq_point64(np.array([0.5, 1.0 + 2.0**-23]))
+    >>> t.tolist()  # 0.5 is even: the midpoint rounds down to it; 1 + 2**-23 is odd
+    [0.5000000298023224, 1.000000178813934]
+    >>> x = np.array([t[0], np.nextafter(t[0], 1.0)])
+    >>> x.astype(np.float32).tolist()
+    [0.5, 0.5000000596046448]
+    """
+    p = np.asarray(points, dtype=np.float64)
+    p32 = p.astype(np.float32)
     with np.errstate(over="ignore"):
-        f = b.astype(np.float32)
-    above = f.astype(np.float64) > b  # round-to-nearest went up: step one float32 down
-    f[above] = np.nextafter(f[above], np.float32(-np.inf))
-    return f.astype(np.float64)
+        nxt = np.nextafter(p32, np.float32(np.inf)).astype(np.float64)
+    nxt[p32 == np.finfo(np.float32).max] = _F32_BEYOND
+    lo = np.where(p == -np.inf, -_F32_BEYOND, p)
+    nxt[p == -np.inf] = -float(np.finfo(np.float32).max)
+    mid = lo / 2.0 + nxt / 2.0  # exact: two float32 numbers, one float32 step apart
+    with np.errstate(over="ignore"):
+        down = mid.astype(np.float32).astype(np.float64) <= p
+    out = np.where(down, mid, np.nextafter(mid, -np.inf))
+    out[p == np.inf] = np.inf
+    return out
 
 
 def lt_condition(points: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -122,21 +177,24 @@ def consumer_function(
     """``(points, values)``: the step function as the consumer's split points see it.
 
     ``values[j]`` holds on ``points[j-1] < x <= points[j]`` for every ``x`` the consumer
-    can represent; adjacent equal values are merged and a point at ``+inf`` is dropped.
+    reads (float32, or float64 for ``"float64"``), and equals ``H_i(float32(x))`` there;
+    adjacent equal values are merged and a point at ``+inf`` is dropped.
     """
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {PRECISIONS}; got {precision!r}")
-    p = sf.breaks if precision == "float64" else leq_point32(sf.breaks)
+    p = leq_point32(sf.breaks)
     v = sf.values
-    if precision == "float32":
-        # equal points enclose no float32 value: keep the interval above the last of them
-        u = np.unique(p)
-        v = v[np.concatenate([[0], np.searchsorted(p, u, side="right")])]
-        p = u
+    # equal points enclose no float32 value: keep the interval above the last of them
+    u = np.unique(p)
+    v = v[np.concatenate([[0], np.searchsorted(p, u, side="right")])]
+    p = u
     if p.shape[0] and p[-1] == np.inf:  # nothing lies above +inf
         p, v = p[:-1], v[:-1]
     keep = v[1:] != v[:-1]  # a split between equal values decides nothing
-    return p[keep], np.concatenate([v[:1], v[1:][keep]])
+    p, v = p[keep], np.concatenate([v[:1], v[1:][keep]])
+    if precision == "float64":
+        p = leq_point64(p)
+    return p, v
 
 
 # ---------------------------------------------------------------------- the pieces of H
@@ -271,8 +329,10 @@ def forest(
     [1, 2, 0, 0, 2, 2, 2]
     >>> tree.left, tree.right  # NaN to leaf 1, the rest to the tree over the breaks
     ([1, -1, 3, 5, -1, -1, -1], [2, -1, 4, 6, -1, -1, -1])
-    >>> tree.point, tree.value
-    ([nan, nan, 1.0, 0.0, nan, nan, nan], [nan, 0.5, nan, nan, 1.5, 0.0, 1.0])
+    >>> tree.point  # float64 points T: x <= T exactly when float32(x) <= theta
+    [nan, nan, 1.0000000596046448, 7.006492321624085e-46, nan, nan, nan]
+    >>> tree.value
+    [nan, 0.5, nan, nan, 1.5, 0.0, 1.0]
     """
     out = []
     for feature, sf in pieces(model, n_rounds, trees):

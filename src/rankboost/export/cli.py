@@ -19,7 +19,6 @@ Examples
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
@@ -28,7 +27,8 @@ from typing import Any
 __all__ = ["register", "run"]
 
 _EPILOG = """\
-examples:
+examples (for a model trained with the features' names, which es-xgboost and solr need:
+  rankboost train train.txt --feature-names names.txt -o model.json):
   rankboost export model.json --format xgboost -o model.xgb.json
   rankboost export model.json --format lightgbm --trees round -o model.lgb.txt
   rankboost export model.json --format onnx -o model.onnx
@@ -106,29 +106,24 @@ def register(subparsers: Any) -> None:
 def _names(text: str | None) -> list[str] | None:
     if text is None:
         return None
-    if text.startswith("@"):
-        path = Path(text[1:])
-        if not path.is_file():
-            raise FileNotFoundError(f"--feature-names file {str(path)!r} does not exist")
-        lines = path.read_text(encoding="utf-8").splitlines()
-        return [line.strip() for line in lines if line.strip()]
+    if text.startswith("@"):  # one name per line, as 'rankboost train --feature-names'
+        from ..datasets import load_feature_names
+
+        return load_feature_names(text[1:])
     return [s.strip() for s in text.split(",")]
 
 
 def _load(path: str) -> tuple[Any, list[str] | None]:
     """The RankBoostModel in ``path`` and the feature names to use by default."""
     from ..fusion import RankFusion
-    from ..model import load_model
+    from ..model import load_model, read_json
 
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(
             f"model file {path!r} does not exist; train one with 'rankboost train DATA -o {path}'."
         )
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot read model file {path!r}: it is not JSON ({exc}).") from None
+    data = read_json(p)  # strict JSON, one clear error (deep nesting, NaN, not UTF-8, ...)
     if isinstance(data, dict) and data.get("format") == "rankboost-fusion":
         fusion = RankFusion.load(p)
         return fusion.model_, list(fusion.feature_names_)
