@@ -76,7 +76,7 @@ def cv_rounds(
     ((10,), True)
     """
     from ..engine import TrainingStoppedWarning
-    from ..engine import train_checked as _train
+    from ..engine import train_checked
     from ..metrics import ndcg_score
 
     uq, qcode = np.unique(np.asarray(qid), return_inverse=True)
@@ -93,7 +93,9 @@ def cv_rounds(
         va = fold == f
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TrainingStoppedWarning)
-            model = _train(np.ascontiguousarray(X[tr]), make_feedback(yy[tr], qcode[tr]), params)
+            model = train_checked(
+                np.ascontiguousarray(X[tr]), make_feedback(yy[tr], qcode[tr]), params
+            )
         t = 0
         for t, h in enumerate(model.staged_decision_function(X[va])):
             curves[f, t] = ndcg_score(yy[va], h, qcode[va], k=10)

@@ -273,7 +273,7 @@ class RankFusion:
             )
         # NOTE: imported here so that importing this module (the ``fuse train`` options read
         # RankFusion's signature) does not import numba (issue 16, item 10).
-        from ..engine import train_checked as _train
+        from ..engine import train_checked
 
         _coverage_warnings(items, qrels)
         feats = self.features(items)
@@ -307,7 +307,7 @@ class RankFusion:
                 pair_labels=(yj >= 1) if self.feedback == "bipartite" else None,
             )
             params = params.replace(n_rounds=int(self.cv_results_["best_n_rounds"]))
-        self.model_ = _train(
+        self.model_ = train_checked(
             X,
             feedback,
             params,

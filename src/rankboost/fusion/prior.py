@@ -103,7 +103,7 @@ def cv_prior(
     held-out NDCG@10 of ``scales[s] F_0 + H_t`` (``t = 0`` the prior alone).
     """
     from ..engine import TrainingStoppedWarning
-    from ..engine import train_checked as _train
+    from ..engine import train_checked
     from ..metrics import ndcg_score
     from .cv import query_folds
 
@@ -121,7 +121,7 @@ def cv_prior(
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", TrainingStoppedWarning)
                 fb = make_feedback(y[tr], qcode[tr])
-                model = _train(Xtr, fb, params, init_score=c * F0[tr])
+                model = train_checked(Xtr, fb, params, init_score=c * F0[tr])
             last = curves[s, 0] * 0
             t = 0
             for t, h in enumerate(model.staged_decision_function(X[va]), start=1):
@@ -142,7 +142,7 @@ def cv_prior(
 
 def fit_prior(fusion: Any, items, feats, judged, X, yj, qj, params, train_kwargs) -> None:  # type: ignore[no-untyped-def]
     """Fit ``c F_0 + H``: the scale and rounds by inner CV, then the model on all rows."""
-    from ..engine import train_checked as _train
+    from ..engine import train_checked
     from ..params import ParameterError
 
     F0 = prior_scores(items, feats, str(fusion.prior))[judged]
@@ -159,7 +159,7 @@ def fit_prior(fusion: Any, items, feats, judged, X, yj, qj, params, train_kwargs
                 "n_rounds='auto'; with an int n_rounds pass a float prior_scale."
             )
         scale, rounds = float(fusion.prior_scale), int(fusion.n_rounds)
-    fusion.model_ = _train(
+    fusion.model_ = train_checked(
         X,
         fusion._feedback(yj, qj),
         params.replace(n_rounds=max(rounds, 1)),

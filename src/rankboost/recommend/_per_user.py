@@ -18,7 +18,7 @@ from joblib import Parallel, delayed
 from numpy.typing import NDArray
 
 from .._kernels import numba_threads
-from ..booster import TrainingStoppedWarning, _train
+from ..engine import TrainingStoppedWarning, train_checked
 from ..feedback import LayeredFeedback, PairFeedback
 from ..model import RankBoostModel
 from ..params import TrainParams
@@ -208,7 +208,7 @@ def _fit_chunk(
             X = _features(by_item, row.indices.astype(np.int64), column_of, feats.shape[0])
             column_of[feats] = -1
             X, w = _design_matrix(X, means[feats], design, y=row.data)
-            model = _train(X, _feedback(row.data, design.pair_weight), params)
+            model = train_checked(X, _feedback(row.data, design.pair_weight), params)
             out.append((user, model, w))
     return out
 

@@ -34,7 +34,7 @@ from joblib import Parallel, delayed
 from numpy.typing import NDArray
 
 from .._kernels import numba_threads
-from ..booster import TrainingStoppedWarning, _train
+from ..engine import TrainingStoppedWarning, train_checked
 from ..callback import EvaluationMonitor
 from ..feedback import BipartiteFeedback, LayeredFeedback
 from ..model import RankBoostModel
@@ -167,7 +167,7 @@ def _train_quiet(
 ) -> RankBoostModel:
     with numba_threads(1), warnings.catch_warnings():
         warnings.simplefilter("ignore", TrainingStoppedWarning)
-        return _train(X, fb, params, **kw)
+        return train_checked(X, fb, params, **kw)
 
 
 def select_rounds(
