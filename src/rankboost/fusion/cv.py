@@ -75,8 +75,7 @@ def cv_rounds(
     >>> cv["mean"].shape, 1 <= cv["best_n_rounds"] <= 10
     ((10,), True)
     """
-    from ..engine import TrainingStoppedWarning
-    from ..engine import train_checked
+    from ..engine import TrainingStoppedWarning, train_checked
     from ..metrics import ndcg_score
 
     uq, qcode = np.unique(np.asarray(qid), return_inverse=True)

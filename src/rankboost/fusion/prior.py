@@ -102,8 +102,7 @@ def cv_prior(
     Returns ``{"scale", "n_rounds", "best_score", "mean"}``: ``mean[s, t]`` is the mean
     held-out NDCG@10 of ``scales[s] F_0 + H_t`` (``t = 0`` the prior alone).
     """
-    from ..engine import TrainingStoppedWarning
-    from ..engine import train_checked
+    from ..engine import TrainingStoppedWarning, train_checked
     from ..metrics import ndcg_score
     from .cv import query_folds
 

@@ -34,8 +34,8 @@ from joblib import Parallel, delayed
 from numpy.typing import NDArray
 
 from .._kernels import numba_threads
-from ..engine import TrainingStoppedWarning, train_checked
 from ..callback import EvaluationMonitor
+from ..engine import TrainingStoppedWarning, train_checked
 from ..feedback import BipartiteFeedback, LayeredFeedback
 from ..model import RankBoostModel
 from ..params import TrainParams
