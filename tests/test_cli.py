@@ -289,3 +289,45 @@ def test_no_half_written_files_on_error(bad_files, letor):
     before = sorted(p.name for p in tmp.iterdir())
     assert main(["predict", str(model), str(tmp / "wide.txt"), "-o", str(tmp / "s.txt")]) == 1
     assert sorted(p.name for p in tmp.iterdir()) == before
+
+
+def _package_imports(path: Path) -> set[str]:
+    """The rankboost modules ``path`` imports, lazy (in-function) imports included."""
+    import ast
+
+    src = Path(rankboost.__file__).parent
+    parts = list(path.relative_to(src.parent).with_suffix("").parts)
+    package = parts if path.name == "__init__.py" else parts[:-1]
+    if package[-1] == "__init__":
+        package = package[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            mod = ".".join(base + ([node.module] if node.module else []))
+            names = [mod] + [f"{mod}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        found |= {n for n in names if n.startswith("rankboost")}
+    return found
+
+
+def test_no_module_imports_the_cli_and_the_shared_helpers_import_no_command():
+    """Issue 21 item 4: the command modules share rankboost._cli_common, and only
+    ``python -m rankboost`` imports rankboost.cli, so no import circle goes through it."""
+    src = Path(rankboost.__file__).parent
+    importers = sorted(
+        str(p.relative_to(src))
+        for p in src.rglob("*.py")
+        if "rankboost.cli" in _package_imports(p) and p.name != "cli.py"
+    )
+    assert importers == ["__main__.py"]
+    common = _package_imports(src / "_cli_common.py")
+    assert common <= {"rankboost.metrics", "rankboost.metrics.parse_metric"}, common
+    # cli.py registers the command modules; they import none of each other
+    commands = ["fusion/cli.py", "fusion/convert.py", "fusion/_info.py", "export/cli.py"]
+    for name in commands:
+        others = {"rankboost." + c[:-3].replace("/", ".") for c in commands if c != name}
+        assert not _package_imports(src / name) & others, name

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 import warnings
@@ -28,6 +27,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from ._cli_common import (
+    CLIError,
+    UsageError,
+    int_at_least,
+    metric_name,
+    refuse_overwriting_inputs,
+)
+from ._cli_common import one_line as _one_line
 from ._cli_metrics import add_metric_options, format_conventions, metric_options
 from ._conventions import FEATURE_NUMBERING
 from .params import FEEDBACK_PARAMS, TRAIN_PARAMS, add_arguments
@@ -39,7 +46,7 @@ if TYPE_CHECKING:
     from .datasets import RankingDataset
     from .model import RankBoostModel
 
-__all__ = ["main"]
+__all__ = ["CLIError", "UsageError", "main"]
 
 PROG = "rankboost"
 DEFAULT_METRICS = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map")
@@ -60,18 +67,6 @@ NULL = abstain. Exit status: 0 ok, 1 error in the data, 2 usage error
 """
 
 
-class CLIError(Exception):
-    """A user-facing error: printed as one line, exit status 1."""
-
-    exit_status = 1
-
-
-class UsageError(CLIError):
-    """A usage error found after parsing (e.g. an output that is an input): exit status 2."""
-
-    exit_status = 2
-
-
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line usage errors (exit status 2)."""
 
@@ -79,68 +74,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{PROG}: error: {_one_line(message)} (see '{self.prog} --help')\n")
 
 
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
-
-
 # ---------------------------------------------------------------------- argument types
-
-
-def int_at_least(low: int) -> Callable[[str], int]:
-    """An argparse ``type=``: an int ``>= low`` (the message of ``rankboost.params``)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = None
-        if value is None or value < low:
-            raise argparse.ArgumentTypeError(f"must be an int >= {low}; got {text!r}")
-        return value
-
-    return parse
 
 
 _positive_int = int_at_least(1)
 _non_negative_int = int_at_least(0)
 
 
-def metric_name(text: str) -> str:
-    """An argparse ``type=``: a metric name of ``rankboost.metrics`` (``ndcg@10``, ``map``)."""
-    from .metrics import parse_metric
-
-    try:
-        parse_metric(text)
-    except (TypeError, ValueError) as exc:
-        raise argparse.ArgumentTypeError(_one_line(str(exc))) from None
-    return text
-
-
 _metric = metric_name
 
 
 # ---------------------------------------------------------------------- helpers
-
-
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)  # hard links and symbolic links too
-    except OSError:  # one of them does not exist (yet)
-        return os.path.realpath(a) == os.path.realpath(b)
-
-
-def refuse_overwriting_inputs(output: str, inputs: Sequence[tuple[str, str]]) -> None:
-    """Raise :class:`UsageError` if ``output`` is one of the ``(what, path)`` inputs.
-
-    Called before anything is read, so that ``train d.txt -o d.txt`` cannot destroy
-    ``d.txt``: same path, a link to it or a hard link (``os.path.samefile``).
-    """
-    for what, path in inputs:
-        if _same_file(output, path):
-            raise UsageError(
-                f"the output {output!r} is the {what} {path!r}; writing it would destroy the "
-                "input. Pass another output path with -o."
-            )
 
 
 def _load_data(path: str, n_features: int | None = None, what: str = "data file") -> Any:
@@ -540,31 +484,25 @@ def _add_train_options(p: argparse.ArgumentParser) -> None:
     add_arguments(g, params=TRAIN_PARAMS + FEEDBACK_PARAMS)
 
 
-def _build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog=PROG,
-        description="RankBoost (Freund et al., JMLR 2003) for learning to rank.",
-        epilog=_EPILOG,
+def _add_command(
+    sub: Any, name: str, func: Callable[[argparse.Namespace], int], help: str, epilog: str
+) -> argparse.ArgumentParser:
+    """Add subcommand ``name`` (its help, one example, ``func`` as handler) to ``sub``."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help=help,
+        description=help,
+        epilog="example:\n  " + epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    from . import __version__
+    p.set_defaults(func=func)
+    return p
 
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    sub.required = True
 
-    def add(name: str, func: Callable[[argparse.Namespace], int], help: str, epilog: str) -> Any:
-        p = sub.add_parser(
-            name,
-            help=help,
-            description=help,
-            epilog="example:\n  " + epilog,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        p.set_defaults(func=func)
-        return p
-
-    p = add(
+def _register_train(sub: Any) -> None:
+    """Add ``rankboost train``."""
+    p = _add_command(
+        sub,
         "train",
         _cmd_train,
         "train a model on an SVMlight/LETOR file",
@@ -588,7 +526,11 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     _add_train_options(p)
 
-    p = add(
+
+def _register_predict(sub: Any) -> None:
+    """Add ``rankboost predict``."""
+    p = _add_command(
+        sub,
         "predict",
         _cmd_predict,
         "score every row of a file (one score per line, input order)",
@@ -619,7 +561,11 @@ def _build_parser() -> argparse.ArgumentParser:
         "or always the row number (1 = first data row)",
     )
 
-    p = add(
+
+def _register_evaluate(sub: Any) -> None:
+    """Add ``rankboost evaluate``."""
+    p = _add_command(
+        sub,
         "evaluate",
         _cmd_evaluate,
         "evaluate a model on a labelled file",
@@ -643,7 +589,11 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     add_metric_options(p)
 
-    p = add(
+
+def _register_info(sub: Any) -> None:
+    """Add ``rankboost info``."""
+    p = _add_command(
+        sub,
         "info",
         _cmd_info,
         "show a model's rounds and feature importances (or a fusion model's lists)",
@@ -665,7 +615,11 @@ def _build_parser() -> argparse.ArgumentParser:
         help="round rows, an int >= 0 (default 10, 0 = all)",
     )
 
-    p = add(
+
+def _register_demo(sub: Any) -> None:
+    """Add ``rankboost demo``."""
+    p = _add_command(
+        sub,
         "demo",
         _cmd_demo,
         "train on the bundled MQ2008 fold and print validation/test scores",
@@ -675,6 +629,23 @@ def _build_parser() -> argparse.ArgumentParser:
     add_arguments(p, params=TRAIN_PARAMS[:1])
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description="RankBoost (Freund et al., JMLR 2003) for learning to rank.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for register in (
+        _register_train, _register_predict, _register_evaluate, _register_info, _register_demo
+    ):  # fmt: skip
+        register(sub)
     try:
         from .fusion.cli import register as _register_fuse
     except ImportError:  # the fusion subcommand is optional

@@ -4,7 +4,7 @@
 each leaf subcommand sets ``func`` (via ``set_defaults``) to a handler that takes the parsed
 ``argparse.Namespace`` and returns an exit code (0 = success). Handlers raise
 ``ValueError`` / ``FileNotFoundError`` with a one-line message on bad input (exit status 1)
-and :class:`rankboost.cli.UsageError` for a usage error found after parsing, such as an
+and :class:`rankboost._cli_common.UsageError` for a usage error found after parsing, such as an
 output path that is one of the inputs or no subcommand (exit status 2); the caller prints it
 as ``rankboost: error: ...``. Numeric options and metric names are checked by the parser
 (exit status 2), as in the other subcommands.
@@ -27,8 +27,8 @@ import json
 import sys
 from typing import Any
 
+from .._cli_common import UsageError, int_at_least, metric_name, refuse_overwriting_inputs
 from .._cli_metrics import add_metric_options, format_conventions, metric_options
-from ..cli import UsageError, int_at_least, metric_name, refuse_overwriting_inputs
 
 __all__ = ["register", "rounds_value", "run"]
 
@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     -------
     int
         0 on success (on an error the handler raises; callers print the message and exit
-        with status 1, or 2 for a :class:`rankboost.cli.UsageError`).
+        with status 1, or 2 for a :class:`rankboost._cli_common.UsageError`).
     """
     func = getattr(args, "func", None)
     if func is None:

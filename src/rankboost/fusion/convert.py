@@ -81,7 +81,7 @@ def register(subparsers: Any) -> None:
 
 
 def _convert(args: argparse.Namespace) -> int:
-    from ..cli import UsageError
+    from .._cli_common import UsageError
 
     if args.to == "trec":
         if len(args.inputs) != 1:
@@ -101,7 +101,7 @@ def _convert(args: argparse.Namespace) -> int:
 
 
 def _to_trec(path: str, outdir: str) -> int:
-    from ..cli import UsageError, refuse_overwriting_inputs
+    from .._cli_common import UsageError, refuse_overwriting_inputs
     from .io import read_letor_agg, write_qrels, write_run
 
     out = Path(outdir)
@@ -133,7 +133,7 @@ def _to_trec(path: str, outdir: str) -> int:
 
 
 def _to_letor(paths: list[str], qrels_path: str, output: str) -> int:
-    from ..cli import refuse_overwriting_inputs
+    from .._cli_common import refuse_overwriting_inputs
     from .io import read_qrels, read_runs, write_letor_agg
 
     refuse_overwriting_inputs(
