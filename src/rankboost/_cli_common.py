@@ -22,6 +22,7 @@ __all__ = [
     "int_at_least",
     "metric_name",
     "one_line",
+    "os_error_text",
     "refuse_overwriting_inputs",
     "same_file",
 ]
@@ -42,6 +43,20 @@ class UsageError(CLIError):
 def one_line(text: object) -> str:
     """``text`` on one line (runs of whitespace, newlines included, become one space)."""
     return " ".join(str(text).split())
+
+
+def os_error_text(exc: OSError) -> str:
+    """The message of an ``OSError`` for the user: no ``[Errno 2]``, the path named once.
+
+    The package's writers (:mod:`rankboost._atomic`) say ``cannot write 'PATH': why``; other
+    errors say why and, when known, the path.
+    """
+    why = exc.strerror or ""
+    if why.startswith("cannot "):
+        return why
+    if why and exc.filename is not None:
+        return f"{why}: {exc.filename!r}"
+    return why or str(exc)
 
 
 def int_at_least(low: int) -> Callable[[str], int]:

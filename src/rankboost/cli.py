@@ -32,6 +32,7 @@ from ._cli_common import (
     UsageError,
     int_at_least,
     metric_name,
+    os_error_text,
     refuse_overwriting_inputs,
 )
 from ._cli_common import one_line as _one_line
@@ -167,7 +168,7 @@ def _write(path: str, text: str) -> None:
     try:
         atomic_write_text(path, text)
     except OSError as exc:
-        raise CLIError(f"cannot write {path!r}: {exc.strerror or exc}; check the folder.") from None
+        raise CLIError(os_error_text(exc)) from None
 
 
 def _fmt(value: Any) -> str:
@@ -339,9 +340,7 @@ def _write_trec(args: argparse.Namespace, data: RankingDataset, scores: Any) -> 
     try:
         write_run(args.output, run, tag=args.tag)
     except OSError as exc:
-        raise CLIError(
-            f"cannot write {args.output!r}: {exc.strerror or exc}; check the folder."
-        ) from None
+        raise CLIError(os_error_text(exc)) from None
     _err(f"wrote a TREC run of {len(run)} rows, {len(run.queries)} queries to {args.output}")
     return 0
 
@@ -690,7 +689,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CLIError as exc:
         _err(f"{PROG}: error: {_one_line(str(exc))}")
         return exc.exit_status
-    except (ValueError, TypeError, OSError, ImportError) as exc:
+    except OSError as exc:
+        _err(f"{PROG}: error: {_one_line(os_error_text(exc))}")
+    except (ValueError, TypeError, ImportError) as exc:
         _err(f"{PROG}: error: {_one_line(str(exc))}")
     except MemoryError:
         _err(f"{PROG}: error: out of memory; the input is too large for this machine.")
