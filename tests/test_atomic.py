@@ -250,7 +250,8 @@ def test_issue26_a_device_is_written_in_place_and_stays_a_device(tmp_path):
     link = tmp_path / "link"
     link.symlink_to(null)
     atomic_write_text(link, "scores\n")
-    assert stat.S_ISCHR(os.stat(null).st_mode) and link.is_symlink()
+    assert stat.S_ISCHR(os.stat(null).st_mode)
+    assert link.is_symlink()
     assert _tmp_files(tmp_path) == []
 
 
@@ -301,5 +302,6 @@ def test_issue26_a_missing_folder_is_named_never_the_temporary_file(tmp_path):
         atomic_write_text(target, "x")
     message = str(err.value)
     assert f"cannot write {str(target)!r}" in message
-    assert "does not exist; create it first" in message and str(target.parent) in message
+    assert "does not exist; create it first" in message
+    assert str(target.parent) in message
     assert ".tmp" not in message

@@ -419,7 +419,8 @@ def test_issue26_clone_and_grid_search(client):
 
     est = rbd.DaskRankBoostRanker(client=client, n_estimators=3, learning_rate=0.5)
     copy = clone(est)
-    assert copy.client is client and copy.get_params()["learning_rate"] == 0.5
+    assert copy.client is client
+    assert copy.get_params()["learning_rate"] == 0.5
     assert not hasattr(copy, "model_")
     X, y, qid = _sorted(*letor_like(n_queries=12, seed=7))
     Xd, yd, qd = _dask(X, y, qid, 2)

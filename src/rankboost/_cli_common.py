@@ -81,7 +81,12 @@ def metric_name(text: str) -> str:
     try:
         parse_metric(text)
     except (TypeError, ValueError) as exc:
-        raise argparse.ArgumentTypeError(one_line(str(exc))) from None
+        hint = (
+            f" ({text!r} is a file: put --metric after the files, or end its names with --)"
+            if os.path.exists(text)
+            else ""
+        )
+        raise argparse.ArgumentTypeError(one_line(str(exc)) + hint) from None
     return text
 
 

@@ -31,12 +31,16 @@ from ._cli_common import (
     CLIError,
     UsageError,
     int_at_least,
-    metric_name,
     os_error_text,
     refuse_overwriting_inputs,
 )
 from ._cli_common import one_line as _one_line
-from ._cli_metrics import add_metric_options, format_conventions, metric_options
+from ._cli_metrics import (
+    add_metric_argument,
+    add_metric_options,
+    format_conventions,
+    metric_options,
+)
 from ._conventions import FEATURE_NUMBERING
 from .params import FEEDBACK_PARAMS, TRAIN_PARAMS, add_arguments
 
@@ -51,6 +55,7 @@ __all__ = ["CLIError", "UsageError", "main"]
 
 PROG = "rankboost"
 DEFAULT_METRICS = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map")
+DEFAULT_MODEL = "model.json"
 
 _EPILOG = """\
 examples:
@@ -82,31 +87,73 @@ _positive_int = int_at_least(1)
 _non_negative_int = int_at_least(0)
 
 
-_metric = metric_name
-
-
 # ---------------------------------------------------------------------- helpers
 
 
-def _load_data(path: str, n_features: int | None = None, what: str = "data file") -> Any:
+def _check_exists(path: str, what: str) -> None:
+    """A missing input is said before anything is read or imported (errors are fast too)."""
+    if not Path(path).exists():
+        raise CLIError(f"{what} {path!r} does not exist; check the path.")
+
+
+def _load_data(
+    path: str, n_features: int | None = None, what: str = "data file", query_file: Any = "auto"
+) -> Any:
     if Path(path).is_dir():
         raise CLIError(f"{what} {path!r} is a directory; pass an SVMlight/LETOR file.")
     from .datasets import load_svmlight
 
     try:
-        return load_svmlight(path, n_features=n_features)
-    except FileNotFoundError:
-        raise CLIError(f"{what} {path!r} does not exist; check the path.") from None
+        return load_svmlight(path, n_features=n_features, query_file=query_file or "auto")
+    except FileNotFoundError as exc:
+        if not Path(path).is_file():
+            raise CLIError(f"{what} {path!r} does not exist; check the path.") from None
+        raise CLIError(f"{_one_line(str(exc))} Check the --query-file path.") from None
     except ValueError as exc:
         msg = _one_line(str(exc))
         if _is_letor_agg(path):  # LETOR 4.0 aggregation: NULL = not returned = abstain
             return _load_agg(path, n_features, what)
+        if _looks_like_trec_run(path):
+            raise CLIError(
+                f"{what} {path!r} is a TREC run (qid Q0 docid rank score tag), not SVMlight/"
+                "LETOR features; to learn from runs use 'rankboost fuse train --runs RUN ... "
+                "--qrels QRELS'."
+            ) from None
         if n_features is not None and ("n_features" in msg or "feature index" in msg):
             raise CLIError(
                 f"{what} {path!r} has more features than the model's {n_features}: {msg} "
                 "Use data with the model's features, or retrain on it."
             ) from None
         raise CLIError(f"cannot read {what} {path!r}: {msg}") from None
+
+
+def _looks_like_trec_run(path: str) -> bool:
+    """Whether the first data line of ``path`` reads ``qid Q0 docid rank score tag``."""
+    from .datasets._io import open_binary
+
+    try:
+        with open_binary(path) as fh:
+            for raw in fh:
+                parts = raw.split()
+                if parts and not parts[0].startswith(b"#"):
+                    return len(parts) == 6 and parts[1].upper() == b"Q0"
+    except (OSError, ValueError):
+        pass
+    return False
+
+
+def _queries(data: RankingDataset, path: str) -> Any:
+    """The query ids of ``data``; a file without any is one query, and the user is told so."""
+    import numpy as np
+
+    if data.qid is not None:
+        return data.qid
+    _err(
+        f"{PROG}: note: {path!r} has no qid: all rows form one query. Give the queries with "
+        "'qid:Q' on each line, or --query-file FILE (LightGBM's group file: one query size "
+        "per line; DATA.query is found by itself)."
+    )
+    return np.zeros(data.n_samples, dtype=np.int64)  # one query on purpose: no OneQueryWarning
 
 
 def _is_letor_agg(path: str) -> bool:
@@ -231,32 +278,32 @@ def _check_output(path: str) -> None:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    import numpy as np
 
     from .metrics import evaluate
     from .sklearn import RankBoostRanker
 
+    if args.early_stopping is not None and args.valid is None:
+        raise UsageError("--early-stopping needs a validation file; pass --valid FILE.")
+    if args.output is None:
+        args.output = DEFAULT_MODEL
+        if Path(DEFAULT_MODEL).exists():
+            raise UsageError(
+                f"{DEFAULT_MODEL} exists and -o was not given; pass -o {DEFAULT_MODEL} to "
+                "replace it, or -o OTHER.json."
+            )
     inputs = [("training file", args.data)]
     if args.valid is not None:
         inputs.append(("validation file", args.valid))
     refuse_overwriting_inputs(args.output, inputs)
     _check_output(args.output)
-    train = _load_data(args.data, what="training file")
-    train_qid = train.qid
-    if train_qid is None:
-        _err(f"{PROG}: note: {args.data!r} has no qid: all rows form one query.")
-        train_qid = np.zeros(train.n_samples)  # one query on purpose: no OneQueryWarning too
-    if args.early_stopping is not None and args.valid is None:
-        raise CLIError("--early-stopping needs a validation file; pass --valid FILE.")
+    train = _load_data(args.data, what="training file", query_file=args.query_file)
+    train_qid = _queries(train, args.data)
     metrics = list(args.metric or ["ndcg@10"])
     fit_kw: dict[str, Any] = {}
     valid = None
     if args.valid is not None:
         valid = _load_data(args.valid, n_features=train.n_features, what="validation file")
-        valid_qid = valid.qid
-        if valid_qid is None:
-            _err(f"{PROG}: note: {args.valid!r} has no qid: all rows form one query.")
-            valid_qid = np.zeros(valid.n_samples)
+        valid_qid = _queries(valid, args.valid)
         fit_kw = {
             "eval_set": [(valid.X, valid.y)],
             "eval_qid": [valid_qid],
@@ -297,8 +344,9 @@ def _cmd_predict(args: argparse.Namespace) -> int:
             args.output, [("model file", args.model), ("data file", args.data)]
         )
         _check_output(args.output)
+    _check_exists(args.data, "data file")
     model = _load_model(args.model)
-    data = _load_data(args.data, n_features=model.n_features)
+    data = _load_data(args.data, n_features=model.n_features, query_file=args.query_file)
     _check_width(data, model, args.data)
     scores = model.decision_function(data.X, n_rounds=_rounds_to_use(model, args.rounds))
     if args.format == "trec":
@@ -348,15 +396,17 @@ def _write_trec(args: argparse.Namespace, data: RankingDataset, scores: Any) -> 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from .metrics import evaluate
 
+    _check_exists(args.data, "data file")
     model = _load_model(args.model)
-    data = _load_data(args.data, n_features=model.n_features)
+    data = _load_data(args.data, n_features=model.n_features, query_file=args.query_file)
     _check_width(data, model, args.data)
+    qid = _queries(data, args.data)
     rounds = _rounds_to_use(model, args.rounds)
     scores = model.decision_function(data.X, n_rounds=rounds)
     names = list(dict.fromkeys(args.metric or DEFAULT_METRICS))
     options = metric_options(args, names)
     try:
-        res = evaluate(data.y, scores, data.qid, metrics=names, **options)
+        res = evaluate(data.y, scores, qid, metrics=names, **options)
     except ValueError as exc:
         raise CLIError(f"cannot evaluate {args.data!r}: {_one_line(str(exc))}") from None
     if args.json:
@@ -483,6 +533,15 @@ def _add_train_options(p: argparse.ArgumentParser) -> None:
     add_arguments(g, params=TRAIN_PARAMS + FEEDBACK_PARAMS)
 
 
+def _add_query_file(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--query-file",
+        metavar="FILE",
+        help="the queries of a DATA without qid: LightGBM's group file, one query size per "
+        "line, rows in order (default: DATA.query when it exists)",
+    )
+
+
 def _add_command(
     sub: Any, name: str, func: Callable[[argparse.Namespace], int], help: str, epilog: str
 ) -> argparse.ArgumentParser:
@@ -508,20 +567,20 @@ def _register_train(sub: Any) -> None:
         "rankboost train train.txt --valid vali.txt --early-stopping 50 -o model.json",
     )
     p.add_argument("data", metavar="DATA", help="training file (SVMlight/LETOR, may be .gz)")
+    _add_query_file(p)
     p.add_argument("--valid", metavar="FILE", help="validation file: metrics every round")
-    p.add_argument("-o", "--output", default="model.json", help="model file (default model.json)")
+    p.add_argument(
+        "-o",
+        "--output",
+        help=f"model file (default {DEFAULT_MODEL}, which is never replaced unless named by -o)",
+    )
     p.add_argument(
         "--early-stopping",
         type=_positive_int,
         metavar="N",
         help="stop when the first --metric on --valid has not improved for N rounds",
     )
-    p.add_argument(
-        "--metric",
-        action="append",
-        type=_metric,
-        help="validation metric, repeatable (default ndcg@10)",
-    )
+    add_metric_argument(p, "validation metric, repeatable: --metric ndcg@10 map (default ndcg@10)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     _add_train_options(p)
 
@@ -537,6 +596,7 @@ def _register_predict(sub: Any) -> None:
     )
     p.add_argument("model", metavar="MODEL", help="model file from 'rankboost train'")
     p.add_argument("data", metavar="DATA", help="SVMlight/LETOR file to score")
+    _add_query_file(p)
     p.add_argument("-o", "--output", help="scores file (default: standard output)")
     p.add_argument(
         "--rounds", type=_positive_int, help="use the first N rounds (default: best or all)"
@@ -572,11 +632,11 @@ def _register_evaluate(sub: Any) -> None:
     )
     p.add_argument("model", metavar="MODEL", help="model file from 'rankboost train'")
     p.add_argument("data", metavar="DATA", help="labelled SVMlight/LETOR file")
-    p.add_argument(
-        "--metric",
-        action="append",
-        type=_metric,
-        help="metric, repeatable: ndcg@k, map, mrr, p@k, ... (default ndcg@1,3,5,10 and map)",
+    _add_query_file(p)
+    add_metric_argument(
+        p,
+        "metric, repeatable: --metric ndcg@10 map or --metric ndcg@10 --metric map; ndcg@k, "
+        "map, mrr, p@k, ... (default ndcg@1,3,5,10 and map)",
     )
     p.add_argument(
         "--rounds", type=_positive_int, help="use the first N rounds (default: best or all)"
@@ -629,22 +689,47 @@ def _register_demo(sub: Any) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
 
-def _build_parser() -> argparse.ArgumentParser:
+class _Version(argparse.Action):
+    """``--version``, which looks the version up only when asked (package metadata is slow)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        kwargs.setdefault("help", "show program's version number and exit")
+        super().__init__(
+            option_strings, argparse.SUPPRESS, nargs=0, default=argparse.SUPPRESS, **kwargs
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        from . import __version__
+
+        sys.stdout.write(f"{parser.prog} {__version__}\n")
+        parser.exit()
+
+
+#: the commands defined in this module; for them the other command modules are not imported
+_OWN_COMMANDS = ("train", "predict", "evaluate", "info", "demo")
+
+
+def _build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or (``argv`` naming one of ``_OWN_COMMANDS``) of its own.
+
+    The second spares ``rankboost predict`` importing fusion and export (start-up time).
+    """
     parser = _Parser(
         prog=PROG,
         description="RankBoost (Freund et al., JMLR 2003) for learning to rank.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    from . import __version__
-
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for register in (
         _register_train, _register_predict, _register_evaluate, _register_info, _register_demo
     ):  # fmt: skip
         register(sub)
+    command = next((a for a in argv or () if not a.startswith("-")), None)
+    if command in _OWN_COMMANDS:
+        return parser
     try:
         from .fusion.cli import register as _register_fuse
     except ImportError:  # the fusion subcommand is optional
@@ -680,7 +765,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     >>> main(["info", "no-such-model.json"])
     1
     """
-    parser = _build_parser()
+    if argv is None:
+        argv = sys.argv[1:]
+    parser = _build_parser(argv)
     args = parser.parse_args(argv)
     try:
         with warnings.catch_warnings():

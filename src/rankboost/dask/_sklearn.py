@@ -189,9 +189,7 @@ class DaskRankBoostRanker(RankBoostRanker):
         k = self.best_iteration_ if n_rounds is None else n_rounds
         return predict(self.model_, X, n_rounds=k)
 
-    def score(
-        self, X: Any, y: Any, *, qid: Any = None, group: Any = None
-    ) -> float:
+    def score(self, X: Any, y: Any, *, qid: Any = None, group: Any = None) -> float:
         """Mean NDCG@10 over queries, as :meth:`rankboost.RankBoostRanker.score`.
 
         ``X``, ``y`` and ``qid`` may be dask collections: the scores are computed on the

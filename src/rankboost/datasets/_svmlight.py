@@ -185,17 +185,16 @@ def _parse_numeric(lines: list[bytes], n_features: int | None) -> _Numeric | Non
         return None
     try:
         y = np.array(labels).astype(np.float64)
-        indices = np.array(pieces[0::2]).astype(np.int64) if tokens else np.zeros(0, np.int64)
-        values = np.array(pieces[1::2]).astype(np.float64) if tokens else np.zeros(0)
+        indices = np.array(pieces[0::2]).astype(np.int64) if tokens else np.empty(0, np.int64)
+        values = np.array(pieces[1::2]).astype(np.float64) if tokens else np.empty(0)
     except (ValueError, OverflowError):
         return None
-    indptr = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=indptr[1:])
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     if indices.size:
         if indices.min() < 1 or indices.max() > MAX_FEATURE_INDEX:
             return None
         step = np.diff(indices)
-        new_row = np.zeros(indices.size, dtype=bool)
+        new_row = np.full(indices.size, False)
         new_row[indptr[1:-1][indptr[1:-1] < indices.size]] = True  # first token of a row
         if (step[~new_row[1:]] <= 0).any():  # indices must increase along each line
             return None

@@ -25,10 +25,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
-from .._cli_common import UsageError, int_at_least, metric_name, refuse_overwriting_inputs
-from .._cli_metrics import add_metric_options, format_conventions, metric_options
+from .._cli_common import UsageError, int_at_least, refuse_overwriting_inputs
+from .._cli_metrics import (
+    add_metric_argument,
+    add_metric_options,
+    format_conventions,
+    metric_options,
+)
 
 __all__ = ["register", "rounds_value", "run"]
 
@@ -96,12 +102,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("model", nargs="?", default=None, help="fusion model JSON (optional)")
     _add_runs(p)
     p.add_argument("--qrels", required=True, help="TREC qrels file (qid 0 docid rel), gz ok")
-    p.add_argument(
-        "--metric",
-        nargs="+",
-        type=metric_name,
-        default=["ndcg@10", "map"],
-        help="metric names: ndcg@K, map, p@K, mrr, average_rank, ... (default: ndcg@10 map)",
+    add_metric_argument(
+        p,
+        "metric names, repeatable: --metric ndcg@10 map or --metric ndcg@10 --metric map "
+        "(ndcg@K, map, p@K, mrr, average_rank, ...; default: ndcg@10 map)",
     )
     p.add_argument(
         "--json",
@@ -284,29 +288,44 @@ def _train(args: argparse.Namespace) -> int:
 
 def _apply(args: argparse.Namespace) -> int:
     from .io import read_runs, write_run
-    from .learned import RankFusion
 
     refuse_overwriting_inputs(
         args.output, [("fusion model file", args.model)] + [("run file", r) for r in args.runs]
     )
-    model = RankFusion.load(args.model)
+    model = _load_fusion(args.model)
     runs = read_runs(args.runs)
     fused = model.fuse(runs, depth=args.depth, match="order" if args.by_order else "name")
     write_run(args.output, fused, tag=args.tag)
     return 0
 
 
+def _load_fusion(path: str) -> Any:
+    """``RankFusion.load``, saying what to do with a ranking model given instead."""
+    from .learned import RankFusion
+
+    try:
+        return RankFusion.load(path)
+    except ValueError as exc:
+        if b'"rankboost-model"' in Path(path).read_bytes()[:200]:
+            raise ValueError(
+                f"{path!r} is a ranking model from 'rankboost train', not a fusion model: score "
+                f"data with it by 'rankboost predict {path} DATA'; 'fuse' needs a model from "
+                "'rankboost fuse train'."
+            ) from None
+        raise exc from None
+
+
 def _evaluate(args: argparse.Namespace) -> int:
     from .evaluation import evaluate_run
     from .io import read_qrels, read_runs
-    from .learned import RankFusion
 
     qrels = read_qrels(args.qrels)
     runs = read_runs(args.runs)
+    args.metric = list(dict.fromkeys(args.metric or ["ndcg@10", "map"]))
     options = metric_options(args, args.metric)
     rows: dict[str, dict[str, float]] = {}
     if args.model is not None:
-        model = RankFusion.load(args.model)
+        model = _load_fusion(args.model)
         fused = model.fuse(runs, match="order" if args.by_order else "name")
         rows[args.model] = evaluate_run(fused, qrels, args.metric, **options)
     else:

@@ -307,6 +307,7 @@ def cv_rounds(
     lo = np.full(n_q, np.iinfo(np.int64).max)
     hi = np.full(n_q, np.iinfo(np.int64).min)
     yy = np.asarray(y, dtype=np.int64)
+    gain = np.maximum(yy, 0)  # scored as trec_eval: a grade <= 0 is not relevant
     pl = yy if pair_labels is None else np.asarray(pair_labels, dtype=np.int64)
     np.minimum.at(lo, qcode, pl)
     np.maximum.at(hi, qcode, pl)
@@ -339,9 +340,9 @@ def cv_rounds(
             model = _train(np.ascontiguousarray(X[tr]), make_feedback(yy[tr], qcode[tr]), params)
         t = 0
         for t, h in enumerate(model.staged_decision_function(X[va])):
-            curves[f, t] = ndcg_score(yy[va], h, qcode[va], k=10)
+            curves[f, t] = ndcg_score(gain[va], h, qcode[va], k=10)
         if model.n_rounds == 0:
-            curves[f, :] = ndcg_score(yy[va], np.zeros(int(va.sum())), qcode[va], k=10)
+            curves[f, :] = ndcg_score(gain[va], np.zeros(int(va.sum())), qcode[va], k=10)
         else:
             curves[f, t + 1 :] = curves[f, t]
     mean = curves.mean(axis=0)
