@@ -278,10 +278,6 @@ def _check_output(path: str) -> None:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-
-    from .metrics import evaluate
-    from .sklearn import RankBoostRanker
-
     if args.early_stopping is not None and args.valid is None:
         raise UsageError("--early-stopping needs a validation file; pass --valid FILE.")
     if args.output is None:
@@ -310,6 +306,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
             "eval_metric": metrics,
             "early_stopping_rounds": args.early_stopping,
         }
+    from .metrics import evaluate  # here, after the inputs: their errors come fast
+    from .sklearn import RankBoostRanker
+
     est = RankBoostRanker(
         n_estimators=args.n_rounds,
         **{p.name: getattr(args, p.name) for p in TRAIN_PARAMS[1:] + FEEDBACK_PARAMS},
