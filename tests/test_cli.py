@@ -332,3 +332,31 @@ def test_no_module_imports_the_cli_and_the_shared_helpers_import_no_command():
     for name in commands:
         others = {"rankboost." + c[:-3].replace("/", ".") for c in commands if c != name}
         assert not _package_imports(src / name) & others, name
+
+
+@pytest.mark.skipif(os.name != "posix", reason="device nodes")
+def test_issue26_output_to_a_device(bad_files, letor, tmp_path, capsys):
+    """``-o /dev/null`` works and leaves a device; ``-o /dev/full`` says the disk is full (a
+    node made here: the real ones must not be at stake if the writer replaced them)."""
+    import stat
+
+    tmp, model = bad_files
+    nodes = {}
+    for name, minor in (("null", 3), ("full", 7)):
+        nodes[name] = tmp_path / name
+        try:
+            os.mknod(nodes[name], stat.S_IFCHR | 0o666, os.makedev(1, minor))
+        except OSError:
+            pytest.skip("creating a device node needs root (the containers' case)")
+    test = str(letor[1]["test"])
+    assert main(["predict", str(model), test, "-o", str(nodes["null"])]) == 0
+    assert (
+        main(["train", str(letor[1]["train"]), "--rounds", "2", "-q", "-o", str(nodes["null"])])
+        == 0
+    )
+    capsys.readouterr()
+    assert main(["predict", str(model), test, "-o", str(nodes["full"])]) == 1
+    line = _one_line_error(capsys.readouterr().err)
+    assert f"cannot write {str(nodes['full'])!r}: No space left on device" in line
+    for node in nodes.values():
+        assert stat.S_ISCHR(os.stat(node).st_mode)
