@@ -782,7 +782,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemoryError:
         _err(f"{PROG}: error: out of memory; the input is too large for this machine.")
     except KeyboardInterrupt:
-        _err(f"{PROG}: interrupted")
+        # NOTE: on a line of its own: the terminal's "^C" or a progress bar interrupted
+        # before it ended its line may be on the current one
+        _err(f"\n{PROG}: interrupted")
         return 130
     return 1
 
