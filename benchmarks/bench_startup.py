@@ -20,6 +20,16 @@ Run:
     .venv/bin/python benchmarks/bench_startup.py            # ~5 s
     .venv/bin/python benchmarks/bench_startup.py --train --cold --cold-runs 3 --write-results
     .venv/bin/python benchmarks/bench_startup.py --train --cold --cold-runs 3 --compare-ref 39362aa
+    .venv/bin/python benchmarks/bench_startup.py --predict --repeats 11
+
+With ``--predict`` it times ``rankboost predict`` on LETOR 4.0 MQ2008 fold 1 test (2,874 rows;
+the whole process: start-up, reading the file, scoring, writing the scores) against RankLib's
+``-load model -rank test -score out`` (``../shared/peers/RankLib-2.14.jar``, the same model
+exported with ``rankboost export --format ranklib``), one process of each in turn, so that both
+see the same machine load; both read the same decompressed test file. Target (issue 26):
+rankboost's median within 1.5x RankLib's. The model is trained first (``--predict-rounds``,
+default 300, as RankLib's usual ``-round 300``). It also times the error path
+(``rankboost predict`` on a file that does not exist).
 
 ``--compare-ref REF`` adds cold runs of git ``REF``'s ``src`` (``git archive``), alternating
 with this checkout's one process at a time: a before/after under the same machine load.
@@ -52,6 +62,10 @@ from _common import (  # noqa: E402
 
 TARGET_CLI_S = 0.5  # issue 16, item 10: rankboost --help / --version
 TARGET_COLD_S = 10.0  # issue 16, item 10: the first training with an empty numba cache
+TARGET_PREDICT_RATIO = 1.5  # issue 26: rankboost predict within 1.5x RankLib's -load/-rank
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+MQ2008_FOLD1 = SHARED / "data" / "letor4" / "MQ2008" / "Fold1"
+RANKLIB = SHARED / "peers" / "RankLib-2.14.jar"
 
 _TINY_TRAIN = """\
 import warnings
@@ -158,6 +172,61 @@ def compare_cold(ref: str, repeats: int) -> list[tuple[str, list[float], list[fl
     return [(ref, *before), ("this checkout", *after)]
 
 
+def predict_vs_ranklib(
+    repeats: int, rounds: int, rows: list[list[Any]]
+) -> tuple[list[dict[str, Any]], str | None]:
+    """``rankboost predict`` and RankLib ``-load/-rank`` on MQ2008 fold 1 test, alternating.
+
+    Returns the result rows and the ratio line (None when java or the data is missing).
+    """
+    import gzip
+    import shutil
+
+    if shutil.which("java") is None or not RANKLIB.exists() or not MQ2008_FOLD1.exists():
+        print("--predict: needs java, ../shared/peers and ../shared/data; skipped")
+        return [], None
+    cli = _console_script()
+    results = []
+    with tempfile.TemporaryDirectory(prefix="rb-predict-") as tmp:
+        test = Path(tmp) / "test.txt"
+        test.write_bytes(gzip.decompress((MQ2008_FOLD1 / "test.txt.gz").read_bytes()))
+        model, ranklib_model = Path(tmp) / "model.json", Path(tmp) / "model.ranklib.txt"
+        subprocess.run(
+            [*cli, "train", str(MQ2008_FOLD1 / "train.txt.gz"), "--rounds", str(rounds), "-q",
+             "-o", str(model)],
+            check=True, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        subprocess.run(
+            [*cli, "export", str(model), "--format", "ranklib", "-o", str(ranklib_model)],
+            check=True, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        ours_cmd = [*cli, "predict", str(model), str(test), "-o", str(Path(tmp) / "s.txt")]
+        theirs_cmd = [
+            "java", "-jar", str(RANKLIB), "-load", str(ranklib_model), "-rank", str(test),
+            "-score", str(Path(tmp) / "ranklib.txt"),
+        ]  # fmt: skip
+        missing_cmd = [*cli, "predict", str(model), str(Path(tmp) / "no-such-file.txt")]
+        ours, theirs, missing = [], [], []
+        for _ in range(repeats):  # interleaved: one of each in turn, the same load for both
+            ours += wall_times(ours_cmd, 1)
+            theirs += wall_times(theirs_cmd, 1)
+            start = time.perf_counter()
+            subprocess.run(missing_cmd, check=False, capture_output=True)
+            missing.append(time.perf_counter() - start)
+    ratio = statistics.median(ours) / statistics.median(theirs)
+    results.append(_row("rankboost predict, MQ2008 fold 1 test", ours, None, rows))
+    results.append(_row("RankLib -load/-rank, same file and model", theirs, None, rows))
+    results.append(_row("rankboost predict, a data file that does not exist", missing, None, rows))
+    verdict = "PASS" if ratio <= TARGET_PREDICT_RATIO else "MISS"
+    line = (
+        f"rankboost predict / RankLib -load/-rank, medians of {repeats} interleaved runs: "
+        f"{ratio:.2f} (target <= {TARGET_PREDICT_RATIO}: {verdict}; {rounds}-round model)."
+    )
+    print(line, flush=True)
+    results.append({"command": "ratio predict/RankLib", "ratio": ratio, "result": verdict})
+    return results, line
+
+
 def imported_heavy() -> list[str]:
     """Which of numba/scipy/sklearn/pandas ``import rankboost`` imports (should be none)."""
     code = (
@@ -184,6 +253,14 @@ def main(argv: list[str] | None = None) -> int:
         metavar="REF",
         help="with --cold: also cold runs of git REF's src, alternating with this checkout's",
     )
+    p.add_argument(
+        "--predict",
+        action="store_true",
+        help="also rankboost predict vs RankLib -load/-rank on MQ2008 fold 1 test, interleaved",
+    )
+    p.add_argument(
+        "--predict-rounds", type=int, default=300, help="rounds of the --predict model (300)"
+    )
     add_write_results(p)
     args = p.parse_args(argv)
     info = machine_info()
@@ -203,6 +280,10 @@ def main(argv: list[str] | None = None) -> int:
     for label, cmd, target, env in cases:
         times = wall_times(cmd, args.repeats, env)
         results.append(_row(label, times, target, rows))
+    predict_line = None
+    if args.predict:
+        more, predict_line = predict_vs_ranklib(args.repeats, args.predict_rounds, rows)
+        results += more
     kernel_lines: list[str] = []
     if args.cold and args.train:
         times, cpu, compiles = cold_runs(args.cold_runs)
@@ -232,6 +313,7 @@ def main(argv: list[str] | None = None) -> int:
             "",
             markdown_table(["command", "median s", "min s", "target s", "result"], rows),
             "",
+            *([predict_line, ""] if predict_line else []),
             *kernel_lines,
             *([""] if kernel_lines else []),
             f"`import rankboost` imports: {heavy_text}.",

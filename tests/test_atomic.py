@@ -7,6 +7,7 @@ Every writer of the package goes through ``atomic_open``: ``RankBoostModel.save`
 
 from __future__ import annotations
 
+import errno
 import os
 import random
 import signal
@@ -228,3 +229,79 @@ def test_issue15_kill_9_while_writing_svmlight_leaves_old_or_new(tmp_path):
         n_kills=20,
     )
     assert hits >= 1
+
+
+# --------------------------------------------------------------------------- issue 26
+def _device(folder: Path, name: str, minor: int) -> Path:
+    """A character device node like /dev/null (minor 3) or /dev/full (7), in ``folder``."""
+    path = folder / name
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, minor))
+    except (OSError, AttributeError):
+        pytest.skip("creating a device node needs root (the containers' case the issue hit)")
+    return path
+
+
+@posix
+def test_issue26_a_device_is_written_in_place_and_stays_a_device(tmp_path):
+    null = _device(tmp_path, "null", 3)
+    atomic_write_text(null, "scores\n")
+    assert stat.S_ISCHR(os.stat(null).st_mode)  # not replaced by a regular file
+    link = tmp_path / "link"
+    link.symlink_to(null)
+    atomic_write_text(link, "scores\n")
+    assert stat.S_ISCHR(os.stat(null).st_mode)
+    assert link.is_symlink()
+    assert _tmp_files(tmp_path) == []
+
+
+@posix
+def test_issue26_a_full_device_reports_no_space(tmp_path):
+    full = _device(tmp_path, "full", 7)
+    with pytest.raises(OSError, match=r"cannot write '.*full': No space left on device") as err:
+        atomic_write_text(full, "x" * 100_000)
+    assert err.value.errno == errno.ENOSPC
+    assert stat.S_ISCHR(os.stat(full).st_mode)
+
+
+@posix
+def test_issue26_a_named_pipe_is_written_in_place(tmp_path):
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    atomic_write_text(fifo, "through the pipe\n")
+    reader.join()
+    assert got == [b"through the pipe\n"]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_issue26_a_folder_is_refused_naming_it(tmp_path):
+    with pytest.raises(IsADirectoryError, match="it is a folder"):
+        atomic_write_text(tmp_path, "x")
+
+
+@pytest.mark.parametrize("length", [228, 240, 255])
+def test_issue26_names_up_to_name_max_can_be_written(tmp_path, length):
+    name_max = os.pathconf(tmp_path, "PC_NAME_MAX") if hasattr(os, "pathconf") else 255
+    if length > name_max:
+        pytest.skip(f"this file system allows {name_max} bytes")
+    path = tmp_path / ("m" * (length - 5) + ".json")
+    atomic_write_text(path, "one\n")
+    atomic_write_text(path, "two\n")  # and replaced, stale-file cleanup included
+    assert path.read_text() == "two\n"
+    assert _tmp_files(tmp_path) == []
+
+
+def test_issue26_a_missing_folder_is_named_never_the_temporary_file(tmp_path):
+    target = tmp_path / "no" / "such" / "out.json"
+    with pytest.raises(FileNotFoundError) as err:
+        atomic_write_text(target, "x")
+    message = str(err.value)
+    assert f"cannot write {str(target)!r}" in message
+    assert "does not exist; create it first" in message
+    assert str(target.parent) in message
+    assert ".tmp" not in message

@@ -26,6 +26,7 @@ from rankboost.datasets import dump_svmlight, load_svmlight
 from rankboost.fusion import (
     Qrels,
     RankFusion,
+    Run,
     read_letor_agg,
     read_qrels,
     read_run,
@@ -913,3 +914,166 @@ def test_issue15_ctrl_c_exits_130_without_a_partial_file(tmp_path):
     assert err.replace("\r", "\n").strip().splitlines()[-1] == "rankboost: interrupted"
     assert "Traceback" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt"]
+
+
+# --------------------------------------------------------------------------- issue 26
+def test_issue26_damaged_gzip_to_train_is_one_clean_error(files, capsys, tmp_path):
+    """The LETOR-agg sniffing read the damaged stream again and let zlib.error escape."""
+    tmp, _ = files
+    data = bytearray(gzip.compress((tmp / "d.txt").read_bytes()))
+    for i in range(20, len(data) - 20):
+        data[i] ^= 0x55
+    bad = tmp_path / "d.txt.gz"
+    bad.write_bytes(bytes(data))
+    status, line = _cli(capsys, "train", bad, "-o", tmp_path / "m.json", "-q")
+    assert status == 1
+    assert "damaged or truncated gzip data" in line
+    from rankboost.fusion import is_letor_agg
+
+    assert is_letor_agg(bad) is False  # no escape from the sniffing itself either
+
+
+@pytest.mark.parametrize("command", ["train", "fuse train", "fuse apply"])
+def test_issue26_missing_output_folder_is_named_never_the_temporary(files, capsys, command):
+    tmp, runs = files
+    out = tmp / "no" / "such" / "dir" / "out.json"
+    argv = {
+        "train": ["train", tmp / "d.txt", "--rounds", "2", "-q"],
+        "fuse train": [
+            "fuse",
+            "train",
+            "--runs",
+            *runs,
+            "--qrels",
+            tmp / "qrels.txt",
+            "--rounds",
+            "2",
+        ],
+        "fuse apply": ["fuse", "apply", tmp / "f.json", "--runs", *runs],
+    }[command]
+    status, line = _cli(capsys, *argv, "-o", out)
+    assert status == 1
+    assert "does not exist" in line
+    assert str(Path("no", "such", "dir")) in line
+    assert ".tmp" not in line
+
+
+@pytest.mark.parametrize(
+    ("run", "match"),
+    [
+        (Run(["1"], ["d 1"], [1], [1.0]), r"docid 'd 1' .* has whitespace"),
+        (Run(["1"], [""], [1], [1.0]), r"docid '' .* is empty"),
+        (Run(["#1"], ["d"], [1], [1.0]), r"qid '#1' .* starts with '#'"),
+    ],
+)
+def test_issue26_trec_writers_refuse_ids_a_trec_file_cannot_hold(tmp_path, run, match):
+    with pytest.raises(ValueError, match=match):
+        write_run(tmp_path / "r.run", run)
+    with pytest.raises(ValueError, match=match):
+        write_qrels(tmp_path / "q.txt", Qrels(run.qid, run.docid, [1]))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_issue26_negative_grades_are_not_relevant_as_in_trec_eval(tmp_path, capsys):
+    """Qrels documents -2 (TREC spam) as allowed: fuse evaluate and fuse train take it, and
+    score it as trec_eval does (a grade <= 0 is not relevant)."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    (tmp_path / "a.run").write_text("1 Q0 b 1 3 t\n1 Q0 a 2 2 t\n2 Q0 c 1 3 t\n2 Q0 a 2 1 t\n")
+    (tmp_path / "q.txt").write_text("1 0 a 2\n1 0 b -2\n1 0 c 0\n2 0 a 1\n2 0 c -2\n")
+    argv = ["fuse", "evaluate", "--runs", str(tmp_path / "a.run"), "--qrels"]
+    argv += [str(tmp_path / "q.txt"), "--metric", "ndcg@10", "--metric", "map", "--json"]
+    assert main(argv) == 0
+    got = json.loads(capsys.readouterr().out)[str(tmp_path / "a.run")]
+    assert set(got) == {"ndcg@10", "map"}  # both metrics, not the last one only
+    qrels = {"1": {"a": 2, "b": -2, "c": 0}, "2": {"a": 1, "c": -2}}
+    run = {"1": {"b": 3.0, "a": 2.0}, "2": {"c": 3.0, "a": 1.0}}
+    ref = pytrec_eval.RelevanceEvaluator(qrels, {"map"}).evaluate(run)
+    assert got["map"] == pytest.approx(np.mean([v["map"] for v in ref.values()]))
+    # fuse train's --rounds auto scores its inner folds by NDCG@10, which refused -2
+    runs, qrels = _synthetic(seed=26, n_queries=6, n_docs=8)
+    paths = []
+    for name, r in runs.items():
+        paths.append(str(tmp_path / f"{name}.run"))
+        write_run(paths[-1], r)
+    rel = np.where(qrels.rel == 0, -2, qrels.rel)
+    write_qrels(tmp_path / "neg.txt", Qrels(qrels.qid, qrels.docid, rel))
+    train = ["fuse", "train", "--runs", *paths, "--qrels", str(tmp_path / "neg.txt")]
+    train += ["--cv-folds", "2", "--max-rounds", "3", "-o", str(tmp_path / "f.json")]
+    assert main(train) == 0
+
+
+@pytest.mark.parametrize("command", ["evaluate", "fuse evaluate"])
+def test_issue26_one_metric_syntax_for_both_evaluate_commands(files, capsys, command):
+    tmp, runs = files
+    head = (
+        ["evaluate", str(tmp / "m.json"), str(tmp / "d.txt")]
+        if command == "evaluate"
+        else ["fuse", "evaluate", "--runs", str(runs[0]), "--qrels", str(tmp / "qrels.txt")]
+    )
+    outs = []
+    for metrics in (["--metric", "ndcg@10", "map"], ["--metric", "ndcg@10", "--metric", "map"]):
+        assert main([*head, *metrics, "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        outs.append(out if command == "evaluate" else out[str(runs[0])])
+    assert outs[0] == outs[1]
+    assert {"ndcg@10", "map"} <= set(outs[0])
+
+
+def test_issue26_cli_usage_and_hints(files, capsys, tmp_path, monkeypatch):
+    tmp, runs = files
+    # --early-stopping without --valid: a usage error (2), before reading anything
+    status, line = _cli(capsys, "train", tmp / "nothing.txt", "--early-stopping", "3")
+    assert status == 2
+    assert "--valid" in line
+    # no -o and a model.json here: never replaced silently
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "model.json").write_text("mine\n")
+    status, line = _cli(capsys, "train", tmp / "d.txt", "--rounds", "2", "-q")
+    assert status == 2
+    assert "model.json exists" in line
+    assert (tmp_path / "model.json").read_text() == "mine\n"
+    # a TREC run given to train, a ranking model given to fuse apply, features to convert
+    status, line = _cli(capsys, "train", runs[0], "-o", tmp_path / "x.json", "-q")
+    assert status == 1
+    assert "is a TREC run" in line
+    status, line = _cli(
+        capsys, "fuse", "apply", tmp / "m.json", "--runs", *runs, "-o", tmp_path / "o"
+    )
+    assert status == 1
+    assert "is a ranking model from 'rankboost train'" in line
+    assert "rankboost predict" in line
+    status, line = _cli(capsys, "convert", tmp / "d.txt", "--to", "trec", "-o", tmp_path / "c")
+    assert status == 1
+    assert "is it a feature file" in line
+
+
+def test_issue26_evaluate_without_qid_says_so_and_query_file_gives_groups(files, capsys, tmp_path):
+    tmp, _ = files
+    X, y, _ = load_svmlight(tmp / "d.txt")
+    dump_svmlight(tmp_path / "noqid.txt", X, y, None)
+    (tmp_path / "groups.txt").write_text("10\n" * 6)
+    argv = ["evaluate", str(tmp / "m.json"), str(tmp_path / "noqid.txt"), "--json"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "has no qid: all rows form one query" in captured.err
+    assert "--query-file" in captured.err
+    assert main([*argv, "--query-file", str(tmp_path / "groups.txt")]) == 0
+    captured = capsys.readouterr()
+    assert "no qid" not in captured.err
+    assert main(["evaluate", str(tmp / "m.json"), str(tmp / "d.txt"), "--json"]) == 0
+    assert json.loads(captured.out) == json.loads(capsys.readouterr().out)  # the same queries
+
+
+def test_issue26_early_stopping_on_a_set_without_relevant_documents_warns():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 2)), np.tile([0, 1], 20)
+    qid = np.repeat(np.arange(4), 10)
+    monitor = rb.callback.EvaluationMonitor([(X[:20], np.zeros(20), qid[:20])])
+    with pytest.warns(UserWarning, match="no query has two different grades"):
+        rb.callback.early_stopping(monitor, 3)
+    fine = rb.callback.EvaluationMonitor([(X[:20], y[:20], qid[:20])])
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rb.callback.early_stopping(fine, 3)

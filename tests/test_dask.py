@@ -339,3 +339,99 @@ def test_issue13_new_options_equal_one_machine(client, feedback, cfg):
     )
     with pytest.raises(ValueError, match="bins='sketch' needs an int number of thresholds"):
         rbd.make_booster(client, *_dask(X, y, qid), bins="sketch", **cfg)
+
+
+# ------------------------------------------------------------------ issue 26
+def test_issue26_partitions_get_the_one_machine_input_checks(client):
+    """+inf in X, a NaN label (named by its global row, as rb.train names it) and a chunk
+    that computes to another shape than declared are errors before training."""
+    X, y, qid = _sorted(*letor_like(n_queries=30, seed=3))
+    chunks = _chunks_at_queries(qid, 3)
+    row = chunks[0] + 5  # in the second partition
+    X_inf = X.copy()
+    X_inf[row, 1] = np.inf
+    Xd, yd, qd = _dask(X_inf, y, qid)
+    with pytest.raises(ValueError, match=rf"infinity \(first at row {row}, column 1\)"):
+        rb.train(X_inf, rb.LayeredFeedback(y, qid), n_rounds=2)
+    with pytest.raises(ValueError, match=rf"infinity \(first at row {row}, column 1\)"):
+        rbd.train(client, Xd, yd, qd, n_rounds=2)
+    y_nan = y.copy()
+    y_nan[row] = np.nan
+    Xd, yd, qd = _dask(X, y_nan, qid)
+    with pytest.raises(ValueError, match=rf"NaN or infinity \(first at row {row}\)"):
+        rbd.train(client, Xd, yd, qd, n_rounds=2)
+    # a partition narrower than the dask array declares
+    import dask
+
+    Xd, yd, qd = _dask(X, y, qid)
+    blocks = [b[:, :-1] if k == 1 else b for k, b in enumerate(Xd.to_delayed()[:, 0])]
+    narrow = da.concatenate(
+        [
+            da.from_delayed(dask.delayed(np.asarray)(b), shape=(n, X.shape[1]), dtype=float)
+            for b, n in zip(blocks, chunks, strict=True)
+        ]
+    )
+    with pytest.raises(ValueError, match=r"partition 1 of X .* computes to shape"):
+        rbd.train(client, narrow, yd, qd, n_rounds=2)
+
+
+def test_issue26_a_client_that_is_not_the_default_one(client):
+    """Another Client created later is dask's default: training on ``client`` must use
+    ``client`` for everything (it waited forever on the actors before)."""
+    import threading
+
+    X, y, qid = _sorted(*letor_like(n_queries=12, seed=5))
+    Xd, yd, qd = _dask(X, y, qid, 2)
+    one = _quiet(rb.train, X, rb.LayeredFeedback(y, qid), n_rounds=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        other = distributed.Client(
+            distributed.LocalCluster(
+                n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+            )
+        )
+    results = {}
+
+    def fit():
+        results["train"] = _quiet(rbd.train, client, Xd, yd, qd, n_rounds=4)
+        est = rbd.DaskRankBoostRanker(client=client, n_estimators=4)
+        results["ranker"] = _quiet(est.fit, Xd, yd, qid=qd, repartition=True)
+
+    try:
+        assert distributed.default_client() is other
+        worker = threading.Thread(target=fit, daemon=True)
+        worker.start()
+        worker.join(timeout=600)  # a safety net only: it takes seconds once fixed
+        assert not worker.is_alive(), "training on a client that is not the default hangs"
+    finally:
+        other.close()
+        other.cluster.close()
+    assert_same_model(one, results["train"], X)
+    assert_same_model(one, results["ranker"].model_, X)
+
+
+def test_issue26_clone_and_grid_search(client):
+    """sklearn.clone keeps the client (by reference); GridSearchCV over the Dask ranker
+    gives the scores of the one-machine ranker's search."""
+    import sklearn
+    from sklearn.base import clone
+    from sklearn.model_selection import GridSearchCV, GroupKFold
+
+    est = rbd.DaskRankBoostRanker(client=client, n_estimators=3, learning_rate=0.5)
+    copy = clone(est)
+    assert copy.client is client
+    assert copy.get_params()["learning_rate"] == 0.5
+    assert not hasattr(copy, "model_")
+    X, y, qid = _sorted(*letor_like(n_queries=12, seed=7))
+    Xd, yd, qd = _dask(X, y, qid, 2)
+    grid = {"n_estimators": [2, 4]}
+    with sklearn.config_context(enable_metadata_routing=True), warnings.catch_warnings():
+        warnings.simplefilter("ignore", rb.TrainingStoppedWarning)
+        dist = GridSearchCV(est, grid, cv=GroupKFold(2), error_score="raise")
+        dist.fit(Xd, yd, qid=qd, groups=qid)
+        local = GridSearchCV(rb.RankBoostRanker(learning_rate=0.5), grid, cv=GroupKFold(2))
+        local.fit(X, y, qid=qid, groups=qid)
+    np.testing.assert_allclose(
+        dist.cv_results_["mean_test_score"], local.cv_results_["mean_test_score"], atol=1e-12
+    )
+    assert dist.best_estimator_.client is client

@@ -383,3 +383,80 @@ def test_fuzz_fusion_model_json(folder, fusion_dict, data):
         n_expected = n_lists * (2 if fusion.score_features else 1)
         n_expected += n_lists + 1 if fusion.missing_features else 0
         assert fusion.model_.n_features == n_expected
+
+
+# ------------------------------------------------------------------ issue 26: the fast path
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def _both_parsers(data: bytes) -> tuple[Any, Any]:
+    """The numeric arrays of ``data`` by the numpy fast path and by sklearn's parser."""
+    from rankboost.datasets import _svmlight as sv
+
+    lines = data.split(b"\n")
+    fast = sv._parse_numeric(lines, None)
+    try:
+        slow = sv._parse_numeric_sklearn(lines, "'x'", None)
+    except ValueError:
+        slow = None
+    return fast, slow
+
+
+def _assert_same(fast: Any, slow: Any) -> None:
+    y1, p1, i1, v1, w1 = fast
+    y2, p2, i2, v2, w2 = slow
+    assert w1 == w2
+    np.testing.assert_array_equal(p1, p2)
+    np.testing.assert_array_equal(i1, i2)
+    # bit for bit: -0.0 and NaN payloads included
+    np.testing.assert_array_equal(np.asarray(v1).view(np.int64), np.asarray(v2).view(np.int64))
+    np.testing.assert_array_equal(np.asarray(y1).view(np.int64), np.asarray(y2).view(np.int64))
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "letor4/MQ2008/Fold1/test.txt.gz",
+        "letor4/MQ2008/Fold1/vali.txt.gz",
+        "lightgbm_lambdarank/rank.test.gz",
+    ],
+)
+def test_issue26_fast_svmlight_parser_equals_sklearn_on_the_real_files(name):
+    from rankboost.datasets._io import read_bytes
+
+    path = SHARED / name
+    if not path.exists():
+        pytest.skip(f"{path} is not here (../shared/data)")
+    fast, slow = _both_parsers(read_bytes(path, "file")[1])
+    assert fast is not None  # these files take the fast path
+    _assert_same(fast, slow)
+
+
+_TOKEN = st.sampled_from(
+    ["1", "0", "-0.0", "2.5", "1e-3", "+3", "nan", "inf", "-inf", "1_0", "0x1", "1.", ".5",
+     "", ":", "1:", ":1", "1:2:3", "a", "٣", "1e400", "qid:4", "qid:x", "#", "\t", "#docid = D"]
+)  # fmt: skip
+
+
+@FUZZ
+@given(
+    st.lists(
+        st.tuples(
+            _TOKEN,
+            st.lists(st.tuples(st.integers(-1, 6), _TOKEN), max_size=5),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_issue26_fast_svmlight_parser_accepts_what_sklearn_accepts(rows):
+    """On random lines the fast path gives sklearn's arrays, or leaves the file to it."""
+    lines = []
+    for label, feats, qid in rows:
+        parts = [label, *(["qid:7"] if qid else []), *(f"{i}:{v}" for i, v in feats)]
+        lines.append(" ".join(parts))
+    fast, slow = _both_parsers("\n".join(lines).encode())
+    if fast is not None:
+        assert slow is not None, lines  # never accepts what sklearn refuses
+        _assert_same(fast, slow)

@@ -208,3 +208,22 @@ def test_make_targets_and_pip_extras_exist():
                     assert extra in extras, line
             else:
                 assert argv[0] == "rankboost", f"unchecked README command: {line}"
+
+
+def test_issue26_readme_states_setup_facts_and_history_keys():
+    """The README says the commands assume the activated venv, what ``make test`` costs, and
+    names ``model.history``'s keys as the code spells them (``history["Z"]`` was wrong)."""
+    import rankboost as rb
+
+    text = README.read_text(encoding="utf-8")
+    assert ". .venv/bin/activate" in text
+    assert ".venv/bin/python benchmarks/letor.py" in text
+    for fact in ("make test", "GB", "compiles the numba kernels"):
+        assert fact in text, fact
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(20, 2)), np.tile([0, 1], 10)
+    history = rb.train(X, rb.LayeredFeedback(y), n_rounds=2).history
+    named = re.findall(r'history\["(\w+)"\]|`\["(\w+)"\]`', text)
+    keys = {a or b for a, b in named}
+    assert keys >= {"z", "alpha"}
+    assert keys <= set(history), keys - set(history)

@@ -244,3 +244,45 @@ def test_flagged_queries_are_finished_as_the_one_call_does(k: int) -> None:
     )
     np.testing.assert_array_equal(got_order, want_order)
     assert errors[0] == want == 4.0  # the tie (rows 0, 1), and row 1 below rows 2, 3; row 2 below 3
+
+
+@pytest.fixture(scope="module")
+def model_and_data(tmp_path_factory):
+    """A saved model and an SVMlight file (made here: the subprocesses only read them)."""
+    from rankboost.datasets import dump_svmlight
+
+    tmp = tmp_path_factory.mktemp("startup26")
+    rng = np.random.default_rng(26)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    qid = np.repeat(np.arange(4), 10)
+    rb.train(X, rb.LayeredFeedback(y, qid), n_rounds=3).save(tmp / "m.json")
+    dump_svmlight(tmp / "d.txt", X, y, qid)
+    return tmp
+
+
+@pytest.mark.parametrize(
+    ("argv", "allowed"),
+    [
+        (["predict", "{tmp}/m.json", "{tmp}/d.txt"], set()),
+        (["predict", "{tmp}/m.json", "{tmp}/d.txt", "--format", "trec"], set()),
+        (["predict", "{tmp}/m.json", "{tmp}/no-such-file.txt"], set()),
+        (["predict", "{tmp}/no-such-model.json", "{tmp}/d.txt"], set()),
+        (["train", "{tmp}/no-such-file.txt", "-o", "{tmp}/x.json"], set()),
+        (["evaluate", "{tmp}/m.json", "{tmp}/d.txt"], {"numba", "scipy"}),  # metric kernels
+    ],
+)
+def test_issue26_predict_and_error_paths_import_neither_sklearn_nor_scipy(
+    model_and_data, argv, allowed
+):
+    """``rankboost predict`` was 2.2 s of which 3 ms scoring: the rest importing scikit-learn
+    for the SVMlight parser (issue 26). Timings: benchmarks/bench_startup.py --predict."""
+    args = [a.format(tmp=model_and_data) for a in argv]
+    code = (
+        "import contextlib, io\n"
+        "from rankboost.cli import main\n"
+        "out, err = io.StringIO(), io.StringIO()\n"
+        "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):\n"
+        f"    main({args!r})"
+    )
+    assert set(_imported_after(code)) <= allowed

@@ -9,13 +9,22 @@ temporary file is removed and an existing target is left untouched.
 * Permissions: a new file gets the usual ``0o666`` minus the umask (as ``open`` would give
   it); a replaced file keeps its mode (a ``0o600`` model stays ``0o600``).
 * Links: a target that is a symbolic link is written through (the link stays a link).
-* Temporary files are named ``.<name>.<host>-<pid>-<random>.tmp``. One left behind by a
-  writer that was killed (its process no longer exists on this host) is removed by the next
-  write to the same target.
+* Temporary files are named ``.<name>.<host>-<pid>-<random>.tmp``, ``<name>`` shortened so
+  that the whole name fits the file system's limit (``NAME_MAX``, 255 bytes): any name the
+  target can have, the temporary file can have too. One left behind by a writer that was
+  killed (its process no longer exists on this host) is removed by the next write to the
+  same target.
+* A target that exists and is not a regular file (``/dev/null``, ``/dev/stdout``, a named
+  pipe) is written directly, as ``cat > target`` would: it stays what it is, and an error of
+  the device (``/dev/full``: no space left) is raised. A folder is refused.
+* Errors name the target, never the temporary file: a missing folder is a
+  ``FileNotFoundError`` saying which folder to create; an error of the disk while writing
+  (``ENOSPC``, ``EDQUOT``, ``EIO``) is an ``OSError`` of its kind naming the target.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -36,9 +45,31 @@ def _host_tag() -> str:
     return hashlib.sha1(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:6]
 
 
-def _tmp_pattern(name: str) -> re.Pattern[str]:
-    """Our temporary files for target ``name``: group 1 is the host tag, group 2 the pid."""
-    return re.compile(rf"\.{re.escape(name)}\.([0-9a-f]{{6}})-(\d+)-[0-9a-f]{{8}}\.tmp")
+#: the longest file name (bytes) where ``os.pathconf`` cannot tell (POSIX's usual value)
+_NAME_MAX = 255
+#: what a temporary name adds to its stem: "." + "." + host (6) + "-" + pid + "-" + 8 + ".tmp"
+_TMP_EXTRA = 1 + 1 + 6 + 1 + 10 + 1 + 8 + 4
+
+
+def _name_max(folder: Path) -> int:
+    try:
+        return int(os.pathconf(folder, "PC_NAME_MAX"))
+    except (AttributeError, OSError, ValueError):  # Windows, or a folder that is not there
+        return _NAME_MAX
+
+
+def _tmp_stem(folder: Path, name: str) -> str:
+    """``name``, shortened (whole characters) so that its temporary name fits ``NAME_MAX``."""
+    room = _name_max(folder) - _TMP_EXTRA
+    stem = name
+    while len(stem.encode("utf-8", "surrogateescape")) > room and stem:
+        stem = stem[:-1]
+    return stem
+
+
+def _tmp_pattern(stem: str) -> re.Pattern[str]:
+    """Our temporary files for stem ``stem``: group 1 is the host tag, group 2 the pid."""
+    return re.compile(rf"\.{re.escape(stem)}\.([0-9a-f]{{6}})-(\d+)-[0-9a-f]{{8}}\.tmp")
 
 
 def _pid_alive(pid: int) -> bool:
@@ -53,11 +84,11 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _remove_stale(folder: Path, name: str) -> None:
-    """Remove temporary files of ``name`` left by writers of this host that were killed."""
+def _remove_stale(folder: Path, stem: str) -> None:
+    """Remove temporary files of ``stem`` left by writers of this host that were killed."""
     if not _POSIX:  # os.kill(pid, 0) would terminate the process on Windows
         return
-    pattern, host = _tmp_pattern(name), _host_tag()
+    pattern, host = _tmp_pattern(stem), _host_tag()
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -87,11 +118,11 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def _create_tmp(folder: Path, name: str) -> tuple[int, Path]:
+def _create_tmp(folder: Path, stem: str) -> tuple[int, Path]:
     """Create a new temporary file with mode ``0o666`` minus the umask; ``(fd, path)``."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     flags |= getattr(os, "O_CLOEXEC", 0)
-    prefix = f".{name}.{_host_tag()}-{os.getpid()}-"
+    prefix = f".{stem}.{_host_tag()}-{os.getpid()}-"
     while True:
         tmp = folder / f"{prefix}{secrets.token_hex(4)}.tmp"
         try:
@@ -100,21 +131,70 @@ def _create_tmp(folder: Path, name: str) -> tuple[int, Path]:
             continue
 
 
+#: errors of the disk while writing, reported with the target's name
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EIO, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+
+def _naming(exc: OSError, path: str | os.PathLike[str], what: str) -> OSError:
+    """``exc``, of the same class and errno, saying ``cannot write <path>: <what>``."""
+    return type(exc)(exc.errno, f"cannot write {os.fspath(path)!r}: {what}")
+
+
+def _check_folder(path: str | os.PathLike[str], folder: Path) -> None:
+    if not folder.is_dir():
+        shown = os.fspath(Path(path).parent) or "."
+        what = (
+            f"the folder {shown!r} is not a folder"
+            if folder.exists()
+            else f"the folder {shown!r} does not exist; create it first (mkdir -p {shown})"
+        )
+        if folder.exists():
+            raise _naming(NotADirectoryError(errno.ENOTDIR, what), path, what)
+        raise _naming(FileNotFoundError(errno.ENOENT, what), path, what)
+
+
+@contextmanager
+def _direct_open(path: str | os.PathLike[str], target: Path) -> Iterator[BinaryIO]:
+    """Write a device or a pipe in place (there is nothing to replace atomically)."""
+    try:
+        with open(target, "wb") as fh:
+            yield fh
+            fh.flush()
+    except OSError as exc:
+        if exc.filename is None or exc.errno in _WRITE_ERRNOS:
+            raise _naming(exc, path, exc.strerror or str(exc)) from None
+        raise
+
+
 @contextmanager
 def atomic_open(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     """Open a binary stream whose content replaces ``path`` only when the block succeeds.
 
     See the module docstring for the guarantees (atomic replace, modes, links, stale
-    temporary files).
+    temporary files, devices, error messages).
     """
     target = Path(os.path.realpath(path))
     folder = target.parent
     try:
-        mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+        st: os.stat_result | None = os.stat(target)
     except OSError:
-        mode = None  # a new file: the umask decides, as for open()
-    _remove_stale(folder, target.name)
-    fd, tmp = _create_tmp(folder, target.name)
+        st = None  # a new file: the umask decides, as for open()
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(
+            errno.EISDIR, f"cannot write {os.fspath(path)!r}: it is a folder; pass a file name"
+        )
+    if st is not None and not stat.S_ISREG(st.st_mode):  # /dev/null, /dev/full, a pipe
+        with _direct_open(path, target) as fh:
+            yield fh
+        return
+    mode = None if st is None else stat.S_IMODE(st.st_mode)
+    _check_folder(path, folder)
+    stem = _tmp_stem(folder, target.name)
+    _remove_stale(folder, stem)
+    try:
+        fd, tmp = _create_tmp(folder, stem)
+    except OSError as exc:  # EACCES, EROFS, ...: the user's path, never the temporary name
+        raise _naming(exc, path, f"{exc.strerror} (in the folder {str(folder)!r})") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             if mode is not None:
@@ -126,11 +206,15 @@ def atomic_open(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError) and (
+            exc.errno in _WRITE_ERRNOS or os.fspath(tmp) in (exc.filename, exc.filename2)
+        ):
+            raise _naming(exc, path, exc.strerror or str(exc)) from None
         raise
     _fsync_folder(folder)
 

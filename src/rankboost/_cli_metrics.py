@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from ._conventions import CONVENTIONS, DEFAULTS, MEANINGS
 
-__all__ = ["add_metric_options", "format_conventions", "metric_options"]
+__all__ = ["add_metric_argument", "add_metric_options", "format_conventions", "metric_options"]
 
 _WHAT = {
     "gain": "gain of a label rel (ndcg, dcg)",
@@ -23,6 +23,19 @@ _WHAT = {
     "ties": "order of equal scores (every metric)",
     "empty": "a query without relevant document (ndcg, map, ap, mrr, p@k, ...)",
 }
+
+
+def add_metric_argument(p: argparse.ArgumentParser, help: str) -> None:
+    """``--metric``, one syntax for every command: ``--metric a b`` and ``--metric a --metric b``.
+
+    Every name given is kept, in order (``args.metric`` is None when none is given: the
+    command's default applies). Names are checked by the parser (exit status 2).
+    """
+    from ._cli_common import metric_name
+
+    p.add_argument(
+        "--metric", action="extend", nargs="+", type=metric_name, metavar="METRIC", help=help
+    )
 
 
 def add_metric_options(p: argparse.ArgumentParser) -> None:

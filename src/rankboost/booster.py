@@ -578,20 +578,3 @@ class Booster:
             f"Booster(n_rounds={self.n_rounds}, n_blocks={self.n_blocks}, "
             f"n_features={self.n_features}, params={self.params})"
         )
-
-
-# ----------------------------------------------- aliases (the lead removes them at merge)
-
-
-def _train(*args: Any, stacklevel: int = 3, **kwargs: Any) -> RankBoostModel:
-    """:func:`rankboost.engine.train_checked`; kept for fusion/ and recommend/."""
-    from .engine import train_checked
-
-    return train_checked(*args, stacklevel=stacklevel + 1, **kwargs)  # type: ignore[misc]
-
-
-def _run_loop(*args: Any, stacklevel: int, **kwargs: Any) -> RankBoostModel:
-    """:func:`rankboost.engine.run_loop`; kept for rankboost.dask's import line."""
-    from .engine import run_loop
-
-    return run_loop(*args, stacklevel=stacklevel + 1, **kwargs)  # type: ignore[misc]

@@ -14,6 +14,7 @@ order of the callbacks in the list does not matter and one monitor can feed seve
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -314,6 +315,18 @@ def early_stopping(
     name, key = monitor._resolve(metric, dataset)
     sign = 1.0 if monitor.greater_is_better[key] else -1.0
     state: dict[str, Any] = {"best": -np.inf, "best_iter": 0}
+    _, yv, codes = monitor._data[monitor.names.index(name)]
+    low, high = np.full(codes.max() + 1, np.inf), np.full(codes.max() + 1, -np.inf)
+    np.minimum.at(low, codes, yv)
+    np.maximum.at(high, codes, yv)
+    if not (high > low).any():  # no pair to order: every metric is the same every round
+        warnings.warn(
+            f"early stopping watches eval set {name!r}, in which no query has two different "
+            "grades (no relevant document to rank above another): its metric cannot change, "
+            "so training keeps round 1. Pass a validation set with relevant documents.",
+            UserWarning,
+            stacklevel=2,
+        )
 
     def _callback(env: CallbackEnv) -> None:
         monitor(env)

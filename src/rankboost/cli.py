@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 import warnings
@@ -28,7 +27,20 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ._cli_metrics import add_metric_options, format_conventions, metric_options
+from ._cli_common import (
+    CLIError,
+    UsageError,
+    int_at_least,
+    os_error_text,
+    refuse_overwriting_inputs,
+)
+from ._cli_common import one_line as _one_line
+from ._cli_metrics import (
+    add_metric_argument,
+    add_metric_options,
+    format_conventions,
+    metric_options,
+)
 from ._conventions import FEATURE_NUMBERING
 from .params import FEEDBACK_PARAMS, TRAIN_PARAMS, add_arguments
 
@@ -39,10 +51,11 @@ if TYPE_CHECKING:
     from .datasets import RankingDataset
     from .model import RankBoostModel
 
-__all__ = ["main"]
+__all__ = ["CLIError", "UsageError", "main"]
 
 PROG = "rankboost"
 DEFAULT_METRICS = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map")
+DEFAULT_MODEL = "model.json"
 
 _EPILOG = """\
 examples:
@@ -60,18 +73,6 @@ NULL = abstain. Exit status: 0 ok, 1 error in the data, 2 usage error
 """
 
 
-class CLIError(Exception):
-    """A user-facing error: printed as one line, exit status 1."""
-
-    exit_status = 1
-
-
-class UsageError(CLIError):
-    """A usage error found after parsing (e.g. an output that is an input): exit status 2."""
-
-    exit_status = 2
-
-
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line usage errors (exit status 2)."""
 
@@ -79,89 +80,80 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{PROG}: error: {_one_line(message)} (see '{self.prog} --help')\n")
 
 
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
-
-
 # ---------------------------------------------------------------------- argument types
-
-
-def int_at_least(low: int) -> Callable[[str], int]:
-    """An argparse ``type=``: an int ``>= low`` (the message of ``rankboost.params``)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = None
-        if value is None or value < low:
-            raise argparse.ArgumentTypeError(f"must be an int >= {low}; got {text!r}")
-        return value
-
-    return parse
 
 
 _positive_int = int_at_least(1)
 _non_negative_int = int_at_least(0)
 
 
-def metric_name(text: str) -> str:
-    """An argparse ``type=``: a metric name of ``rankboost.metrics`` (``ndcg@10``, ``map``)."""
-    from .metrics import parse_metric
-
-    try:
-        parse_metric(text)
-    except (TypeError, ValueError) as exc:
-        raise argparse.ArgumentTypeError(_one_line(str(exc))) from None
-    return text
-
-
-_metric = metric_name
-
-
 # ---------------------------------------------------------------------- helpers
 
 
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)  # hard links and symbolic links too
-    except OSError:  # one of them does not exist (yet)
-        return os.path.realpath(a) == os.path.realpath(b)
+def _check_exists(path: str, what: str) -> None:
+    """A missing input is said before anything is read or imported (errors are fast too)."""
+    if not Path(path).exists():
+        raise CLIError(f"{what} {path!r} does not exist; check the path.")
 
 
-def refuse_overwriting_inputs(output: str, inputs: Sequence[tuple[str, str]]) -> None:
-    """Raise :class:`UsageError` if ``output`` is one of the ``(what, path)`` inputs.
-
-    Called before anything is read, so that ``train d.txt -o d.txt`` cannot destroy
-    ``d.txt``: same path, a link to it or a hard link (``os.path.samefile``).
-    """
-    for what, path in inputs:
-        if _same_file(output, path):
-            raise UsageError(
-                f"the output {output!r} is the {what} {path!r}; writing it would destroy the "
-                "input. Pass another output path with -o."
-            )
-
-
-def _load_data(path: str, n_features: int | None = None, what: str = "data file") -> Any:
+def _load_data(
+    path: str, n_features: int | None = None, what: str = "data file", query_file: Any = "auto"
+) -> Any:
     if Path(path).is_dir():
         raise CLIError(f"{what} {path!r} is a directory; pass an SVMlight/LETOR file.")
     from .datasets import load_svmlight
 
     try:
-        return load_svmlight(path, n_features=n_features)
-    except FileNotFoundError:
-        raise CLIError(f"{what} {path!r} does not exist; check the path.") from None
+        return load_svmlight(path, n_features=n_features, query_file=query_file or "auto")
+    except FileNotFoundError as exc:
+        if not Path(path).is_file():
+            raise CLIError(f"{what} {path!r} does not exist; check the path.") from None
+        raise CLIError(f"{_one_line(str(exc))} Check the --query-file path.") from None
     except ValueError as exc:
         msg = _one_line(str(exc))
         if _is_letor_agg(path):  # LETOR 4.0 aggregation: NULL = not returned = abstain
             return _load_agg(path, n_features, what)
+        if _looks_like_trec_run(path):
+            raise CLIError(
+                f"{what} {path!r} is a TREC run (qid Q0 docid rank score tag), not SVMlight/"
+                "LETOR features; to learn from runs use 'rankboost fuse train --runs RUN ... "
+                "--qrels QRELS'."
+            ) from None
         if n_features is not None and ("n_features" in msg or "feature index" in msg):
             raise CLIError(
                 f"{what} {path!r} has more features than the model's {n_features}: {msg} "
                 "Use data with the model's features, or retrain on it."
             ) from None
         raise CLIError(f"cannot read {what} {path!r}: {msg}") from None
+
+
+def _looks_like_trec_run(path: str) -> bool:
+    """Whether the first data line of ``path`` reads ``qid Q0 docid rank score tag``."""
+    from .datasets._io import open_binary
+
+    try:
+        with open_binary(path) as fh:
+            for raw in fh:
+                parts = raw.split()
+                if parts and not parts[0].startswith(b"#"):
+                    return len(parts) == 6 and parts[1].upper() == b"Q0"
+    except (OSError, ValueError):
+        pass
+    return False
+
+
+def _queries(data: RankingDataset, path: str) -> Any:
+    """The query ids of ``data``; a file without any is one query, and the user is told so."""
+    import numpy as np
+
+    if data.qid is not None:
+        return data.qid
+    _err(
+        f"{PROG}: note: {path!r} has no qid: all rows form one query. Give the queries with "
+        "'qid:Q' on each line, or --query-file FILE (LightGBM's group file: one query size "
+        "per line; DATA.query is found by itself)."
+    )
+    return np.zeros(data.n_samples, dtype=np.int64)  # one query on purpose: no OneQueryWarning
 
 
 def _is_letor_agg(path: str) -> bool:
@@ -223,7 +215,7 @@ def _write(path: str, text: str) -> None:
     try:
         atomic_write_text(path, text)
     except OSError as exc:
-        raise CLIError(f"cannot write {path!r}: {exc.strerror or exc}; check the folder.") from None
+        raise CLIError(os_error_text(exc)) from None
 
 
 def _fmt(value: Any) -> str:
@@ -286,39 +278,37 @@ def _check_output(path: str) -> None:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    import numpy as np
-
-    from .datasets import load_feature_names
-    from .metrics import evaluate
-    from .sklearn import RankBoostRanker
-
+    if args.early_stopping is not None and args.valid is None:
+        raise UsageError("--early-stopping needs a validation file; pass --valid FILE.")
+    if args.output is None:
+        args.output = DEFAULT_MODEL
+        if Path(DEFAULT_MODEL).exists():
+            raise UsageError(
+                f"{DEFAULT_MODEL} exists and -o was not given; pass -o {DEFAULT_MODEL} to "
+                "replace it, or -o OTHER.json."
+            )
     inputs = [("training file", args.data)]
     if args.valid is not None:
         inputs.append(("validation file", args.valid))
     refuse_overwriting_inputs(args.output, inputs)
     _check_output(args.output)
-    train = _load_data(args.data, what="training file")
-    train_qid = train.qid
-    if train_qid is None:
-        _err(f"{PROG}: note: {args.data!r} has no qid: all rows form one query.")
-        train_qid = np.zeros(train.n_samples)  # one query on purpose: no OneQueryWarning too
-    if args.early_stopping is not None and args.valid is None:
-        raise CLIError("--early-stopping needs a validation file; pass --valid FILE.")
+    train = _load_data(args.data, what="training file", query_file=args.query_file)
+    train_qid = _queries(train, args.data)
     metrics = list(args.metric or ["ndcg@10"])
     fit_kw: dict[str, Any] = {}
     valid = None
     if args.valid is not None:
         valid = _load_data(args.valid, n_features=train.n_features, what="validation file")
-        valid_qid = valid.qid
-        if valid_qid is None:
-            _err(f"{PROG}: note: {args.valid!r} has no qid: all rows form one query.")
-            valid_qid = np.zeros(valid.n_samples)
+        valid_qid = _queries(valid, args.valid)
         fit_kw = {
             "eval_set": [(valid.X, valid.y)],
             "eval_qid": [valid_qid],
             "eval_metric": metrics,
             "early_stopping_rounds": args.early_stopping,
         }
+    from .metrics import evaluate  # here, after the inputs: their errors come fast
+    from .sklearn import RankBoostRanker
+
     est = RankBoostRanker(
         n_estimators=args.n_rounds,
         **{p.name: getattr(args, p.name) for p in TRAIN_PARAMS[1:] + FEEDBACK_PARAMS},
@@ -327,6 +317,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     names = train.feature_names
     if args.feature_names is not None:  # one name per line (rankboost.datasets)
+        from .datasets import load_feature_names
+
         names = load_feature_names(args.feature_names, train.n_features)
     est.fit(train.X, train.y, qid=train_qid, feature_names=names, **fit_kw)
     seconds = time.perf_counter() - start
@@ -354,8 +346,9 @@ def _cmd_predict(args: argparse.Namespace) -> int:
             args.output, [("model file", args.model), ("data file", args.data)]
         )
         _check_output(args.output)
+    _check_exists(args.data, "data file")
     model = _load_model(args.model)
-    data = _load_data(args.data, n_features=model.n_features)
+    data = _load_data(args.data, n_features=model.n_features, query_file=args.query_file)
     _check_width(data, model, args.data)
     scores = model.decision_function(data.X, n_rounds=_rounds_to_use(model, args.rounds))
     if args.format == "trec":
@@ -397,9 +390,7 @@ def _write_trec(args: argparse.Namespace, data: RankingDataset, scores: Any) -> 
     try:
         write_run(args.output, run, tag=args.tag)
     except OSError as exc:
-        raise CLIError(
-            f"cannot write {args.output!r}: {exc.strerror or exc}; check the folder."
-        ) from None
+        raise CLIError(os_error_text(exc)) from None
     _err(f"wrote a TREC run of {len(run)} rows, {len(run.queries)} queries to {args.output}")
     return 0
 
@@ -407,15 +398,17 @@ def _write_trec(args: argparse.Namespace, data: RankingDataset, scores: Any) -> 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from .metrics import evaluate
 
+    _check_exists(args.data, "data file")
     model = _load_model(args.model)
-    data = _load_data(args.data, n_features=model.n_features)
+    data = _load_data(args.data, n_features=model.n_features, query_file=args.query_file)
     _check_width(data, model, args.data)
+    qid = _queries(data, args.data)
     rounds = _rounds_to_use(model, args.rounds)
     scores = model.decision_function(data.X, n_rounds=rounds)
     names = list(dict.fromkeys(args.metric or DEFAULT_METRICS))
     options = metric_options(args, names)
     try:
-        res = evaluate(data.y, scores, data.qid, metrics=names, **options)
+        res = evaluate(data.y, scores, qid, metrics=names, **options)
     except ValueError as exc:
         raise CLIError(f"cannot evaluate {args.data!r}: {_one_line(str(exc))}") from None
     if args.json:
@@ -542,58 +535,65 @@ def _add_train_options(p: argparse.ArgumentParser) -> None:
     add_arguments(g, params=TRAIN_PARAMS + FEEDBACK_PARAMS)
 
 
-def _build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog=PROG,
-        description="RankBoost (Freund et al., JMLR 2003) for learning to rank.",
-        epilog=_EPILOG,
+def _add_query_file(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--query-file",
+        metavar="FILE",
+        help="the queries of a DATA without qid: LightGBM's group file, one query size per "
+        "line, rows in order (default: DATA.query when it exists)",
+    )
+
+
+def _add_command(
+    sub: Any, name: str, func: Callable[[argparse.Namespace], int], help: str, epilog: str
+) -> argparse.ArgumentParser:
+    """Add subcommand ``name`` (its help, one example, ``func`` as handler) to ``sub``."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help=help,
+        description=help,
+        epilog="example:\n  " + epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    from . import __version__
+    p.set_defaults(func=func)
+    return p
 
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    sub.required = True
 
-    def add(name: str, func: Callable[[argparse.Namespace], int], help: str, epilog: str) -> Any:
-        p = sub.add_parser(
-            name,
-            help=help,
-            description=help,
-            epilog="example:\n  " + epilog,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        p.set_defaults(func=func)
-        return p
-
-    p = add(
+def _register_train(sub: Any) -> None:
+    """Add ``rankboost train``."""
+    p = _add_command(
+        sub,
         "train",
         _cmd_train,
         "train a model on an SVMlight/LETOR file",
         "rankboost train train.txt --valid vali.txt --early-stopping 50 -o model.json",
     )
     p.add_argument("data", metavar="DATA", help="training file (SVMlight/LETOR, may be .gz)")
+    _add_query_file(p)
     p.add_argument("--valid", metavar="FILE", help="validation file: metrics every round")
-    p.add_argument("-o", "--output", default="model.json", help="model file (default model.json)")
+    p.add_argument(
+        "-o",
+        "--output",
+        help=f"model file (default {DEFAULT_MODEL}, which is never replaced unless named by -o)",
+    )
     p.add_argument(
         "--early-stopping",
         type=_positive_int,
         metavar="N",
         help="stop when the first --metric on --valid has not improved for N rounds",
     )
-    p.add_argument(
-        "--metric",
-        action="append",
-        type=_metric,
-        help="validation metric, repeatable (default ndcg@10)",
-    )
+    add_metric_argument(p, "validation metric, repeatable: --metric ndcg@10 map (default ndcg@10)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.add_argument(
         "--feature-names", metavar="FILE", help="one feature name per line, kept in the model"
     )
     _add_train_options(p)
 
-    p = add(
+
+def _register_predict(sub: Any) -> None:
+    """Add ``rankboost predict``."""
+    p = _add_command(
+        sub,
         "predict",
         _cmd_predict,
         "score every row of a file (one score per line, input order)",
@@ -601,6 +601,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("model", metavar="MODEL", help="model file from 'rankboost train'")
     p.add_argument("data", metavar="DATA", help="SVMlight/LETOR file to score")
+    _add_query_file(p)
     p.add_argument("-o", "--output", help="scores file (default: standard output)")
     p.add_argument(
         "--rounds", type=_positive_int, help="use the first N rounds (default: best or all)"
@@ -624,7 +625,11 @@ def _build_parser() -> argparse.ArgumentParser:
         "or always the row number (1 = first data row)",
     )
 
-    p = add(
+
+def _register_evaluate(sub: Any) -> None:
+    """Add ``rankboost evaluate``."""
+    p = _add_command(
+        sub,
         "evaluate",
         _cmd_evaluate,
         "evaluate a model on a labelled file",
@@ -632,11 +637,11 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("model", metavar="MODEL", help="model file from 'rankboost train'")
     p.add_argument("data", metavar="DATA", help="labelled SVMlight/LETOR file")
-    p.add_argument(
-        "--metric",
-        action="append",
-        type=_metric,
-        help="metric, repeatable: ndcg@k, map, mrr, p@k, ... (default ndcg@1,3,5,10 and map)",
+    _add_query_file(p)
+    add_metric_argument(
+        p,
+        "metric, repeatable: --metric ndcg@10 map or --metric ndcg@10 --metric map; ndcg@k, "
+        "map, mrr, p@k, ... (default ndcg@1,3,5,10 and map)",
     )
     p.add_argument(
         "--rounds", type=_positive_int, help="use the first N rounds (default: best or all)"
@@ -648,7 +653,11 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     add_metric_options(p)
 
-    p = add(
+
+def _register_info(sub: Any) -> None:
+    """Add ``rankboost info``."""
+    p = _add_command(
+        sub,
         "info",
         _cmd_info,
         "show a model's rounds and feature importances (or a fusion model's lists)",
@@ -670,7 +679,11 @@ def _build_parser() -> argparse.ArgumentParser:
         help="round rows, an int >= 0 (default 10, 0 = all)",
     )
 
-    p = add(
+
+def _register_demo(sub: Any) -> None:
+    """Add ``rankboost demo``."""
+    p = _add_command(
+        sub,
         "demo",
         _cmd_demo,
         "train on the bundled MQ2008 fold and print validation/test scores",
@@ -680,6 +693,48 @@ def _build_parser() -> argparse.ArgumentParser:
     add_arguments(p, params=TRAIN_PARAMS[:1])
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
+
+class _Version(argparse.Action):
+    """``--version``, which looks the version up only when asked (package metadata is slow)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        kwargs.setdefault("help", "show program's version number and exit")
+        super().__init__(
+            option_strings, argparse.SUPPRESS, nargs=0, default=argparse.SUPPRESS, **kwargs
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        from . import __version__
+
+        sys.stdout.write(f"{parser.prog} {__version__}\n")
+        parser.exit()
+
+
+#: the commands defined in this module; for them the other command modules are not imported
+_OWN_COMMANDS = ("train", "predict", "evaluate", "info", "demo")
+
+
+def _build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or (``argv`` naming one of ``_OWN_COMMANDS``) of its own.
+
+    The second spares ``rankboost predict`` importing fusion and export (start-up time).
+    """
+    parser = _Parser(
+        prog=PROG,
+        description="RankBoost (Freund et al., JMLR 2003) for learning to rank.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action=_Version)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for register in (
+        _register_train, _register_predict, _register_evaluate, _register_info, _register_demo
+    ):  # fmt: skip
+        register(sub)
+    command = next((a for a in argv or () if not a.startswith("-")), None)
+    if command in _OWN_COMMANDS:
+        return parser
     try:
         from .fusion.cli import register as _register_fuse
     except ImportError:  # the fusion subcommand is optional
@@ -715,7 +770,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     >>> main(["info", "no-such-model.json"])
     1
     """
-    parser = _build_parser()
+    if argv is None:
+        argv = sys.argv[1:]
+    parser = _build_parser(argv)
     args = parser.parse_args(argv)
     try:
         with warnings.catch_warnings():
@@ -724,12 +781,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CLIError as exc:
         _err(f"{PROG}: error: {_one_line(str(exc))}")
         return exc.exit_status
-    except (ValueError, TypeError, OSError, ImportError) as exc:
+    except OSError as exc:
+        _err(f"{PROG}: error: {_one_line(os_error_text(exc))}")
+    except (ValueError, TypeError, ImportError) as exc:
         _err(f"{PROG}: error: {_one_line(str(exc))}")
     except MemoryError:
         _err(f"{PROG}: error: out of memory; the input is too large for this machine.")
     except KeyboardInterrupt:
-        _err(f"{PROG}: interrupted")
+        # NOTE: on a line of its own: the terminal's "^C" or a progress bar interrupted
+        # before it ended its line may be on the current one
+        _err(f"\n{PROG}: interrupted")
         return 130
     return 1
 

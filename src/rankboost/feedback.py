@@ -52,10 +52,6 @@ def constant_row_weights(lo: float, hi: float, finite: bool) -> bool:
     return lo == hi
 
 
-#: kept for rankboost.dask until its import line is updated (the lead fixes it at merge)
-_constant_row_weights = constant_row_weights
-
-
 class PairFeedback:
     """Explicit crucial pairs with weights: general RankBoost (paper section 3.1).
 

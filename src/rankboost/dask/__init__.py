@@ -22,12 +22,12 @@ import numpy as np
 
 from .._compat import require
 from ..binning import BinMapper
-from ..booster import _run_loop
 from ..callback import CallbackEnv
-from ..feedback import _constant_row_weights
+from ..engine import run_loop
+from ..feedback import constant_row_weights
 from ..model import RankBoostModel
 from ..params import TrainParams, check_param, resolve_params
-from ._data import as_dask_array, check_whole_queries, repartition_by_query
+from ._data import as_dask_array, check_partitions, check_whole_queries, repartition_by_query
 
 __all__ = ["DaskRankBoostRanker", "make_booster", "predict", "repartition_by_query", "train"]
 
@@ -113,6 +113,7 @@ def make_booster(
             raise ValueError("rankboost.dask.train got pairs= and y=/qid=; pass one feedback.")
         kind = "pairs"
         parts = _pair_parts(client, Xd, pairs, pair_weights)
+        check_partitions(client, parts, Xd.chunks[0], int(Xd.shape[1]))
         feedback_repr = "PairFeedback (dask)"
     else:
         if y is None:
@@ -129,13 +130,14 @@ def make_booster(
         )
         wd = as_dask_array(sample_weight, "sample_weight", rows)
         if wd is not None:
-            wd = _check_sample_weight(wd)
+            wd = _check_sample_weight(client, wd)
         if repartition:
             extra = () if wd is None else (wd,)
-            moved = repartition_by_query(Xd, yd, qd, *extra)
+            moved = repartition_by_query(Xd, yd, qd, *extra, client=client)
             Xd, yd, qd = moved[:3]
             wd = moved[3] if wd is not None else None
         parts = _parts(client, {"X": Xd, "y": yd, "qid": qd, "sample_weight": wd})
+        check_partitions(client, parts, Xd.chunks[0], int(Xd.shape[1]))
         check_whole_queries(client, [part["qid"] for part in parts])
         feedback_repr = f"{'Bipartite' if kind == 'bipartite' else 'Layered'}Feedback (dask)"
     from ._booster import DaskBooster
@@ -213,23 +215,21 @@ def train(
     """
     bst = make_booster(client, X, y, qid, **kwargs)
     try:
-        return _run_loop(bst, bst.params, callbacks, verbose=False, stacklevel=3)
+        return run_loop(bst, bst.params, callbacks, verbose=False, stacklevel=3)
     finally:
         bst.close()
 
 
-def _check_sample_weight(wd: Any) -> Any:
+def _check_sample_weight(client: Any, wd: Any) -> Any:
     """As :meth:`rankboost.LayeredFeedback.with_sample_weight`, over all partitions at once.
 
     Returns the weights, or None when they are constant (they change nothing).
     """
-    import dask
-
     da = require("dask.array", "rankboost.dask")
     if wd.ndim != 1:
         raise ValueError(f"sample_weight must be 1-D with one weight per row; got {wd.shape}.")
-    lo, hi, finite = dask.compute(wd.min(), wd.max(), da.isfinite(wd).all())
-    return None if _constant_row_weights(float(lo), float(hi), bool(finite)) else wd
+    lo, hi, finite = client.gather(client.compute([wd.min(), wd.max(), da.isfinite(wd).all()]))
+    return None if constant_row_weights(float(lo), float(hi), bool(finite)) else wd
 
 
 def _pair_parts(client: Any, Xd: Any, pairs: Any, weights: Any) -> list[dict[str, Any]]:

@@ -193,7 +193,11 @@ class DaskBooster(Booster):
             pure=False,
             **({} if where is None else {"workers": [where], "allow_other_workers": True}),
         )
-        return fut.result()
+        actor = fut.result()
+        # NOTE: distributed binds an actor it deserialises to the default client; when that is
+        # another client (another cluster), every call would wait forever. Bind it to ours.
+        with self.client.as_current():
+            return type(actor)(actor._cls, actor._address, actor.key)
 
     def _hub_norms(self, ids: list[int]) -> list[Any]:
         return [self._norms[i] for i in ids]

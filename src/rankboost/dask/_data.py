@@ -8,6 +8,7 @@ does, as XGBoost's ``allow_group_split=False`` does, without ever splitting a qu
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,7 +17,7 @@ from numpy.typing import NDArray
 
 from .._compat import require
 
-__all__ = ["check_whole_queries", "repartition_by_query"]
+__all__ = ["check_partitions", "check_whole_queries", "repartition_by_query"]
 
 
 def _dask() -> Any:
@@ -50,6 +51,56 @@ def as_dask_array(obj: Any, name: str, chunks: Any = None) -> Any:
 def _unique_with_counts(q: NDArray[Any]) -> tuple[NDArray[Any], NDArray[np.int64]]:
     values, counts = np.unique(np.asarray(q), return_counts=True)
     return values, counts.astype(np.int64)
+
+
+_ROW = re.compile(r"\bat row (\d+)")
+
+
+def _check_partition(
+    k: int, start: int, n_rows: int, n_features: int, X: Any, y: Any = None
+) -> None:
+    """Check partition ``k`` (global rows from ``start``) on its worker.
+
+    The checks of ``rankboost.train`` (:mod:`rankboost._validation`), with global row numbers.
+    """
+    from .._validation import check_feature_matrix, check_labels
+
+    shape = np.shape(X)
+    if shape != (n_rows, n_features):
+        raise ValueError(
+            f"partition {k} of X (global rows {start} to {start + n_rows - 1}) computes to "
+            f"shape {shape}, but X declares ({n_rows}, {n_features}) for it; make each "
+            "chunk compute to the shape the dask array declares (e.g. da.from_delayed's "
+            "shape=, or a DataFrame's meta)."
+        )
+    try:
+        check_feature_matrix(X)
+        if y is not None:
+            check_labels(y, n_samples=n_rows)
+    except ValueError as exc:
+        text = _ROW.sub(lambda m: f"at row {int(m.group(1)) + start}", str(exc))
+        raise ValueError(text) from None
+
+
+def check_partitions(
+    client: Any, parts: Sequence[dict[str, Any]], rows: Sequence[int], n_features: int
+) -> None:
+    """Run ``rankboost.train``'s input checks on every partition, on the workers.
+
+    ``parts`` are the partitions' futures (``"X"``, and ``"y"`` when given) and ``rows``
+    their declared row counts; an error names the global row, as ``rankboost.train`` would
+    on the concatenated arrays (+inf in ``X``, a NaN label, a chunk of another shape).
+    """
+    starts = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
+    futures = [
+        client.submit(
+            _check_partition, k, int(starts[k]), int(rows[k]), n_features, part["X"],
+            part.get("y"), pure=False,
+        )
+        for k, part in enumerate(parts)
+        if int(rows[k]) > 0
+    ]  # fmt: skip
+    client.gather(futures)
 
 
 def check_whole_queries(client: Any, qid_parts: Sequence[Any]) -> None:
@@ -98,6 +149,7 @@ def repartition_by_query(
     qid: Any,
     *arrays: Any,
     npartitions: int | None = None,
+    client: Any = None,
 ) -> tuple[Any, ...]:
     """Move rows so that each query lives in exactly one partition (never split).
 
@@ -115,6 +167,8 @@ def repartition_by_query(
         More per-row arrays to move along (e.g. ``sample_weight``).
     npartitions : int, default=None
         Number of output partitions.
+    client : distributed.Client, default=None
+        The client that computes the query counts; None uses dask's default scheduler.
 
     Returns
     -------
@@ -144,7 +198,11 @@ def repartition_by_query(
     if n_out < 1:
         raise ValueError(f"npartitions must be an int >= 1; got {npartitions!r}.")
     q_chunks = qid.to_delayed().ravel().tolist()
-    per_chunk = dask.compute(*[dask.delayed(_unique_with_counts)(q) for q in q_chunks])
+    counted = [dask.delayed(_unique_with_counts)(q) for q in q_chunks]
+    if client is not None:  # that client, never the default one (another cluster, maybe)
+        per_chunk = client.gather(client.compute(counted))
+    else:
+        per_chunk = dask.compute(*counted)
     uniq, inv = np.unique(np.concatenate([u for u, _ in per_chunk]), return_inverse=True)
     totals = np.bincount(inv, weights=np.concatenate([c for _, c in per_chunk]))
     edges = np.arange(1, n_out) * (totals.sum() / n_out)

@@ -3,7 +3,9 @@
 The shape of LightGBM's ``DaskLGBMRanker``: a subclass of the in-memory estimator with a
 ``client`` parameter, ``fit`` on dask arrays / DataFrames, ``predict`` returning a dask array
 (row order kept), :meth:`to_local` returning a plain :class:`~rankboost.RankBoostRanker`, and
-no client in the pickle.
+no client in the pickle; :func:`sklearn.base.clone` keeps the client by reference (a client is a
+connection, not a value), so ``GridSearchCV`` and ``cross_validate`` work on it. Every
+computation goes through the estimator's client, never dask's default one.
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ from ..sklearn import RankBoostRanker, _warn_one_query
 __all__ = ["DaskRankBoostRanker"]
 
 
-def _local(obj: Any) -> Any:
-    """A dask collection computed to numpy / pandas (validation sets, which the client holds)."""
-    return obj.compute() if hasattr(obj, "compute") else obj
+def _local(client: Any, obj: Any) -> Any:
+    """A dask collection computed by ``client`` to numpy / pandas (e.g. validation sets)."""
+    return client.compute(obj).result() if hasattr(obj, "__dask_graph__") else obj
 
 
 class DaskRankBoostRanker(RankBoostRanker):
@@ -97,6 +99,19 @@ class DaskRankBoostRanker(RankBoostRanker):
         state["client"] = None
         return state
 
+    def __sklearn_clone__(self) -> DaskRankBoostRanker:
+        """An unfitted copy with the same parameters and the same client (not a copy of it).
+
+        scikit-learn's :func:`~sklearn.base.clone` deep-copies every parameter, and a
+        ``distributed.Client`` cannot be copied; ``GridSearchCV`` and ``cross_validate``
+        clone the estimator for every fit.
+        """
+        from sklearn.base import clone
+
+        params = self.get_params(deep=False)
+        client = params.pop("client")
+        return type(self)(client=client, **{k: clone(v, safe=False) for k, v in params.items()})
+
     def _get_client(self) -> Any:
         if self.client is not None:
             return self.client
@@ -153,15 +168,16 @@ class DaskRankBoostRanker(RankBoostRanker):
             del self.feature_names_in_
         if qid is None and not (hasattr(X, "columns") and "qid" in X.columns):
             _warn_one_query(type(self).__name__, "X", "qid= (or a 'qid' column)", X.shape[0], 2)
+        client = self._get_client()
         if eval_set is not None:  # the client scores the validation sets: bring them here
-            eval_set = [(_local(Xv), np.asarray(_local(yv))) for Xv, yv in eval_set]
+            eval_set = [(_local(client, Xv), np.asarray(_local(client, yv))) for Xv, yv in eval_set]
             if eval_qid is not None:
-                eval_qid = [None if q is None else np.asarray(_local(q)) for q in eval_qid]
+                eval_qid = [None if q is None else np.asarray(_local(client, q)) for q in eval_qid]
         cbs, monitor = self._callbacks(
             eval_set, eval_qid, eval_metric, early_stopping_rounds, callbacks
         )
         model = train(
-            self._get_client(),
+            client,
             X,
             y,
             qid,
@@ -183,6 +199,33 @@ class DaskRankBoostRanker(RankBoostRanker):
         check_is_fitted(self)
         k = self.best_iteration_ if n_rounds is None else n_rounds
         return predict(self.model_, X, n_rounds=k)
+
+    def score(self, X: Any, y: Any, *, qid: Any = None, group: Any = None) -> float:
+        """Mean NDCG@10 over queries, as :meth:`rankboost.RankBoostRanker.score`.
+
+        ``X``, ``y`` and ``qid`` may be dask collections: the scores are computed on the
+        cluster and brought to this process with the estimator's client.
+        """
+        check_is_fitted(self)
+        client = self._get_client()
+        if hasattr(X, "columns") and "qid" in X.columns and qid is None and group is None:
+            qid = X["qid"]
+        scores = self.predict(X)
+        values = client.gather(
+            client.compute([a for a in (scores, y, qid) if hasattr(a, "__dask_graph__")])
+        )
+        it = iter(values)
+        scores, y, qid = (next(it) if hasattr(a, "__dask_graph__") else a for a in (scores, y, qid))
+        y = np.asarray(y, dtype=np.float64)
+        if group is not None:
+            from .._validation import group_sizes_to_qid
+
+            qid = group_sizes_to_qid(np.asarray(group), y.shape[0])
+        from ..metrics import ndcg_score
+
+        return float(
+            ndcg_score(y, np.asarray(scores), None if qid is None else np.asarray(qid), k=10)
+        )
 
     def to_local(self) -> RankBoostRanker:
         """The same fitted model as a plain :class:`rankboost.RankBoostRanker` (no Dask)."""

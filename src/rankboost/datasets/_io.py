@@ -35,16 +35,46 @@ def compression(path: PathLike) -> str | None:
     return None
 
 
-def open_binary(path: PathLike) -> io.BufferedIOBase:
-    """Open ``path`` for reading, decompressing gzip, bzip2 or xz (detected by magic)."""
+def open_binary(path: PathLike, what: str = "File") -> io.BufferedIOBase:
+    """Open ``path`` for reading, decompressing gzip, bzip2 or xz (detected by magic).
+
+    Reading a damaged or truncated compressed stream raises a ``ValueError`` naming the file
+    (``what`` starts the message), whoever reads it: no decompressor exception escapes.
+    """
     kind = compression(path)
     if kind == "gzip":
-        return gzip.GzipFile(path, "rb")
+        return _Checked(gzip.GzipFile(path, "rb"), path, what, kind)
     if kind == "bzip2":
-        return bz2.BZ2File(path, "rb")
+        return _Checked(bz2.BZ2File(path, "rb"), path, what, kind)
     if kind == "xz":
-        return lzma.LZMAFile(path, "rb")
+        return _Checked(lzma.LZMAFile(path, "rb"), path, what, kind)
     return open(path, "rb")
+
+
+class _Checked(io.BufferedIOBase):
+    """A decompressing stream whose read errors are :func:`decompression_errors`'."""
+
+    def __init__(self, inner: io.BufferedIOBase, path: PathLike, what: str, kind: str) -> None:
+        self._inner, self._where = inner, (path, what, kind)
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        with decompression_errors(*self._where):
+            return self._inner.read(size)
+
+    def read1(self, size: int = -1) -> bytes:
+        with decompression_errors(*self._where):
+            return self._inner.read1(size)
+
+    def readline(self, size: int | None = -1) -> bytes:
+        with decompression_errors(*self._where):
+            return self._inner.readline(size)
+
+    def close(self) -> None:
+        self._inner.close()
+        super().close()
 
 
 @contextmanager
@@ -74,5 +104,5 @@ def read_bytes(path: PathLike, what: str) -> tuple[Path, bytes]:
     if not p.is_file():
         raise FileNotFoundError(f"{what} {str(p)!r} does not exist (or is not a file).")
     kind = compression(p)
-    with decompression_errors(p, what, kind), open_binary(p) as fh:
+    with decompression_errors(p, what, kind), open_binary(p, what) as fh:
         return p, fh.read()

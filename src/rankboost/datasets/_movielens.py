@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ._io import PathLike, read_bytes
+
+if TYPE_CHECKING:  # scipy is imported on use: rankboost.datasets stays light (issue 26)
+    import scipy.sparse as sp
 
 __all__ = ["RatingsDataset", "load_movielens"]
 
@@ -95,6 +98,8 @@ class RatingsDataset:
         """
         user_ids, rows = np.unique(self.user, return_inverse=True)
         item_ids, cols = np.unique(self.item, return_inverse=True)
+        import scipy.sparse as sp
+
         matrix = sp.csr_matrix(
             (self.rating.astype(np.float64), (rows.ravel(), cols.ravel())),
             shape=(user_ids.shape[0], item_ids.shape[0]),

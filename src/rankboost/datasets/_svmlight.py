@@ -3,9 +3,14 @@
 Feature indices in these files are 1-based (the LETOR and SVMlight convention): the
 value written as ``k:v`` lands in column ``k - 1`` of the dense matrix, and entries that
 are absent from a line are 0 (SVMlight semantics). The numeric part of each line is
-parsed by :func:`sklearn.datasets.load_svmlight_file`; this module adds the query ids,
-the ``#docid = ...`` comments, LightGBM group files, line numbers in error messages and
-an exact, atomic writer.
+parsed by a numpy fast path (:func:`_parse_numeric`) that accepts exactly what
+:func:`sklearn.datasets.load_svmlight_file` accepts, and gives the same arrays bit for bit
+(tests/test_datasets.py compares them on the LETOR files); anything it does not accept goes
+to sklearn's parser, whose error is then located to a line. The fast path exists because
+importing scikit-learn (scipy, ...) is most of ``rankboost predict``'s time: 1.9 s of a 2.2 s
+run on MQ2008's test fold (issue 26; benchmarks/bench_startup.py). This module adds the
+query ids, the ``#docid = ...`` comments, LightGBM group files, line numbers in error
+messages and an exact, atomic writer.
 """
 
 from __future__ import annotations
@@ -18,11 +23,10 @@ import os
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any, Literal, Protocol
+from typing import IO, Literal, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.datasets import load_svmlight_file
 
 from .._atomic import atomic_open
 from .._validation import check_feature_matrix, check_labels, group_sizes_to_qid
@@ -139,12 +143,102 @@ def _scan_lines(
     return qid, (np.asarray(docids, dtype=str) if any_docid else None)
 
 
+_Numeric = tuple[
+    NDArray[np.float64], NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], int
+]
+
+
+def _parse_numeric(lines: list[bytes], n_features: int | None) -> _Numeric | None:
+    """The numbers of the data lines as CSR arrays, or None for sklearn's parser to decide.
+
+    Returns ``(y, indptr, indices, values, width)`` (0-based sorted indices), or None when a
+    line is not plain SVMlight: then sklearn's parser decides, and a malformed line is
+    reported by :func:`_find_bad_line`.
+
+    The rules are sklearn's: text after ``#`` is a comment, a line with nothing before it is
+    skipped, the token after the label is skipped when it starts with ``qid``, every other
+    token is ``index:value`` with 1-based indices, increasing along the line. A Python loop
+    over lines splits them (``bytes.split``, in C); numpy converts all the numbers at once.
+    """
+    labels: list[bytes] = []
+    tokens: list[bytes] = []
+    counts: list[int] = []
+    for raw in lines:
+        body = raw.split(b"#", 1)[0]
+        parts = body.split()
+        if not parts:
+            continue
+        labels.append(parts[0])
+        first = 2 if len(parts) > 1 and parts[1].startswith(b"qid") else 1
+        counts.append(len(parts) - first)
+        tokens += parts[first:]
+    if not labels:
+        return None
+    joined = b" ".join(tokens)
+    # NOTE: sklearn converts with Python's float() and int(); numpy's conversion differs on
+    # underscores ("1_0"), hexadecimal ("0x1p3") and non-ASCII text: leave those to sklearn
+    labels_text = b" ".join(labels)
+    if any(not t.isascii() or b"_" in t or b"x" in t or b"X" in t for t in (joined, labels_text)):
+        return None
+    pieces = joined.replace(b":", b" ").split()
+    if len(pieces) != 2 * len(tokens) or joined.count(b":") != len(tokens):
+        return None
+    try:
+        y = np.array(labels).astype(np.float64)
+        indices = np.array(pieces[0::2]).astype(np.int64) if tokens else np.empty(0, np.int64)
+        values = np.array(pieces[1::2]).astype(np.float64) if tokens else np.empty(0)
+    except (ValueError, OverflowError):
+        return None
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    if indices.size:
+        if indices.min() < 1 or indices.max() > MAX_FEATURE_INDEX:
+            return None
+        step = np.diff(indices)
+        new_row = np.full(indices.size, False)
+        new_row[indptr[1:-1][indptr[1:-1] < indices.size]] = True  # first token of a row
+        if (step[~new_row[1:]] <= 0).any():  # indices must increase along each line
+            return None
+    width = int(indices.max()) if indices.size else 1  # sklearn's width without features
+    if n_features is not None:
+        if width > n_features:
+            return None
+        width = n_features
+    return y, indptr, indices - 1, values, width
+
+
 def _parse_svmlight_bytes(
     data: bytes, source: str, *, n_features: int | None = None
 ) -> RankingDataset:
     """Parse the bytes of an SVMlight/LETOR file; ``source`` names it in errors."""
     lines = data.split(b"\n")
     qid, docids = _scan_lines(lines, source)
+    numeric = _parse_numeric(lines, n_features)
+    if numeric is None:
+        numeric = _parse_numeric_sklearn(lines, source, n_features)
+    y, indptr, indices, values, width = numeric
+    if y.shape[0] == 0:
+        raise ValueError(f"{source} contains no data lines.")
+    # NOTE: not a sparse matrix's toarray(): scipy accumulates into zeros, which turns -0.0
+    # into 0.0. Assignment keeps every value bit-exact (the indices are unique per row).
+    try:
+        X = np.zeros((y.shape[0], width), dtype=np.float64)
+    except (MemoryError, ValueError):
+        n, d = y.shape[0], width
+        line = _widest_line(lines, indptr, indices, width)
+        raise ValueError(
+            f"{source}: the dense X of {n} rows x {d} features (the largest feature index, "
+            f"at line {line}) needs {n * d * 8 / 2**30:.1f} GiB, more than this machine can "
+            "allocate; check that feature index, or pass a smaller file."
+        ) from None
+    rows = np.repeat(np.arange(X.shape[0]), np.diff(indptr))
+    X[rows, indices] = values
+    return RankingDataset(X, np.ascontiguousarray(y, dtype=np.float64), qid, docids)
+
+
+def _parse_numeric_sklearn(lines: list[bytes], source: str, n_features: int | None) -> _Numeric:
+    """:func:`_parse_numeric` by sklearn's parser: the files the fast path leaves, and errors."""
+    from sklearn.datasets import load_svmlight_file
+
     # NOTE: query_id=False on purpose. sklearn's query_id=True path grows its qid array
     # with np.append once per line, which is quadratic in the number of rows (1 s for
     # 80k rows, minutes for MSLR-size files); _scan_lines reads the same qids linearly.
@@ -156,29 +250,21 @@ def _parse_svmlight_bytes(
         bad = _find_bad_line(lines, n_features)
         where = f"{source}, line {bad[0]}: {bad[1]}" if bad else f"{source}: {exc}"
         raise ValueError(f"Malformed SVMlight/LETOR data in {where}.") from None
-    if X_sparse.shape[0] == 0:
-        raise ValueError(f"{source} contains no data lines.")
-    # NOTE: not X_sparse.toarray(): scipy accumulates into zeros, which turns -0.0 into
-    # 0.0. Assignment keeps every value bit-exact (sklearn guarantees unique indices).
-    try:
-        X = np.zeros(X_sparse.shape, dtype=np.float64)
-    except (MemoryError, ValueError):
-        n, d = X_sparse.shape
-        line = _widest_line(lines, X_sparse)
-        raise ValueError(
-            f"{source}: the dense X of {n} rows x {d} features (the largest feature index, "
-            f"at line {line}) needs {n * d * 8 / 2**30:.1f} GiB, more than this machine can "
-            "allocate; check that feature index, or pass a smaller file."
-        ) from None
-    rows = np.repeat(np.arange(X.shape[0]), np.diff(X_sparse.indptr))
-    X[rows, X_sparse.indices] = X_sparse.data
-    return RankingDataset(X, np.ascontiguousarray(y, dtype=np.float64), qid, docids)
+    return (
+        np.asarray(y, dtype=np.float64),
+        X_sparse.indptr.astype(np.int64),
+        X_sparse.indices.astype(np.int64),
+        X_sparse.data,
+        int(X_sparse.shape[1]),
+    )
 
 
-def _widest_line(lines: list[bytes], X_sparse: Any) -> int:
+def _widest_line(
+    lines: list[bytes], indptr: NDArray[np.int64], indices: NDArray[np.int64], width: int
+) -> int:
     """Line number (1-based) of the data line holding the largest feature index."""
-    row = int(np.argmax(X_sparse.indices == X_sparse.shape[1] - 1))
-    row = int(np.searchsorted(X_sparse.indptr, row, side="right")) - 1
+    row = int(np.argmax(indices == width - 1))
+    row = int(np.searchsorted(indptr, row, side="right")) - 1
     seen = -1
     for lineno, raw in enumerate(lines, start=1):
         if raw.split(b"#", 1)[0].split():

@@ -56,7 +56,7 @@ def fusion_info_lines(path: str, table: Any, top: int) -> list[str]:
     """
     import numpy as np
 
-    from ..cli import FEATURE_NUMBERING
+    from .._conventions import FEATURE_NUMBERING
     from .learned import RankFusion
 
     fusion = RankFusion.load(path)

@@ -4,7 +4,7 @@
 each leaf subcommand sets ``func`` (via ``set_defaults``) to a handler that takes the parsed
 ``argparse.Namespace`` and returns an exit code (0 = success). Handlers raise
 ``ValueError`` / ``FileNotFoundError`` with a one-line message on bad input (exit status 1)
-and :class:`rankboost.cli.UsageError` for a usage error found after parsing, such as an
+and :class:`rankboost._cli_common.UsageError` for a usage error found after parsing, such as an
 output path that is one of the inputs or no subcommand (exit status 2); the caller prints it
 as ``rankboost: error: ...``. Numeric options and metric names are checked by the parser
 (exit status 2), as in the other subcommands.
@@ -25,10 +25,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
-from .._cli_metrics import add_metric_options, format_conventions, metric_options
-from ..cli import UsageError, int_at_least, metric_name, refuse_overwriting_inputs
+from .._cli_common import UsageError, int_at_least, refuse_overwriting_inputs
+from .._cli_metrics import (
+    add_metric_argument,
+    add_metric_options,
+    format_conventions,
+    metric_options,
+)
 
 __all__ = ["register", "rounds_value", "run"]
 
@@ -97,12 +103,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("model", nargs="?", default=None, help="fusion model JSON (optional)")
     _add_runs(p)
     p.add_argument("--qrels", required=True, help="TREC qrels file (qid 0 docid rel), gz ok")
-    p.add_argument(
-        "--metric",
-        nargs="+",
-        type=metric_name,
-        default=["ndcg@10", "map"],
-        help="metric names: ndcg@K, map, p@K, mrr, average_rank, ... (default: ndcg@10 map)",
+    add_metric_argument(
+        p,
+        "metric names, repeatable: --metric ndcg@10 map or --metric ndcg@10 --metric map "
+        "(ndcg@K, map, p@K, mrr, average_rank, ...; default: ndcg@10 map)",
     )
     p.add_argument(
         "--json",
@@ -216,13 +220,12 @@ def _export(args: argparse.Namespace) -> int:
 def _load_any(path: str) -> Any:
     """A fusion model of either family."""
     from ..model import read_json
-    from .learned import RankFusion
     from .linear import FORMAT_NAME, LinearFusion
 
     data = read_json(path, "fusion model file", "fusion model") if _exists(path) else None
     if isinstance(data, dict) and data.get("format") == FORMAT_NAME:
         return LinearFusion.from_dict(data)
-    return RankFusion.load(path)
+    return _load_fusion(path)
 
 
 def _exists(path: str) -> bool:
@@ -243,7 +246,7 @@ def run(args: argparse.Namespace) -> int:
     -------
     int
         0 on success (on an error the handler raises; callers print the message and exit
-        with status 1, or 2 for a :class:`rankboost.cli.UsageError`).
+        with status 1, or 2 for a :class:`rankboost._cli_common.UsageError`).
     """
     func = getattr(args, "func", None)
     if func is None:
@@ -430,12 +433,29 @@ def _apply(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load_fusion(path: str) -> Any:
+    """``RankFusion.load``, saying what to do with a ranking model given instead."""
+    from .learned import RankFusion
+
+    try:
+        return RankFusion.load(path)
+    except ValueError as exc:
+        if b'"rankboost-model"' in Path(path).read_bytes()[:200]:
+            raise ValueError(
+                f"{path!r} is a ranking model from 'rankboost train', not a fusion model: score "
+                f"data with it by 'rankboost predict {path} DATA'; 'fuse' needs a model from "
+                "'rankboost fuse train'."
+            ) from None
+        raise exc from None
+
+
 def _evaluate(args: argparse.Namespace) -> int:
     from .evaluation import evaluate_run
     from .io import read_qrels, read_runs
 
     qrels = read_qrels(args.qrels)
     runs = read_runs(args.runs)
+    args.metric = list(dict.fromkeys(args.metric or ["ndcg@10", "map"]))
     options = metric_options(args, args.metric)
     rows: dict[str, dict[str, float]] = {}
     if args.model is not None:

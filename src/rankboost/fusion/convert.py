@@ -81,7 +81,7 @@ def register(subparsers: Any) -> None:
 
 
 def _convert(args: argparse.Namespace) -> int:
-    from ..cli import UsageError
+    from .._cli_common import UsageError
 
     if args.to == "trec":
         if len(args.inputs) != 1:
@@ -101,8 +101,8 @@ def _convert(args: argparse.Namespace) -> int:
 
 
 def _to_trec(path: str, outdir: str) -> int:
-    from ..cli import UsageError, refuse_overwriting_inputs
-    from .io import read_letor_agg, write_qrels, write_run
+    from .._cli_common import UsageError, refuse_overwriting_inputs
+    from .io import is_letor_agg, read_letor_agg, write_qrels, write_run
 
     out = Path(outdir)
     if out.exists() and not out.is_dir():
@@ -111,7 +111,16 @@ def _to_trec(path: str, outdir: str) -> int:
             "folder with -o."
         )
     refuse_overwriting_inputs(str(out / QRELS_NAME), [("input file", path)])
-    data = read_letor_agg(path)
+    try:
+        data = read_letor_agg(path)
+    except ValueError as exc:
+        if is_letor_agg(path):
+            raise
+        raise ValueError(
+            f"{exc} {path!r} has no NULL rank: is it a feature file (SVMlight/LETOR)? Those "
+            "are read by 'rankboost train/predict/evaluate'; 'convert --to trec' reads the "
+            "LETOR 4.0 aggregation files of ranks (MQ2008-agg)."
+        ) from None
     runs = data.to_runs()
     # NOTE: zero-padded (ranker01 ... ranker25), so that a shell glob lists them in column
     # order and 'convert OUTDIR/ranker*.run --to letor' gives the columns back in order
@@ -133,7 +142,7 @@ def _to_trec(path: str, outdir: str) -> int:
 
 
 def _to_letor(paths: list[str], qrels_path: str, output: str) -> int:
-    from ..cli import refuse_overwriting_inputs
+    from .._cli_common import refuse_overwriting_inputs
     from .io import read_qrels, read_runs, write_letor_agg
 
     refuse_overwriting_inputs(

@@ -82,6 +82,7 @@ def cv_rounds(
     qcode = qcode.reshape(-1)
     n_q = uq.shape[0]
     yy = np.asarray(y, dtype=np.int64)
+    gain = np.maximum(yy, 0)  # scored as trec_eval: a grade <= 0 is not relevant
     fold = query_folds(yy, qcode, cv_folds, seed=seed, pair_labels=pair_labels)
     fold_q = np.full(n_q, -1, dtype=np.int64)
     fold_q[qcode] = fold
@@ -97,9 +98,9 @@ def cv_rounds(
             )
         t = 0
         for t, h in enumerate(model.staged_decision_function(X[va])):
-            curves[f, t] = ndcg_score(yy[va], h, qcode[va], k=10)
+            curves[f, t] = ndcg_score(gain[va], h, qcode[va], k=10)
         if model.n_rounds == 0:
-            curves[f, :] = ndcg_score(yy[va], np.zeros(int(va.sum())), qcode[va], k=10)
+            curves[f, :] = ndcg_score(gain[va], np.zeros(int(va.sum())), qcode[va], k=10)
         else:
             curves[f, t + 1 :] = curves[f, t]
     mean = curves.mean(axis=0)

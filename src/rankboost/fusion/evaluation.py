@@ -2,7 +2,8 @@
 
 The candidate set of a query is every judged document plus every document the run returns
 (unjudged ones count as grade 0, the TREC convention). Judged documents that the run did not
-return are placed below every returned one, tied with each other; with the default
+return are placed below every returned one, tied with each other; a negative grade (TREC's
+spam -2) is not relevant, as grade 0 (``trec_eval``'s rule); with the default
 ``ties="expected"`` they count at their expected positions under random tie-breaking. This is
 how the LETOR 4.0 tools score a ranking of every listed document, and it treats every method
 on the same footing whatever it returns. Queries of the run that the qrels do not judge are
@@ -48,7 +49,7 @@ def run_arrays(
     for q, docs in judged.items():
         got = scores.get(q, {})
         for d, g in docs.items():
-            ys.append(g)
+            ys.append(max(g, 0))  # trec_eval: a grade <= 0 is not relevant
             ss.append(got.get(d, floor))
             qs.append(q)
         for d, s in got.items():

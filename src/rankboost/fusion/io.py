@@ -83,6 +83,19 @@ def _write(path: PathLike, text: str) -> None:
     atomic_write_bytes(path, gzip.compress(text.encode("utf-8"), mtime=0))
 
 
+def _check_ids(qid: Any, docid: Any, what: str) -> None:
+    """Refuse ids that a TREC file cannot hold: they would not read back as written."""
+    for name, ids in (("qid", qid), ("docid", docid)):
+        for i, v in enumerate(ids.tolist()):
+            if not v or any(c.isspace() for c in v) or (name == "qid" and v.startswith("#")):
+                why = "empty" if not v else "starts with '#'" if v[0] == "#" else "has whitespace"
+                raise ValueError(
+                    f"{what}: {name} {v!r} (entry {i}) cannot be written to a TREC file: it is "
+                    f"{why}; ids must be non-empty, without whitespace, and a qid must not "
+                    "start with '#' (a comment line). Rename it first."
+                )
+
+
 #: The largest rank a file may give (ranks are exact in float64 up to 2**53).
 MAX_RANK = 2**53
 _INT64 = (-(2**63), 2**63 - 1)
@@ -244,6 +257,7 @@ def format_run(run: Run, *, tag: str | None = None, depth: int | None = None) ->
     1 Q0 d2 2 0.25 x
     """
     label = "_".join((run.name if tag is None else tag).split()) or "run"
+    _check_ids(run.qid, run.docid, "format_run")
     srt = run.sorted()
     keep = np.ones(len(srt), dtype=bool) if depth is None else srt.rank <= depth
     return "".join(
@@ -356,6 +370,7 @@ def write_qrels(path: PathLike, qrels: Qrels) -> None:
     >>> read_qrels(path) == qrels
     True
     """
+    _check_ids(qrels.qid, qrels.docid, "write_qrels")
     lines = [
         f"{q} 0 {d} {g}\n"
         for q, d, g in zip(

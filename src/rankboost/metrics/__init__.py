@@ -9,14 +9,28 @@ the exact expectation under uniformly random tie-breaking, Freund et al. 2003, A
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ._registry import CONVENTIONS, METRICS, MetricInfo, conventions, evaluate, parse_metric
-from ._scorer import RankingScorer, make_scorer
 from .average_precision import average_precision, mean_average_precision, reciprocal_rank
 from .metasearch import average_rank, topk_counts
 from .movie import expected_average_precision, expected_coverage, expected_prot
 from .ndcg import dcg_score, ndcg_score
 from .pairwise import disagreement, rloss
 from .precision import precision_at_k
+
+if TYPE_CHECKING:
+    from ._scorer import RankingScorer, make_scorer
+
+
+def __getattr__(name: str) -> Any:
+    """The scikit-learn scorers, imported on first use (``rankboost evaluate`` needs no sklearn)."""
+    if name in ("RankingScorer", "make_scorer"):
+        from . import _scorer
+
+        return getattr(_scorer, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CONVENTIONS",

@@ -1,0 +1,112 @@
+"""What every ``rankboost`` command module shares: errors, argument types, input guards.
+
+:mod:`rankboost.cli` and the command modules it registers (:mod:`rankboost.fusion.cli`,
+:mod:`rankboost.fusion.convert`, :mod:`rankboost.export.cli`) import from here, and this
+module imports no command module, so no command module imports another. Each command module
+has one ``register(subparsers)`` that adds its subcommand and sets ``func`` (via
+``set_defaults``) to a handler taking the parsed ``argparse.Namespace`` and returning the
+exit status; :func:`rankboost.cli.main` prints the errors raised here.
+Stdlib only (``rankboost --help`` stays fast); :func:`metric_name` imports
+:mod:`rankboost.metrics` when called.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable, Sequence
+
+__all__ = [
+    "CLIError",
+    "UsageError",
+    "int_at_least",
+    "metric_name",
+    "one_line",
+    "os_error_text",
+    "refuse_overwriting_inputs",
+    "same_file",
+]
+
+
+class CLIError(Exception):
+    """A user-facing error: printed as one line, exit status 1."""
+
+    exit_status = 1
+
+
+class UsageError(CLIError):
+    """A usage error found after parsing (e.g. an output that is an input): exit status 2."""
+
+    exit_status = 2
+
+
+def one_line(text: object) -> str:
+    """``text`` on one line (runs of whitespace, newlines included, become one space)."""
+    return " ".join(str(text).split())
+
+
+def os_error_text(exc: OSError) -> str:
+    """The message of an ``OSError`` for the user: no ``[Errno 2]``, the path named once.
+
+    The package's writers (:mod:`rankboost._atomic`) say ``cannot write 'PATH': why``; other
+    errors say why and, when known, the path.
+    """
+    why = exc.strerror or ""
+    if why.startswith("cannot "):
+        return why
+    if why and exc.filename is not None:
+        return f"{why}: {exc.filename!r}"
+    return why or str(exc)
+
+
+def int_at_least(low: int) -> Callable[[str], int]:
+    """An argparse ``type=``: an int ``>= low`` (the message of ``rankboost.params``)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < low:
+            raise argparse.ArgumentTypeError(f"must be an int >= {low}; got {text!r}")
+        return value
+
+    return parse
+
+
+def metric_name(text: str) -> str:
+    """An argparse ``type=``: a metric name of ``rankboost.metrics`` (``ndcg@10``, ``map``)."""
+    from .metrics import parse_metric
+
+    try:
+        parse_metric(text)
+    except (TypeError, ValueError) as exc:
+        hint = (
+            f" ({text!r} is a file: put --metric after the files, or end its names with --)"
+            if os.path.exists(text)
+            else ""
+        )
+        raise argparse.ArgumentTypeError(one_line(str(exc)) + hint) from None
+    return text
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether paths ``a`` and ``b`` name one file (links and hard links too)."""
+    try:
+        return os.path.samefile(a, b)  # hard links and symbolic links too
+    except OSError:  # one of them does not exist (yet)
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def refuse_overwriting_inputs(output: str, inputs: Sequence[tuple[str, str]]) -> None:
+    """Raise :class:`UsageError` if ``output`` is one of the ``(what, path)`` inputs.
+
+    Called before anything is read, so that ``train d.txt -o d.txt`` cannot destroy
+    ``d.txt``: same path, a link to it or a hard link (``os.path.samefile``).
+    """
+    for what, path in inputs:
+        if same_file(output, path):
+            raise UsageError(
+                f"the output {output!r} is the {what} {path!r}; writing it would destroy the "
+                "input. Pass another output path with -o."
+            )
