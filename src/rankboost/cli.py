@@ -318,6 +318,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
             "eval_metric": metrics,
             "early_stopping_rounds": args.early_stopping,
         }
+    from .clicks.cli import click_fit_kwargs  # --clicks LOG: pairs from clicks (issue 25)
+
+    fit_kw.update(click_fit_kwargs(args, train))
     est = RankBoostRanker(
         n_estimators=args.n_rounds,
         **{p.name: getattr(args, p.name) for p in TRAIN_PARAMS[1:] + FEEDBACK_PARAMS},
@@ -587,6 +590,10 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     _add_train_options(p)
+    from .clicks.cli import add_train_arguments
+    from .clicks.cli import register as _register_clicks
+
+    add_train_arguments(p)
 
     p = add(
         "predict",
@@ -687,6 +694,7 @@ def _build_parser() -> argparse.ArgumentParser:
     from .export.cli import register as _register_export
 
     _register_export(sub)
+    _register_clicks(sub)
     return parser
 
 

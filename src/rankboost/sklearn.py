@@ -282,8 +282,10 @@ class RankBoostRanker(BaseEstimator):
         eval_metric: str | Callable[..., float] | Sequence[Any] = "ndcg@10",
         early_stopping_rounds: int | None = None,
         callbacks: Sequence[Callable[[CallbackEnv], None]] | None = None,
+        clicks: Any = None,
+        propensity: Any = "auto",
     ) -> RankBoostRanker:
-        """Train on graded labels grouped by query.
+        """Train on graded labels grouped by query (or on a click log, ``clicks=``).
 
         Parameters
         ----------
@@ -315,6 +317,15 @@ class RankBoostRanker(BaseEstimator):
             many rounds, and set ``best_iteration_``.
         callbacks : list of callable, default=None
             Extra callbacks for :func:`rankboost.train`.
+        clicks : rankboost.clicks.ClickLog or PairFeedback, default=None
+            Train on clicks instead of ``y`` (then ignored; pass None): a log matched to the
+            rows of ``X`` (:meth:`~rankboost.clicks.ClickLog.match`) becomes skip-above pairs
+            weighted by inverse propensity (:func:`rankboost.clicks.click_feedback`), with
+            the propensity kept in ``propensity_``; a ``PairFeedback`` built by
+            ``click_feedback`` (other pair extractions, clipping) is used as it is.
+        propensity : "auto", "none", path, array-like or Propensity, default="auto"
+            With a ``ClickLog``: ``"auto"`` estimates it from the log by regression-EM on
+            ``X`` (:func:`rankboost.clicks.estimate_propensity`); ``"none"``: no correction.
 
         Returns
         -------
@@ -323,6 +334,8 @@ class RankBoostRanker(BaseEstimator):
         """
         params = self._params()
         X, qid = _pop_qid(X, qid, group, x_name="X", owner="RankBoostRanker.fit")
+        if clicks is not None and y is None:
+            y = np.zeros(len(X))  # labels are ignored with clicks= (issue 25)
         Xc, yc = _validate_data(self, X, y, y_numeric=True, reset=True)
         if Xc.shape[0] < 2:
             raise ValueError(
@@ -330,11 +343,16 @@ class RankBoostRanker(BaseEstimator):
                 f"{Xc.shape[0]} sample."
             )
         yc = np.asarray(yc, dtype=np.float64)
-        if qid is None:
+        if qid is None and clicks is None:
             _warn_one_query(
                 type(self).__name__, "X", "qid= (or group=, or a 'qid' column)", Xc.shape[0], 2
             )
-        fb = self._make_feedback(yc, qid, sample_weight)
+        if clicks is None:
+            fb = self._make_feedback(yc, qid, sample_weight)
+        else:
+            from .clicks._sklearn import click_fit_feedback
+
+            fb, self.propensity_ = click_fit_feedback(clicks, propensity, Xc, sample_weight)
 
         cbs, monitor = self._callbacks(
             eval_set, eval_qid, eval_metric, early_stopping_rounds, callbacks
