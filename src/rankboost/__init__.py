@@ -17,7 +17,7 @@ from . import params
 from .params import TrainParams
 
 if TYPE_CHECKING:
-    from . import datasets, fusion, metrics
+    from . import clicks, datasets, fusion, metrics
     from ._compat import ProgressBarWarning
     from .booster import Booster, RoundRecord, TrainingStoppedWarning, train
     from .callback import (
@@ -44,6 +44,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 # kernels (issue 16, item 10; benchmarks/bench_startup.py). Name -> submodule holding it;
 # a submodule maps to itself.
 _LAZY = {
+    "clicks": ".clicks",
     "datasets": ".datasets",
     "fusion": ".fusion",
     "metrics": ".metrics",
@@ -92,6 +93,7 @@ __all__ = [
     "BipartiteFeedback",
     "Booster",
     "CallbackEnv",
+    "clicks",
     "datasets",
     "early_stopping",
     "EarlyStopException",

@@ -19,7 +19,11 @@ Pair extractions (``mode``), each pair ``(lower, upper)`` = (non-clicked, clicke
   (Joachims et al. 2005, "Last Click > Skip Above");
 * 3 ``all_unclicked``: a clicked document above every non-clicked one of the list, above or
   below it (the pairs of Propensity SVM-Rank, Joachims, Swaminathan & Schnabel 2017, on the
-  shown list).
+  shown list);
+* 4 ``all_shown``: a clicked document above every other document of the list, clicked or
+  not (Propensity SVM-Rank's constraints exactly, on the shown list: with weights ``1/p_k``
+  an unbiased estimate of the summed rank of the relevant documents under the
+  position-based model, Joachims, Swaminathan & Schnabel 2017, eq. 12).
 
 Every pair of a session weighs the clicked document's ``entry_weight``. The driver runs in two
 passes over sessions (count, then fill at the counted offsets), each a ``prange``.
@@ -66,14 +70,14 @@ def _session_pairs(
         if mode == 1:
             first = c + 1
             stop = min(c + 2, hi)
-        elif mode == 3:
+        elif mode >= 3:
             first = lo
             stop = hi
         else:
             first = lo
             stop = c
         for s in range(first, stop):
-            if clicked[s]:
+            if s == c or (clicked[s] and mode != 4):
                 continue
             if fill:
                 out_lower[at + n] = rows[s]

@@ -25,7 +25,13 @@ if TYPE_CHECKING:
 __all__ = ["PAIR_EXTRACTIONS", "click_feedback", "click_pairs", "resolve_propensity"]
 
 #: Pair extractions and their kernel codes (module docstring of ``_kernels/clicks.py``).
-PAIR_EXTRACTIONS = {"skip_above": 0, "skip_next": 1, "last_click_skip_above": 2, "all_unclicked": 3}
+PAIR_EXTRACTIONS = {
+    "skip_above": 0,
+    "skip_next": 1,
+    "last_click_skip_above": 2,
+    "all_unclicked": 3,
+    "all_shown": 4,
+}
 
 
 def resolve_propensity(log: ClickLog, propensity: Any, X: ArrayLike | None = None) -> Propensity:
@@ -52,7 +58,7 @@ def click_pairs(
     log: ClickLog,
     propensity: Propensity | None = None,
     *,
-    pairs: str = "skip_above",
+    pairs: str = "all_shown",
     max_weight: float | None = 100.0,
     aggregate: bool = True,
 ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
@@ -64,9 +70,9 @@ def click_pairs(
         Matched to feature rows (``log.row`` set).
     propensity : Propensity, default=None
         Examination propensities; None = no correction (every click weighs its count).
-    pairs : str, default="skip_above"
-        "skip_above", "skip_next", "last_click_skip_above" or "all_unclicked" (see the module
-        docstring of :mod:`rankboost._kernels.clicks`).
+    pairs : str, default="all_shown"
+        "skip_above", "skip_next", "last_click_skip_above", "all_unclicked" or "all_shown"
+        (see the module docstring of :mod:`rankboost._kernels.clicks`).
     max_weight : float, default=100.0
         Clip inverse propensities at this value; None: no clipping.
     aggregate : bool, default=True
@@ -122,7 +128,7 @@ def click_feedback(
     propensity: Any = "auto",
     *,
     X: ArrayLike | None = None,
-    pairs: str = "skip_above",
+    pairs: str = "all_shown",
     max_weight: float | None = 100.0,
 ) -> PairFeedback:
     """RankBoost's feedback from a click log: ``PairFeedback(non-clicked, clicked, weight)``.
@@ -137,8 +143,10 @@ def click_feedback(
         (:func:`read_propensity`), ``p_1..p_K`` values, or a :class:`Propensity`.
     X : array-like of shape (n_samples, n_features), default=None
         Features, for ``propensity="auto"`` (regression-EM).
-    pairs : str, default="skip_above"
-        Pair extraction (:func:`click_pairs`).
+    pairs : str, default="all_shown"
+        Pair extraction (:func:`click_pairs`): the default, every clicked document above
+        every other shown one, is the one inverse-propensity weights make unbiased;
+        ``"skip_above"`` pairs all contradict the logged ranking (docs/clicks.md).
     max_weight : float, default=100.0
         Clip of the inverse propensity weights.
 
@@ -171,7 +179,7 @@ def click_feedback(
     p, w = click_pairs(log, prop, pairs=pairs, max_weight=max_weight)
     if p.shape[0] == 0:
         raise ValueError(
-            f"{log.source} yields no {pairs} pair (a click below a non-clicked document); "
-            "RankBoost needs at least one. Check the click column, or try pairs='all_unclicked'."
+            f"{log.source} yields no {pairs} pair; RankBoost needs at least one (a click "
+            "and another shown document). Check the click column."
         )
     return PairFeedback(p, w, n_samples=int(log.n_samples or 0))

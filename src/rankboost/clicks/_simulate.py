@@ -63,10 +63,11 @@ def production_ranker(
     share: float = 0.01,
     n_rounds: int = 50,
     random_state: int | None = 0,
-) -> NDArray[np.float64]:
-    """Scores of a weak production ranker: RankBoost on ``share`` of the queries' labels.
+) -> Any:
+    """A weak production ranker: RankBoost on ``share`` of the queries' labels.
 
-    At least one query with two different grades is used. Returns a score per row of ``X``.
+    At least one query with two different grades is used. Returns the
+    :class:`rankboost.RankBoostModel`; its ``decision_function(X)`` ranks the shown lists.
     """
     from ..booster import train
     from ..feedback import LayeredFeedback
@@ -82,8 +83,7 @@ def production_ranker(
     if candidates.size == 0:
         raise ValueError("production_ranker: no query has two different grades.")
     keep = np.isin(code, candidates[:n_pick])
-    model = train(Xa[keep], LayeredFeedback(ya[keep], code[keep]), n_rounds=n_rounds)
-    return np.asarray(model.decision_function(Xa), dtype=np.float64)
+    return train(Xa[keep], LayeredFeedback(ya[keep], code[keep]), n_rounds=n_rounds)
 
 
 @dataclass(frozen=True, eq=False)

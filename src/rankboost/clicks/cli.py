@@ -143,7 +143,15 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         "--clicks",
         metavar="LOG",
         help="click log (qid, docid, position, click[, session, count]) matched to DATA by "
-        "(qid, '#docid = ...'); pairs: clicked above each non-clicked document shown above it",
+        "(qid, '#docid = ...')",
+    )
+    g.add_argument(
+        "--click-pairs",
+        default="all_shown",
+        metavar="KIND",
+        choices=["all_shown", "all_unclicked", "skip_above", "skip_next", "last_click_skip_above"],
+        help="with --clicks: all_shown = each click above every other shown document (default; "
+        "unbiased with propensities), all_unclicked, skip_above, skip_next, last_click_skip_above",
     )
     g.add_argument(
         "--propensity",
@@ -167,7 +175,7 @@ def click_fit_kwargs(args: argparse.Namespace, data: Any) -> dict[str, Any]:
             raise ValueError("--propensity needs --clicks LOG; pass the click log too.")
         return {}
     from ._log import read_click_log
-    from ._pairs import resolve_propensity
+    from ._pairs import click_feedback, resolve_propensity
 
     if not args.max_weight >= 1:
         raise ValueError(f"--max-weight must be >= 1; got {args.max_weight}.")
@@ -180,14 +188,22 @@ def click_fit_kwargs(args: argparse.Namespace, data: Any) -> dict[str, Any]:
         raise ValueError(f"{args.data!r} has no qid; --clicks matches the log by (qid, docid).")
     log = read_click_log(args.clicks).match(data.qid, data.docids, what=repr(args.data))
     prop = resolve_propensity(log, args.propensity or "auto", data.X)
-    from ._pairs import click_feedback
+    fb = click_feedback(log, prop, pairs=args.click_pairs, max_weight=args.max_weight)
+    sys.stderr.write(
+        f"rankboost: note: --clicks: the labels of {args.data!r} are ignored; training on "
+        f"{fb.n_pairs} {args.click_pairs} pairs from {log.n_sessions} sessions and "
+        f"{int(log.n_clicks)} clicks of {args.clicks!r}; propensity {prop.method}: "
+        + _table(prop)
+        + "\n"
+    )
+    return {"clicks": fb}
 
-    return {"clicks": click_feedback(log, prop, max_weight=args.max_weight)}
+
+def _table(prop: Any) -> str:
+    return ", ".join(f"p{k}={v:.3g}" for k, v in zip(prop.positions, prop.values, strict=True))
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
-    import numpy as np
-
     from ..datasets import load_svmlight
     from ._simulate import production_ranker, simulate_clicks, write_click_log
 
@@ -198,9 +214,10 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         raise ValueError(
             f"{args.data!r} has no '#docid = ...' comments, which the log names documents by."
         )
-    scores = production_ranker(
+    production = production_ranker(
         data.X, data.y, data.qid, share=args.production_share, random_state=args.seed
     )
+    scores = production.decision_function(data.X)
     sim = simulate_clicks(
         data.y,
         data.qid,
@@ -215,7 +232,12 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         random_state=args.seed,
     )
     write_click_log(args.output, sim.log)
-    del np
+    sys.stdout.write(
+        f"wrote {args.output}: {sim.log.n_sessions} sessions, {sim.log.n_entries} rows, "
+        f"{int(sim.log.n_clicks)} clicks ({args.model}, eta={args.eta}); true propensity "
+        + _table(sim.propensity)
+        + "\n"
+    )
     return 0
 
 
@@ -240,6 +262,7 @@ def _cmd_propensity(args: argparse.Namespace) -> int:
     text = prop.to_tsv()
     if args.output:
         atomic_write_text(args.output, text)
+        sys.stdout.write(f"wrote {args.output} ({prop.method}, {prop.n_iter} iterations)\n")
     else:
         sys.stdout.write(text)
     if args.plot:
