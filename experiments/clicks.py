@@ -243,6 +243,57 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     return rows
 
 
+METHODS = ("rb_debiased", "rb_oracle", "rb_naive", "rb_skip_above", "xgb_unbiased", "lgb_position")
+
+
+def report(paths: list[str]) -> str:
+    """Markdown tables of results files: test NDCG@10 per configuration, seconds per 1e5."""
+    rows = [r for p in paths for r in json.loads(Path(p).read_text())]
+    out = []
+    for dataset in dict.fromkeys(r["dataset"] for r in rows):
+        rs = [r for r in rows if r["dataset"] == dataset]
+        ref = {
+            m: np.median([r["ndcg10"] for r in rs if r["method"] == m])
+            for m in ("full_info", "production")
+        }
+        folds = sorted({r["fold"] for r in rs})
+        out.append(
+            f"\n**{dataset}** (folds {folds}; median over folds): full-information "
+            f"ceiling {ref['full_info']:.4f}, production ranker {ref['production']:.4f}\n"
+        )
+        out.append("| eta | sessions | " + " | ".join(METHODS) + " | max abs err of p_k |")
+        out.append("|---|---|" + "---|" * (len(METHODS) + 1))
+        cfgs = sorted({(r["eta"], r["sessions"]) for r in rs if "eta" in r})
+        for eta, n in cfgs:
+            cell = []
+            for m in METHODS:
+                v = [
+                    r["ndcg10"]
+                    for r in rs
+                    if r.get("eta") == eta and r.get("sessions") == n and r["method"] == m
+                ]
+                cell.append(f"{np.median(v):.4f}" if v else "-")
+            err = [
+                r["max_abs_error"]
+                for r in rs
+                if r.get("eta") == eta and r.get("sessions") == n and "max_abs_error" in r
+            ]
+            out.append(f"| {eta:g} | {n:.0e} | " + " | ".join(cell) + f" | {np.median(err):.3f} |")
+        out.append(
+            "\nSeconds at 1e5 sessions (median over eta and folds; rankboost: pairs + 300 "
+            "rounds; peers: fit of 300 trees on the distinct sessions):\n"
+        )
+        out.append("| method | seconds |")
+        out.append("|---|---|")
+        for m in (*METHODS, "estimate_propensity"):
+            key = "estimate_seconds" if m == "estimate_propensity" else "seconds"
+            src = "rb_debiased" if m == "estimate_propensity" else m
+            v = [r[key] for r in rs if r["method"] == src and r.get("sessions") == 100000]
+            if v:
+                out.append(f"| {m} | {np.median(v):.1f} |")
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--datasets", nargs="+", default=["mq2008", "lightgbm"])
@@ -252,7 +303,11 @@ def main() -> None:
     ap.add_argument("--peer-max", type=float, default=1e5, help="largest log the peers get")
     ap.add_argument("--full", action="store_true", help="5 folds, peers at every size")
     ap.add_argument("--out", help="JSON results file (rewritten after every configuration)")
+    ap.add_argument("--report", nargs="+", metavar="JSON", help="print tables of results files")
     args = ap.parse_args()
+    if args.report:
+        print(report(args.report))
+        return
     if args.full:
         args.folds, args.peer_max = [1, 2, 3, 4, 5], 1e6
     run(args)
