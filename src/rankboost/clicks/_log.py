@@ -402,10 +402,11 @@ def read_click_log(path: PathLike, *, delimiter: str | None = None) -> ClickLog:
     --------
     >>> import tempfile, os
     >>> from rankboost.clicks import read_click_log
+    >>> rows = ["qid,docid,position,click", "7,d1,1,0", "7,d2,2,1"]
     >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     path = os.path.join(tmp, "clicks.tsv")
+    ...     path = os.path.join(tmp, "clicks.csv")
     ...     with open(path, "w") as fh:
-    ...         _ = fh.write("qid\\tdocid\\tposition\\tclick\\n7\\td1\\t1\\t0\\n7\\td2\\t2\\t1\\n")
+    ...         _ = fh.write(chr(10).join(rows))
     ...     log = read_click_log(path)
     >>> log.n_sessions, log.click.tolist()
     (1, [0, 1])

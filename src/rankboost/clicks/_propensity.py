@@ -231,8 +231,8 @@ def estimate_propensity(
     >>> log = ClickLog.from_arrays(
     ...     qid=np.zeros(n * K, int), docid=docs.ravel(), position=np.tile([1, 2, 3], n),
     ...     click=clicks.ravel().astype(int), session=np.repeat(np.arange(n), K))
-    >>> np.round(estimate_propensity(log).values, 1).tolist()
-    [1.0, 0.5, 0.2]
+    >>> bool(np.allclose(estimate_propensity(log).values, [1.0, 0.5, 0.25], atol=0.05))
+    True
     """
     if method not in ("auto", "em", "regression_em"):
         raise ValueError(
