@@ -145,6 +145,11 @@ def test_train_clicks_bad_input(letor, capsys, tmp_path):
     )
     assert not out.exists()
     assert not (tmp_path / "x.tsv").exists()
+    before = log.read_bytes()
+    _fails(["train", str(path), "--clicks", str(log), "-o", str(log)], capsys, "is the input")
+    _fails(["clicks", "simulate", str(path), "-o", str(path)], capsys, "is the input")
+    _fails(["clicks", "propensity", str(log), "-o", str(log)], capsys, "is the input")
+    assert log.read_bytes() == before
 
 
 def test_clicks_usage_errors(capsys):

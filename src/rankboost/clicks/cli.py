@@ -168,6 +168,17 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _refuse_overwrite(output: str | None, *inputs: str | None) -> None:
+    """An output path that is one of the inputs is refused before anything is read."""
+    import os
+
+    for path in inputs:
+        if output is None or path is None or not os.path.exists(output):
+            continue
+        if os.path.exists(path) and os.path.samefile(output, path):
+            raise ValueError(f"output {output!r} is the input {path!r}; write somewhere else.")
+
+
 def click_fit_kwargs(args: argparse.Namespace, data: Any) -> dict[str, Any]:
     """The ``RankBoostRanker.fit`` arguments of ``--clicks`` (empty without it)."""
     if getattr(args, "clicks", None) is None:
@@ -177,6 +188,7 @@ def click_fit_kwargs(args: argparse.Namespace, data: Any) -> dict[str, Any]:
     from ._log import read_click_log
     from ._pairs import click_feedback, resolve_propensity
 
+    _refuse_overwrite(args.output, args.clicks)
     if not args.max_weight >= 1:
         raise ValueError(f"--max-weight must be >= 1; got {args.max_weight}.")
     if data.docids is None:
@@ -207,6 +219,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     from ..datasets import load_svmlight
     from ._simulate import production_ranker, simulate_clicks, write_click_log
 
+    _refuse_overwrite(args.output, args.data)
     data = load_svmlight(args.data)
     if data.qid is None:
         raise ValueError(f"{args.data!r} has no qid; clicks are simulated per query.")
@@ -246,6 +259,8 @@ def _cmd_propensity(args: argparse.Namespace) -> int:
     from ._log import read_click_log
     from ._propensity import estimate_propensity
 
+    _refuse_overwrite(args.output, args.log, args.data)
+    _refuse_overwrite(args.plot, args.log, args.data)
     log = read_click_log(args.log)
     X = None
     if args.data is not None:
