@@ -294,6 +294,34 @@ def report(paths: list[str]) -> str:
     return "\n".join(out)
 
 
+def figure(paths: list[str], png: str) -> None:
+    """Estimated p_k (regression-EM, each eta's largest log per dataset) against the truth."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rankboost.clicks import Propensity, examination
+
+    rows = [r for p in paths for r in json.loads(Path(p).read_text())]
+    rows = [r for r in rows if r["method"] == "rb_debiased"]
+    datasets = list(dict.fromkeys(r["dataset"] for r in rows))
+    fig, axes = plt.subplots(1, len(datasets), figsize=(4.5 * len(datasets), 3.2), squeeze=False)
+    for ax, dataset in zip(axes[0], datasets, strict=True):
+        rs = [r for r in rows if r["dataset"] == dataset]
+        for eta in sorted({r["eta"] for r in rs}):
+            best = max((r for r in rs if r["eta"] == eta), key=lambda r: r["sessions"])
+            true = examination(10, eta)
+            line = ax.plot(range(1, 11), true / true[0], ls="--", lw=1)[0]
+            Propensity.from_table(best["propensity"]).plot(
+                ax=ax, color=line.get_color(), label=f"eta={eta:g}, {best['sessions']:.0e}"
+            )
+        ax.set_title(f"{dataset}: regression-EM (solid) vs true (dashed)", fontsize=9)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(png, dpi=120)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--datasets", nargs="+", default=["mq2008", "lightgbm"])
@@ -304,9 +332,12 @@ def main() -> None:
     ap.add_argument("--full", action="store_true", help="5 folds, peers at every size")
     ap.add_argument("--out", help="JSON results file (rewritten after every configuration)")
     ap.add_argument("--report", nargs="+", metavar="JSON", help="print tables of results files")
+    ap.add_argument("--figure", metavar="PNG", help="with --report: propensity figure")
     args = ap.parse_args()
     if args.report:
         print(report(args.report))
+        if args.figure:
+            figure(args.report, args.figure)
         return
     if args.full:
         args.folds, args.peer_max = [1, 2, 3, 4, 5], 1e6
