@@ -111,13 +111,18 @@ class Propensity:
         return "position\tpropensity\n" + body
 
     def plot(self, ax: Any = None, **kwargs: Any) -> Any:
-        """Plot ``p_k`` against position (needs matplotlib); returns the Axes."""
+        """Plot ``p_k`` against position (needs matplotlib); returns the Axes.
+
+        ``kwargs`` go to ``Axes.plot`` (default ``label`` = the method, ``marker="o"``).
+        """
         from .._compat import require
 
         plt = require("matplotlib.pyplot", "Propensity.plot")
         if ax is None:
             _, ax = plt.subplots(figsize=(4.5, 3))
-        ax.plot(self.positions, self.values, marker="o", label=kwargs.pop("label", self.method))
+        kwargs.setdefault("label", self.method)
+        kwargs.setdefault("marker", "o")
+        ax.plot(self.positions, self.values, **kwargs)
         ax.set_xlabel("position (1 = top)")
         ax.set_ylabel("examination propensity p_k / p_1")
         ax.set_ylim(0, 1.05)
