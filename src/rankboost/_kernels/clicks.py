@@ -142,5 +142,5 @@ def _fill_pairs(
         )
 
 
-count_pairs_serial, count_pairs_parallel = serial_and_parallel(_count_pairs)
-fill_pairs_serial, fill_pairs_parallel = serial_and_parallel(_fill_pairs)
+_count_pairs_serial, _count_pairs_parallel = serial_and_parallel(_count_pairs)
+_fill_pairs_serial, _fill_pairs_parallel = serial_and_parallel(_fill_pairs)

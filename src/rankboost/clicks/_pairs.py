@@ -103,7 +103,7 @@ def click_pairs(
     mode = PAIR_EXTRACTIONS[pairs]
     counts = np.empty(log.n_sessions, dtype=np.int64)
     par = use_parallel(log.n_entries * 8)
-    (_k.count_pairs_parallel if par else _k.count_pairs_serial)(
+    (_k._count_pairs_parallel if par else _k._count_pairs_serial)(
         log.starts, log.row, clicked, w, mode, counts
     )
     offsets = np.zeros(log.n_sessions + 1, dtype=np.int64)
@@ -112,7 +112,7 @@ def click_pairs(
     lower = np.empty(m, dtype=np.int64)
     upper = np.empty(m, dtype=np.int64)
     weight = np.empty(m, dtype=np.float64)
-    (_k.fill_pairs_parallel if par else _k.fill_pairs_serial)(
+    (_k._fill_pairs_parallel if par else _k._fill_pairs_serial)(
         log.starts, log.row, clicked, w, mode, offsets, lower, upper, weight
     )
     if aggregate and m:
