@@ -4,8 +4,9 @@
   ``position``, ``click``, optional ``session`` and ``count``), matched to feature rows by
   ``(qid, docid)`` with :meth:`ClickLog.match`.
 * :func:`click_feedback`: the log as :class:`rankboost.PairFeedback` of (non-clicked,
-  clicked, weight), weights ``1/p_k`` clipped (Joachims, Swaminathan & Schnabel 2017), pairs
-  by skip-above (Joachims 2002) or the other extractions of Joachims et al. (2005).
+  clicked, weight), weights ``1/p_k`` clipped (Joachims, Swaminathan & Schnabel 2017); by
+  default each click above every other shown document (their estimator), or skip-above
+  (Joachims 2002) and the other extractions of Joachims et al. (2005).
 * :func:`estimate_propensity`: ``p_k`` from the log itself, EM or regression-EM (Wang et al.
   2018); :func:`read_propensity` for a user table; :meth:`Propensity.plot`.
 * :func:`simulate_clicks` and :func:`production_ranker`: the standard simulation protocol.

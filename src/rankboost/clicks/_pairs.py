@@ -1,7 +1,8 @@
 """Clicks -> crucial pairs: a :class:`rankboost.PairFeedback` of (non-clicked, clicked, weight).
 
 Each session yields pairs by one of the extractions of :mod:`rankboost._kernels.clicks`
-(``skip_above``, ``skip_next``, ``last_click_skip_above``, ``all_unclicked``); every pair of a
+(``all_shown``, the default, ``all_unclicked``, ``skip_above``, ``skip_next``,
+``last_click_skip_above``); every pair of a
 session weighs the clicked document's inverse propensity ``min(1 / p_k, max_weight)`` times
 the session's count (Joachims, Swaminathan & Schnabel, WSDM 2017), and pairs repeated over
 sessions add up: ``Phi(x0, x1) = sum of weights`` (SPEC 7.2).
