@@ -41,7 +41,7 @@ def _driver_pairs() -> dict[str, tuple[Any, Any]]:
 
 def test_every_driver_pair_is_compiled_from_one_source_apart():
     pairs = _driver_pairs()
-    assert len(pairs) == 16
+    assert len(pairs) == 18  # + clicks: count_pairs, fill_pairs (issue 25)
     for name, (serial, parallel) in pairs.items():
         assert not serial.targetoptions.get("parallel"), name
         assert parallel.targetoptions.get("parallel"), name
@@ -202,6 +202,39 @@ def _run_others(pick: int) -> list[np.ndarray]:
     return [gathered, codes, hist, errors, n_pairs]
 
 
+def _run_clicks(pick: int) -> list[np.ndarray]:
+    """The click-pair drivers of ``rankboost.clicks`` (issue 25; ``pick`` as above)."""
+    from rankboost._kernels import clicks as ck
+
+    rng = np.random.default_rng(3)
+    starts = np.arange(0, 401, 10, dtype=np.int64)  # 40 sessions of 10 shown documents
+    rows = rng.integers(0, 50, 400).astype(np.int64)
+    clicked = (rng.random(400) < 0.3).astype(np.uint8)
+    weight = rng.uniform(1, 5, 400)
+    fs = [
+        (ck._count_pairs_serial, ck._fill_pairs_serial),
+        (ck._count_pairs_parallel, ck._fill_pairs_parallel),
+    ][pick]
+    out = []
+    for mode in range(5):
+        counts = np.empty(40, dtype=np.int64)
+        fs[0](starts, rows, clicked, weight, mode, counts)
+        offsets = np.r_[0, np.cumsum(counts)].astype(np.int64)
+        lo, up, w = (
+            np.empty(offsets[-1], np.int64),
+            np.empty(offsets[-1], np.int64),
+            np.empty(offsets[-1]),
+        )
+        fs[1](starts, rows, clicked, weight, mode, offsets, lo, up, w)
+        out += [counts, lo, up, w]
+    return out
+
+
+def test_click_pair_drivers_give_the_same_bits():
+    for s, p in zip(_run_clicks(0), _run_clicks(1), strict=True):
+        np.testing.assert_array_equal(s, p)
+
+
 def test_binning_histogram_and_graded_drivers_give_the_same_bits():
     for s, p in zip(_run_others(0), _run_others(1), strict=True):
         np.testing.assert_array_equal(s, p)
@@ -250,6 +283,8 @@ def test_each_driver_runs_machine_code_of_its_own_kind():
     _run_others(1)
     _run_split_sums(0)
     _run_split_sums(1)
+    _run_clicks(0)
+    _run_clicks(1)
     for name, (serial, parallel) in _driver_pairs().items():
         for dispatcher, want in ((serial, False), (parallel, True)):
             assert dispatcher.overloads, name

@@ -17,7 +17,7 @@ from . import params
 from .params import TrainParams
 
 if TYPE_CHECKING:
-    from . import datasets, fusion, metrics
+    from . import clicks, datasets, fusion, metrics
     from ._compat import ProgressBarWarning
     from .booster import Booster, RoundRecord, TrainingStoppedWarning
     from .callback import (
@@ -45,6 +45,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 # kernels (issue 16, item 10; benchmarks/bench_startup.py). Name -> submodule holding it;
 # a submodule maps to itself.
 _LAZY = {
+    "clicks": ".clicks",
     "datasets": ".datasets",
     "fusion": ".fusion",
     "metrics": ".metrics",
@@ -93,6 +94,7 @@ __all__ = [
     "BipartiteFeedback",
     "Booster",
     "CallbackEnv",
+    "clicks",
     "datasets",
     "early_stopping",
     "EarlyStopException",

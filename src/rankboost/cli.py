@@ -306,6 +306,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
             "eval_metric": metrics,
             "early_stopping_rounds": args.early_stopping,
         }
+    from .clicks.cli import click_fit_kwargs  # --clicks LOG: pairs from clicks (issue 25)
+
+    fit_kw.update(click_fit_kwargs(args, train))
+
     from .metrics import evaluate  # here, after the inputs: their errors come fast
     from .sklearn import RankBoostRanker
 
@@ -588,6 +592,9 @@ def _register_train(sub: Any) -> None:
         "--feature-names", metavar="FILE", help="one feature name per line, kept in the model"
     )
     _add_train_options(p)
+    from .clicks.cli import add_train_arguments  # --clicks, --propensity (issue 25)
+
+    add_train_arguments(p)
 
 
 def _register_predict(sub: Any) -> None:
@@ -747,6 +754,9 @@ def _build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     from .export.cli import register as _register_export
 
     _register_export(sub)
+    from .clicks.cli import register as _register_clicks
+
+    _register_clicks(sub)
     return parser
 
 

@@ -306,8 +306,10 @@ class RankBoostRanker(BaseEstimator):
         early_stopping_rounds: int | None = None,
         callbacks: Sequence[Callable[[CallbackEnv], None]] | None = None,
         feature_names: Sequence[str] | None = None,
+        clicks: Any = None,
+        propensity: Any = "auto",
     ) -> RankBoostRanker:
-        """Train on graded labels grouped by query.
+        """Train on graded labels grouped by query (or on a click log, ``clicks=``).
 
         Parameters
         ----------
@@ -349,6 +351,16 @@ class RankBoostRanker(BaseEstimator):
             kept in ``model_`` for ``history_``, the plots, ``save`` and every export. None:
             a DataFrame's column names, else none. With a DataFrame they must equal its
             columns.
+        clicks : rankboost.clicks.ClickLog or PairFeedback, default=None
+            Train on clicks instead of ``y`` (then ignored; pass None): a log matched to the
+            rows of ``X`` (:meth:`~rankboost.clicks.ClickLog.match`) becomes click pairs
+            (``pairs="all_shown"``, each click above every other shown document) weighted by
+            inverse propensity (:func:`rankboost.clicks.click_feedback`), with
+            the propensity kept in ``propensity_``; a ``PairFeedback`` built by
+            ``click_feedback`` (other pair extractions, clipping) is used as it is.
+        propensity : "auto", "none", path, array-like or Propensity, default="auto"
+            With a ``ClickLog``: ``"auto"`` estimates it from the log by regression-EM on
+            ``X`` (:func:`rankboost.clicks.estimate_propensity`); ``"none"``: no correction.
 
         Returns
         -------
@@ -358,6 +370,8 @@ class RankBoostRanker(BaseEstimator):
         self.__dict__.pop("model_", None)  # a fit that raises leaves no fitted model
         params = self._params()
         X, qid = _pop_qid(X, qid, group, x_name="X", owner="RankBoostRanker.fit")
+        if clicks is not None and y is None:
+            y = np.zeros(len(X))  # labels are ignored with clicks= (issue 25)
         Xc, yc = _validate_data(self, X, y, y_numeric=True, reset=True)
         if Xc.shape[0] < 2:
             raise ValueError(
@@ -365,17 +379,23 @@ class RankBoostRanker(BaseEstimator):
                 f"{Xc.shape[0]} sample."
             )
         yc = np.asarray(yc, dtype=np.float64)
-        if qid is None:
+        if qid is None and clicks is None:
             _warn_one_query(
                 type(self).__name__, "X", "qid= (or group=, or a 'qid' column)", Xc.shape[0], 2
             )
-        fb = self._make_feedback(yc, qid, sample_weight)
         if init_score is not None and eval_set is not None:
             raise ValueError(
                 f"{type(self).__name__}.fit got init_score= with eval_set=: the validation "
                 "metrics would score the learned H without the prior F0. Evaluate "
                 "F0 + predict(X) on the validation rows after fitting instead."
             )
+        if clicks is None:
+            fb = self._make_feedback(yc, qid, sample_weight)
+        else:
+            from .clicks._sklearn import click_fit_feedback
+
+            fb, self.propensity_ = click_fit_feedback(clicks, propensity, Xc, sample_weight)
+
         cbs, monitor = self._callbacks(
             eval_set, eval_qid, eval_metric, early_stopping_rounds, callbacks
         )

@@ -1,0 +1,348 @@
+"""Learning from simulated clicks: debiased vs naive RankBoost vs XGBoost / LightGBM (issue 25).
+
+Protocol (rankboost.clicks._simulate; docs/clicks.md):
+
+* Data: LETOR 4.0 MQ2008 (official folds) and LightGBM's lambdarank example
+  (``rank.train`` / ``rank.test``, grades 0-4; no validation split: the last 20% of training
+  queries serve as one). Test NDCG@10 is always against the *true* labels.
+* A weak production ranker (RankBoost, 50 rounds, on 1% of the training queries' labels)
+  ranks every training query; each session draws a query uniformly and shows its top 10;
+  clicks follow the position-based model with the eye-tracking table ** eta and noisy clicks
+  by grade (eps = 0.1).
+* Methods: ``rb_debiased`` (``all_shown`` pairs: each click above every other shown
+  document, weights 1/p_k clipped at 100, p_k estimated from the log by regression-EM),
+  ``rb_oracle`` (the true p_k), ``rb_naive`` (the same pairs, no correction),
+  ``rb_skip_above`` (skip-above pairs, estimated p_k), ``xgb_unbiased`` (XGBoost
+  ``lambdarank_unbiased``: one group per distinct session, rows in shown order, click
+  labels, group weight = how often the session occurred),
+  ``lgb_position`` (LightGBM lambdarank with the ``position`` of each row, the same groups),
+  ``full_info`` (RankBoost on the true labels: the ceiling) and ``production``.
+  RankBoost: 300 rounds, the round count picked on vali by NDCG@10 of the true labels (as for
+  every method: XGBoost/LightGBM 300 trees, best iteration on vali).
+
+Run (the grid of docs/clicks.md; ``--full`` = 5 folds, sizes 1e4..1e6, eta 0.5/1/2)::
+
+    PYTHONPATH=src .venv/bin/python experiments/clicks.py --out experiments/clicks_results.json
+    PYTHONPATH=src .venv/bin/python experiments/clicks.py --full --out clicks_full.json
+"""
+
+from __future__ import annotations
+
+import os
+
+if __name__ == "__main__":
+    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import rankboost as rb  # noqa: E402
+from rankboost.clicks import (  # noqa: E402
+    click_feedback,
+    estimate_propensity,
+    production_ranker,
+    simulate_clicks,
+)
+from rankboost.datasets import load_svmlight  # noqa: E402
+from rankboost.metrics import ndcg_score  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("RANKBOOST_DATA", ROOT.parent / "shared" / "data"))
+N_ROUNDS = 300
+
+
+def ndcg10(y: Any, s: Any, q: Any) -> float:
+    return float(ndcg_score(y, s, q, k=10))
+
+
+def load(dataset: str, fold: int) -> tuple[Any, Any, Any]:
+    if dataset == "mq2008":
+        d = DATA / "letor4" / "MQ2008" / f"Fold{fold}"
+        return tuple(load_svmlight(d / f"{s}.txt.gz") for s in ("train", "vali", "test"))  # type: ignore[return-value]
+    d = DATA / "lightgbm_lambdarank"
+    tr = load_svmlight(d / "rank.train.gz", query_file=d / "rank.train.query.gz")
+    te = load_svmlight(d / "rank.test.gz", query_file=d / "rank.test.query.gz")
+    uq = np.unique(tr.qid)
+    cut = uq[int(0.8 * uq.size)]
+    fit, val = tr.qid < cut, tr.qid >= cut
+    mk = lambda m: rb.datasets.RankingDataset(tr.X[m], tr.y[m], tr.qid[m], None)  # noqa: E731
+    return mk(fit), mk(val), te
+
+
+def best_rounds(scores_by_round: Any, y: Any, q: Any) -> int:
+    return int(np.argmax([ndcg10(y, s, q) for s in scores_by_round])) + 1
+
+
+def rankboost_fit(tr: Any, va: Any, te: Any, fb: Any) -> tuple[float, float]:
+    t = time.perf_counter()
+    model = rb.train(tr.X, fb, N_ROUNDS)
+    sec = time.perf_counter() - t
+    steps = list(range(10, model.n_rounds + 1, 10)) or [model.n_rounds]
+    best = steps[
+        int(
+            np.argmax(
+                [ndcg10(va.y, model.decision_function(va.X, n_rounds=r), va.qid) for r in steps]
+            )
+        )
+    ]
+    return ndcg10(te.y, model.decision_function(te.X, n_rounds=best), te.qid), sec
+
+
+def session_groups(log: Any) -> tuple[Any, Any, Any, Any]:
+    """Distinct sessions with their multiplicity, rows in shown order.
+
+    The production ranking of a query is fixed, so a session is its query (the row shown
+    first) and its clicks (a bit mask of positions, <= 62 of them): an exact key.
+    """
+    lens = np.diff(log.starts)
+    sid = np.repeat(np.arange(log.n_sessions), lens)
+    mask = np.zeros(log.n_sessions, dtype=np.int64)
+    np.add.at(mask, sid, log.click.astype(np.int64) << (log.position - 1))
+    key = log.row[log.starts[:-1]].astype(np.int64) * (1 << 20) + mask
+    _, first, cnt = np.unique(key, return_index=True, return_counts=True)
+    take = np.concatenate([np.arange(log.starts[s], log.starts[s + 1]) for s in first])
+    group = np.repeat(np.arange(first.size), lens[first])
+    return take, group, cnt.astype(float), lens[first]
+
+
+def peers(tr: Any, va: Any, te: Any, log: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    take, group, weight, sizes = session_groups(log)
+    X, y, pos = tr.X[log.row[take]], log.click[take].astype(float), log.position[take]
+    try:
+        import xgboost as xgb
+
+        t = time.perf_counter()
+        m = xgb.XGBRanker(
+            objective="rank:pairwise",
+            lambdarank_unbiased=True,
+            n_estimators=N_ROUNDS,
+            lambdarank_pair_method="topk",
+            lambdarank_num_pair_per_sample=10,
+            tree_method="hist",
+            learning_rate=0.1,
+            max_depth=6,
+            eval_metric="ndcg@10",
+            n_jobs=1,
+            early_stopping_rounds=None,
+        )
+        m.fit(X, y, qid=group, sample_weight=weight)
+        sec = time.perf_counter() - t
+        best = best_iter_xgb(m, va)
+        out["xgb_unbiased"] = (
+            ndcg10(te.y, m.predict(te.X, iteration_range=(0, best)), te.qid),
+            sec,
+        )
+    except ImportError:
+        pass
+    try:
+        import lightgbm as lgb
+
+        t = time.perf_counter()
+        ds = lgb.Dataset(X, y, group=sizes, weight=np.repeat(weight, sizes), position=pos - 1)
+        booster = lgb.train(
+            {
+                "objective": "lambdarank",
+                "verbose": -1,
+                "num_threads": 1,
+                "learning_rate": 0.1,
+                "lambdarank_truncation_level": 10,
+                "seed": 0,
+            },
+            ds,
+            N_ROUNDS,
+        )
+        sec = time.perf_counter() - t
+        steps = range(10, N_ROUNDS + 1, 10)
+        best = max(
+            steps, key=lambda r: ndcg10(va.y, booster.predict(va.X, num_iteration=r), va.qid)
+        )
+        out["lgb_position"] = (ndcg10(te.y, booster.predict(te.X, num_iteration=best), te.qid), sec)
+    except ImportError:
+        pass
+    return out
+
+
+def best_iter_xgb(m: Any, va: Any) -> int:
+    steps = range(10, N_ROUNDS + 1, 10)
+    return max(steps, key=lambda r: ndcg10(va.y, m.predict(va.X, iteration_range=(0, r)), va.qid))
+
+
+def run(args: argparse.Namespace) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for dataset in args.datasets:
+        folds = args.folds if dataset == "mq2008" else [1]
+        for fold in folds:
+            tr, va, te = load(dataset, fold)
+            base: dict[str, Any] = {"dataset": dataset, "fold": fold}
+            production = production_ranker(tr.X, tr.y, tr.qid, random_state=fold)
+            prod_scores = production.decision_function(tr.X)
+            full = rankboost_fit(tr, va, te, rb.LayeredFeedback(tr.y, tr.qid))
+            rows.append({**base, "method": "full_info", "ndcg10": full[0], "seconds": full[1]})
+            rows.append(
+                {
+                    **base,
+                    "method": "production",
+                    "ndcg10": ndcg10(te.y, production.decision_function(te.X), te.qid),
+                }
+            )
+            print(rows[-2], rows[-1], flush=True)
+            for eta in args.eta:
+                for n in args.sessions:
+                    sim = simulate_clicks(
+                        tr.y, tr.qid, prod_scores, int(n), eta=eta, random_state=int(n) + fold
+                    )
+                    log = sim.log
+                    cfg = {**base, "eta": eta, "sessions": int(n)}
+                    t = time.perf_counter()
+                    prop = estimate_propensity(log, tr.X, method="regression_em")
+                    est_sec = time.perf_counter() - t
+                    err = float(np.max(np.abs(prop.values - sim.propensity.values)))
+                    for method, p, kind in (
+                        ("rb_debiased", prop, "all_shown"),
+                        ("rb_oracle", sim.propensity, "all_shown"),
+                        ("rb_naive", "none", "all_shown"),
+                        ("rb_skip_above", prop, "skip_above"),
+                    ):
+                        t = time.perf_counter()
+                        fb = click_feedback(log, p, pairs=kind)
+                        pair_sec = time.perf_counter() - t
+                        score, sec = rankboost_fit(tr, va, te, fb)
+                        extra = (
+                            {
+                                "propensity": prop.values.round(4).tolist(),
+                                "max_abs_error": err,
+                                "estimate_seconds": est_sec,
+                            }
+                            if method == "rb_debiased"
+                            else {}
+                        )
+                        rows.append(
+                            {
+                                **cfg,
+                                "method": method,
+                                "ndcg10": score,
+                                "seconds": sec + pair_sec,
+                                "pair_seconds": pair_sec,
+                                "n_pairs": fb.n_pairs,
+                                **extra,
+                            }
+                        )
+                        print(rows[-1], flush=True)
+                    if int(n) <= args.peer_max:
+                        for method, (score, sec) in peers(tr, va, te, log).items():
+                            rows.append({**cfg, "method": method, "ndcg10": score, "seconds": sec})
+                            print(rows[-1], flush=True)
+                    if args.out:
+                        Path(args.out).write_text(json.dumps(rows, indent=1) + "\n")
+    return rows
+
+
+METHODS = ("rb_debiased", "rb_oracle", "rb_naive", "rb_skip_above", "xgb_unbiased", "lgb_position")
+
+
+def report(paths: list[str]) -> str:
+    """Markdown tables of results files: test NDCG@10 per configuration, seconds per 1e5."""
+    rows = [r for p in paths for r in json.loads(Path(p).read_text())]
+    out = []
+    for dataset in dict.fromkeys(r["dataset"] for r in rows):
+        rs = [r for r in rows if r["dataset"] == dataset]
+        ref = {
+            m: np.median([r["ndcg10"] for r in rs if r["method"] == m])
+            for m in ("full_info", "production")
+        }
+        folds = sorted({r["fold"] for r in rs})
+        out.append(
+            f"\n**{dataset}** (folds {folds}; median over folds): full-information "
+            f"ceiling {ref['full_info']:.4f}, production ranker {ref['production']:.4f}\n"
+        )
+        out.append("| eta | sessions | " + " | ".join(METHODS) + " | max abs err of p_k |")
+        out.append("|---|---|" + "---|" * (len(METHODS) + 1))
+        cfgs = sorted({(r["eta"], r["sessions"]) for r in rs if "eta" in r})
+        for eta, n in cfgs:
+            cell = []
+            for m in METHODS:
+                v = [
+                    r["ndcg10"]
+                    for r in rs
+                    if r.get("eta") == eta and r.get("sessions") == n and r["method"] == m
+                ]
+                cell.append(f"{np.median(v):.4f}" if v else "-")
+            err = [
+                r["max_abs_error"]
+                for r in rs
+                if r.get("eta") == eta and r.get("sessions") == n and "max_abs_error" in r
+            ]
+            out.append(f"| {eta:g} | {n:.0e} | " + " | ".join(cell) + f" | {np.median(err):.3f} |")
+        out.append(
+            "\nSeconds at 1e5 sessions (median over eta and folds; rankboost: pairs + 300 "
+            "rounds; peers: fit of 300 trees on the distinct sessions):\n"
+        )
+        out.append("| method | seconds |")
+        out.append("|---|---|")
+        for m in (*METHODS, "estimate_propensity"):
+            key = "estimate_seconds" if m == "estimate_propensity" else "seconds"
+            src = "rb_debiased" if m == "estimate_propensity" else m
+            v = [r[key] for r in rs if r["method"] == src and r.get("sessions") == 100000]
+            if v:
+                out.append(f"| {m} | {np.median(v):.1f} |")
+    return "\n".join(out)
+
+
+def figure(paths: list[str], png: str) -> None:
+    """Estimated p_k (regression-EM, each eta's largest log per dataset) against the truth."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rankboost.clicks import Propensity, examination
+
+    rows = [r for p in paths for r in json.loads(Path(p).read_text())]
+    rows = [r for r in rows if r["method"] == "rb_debiased"]
+    datasets = list(dict.fromkeys(r["dataset"] for r in rows))
+    fig, axes = plt.subplots(1, len(datasets), figsize=(4.5 * len(datasets), 3.2), squeeze=False)
+    for ax, dataset in zip(axes[0], datasets, strict=True):
+        rs = [r for r in rows if r["dataset"] == dataset]
+        for eta in sorted({r["eta"] for r in rs}):
+            best = max((r for r in rs if r["eta"] == eta), key=lambda r: r["sessions"])
+            true = examination(10, eta)
+            line = ax.plot(range(1, 11), true / true[0], ls="--", lw=1)[0]
+            Propensity.from_table(best["propensity"]).plot(
+                ax=ax, color=line.get_color(), label=f"eta={eta:g}, {best['sessions']:.0e}"
+            )
+        ax.set_title(f"{dataset}: regression-EM (solid) vs true (dashed)", fontsize=9)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(png, dpi=120)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--datasets", nargs="+", default=["mq2008", "lightgbm"])
+    ap.add_argument("--folds", nargs="+", type=int, default=[1])
+    ap.add_argument("--sessions", nargs="+", type=float, default=[1e4, 1e5, 1e6])
+    ap.add_argument("--eta", nargs="+", type=float, default=[0.5, 1.0, 2.0])
+    ap.add_argument("--peer-max", type=float, default=1e5, help="largest log the peers get")
+    ap.add_argument("--full", action="store_true", help="5 folds, peers at every size")
+    ap.add_argument("--out", help="JSON results file (rewritten after every configuration)")
+    ap.add_argument("--report", nargs="+", metavar="JSON", help="print tables of results files")
+    ap.add_argument("--figure", metavar="PNG", help="with --report: propensity figure")
+    args = ap.parse_args()
+    if args.report:
+        print(report(args.report))
+        if args.figure:
+            figure(args.report, args.figure)
+        return
+    if args.full:
+        args.folds, args.peer_max = [1, 2, 3, 4, 5], 1e6
+    run(args)
+
+
+if __name__ == "__main__":
+    main()

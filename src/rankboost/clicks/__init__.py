@@ -1,0 +1,91 @@
+"""Learning to rank from click logs: position-debiased pair preferences (SPEC 7.2).
+
+* :func:`read_click_log` / :class:`ClickLog`: the log (TSV/CSV: ``qid``, ``docid``,
+  ``position``, ``click``, optional ``session`` and ``count``), matched to feature rows by
+  ``(qid, docid)`` with :meth:`ClickLog.match`.
+* :func:`click_feedback`: the log as :class:`rankboost.PairFeedback` of (non-clicked,
+  clicked, weight), weights ``1/p_k`` clipped (Joachims, Swaminathan & Schnabel 2017); by
+  default each click above every other shown document (their estimator), or skip-above
+  (Joachims 2002) and the other extractions of Joachims et al. (2005).
+* :func:`estimate_propensity`: ``p_k`` from the log itself, EM or regression-EM (Wang et al.
+  2018); :func:`read_propensity` for a user table; :meth:`Propensity.plot`.
+* :func:`simulate_clicks` and :func:`production_ranker`: the standard simulation protocol.
+* :func:`register`: the ``rankboost clicks`` subcommands (``simulate``, ``propensity``).
+
+See docs/clicks.md.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._log import REQUIRED_COLUMNS, ClickLog, read_click_log
+    from ._pairs import PAIR_EXTRACTIONS, click_feedback, click_pairs, resolve_propensity
+    from ._propensity import EYE_TRACKING, Propensity, estimate_propensity, read_propensity
+    from ._simulate import (
+        SimulatedClicks,
+        examination,
+        production_ranker,
+        simulate_clicks,
+        write_click_log,
+    )
+    from .cli import register
+
+# NOTE: imported on first use (PEP 562), so that ``rankboost --help`` can add the ``clicks``
+# subcommand (``register``) without importing numpy or numba (rankboost/__init__.py does the same).
+_LAZY = {
+    "REQUIRED_COLUMNS": "._log",
+    "ClickLog": "._log",
+    "read_click_log": "._log",
+    "PAIR_EXTRACTIONS": "._pairs",
+    "click_feedback": "._pairs",
+    "click_pairs": "._pairs",
+    "resolve_propensity": "._pairs",
+    "EYE_TRACKING": "._propensity",
+    "Propensity": "._propensity",
+    "estimate_propensity": "._propensity",
+    "read_propensity": "._propensity",
+    "SimulatedClicks": "._simulate",
+    "examination": "._simulate",
+    "production_ranker": "._simulate",
+    "simulate_clicks": "._simulate",
+    "write_click_log": "._simulate",
+    "register": ".cli",
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        target = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(target, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+__all__ = [
+    "EYE_TRACKING",
+    "PAIR_EXTRACTIONS",
+    "REQUIRED_COLUMNS",
+    "ClickLog",
+    "Propensity",
+    "SimulatedClicks",
+    "click_feedback",
+    "click_pairs",
+    "estimate_propensity",
+    "examination",
+    "production_ranker",
+    "read_click_log",
+    "read_propensity",
+    "register",
+    "resolve_propensity",
+    "simulate_clicks",
+    "write_click_log",
+]

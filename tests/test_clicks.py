@@ -1,0 +1,375 @@
+"""Tests of rankboost.clicks (issue 25): the log reader, pair extraction, propensities.
+
+Pair extraction is checked against a slow pure-Python reference written from the
+definitions (Joachims 2002; Joachims et al. 2005; Joachims, Swaminathan & Schnabel 2017) on
+random logs (hypothesis); the EM estimator must recover known propensities on a seeded
+simulated log.
+"""
+
+from __future__ import annotations
+
+import gzip
+from collections import defaultdict
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rankboost as rb
+from rankboost.clicks import (
+    ClickLog,
+    Propensity,
+    click_feedback,
+    click_pairs,
+    estimate_propensity,
+    examination,
+    read_click_log,
+    read_propensity,
+    simulate_clicks,
+)
+
+HEADER = "qid\tdocid\tposition\tclick\n"
+
+
+def _write(tmp_path, text, name="clicks.tsv", compress=False):
+    path = tmp_path / name
+    data = text.encode()
+    path.write_bytes(gzip.compress(data) if compress else data)
+    return path
+
+
+# ------------------------------------------------------------------------------------------
+# reader
+# ------------------------------------------------------------------------------------------
+
+
+def test_reader_tsv_csv_gzip_agree(tmp_path):
+    tsv = HEADER + "7\td2\t2\t1\n7\td1\t1\t0\n8\tx\t1\t1\n"
+    csv_text = tsv.replace("\t", ",")
+    logs = [
+        read_click_log(_write(tmp_path, tsv)),
+        read_click_log(_write(tmp_path, csv_text, "c.csv")),
+        read_click_log(_write(tmp_path, tsv, "c.tsv.gz", compress=True)),
+    ]
+    for log in logs:
+        assert log.n_sessions == 2
+        assert log.qid.tolist() == ["7", "7", "8"]
+        assert log.docid.tolist() == ["d1", "d2", "x"]  # sorted by position in the session
+        assert log.position.tolist() == [1, 2, 1]
+        assert log.click.tolist() == [0, 1, 1]
+        assert log.line.tolist() == [3, 2, 4]  # file lines, header = 1
+
+
+def test_reader_session_and_count(tmp_path):
+    text = (
+        "qid\tdocid\tposition\tclick\tsession\tcount\n"
+        "1\ta\t1\t0\ts1\t3\n1\tb\t2\t1\ts1\t3\n1\tb\t1\t1\ts2\t1\n1\ta\t2\t0\ts2\t1\n"
+    )
+    log = read_click_log(_write(tmp_path, text))
+    assert log.n_sessions == 2
+    assert log.session_count.tolist() == [3.0, 1.0]
+    assert log.n_clicks == 4.0
+
+
+@pytest.mark.parametrize(
+    ("body", "match"),
+    [
+        ("1\ta\t0\t1\n", r"position must be >= 1 .*line 2 \(position 0\).*add 1"),
+        ("1\ta\t1\t2\n", r"click must be 0 or 1; line 2 has 2"),
+        ("1\ta\t1.5\t0\n", r"position must be an integer; line 2 has"),
+        ("1\ta\tx\t0\n", r"line 2: position must be a number; got 'x'"),
+        (
+            "1\ta\t1\t0\n1\tb\t3\t1\n",
+            r"click at position 3 \(line 3, qid 1\) is on a position "
+            r"not shown: the session does not show position 2",
+        ),
+        (
+            "1\ta\t1\t0\n1\tb\t1\t1\n",
+            r"duplicate rows: 1 entries repeat a position.*lines 2 "
+            r"and 3 \(qid 1, position 1\)",
+        ),
+        ("1\ta\t1\t0\n1\ta\t2\t1\n", r"duplicate rows: docid a is shown twice"),
+        ("1\ta\t1\n", r"line 2: 3 fields but the header has 4"),
+    ],
+)
+def test_reader_bad_rows(tmp_path, body, match):
+    with pytest.raises(ValueError, match=match):
+        read_click_log(_write(tmp_path, HEADER + body))
+
+
+def test_reader_bad_header_and_empty(tmp_path):
+    with pytest.raises(ValueError, match=r"lacks position, click"):
+        read_click_log(_write(tmp_path, "qid\tdocid\n1\ta\n"))
+    with pytest.raises(ValueError, match="empty or has no header"):
+        read_click_log(_write(tmp_path, ""))
+    with pytest.raises(ValueError, match="has no entries"):
+        read_click_log(_write(tmp_path, HEADER))
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        read_click_log(tmp_path / "nope.tsv")
+    bad = tmp_path / "bad.gz"
+    bad.write_bytes(gzip.compress(b"qid\tdocid\tposition\tclick\n1\ta\t1\t1\n")[:-8])
+    with pytest.raises(ValueError, match="damaged or truncated gzip"):
+        read_click_log(bad)
+
+
+def test_reader_count_must_be_constant_and_positive(tmp_path):
+    head = "qid\tdocid\tposition\tclick\tcount\n"
+    with pytest.raises(ValueError, match="count differs within one session"):
+        read_click_log(_write(tmp_path, head + "1\ta\t1\t0\t2\n1\tb\t2\t1\t3\n"))
+    with pytest.raises(ValueError, match="count must be a positive number; line 2"):
+        read_click_log(_write(tmp_path, head + "1\ta\t1\t0\t0\n"))
+
+
+def test_match_reports_missing_documents():
+    log = ClickLog.from_arrays(
+        qid=[1, 1, 1, 2], docid=["a", "b", "zz", "yy"], position=[1, 2, 3, 1], click=[0, 1, 0, 1]
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"2 rows \(2 distinct documents\) have no row in F: \(qid 1, docid zz\), "
+        r"\(qid 2, docid yy\)",
+    ):
+        log.match([1, 1, 2], ["a", "b", "c"], what="F")
+    with pytest.raises(ValueError, match=r"hold \(qid 1, docid a\) twice \(rows 0 and 2\)"):
+        log.match([1, 1, 1], ["a", "b", "a"])
+    rows = log.match([2, 1, 1, 1, 2], ["yy", "zz", "b", "a", "q"]).row
+    assert rows.tolist() == [3, 2, 1, 0]
+
+
+def test_match_int_and_float_qids_agree():
+    log = ClickLog.from_arrays(qid=["10"], docid=["a"], position=[1], click=[1])
+    assert log.match(np.array([10.0]), ["a"]).row.tolist() == [0]
+
+
+# ------------------------------------------------------------------------------------------
+# pair extraction vs a pure-Python reference
+# ------------------------------------------------------------------------------------------
+
+
+def reference_pairs(sessions, propensity, mode, max_weight):
+    """Phi(lower, upper) from the definitions, one session and one click at a time.
+
+    ``sessions``: list of (rows by position, clicks by position, count).
+    """
+    phi = defaultdict(float)
+    for rows, clicks, count in sessions:
+        clicked_at = [k for k, c in enumerate(clicks) if c]
+        for k in clicked_at:
+            w = count
+            if propensity is not None:
+                w *= min(1.0 / propensity[k], max_weight)
+            if mode == "skip_above":  # Joachims 2002: click > skip above
+                others = range(k)
+            elif mode == "skip_next":  # Joachims et al. 2005: click > no-click next
+                others = range(k + 1, min(k + 2, len(rows)))
+            elif mode == "last_click_skip_above":  # Joachims et al. 2005
+                others = range(k) if k == clicked_at[-1] else range(0)
+            else:  # all_*: Joachims, Swaminathan & Schnabel 2017 on the shown list
+                others = [s for s in range(len(rows)) if s != k]
+            for s in others:
+                if not clicks[s] or mode == "all_shown":
+                    phi[(rows[s], rows[k])] += w
+    return phi
+
+
+@st.composite
+def random_logs(draw):
+    n_rows = draw(st.integers(2, 12))
+    n_sessions = draw(st.integers(1, 8))
+    sessions = []
+    for _ in range(n_sessions):
+        m = draw(st.integers(1, min(n_rows, 6)))
+        rows = draw(st.permutations(range(n_rows)))[:m]
+        clicks = draw(st.lists(st.booleans(), min_size=m, max_size=m))
+        count = draw(st.sampled_from([1.0, 2.0, 0.5]))
+        sessions.append((list(rows), clicks, count))
+    return n_rows, sessions
+
+
+def _log_of(n_rows, sessions, shuffle_seed):
+    qid, pos, clk, row, sess, cnt = [], [], [], [], [], []
+    for s, (rows, clicks, count) in enumerate(sessions):
+        for k, (r, c) in enumerate(zip(rows, clicks, strict=True)):
+            qid.append(0)
+            pos.append(k + 1)
+            clk.append(int(c))
+            row.append(r)
+            sess.append(s)
+            cnt.append(count)
+    perm = np.random.default_rng(shuffle_seed).permutation(len(pos))  # any input order
+    arr = [np.asarray(a)[perm] for a in (qid, pos, clk, sess, cnt, row)]
+    return ClickLog.from_arrays(
+        qid=arr[0],
+        docid=None,
+        position=arr[1],
+        click=arr[2],
+        session=arr[3],
+        count=arr[4],
+        row=arr[5],
+        n_samples=n_rows,
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    problem=random_logs(),
+    mode=st.sampled_from(
+        ["skip_above", "skip_next", "last_click_skip_above", "all_unclicked", "all_shown"]
+    ),
+    weighted=st.booleans(),
+    seed=st.integers(0, 100),
+)
+def test_pairs_match_reference(problem, mode, weighted, seed):
+    n_rows, sessions = problem
+    log = _log_of(n_rows, sessions, seed)
+    prop = Propensity.from_table(np.linspace(1.0, 0.05, 6)) if weighted else None
+    pairs, weights = click_pairs(log, prop, pairs=mode, max_weight=7.0)
+    expected = reference_pairs(
+        sessions, None if prop is None else prop.values, mode, max_weight=7.0
+    )
+    got = {(int(a), int(b)): float(w) for (a, b), w in zip(pairs, weights, strict=True)}
+    assert got.keys() == expected.keys()
+    for key, w in expected.items():
+        assert got[key] == pytest.approx(w, rel=1e-12)
+    # without aggregation: one row per pair per session, the same total
+    raw, raw_w = click_pairs(log, prop, pairs=mode, max_weight=7.0, aggregate=False)
+    assert raw_w.sum() == pytest.approx(sum(expected.values()), rel=1e-12)
+
+
+def test_click_feedback_is_pair_feedback_and_refuses_no_pairs():
+    log = ClickLog.from_arrays(
+        qid=[1, 1, 1, 1],
+        docid=None,
+        position=[1, 2, 1, 2],
+        click=[0, 1, 0, 1],
+        session=[1, 1, 2, 2],
+        row=[0, 1, 0, 1],
+    )
+    fb = click_feedback(log, propensity=[1.0, 0.25])
+    assert isinstance(fb, rb.PairFeedback)
+    assert fb.pairs.tolist() == [[0, 1]]
+    assert fb.weights.tolist() == [8.0]
+    naive = click_feedback(log, propensity="none")
+    assert naive.weights.tolist() == [2.0]
+    top = ClickLog.from_arrays(qid=[1, 1], docid=None, position=[1, 2], click=[1, 0], row=[0, 1])
+    with pytest.raises(ValueError, match="yields no skip_above pair"):
+        click_feedback(top, propensity="none", pairs="skip_above")
+    with pytest.raises(
+        ValueError, match="covers positions 1..1 but the log has a click at position 2"
+    ):
+        click_feedback(log, propensity=[1.0])
+    with pytest.raises(ValueError, match="pairs must be one of"):
+        click_feedback(log, propensity="none", pairs="skip_below")
+    with pytest.raises(ValueError, match="not matched to feature rows"):
+        click_pairs(ClickLog.from_arrays(qid=[1], docid=["a"], position=[1], click=[1]))
+
+
+def test_propensity_table_file(tmp_path):
+    path = _write(tmp_path, "position\tpropensity\n2\t0.3\n1\t0.6\n", "p.tsv")
+    assert read_propensity(path).values.tolist() == [1.0, 0.5]
+    with pytest.raises(ValueError, match=r"positions must be 1..K, each once; got \[1, 3\]"):
+        read_propensity(_write(tmp_path, "position,propensity\n1,1\n3,0.5\n", "q.csv"))
+    with pytest.raises(ValueError, match="must name the columns 'position' and 'propensity'"):
+        read_propensity(_write(tmp_path, "rank\tp\n1\t1\n", "r.tsv"))
+    with pytest.raises(ValueError, match="need positive finite values"):
+        Propensity.from_table([1.0, 0.0])
+
+
+# ------------------------------------------------------------------------------------------
+# propensity estimation
+# ------------------------------------------------------------------------------------------
+
+
+def _reshuffled_log(n_sessions, true_p, seed):
+    """PBM clicks on lists reshuffled every session (documents seen at every position)."""
+    rng = np.random.default_rng(seed)
+    n_docs, K = 20, true_p.size
+    gamma = rng.uniform(0.05, 0.95, n_docs)
+    docs = np.argsort(rng.random((n_sessions, n_docs)), axis=1)[:, :K]
+    clicks = rng.random((n_sessions, K)) < true_p * gamma[docs]
+    return ClickLog.from_arrays(
+        qid=np.zeros(n_sessions * K, int),
+        docid=docs.ravel(),
+        position=np.tile(np.arange(1, K + 1), n_sessions),
+        click=clicks.ravel().astype(int),
+        session=np.repeat(np.arange(n_sessions), K),
+    )
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_em_recovers_known_propensities(seed):
+    # 20000 sessions x 6 positions, mean relevance 0.5: position k has ~20000 impressions and
+    # ~10000 p_k clicks; the click rate's relative standard error is about
+    # sqrt((1 - 0.5 p_k) / (10000 p_k)) <= 0.023 at p_6 = 0.2, and the ratio p_k / p_1 adds
+    # p_1's (0.008): 3 standard errors of the ratio at the deepest position is 0.075 relative.
+    true_p = 0.9 / np.arange(1, 7)  # (1/k)^1, not normalised: EM must find p_1 = 1 scale
+    est = estimate_propensity(_reshuffled_log(20000, true_p, seed), method="em")
+    assert est.values[0] == 1.0
+    assert est.method == "em"
+    np.testing.assert_allclose(est.values, true_p / true_p[0], rtol=0.075)
+
+
+def test_em_warns_when_not_identifiable():
+    log = ClickLog.from_arrays(qid=[1, 1], docid=["a", "b"], position=[1, 2], click=[0, 1])
+    with pytest.warns(UserWarning, match="every document was shown at one position only"):
+        estimate_propensity(log, method="em")
+    with pytest.raises(ValueError, match="needs X and a log matched"):
+        estimate_propensity(log, method="regression_em")
+
+
+# ------------------------------------------------------------------------------------------
+# simulator
+# ------------------------------------------------------------------------------------------
+
+
+def test_simulator_positions_are_ranks_of_the_production_scores():
+    y = np.array([0, 1, 2, 0, 1, 2, 0, 1.0])
+    qid = np.array([5, 5, 5, 5, 9, 9, 9, 9])
+    scores = np.array([0.1, 0.9, 0.5, 0.3, 2.0, 1.0, 3.0, 0.0])
+    sim = simulate_clicks(y, qid, scores, 500, n_shown=3, eta=1.0, random_state=3)
+    log = sim.log
+    for s in range(log.n_sessions):
+        sl = slice(log.starts[s], log.starts[s + 1])
+        rows = log.row[sl].tolist()
+        assert rows in ([1, 2, 3], [6, 4, 5])  # descending production score, positions 1..3
+        assert log.position[sl].tolist() == [1, 2, 3]
+    assert np.allclose(sim.propensity.values, examination(3, 1.0) / examination(3, 1.0)[0])
+    # both queries drawn (independent uniform draws: 500 sessions, P(one missing) ~ 2^-499)
+    assert set(log.qid.tolist()) == {"5", "9"}
+
+
+def test_simulator_click_rates_follow_the_model():
+    y = np.zeros(10)  # every document of grade 0: click prob = epsilon when examined
+    y[0] = 1  # ymax = 1
+    qid = np.zeros(10)
+    scores = -np.arange(10.0)
+    sim = simulate_clicks(y, qid, scores, 20000, eta=2.0, epsilon=0.5, random_state=0)
+    log = sim.log
+    rate = np.bincount(log.position - 1, weights=log.click) / np.bincount(log.position - 1)
+    expect = examination(10, 2.0) * np.where(np.arange(10) == 0, 1.0, 0.5)
+    # 20000 Bernoulli draws per position: standard error <= sqrt(0.25 / 20000) = 0.0035;
+    # 4 of them
+    np.testing.assert_allclose(rate, expect, atol=0.014)
+    cascade = simulate_clicks(y, qid, scores, 2000, model="cascade", epsilon=0.5).log
+    per_session = np.add.reduceat(cascade.click, cascade.starts[:-1])
+    assert per_session.max() == 1  # the cascade user stops at the first click
+
+
+def test_debiased_training_runs_on_a_simulated_log(rng):
+    from conftest import letor_like
+
+    X, y, qid = letor_like(n_queries=20, seed=4)
+    sim = simulate_clicks(y, qid, X[:, 0] * 0 + rng.random(len(y)), 3000, random_state=1)
+    fb = click_feedback(sim.log, sim.propensity)
+    model = rb.train(X, fb, n_rounds=20)
+    assert model.n_rounds == 20
+    est = rb.RankBoostRanker(n_estimators=20).fit(
+        X, None, clicks=sim.log, propensity=sim.propensity
+    )
+    np.testing.assert_array_equal(est.predict(X), model.decision_function(X))
+    assert est.propensity_ is sim.propensity
+    with pytest.raises(ValueError, match="not matched to X's rows"):
+        rb.RankBoostRanker().fit(X, None, clicks=ClickLog.from_arrays([1], ["a"], [1], [1]))
+    with pytest.raises(TypeError, match="clicks= must be a rankboost.clicks.ClickLog"):
+        rb.RankBoostRanker().fit(X, None, clicks="log.tsv")
