@@ -268,7 +268,7 @@ def model_to_dict(self: Any) -> dict[str, Any]:
     }
 
 
-def model_from_dict(cls: Any, data: Any) -> Any:
+def model_from_dict(cls: Any, data: Any) -> Any:  # noqa: C901  one validator per field of the file format, in file order
     """Rebuild a model from :meth:`to_dict` output (format version 1 or 2).
 
     Raises

@@ -38,7 +38,7 @@ from . import serial_and_parallel
 
 
 @njit(cache=True)
-def _session_pairs(
+def _session_pairs(  # noqa: PLR0917  numba helper over one unit: its arrays and bounds, unpacked by the driver
     lo: int,
     hi: int,
     rows: np.ndarray,
@@ -114,7 +114,7 @@ def _count_pairs(
         )
 
 
-def _fill_pairs(
+def _fill_pairs(  # noqa: PLR0917  numba helper over one unit: its arrays and bounds, unpacked by the driver
     starts: np.ndarray,
     rows: np.ndarray,
     clicked: np.ndarray,

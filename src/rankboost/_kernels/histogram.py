@@ -66,7 +66,7 @@ def _add_words(
 
 
 @njit(cache=True, inline="always")
-def _finish_four(
+def _finish_four(  # noqa: PLR0917  numba helper over one unit: its arrays and bounds, unpacked by the driver
     codes: np.ndarray, pi: np.ndarray, scale: float, i: int, out: np.ndarray, start: int,
     a0: np.ndarray, a1: np.ndarray, a2: np.ndarray, a3: np.ndarray,
 ) -> None:  # fmt: skip

@@ -267,7 +267,7 @@ def layered_refresh(
 
 
 @njit(cache=True, inline="always")
-def _level_potential_factors(
+def _level_potential_factors(  # noqa: PLR0917  numba helper over one unit: its arrays and bounds, unpacked by the driver
     log_a: np.ndarray, log_b: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray,
     shift: float, base: int, k: int, up: np.ndarray, down: np.ndarray,
 ) -> None:  # fmt: skip
@@ -346,7 +346,7 @@ _LINEAR_SPAN = 300.0
 
 
 @njit(cache=True, inline="always")
-def _query_mass_and_factors(
+def _query_mass_and_factors(  # noqa: PLR0917  numba helper over one unit: its arrays and bounds, unpacked by the driver
     log_a: np.ndarray, log_b: np.ndarray, base: int, k: int, log_c_q: float,
     log_total: float, rel: np.ndarray, up: np.ndarray, down: np.ndarray,
 ) -> float:  # fmt: skip
@@ -394,7 +394,7 @@ def _query_mass_and_factors(
 
 
 @njit(cache=True)
-def _binary_update_query(
+def _binary_update_query(  # noqa: PLR0917  numba helper over one unit: its arrays and bounds, unpacked by the driver
     h: np.ndarray, alpha: float, log_total: float, layout: Layout, rows: Rows,
     levels: Levels, factors: Factors, scratch: Scratch, out: Out, q: int,
 ) -> None:  # fmt: skip
@@ -454,7 +454,7 @@ def _binary_update_query(
     out_errors[q] = counting_merge(H, h, level, order, tmp, lo, hi, k)
 
 
-def _binary_update(
+def _binary_update(  # noqa: PLR0917  numba helper over one unit: its arrays and bounds, unpacked by the driver
     h: np.ndarray, alpha: float, log_total: float, layout: Layout, rows: Rows,
     levels: Levels, factors: Factors, scratch: Scratch, out: Out,
 ) -> None:  # fmt: skip
@@ -465,7 +465,7 @@ def _binary_update(
 _binary_update_serial, _binary_update_parallel = serial_and_parallel(_binary_update)
 
 
-def layered_binary_update(
+def layered_binary_update(  # noqa: PLR0917  numba helper over one unit: its arrays and bounds, unpacked by the driver
     h: np.ndarray, alpha: float, log_total: float, layout: Layout, rows: Rows,
     levels: Levels, factors: Factors, scratch: Scratch, out: Out,
 ) -> None:  # fmt: skip

@@ -65,7 +65,7 @@ def _ties_as_errors_in_order(
 
 
 @njit(cache=True)
-def _errors_in_order(
+def _errors_in_order(  # noqa: PLR0917  numba helper over one unit: its arrays and bounds, unpacked by the driver
     H: np.ndarray, level: np.ndarray, order: np.ndarray, lo: int, hi: int, k: int,
     tie_weight: float, scratch: np.ndarray, off: int,
 ) -> float:  # fmt: skip
@@ -417,7 +417,7 @@ def counting_merge(
 
 
 @njit(cache=True)
-def _finish_count(
+def _finish_count(  # noqa: PLR0917  numba helper over one unit: its arrays and bounds, unpacked by the driver
     H: np.ndarray, h: np.ndarray, level: np.ndarray, order: np.ndarray, tmp: np.ndarray,
     lo: int, hi: int, k: int, scratch: np.ndarray, off: int, flag: float,
 ) -> float:  # fmt: skip
@@ -434,7 +434,7 @@ def _finish_count(
 
 
 @njit(cache=True)
-def _merge_counting_errors(
+def _merge_counting_errors(  # noqa: PLR0917  numba helper over one unit: its arrays and bounds, unpacked by the driver
     H: np.ndarray, h: np.ndarray, level: np.ndarray, order: np.ndarray, tmp: np.ndarray,
     lo: int, hi: int, k: int, scratch: np.ndarray, off: int,
 ) -> float:  # fmt: skip
@@ -448,7 +448,7 @@ def _merge_counting_errors(
     return errors
 
 
-def _finish_counts(
+def _finish_counts(  # noqa: PLR0917  numba helper over one unit: its arrays and bounds, unpacked by the driver
     H: np.ndarray, h: np.ndarray, level: np.ndarray, qstart: np.ndarray, lstart: np.ndarray,
     order: np.ndarray, tmp: np.ndarray, scratch: np.ndarray, errors: np.ndarray,
     queries: np.ndarray,
@@ -465,7 +465,7 @@ def _finish_counts(
 _finish_counts_serial, _finish_counts_parallel = serial_and_parallel(_finish_counts)
 
 
-def finish_counts(
+def finish_counts(  # noqa: PLR0917  numba helper over one unit: its arrays and bounds, unpacked by the driver
     H: np.ndarray, h: np.ndarray, level: np.ndarray, qstart: np.ndarray, lstart: np.ndarray,
     order: np.ndarray, tmp: np.ndarray, scratch: np.ndarray, errors: np.ndarray,
 ) -> None:  # fmt: skip

@@ -128,7 +128,7 @@ def _ideal_dcg_at_k(
 
 
 @njit(cache=True)
-def _good_rank_metrics(
+def _good_rank_metrics(  # noqa: C901, PLR0917  numba kernel: one pass computes every metric of a query (speed)
     good: np.ndarray,
     scores: np.ndarray,
     starts: np.ndarray,
@@ -203,7 +203,7 @@ def _good_rank_metrics(
 
 
 @njit(cache=True)
-def _first_good_rank(
+def _first_good_rank(  # noqa: PLR0917  numba helper over one unit: its arrays and bounds, unpacked by the driver
     good: np.ndarray,
     scores: np.ndarray,
     starts: np.ndarray,

@@ -192,7 +192,7 @@ def layered_factors(H: np.ndarray, log_total: float, layout: Layout, factors: Fa
 
 
 @njit(cache=True)
-def _layered_feature(
+def _layered_feature(  # noqa: C901, PLR0915  numba kernel: one sweep per feature over every query (speed)
     codes: np.ndarray, order: np.ndarray, layout: Layout, factors: Factors, i: int,
     out: np.ndarray,
 ) -> None:  # fmt: skip

@@ -312,7 +312,7 @@ def _as_int(arr: NDArray[Any], name: str, source: str, where: NDArray[np.int64],
     return f.astype(np.int64)
 
 
-def _check_sessions(
+def _check_sessions(  # noqa: PLR0917  private, one caller: the log's validated columns, checked together
     source: str,
     what: str,
     where: NDArray[np.int64],

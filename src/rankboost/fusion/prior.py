@@ -139,7 +139,7 @@ def cv_prior(
     }
 
 
-def fit_prior(fusion: Any, items, feats, judged, X, yj, qj, params, train_kwargs) -> None:  # type: ignore[no-untyped-def]
+def fit_prior(fusion: Any, items, feats, judged, X, yj, qj, params, train_kwargs) -> None:  # type: ignore[no-untyped-def]  # noqa: PLR0917  private, one caller (RankFusion.fit): its validated pieces
     """Fit ``c F_0 + H``: the scale and rounds by inner CV, then the model on all rows."""
     from ..engine import train_checked
     from ..params import ParameterError

@@ -32,7 +32,7 @@ from ._common import (
 __all__ = ["expected_average_precision", "expected_coverage", "expected_prot"]
 
 
-def _movie_metric(
+def _movie_metric(  # noqa: PLR0917  private, three public callers: one body for the four movie metrics
     which: int,
     owner: str,
     y_true: ArrayLike,

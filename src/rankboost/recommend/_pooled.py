@@ -270,7 +270,7 @@ def recommend_pooled(
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
-def train_pooled(
+def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fit): its validated pieces
     R: sp.csr_matrix,
     targets: NDArray[np.int64],
     base: dict[str, Any],
