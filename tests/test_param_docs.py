@@ -85,24 +85,23 @@ SURFACES: dict[str, Any] = {
     ),
     "DaskRankBoostRanker": _dask,
     "RankFusion": lambda: (documented(rb.RankFusion), rb.RankFusion.__init__, {}, {}),
+    # its own feedback= ("ratings", "rated", "both": what the pooled model learns from) is
+    # not the engine's feedback kind, which it picks itself: not compared with the table
     "RankBoostRecommender": lambda: (
-        documented(rb.RankBoostRecommender), rb.RankBoostRecommender.__init__, {}, {}
+        documented(rb.RankBoostRecommender),
+        rb.RankBoostRecommender.__init__,
+        {"feedback": "<the recommender's own feedback=>"},
+        {},
     ),
 }  # fmt: skip
 
-# documented by other issues' owners; their docstrings are fixed on their branches
-OTHERS = pytest.mark.xfail(
-    strict=False,
-    reason="fusion/ and recommend/ docstrings list alpha without 'rbplus' and criterion "
-    "without 'exact_z'; their owners change those files (issue 21 report)",
-)
 PARAMS = list(P.TRAIN_PARAMS + P.FEEDBACK_PARAMS)
 
 
 def _cases() -> list[Any]:
     out = []
     for surface in SURFACES:
-        marks = [OTHERS] if surface in ("RankFusion", "RankBoostRecommender") else []
+        marks: list[Any] = []
         out.append(pytest.param(surface, marks=marks, id=surface))
     return out
 

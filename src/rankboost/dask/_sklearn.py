@@ -144,7 +144,7 @@ class DaskRankBoostRanker(RankBoostRanker):
         -------
         self : DaskRankBoostRanker
         """
-        from . import train
+        from ._train import train
 
         if init_score is not None:
             raise ValueError(
@@ -194,7 +194,7 @@ class DaskRankBoostRanker(RankBoostRanker):
 
     def predict(self, X: Any, *, n_rounds: int | None = None) -> Any:
         """Score a dask array / DataFrame: a dask array of ``H(x)``, row order kept."""
-        from . import predict
+        from ._train import predict
 
         check_is_fitted(self)
         k = self.best_iteration_ if n_rounds is None else n_rounds

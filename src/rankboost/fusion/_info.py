@@ -14,7 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from .learned import FORMAT_NAME
+from ._persist import FORMAT_NAME
 
 __all__ = ["fusion_info_lines", "is_fusion_file"]
 

@@ -9,9 +9,32 @@ import numpy as np
 
 from ..model import RankBoostModel
 from .features import _RANK_FEATURES, n_features_of
-from .learned import _PARAMS, FORMAT_NAME, FORMAT_VERSION
 
-__all__ = ["fusion_from_dict"]
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "FUSION_PARAMS", "fusion_from_dict"]
+
+FORMAT_NAME = "rankboost-fusion"
+FORMAT_VERSION = 2
+
+#: RankFusion's constructor parameters, in order (``get_params``, ``repr`` and the file)
+FUSION_PARAMS = (
+    "n_rounds",
+    "max_rounds",
+    "cv_folds",
+    "positive_cumulative",
+    "rank_feature",
+    "score_features",
+    "missing_features",
+    "feedback",
+    "normalize",
+    "alpha",
+    "learning_rate",
+    "thresholds",
+    "criterion",
+    "default",
+    "weak_ranker",
+    "prior",
+    "prior_scale",
+)
 
 
 def fusion_from_dict(cls: Any, data: Any) -> Any:
@@ -31,7 +54,7 @@ def fusion_from_dict(cls: Any, data: Any) -> Any:
             f"(<= {FORMAT_VERSION}); upgrade rankboost."
         )
     try:
-        params = {k: v for k, v in data["params"].items() if k in _PARAMS}
+        params = {k: v for k, v in data["params"].items() if k in FUSION_PARAMS}
         # NOTE: files of earlier releases have no such fields: their values then
         params.setdefault("missing_features", False)
         params.setdefault("feedback", "layered")

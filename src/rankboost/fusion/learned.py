@@ -40,6 +40,7 @@ from ..params import (
     params_of,
 )
 from ._match import MATCH_MODES, match_by_name
+from ._persist import FORMAT_NAME, FORMAT_VERSION, FUSION_PARAMS, fusion_from_dict
 from .cv import cv_rounds
 from .features import (
     _RANK_FEATURES,
@@ -63,9 +64,6 @@ __all__ = [
     "fusion_features",
     "grades_for",
 ]
-
-FORMAT_NAME = "rankboost-fusion"
-FORMAT_VERSION = 2
 
 
 class RankFusion:
@@ -217,13 +215,13 @@ class RankFusion:
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor parameters (scikit-learn convention)."""
-        return {k: getattr(self, k) for k in _PARAMS}
+        return {k: getattr(self, k) for k in FUSION_PARAMS}
 
     def set_params(self, **params: Any) -> RankFusion:
         """Set constructor parameters (scikit-learn convention)."""
         for k, v in params.items():
-            if k not in _PARAMS:
-                raise ValueError(f"RankFusion has no parameter {k!r}; valid ones: {_PARAMS}.")
+            if k not in FUSION_PARAMS:
+                raise ValueError(f"RankFusion has no parameter {k!r}; valid ones: {FUSION_PARAMS}.")
             setattr(self, k, v)
         return self
 
@@ -509,8 +507,6 @@ class RankFusion:
     @classmethod
     def from_dict(cls, data: Any) -> RankFusion:
         """Rebuild a fitted fusion from :meth:`to_dict` output."""
-        from ._persist import fusion_from_dict
-
         return fusion_from_dict(cls, data)
 
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -544,26 +540,5 @@ class RankFusion:
         self.model_.export(path, format, **options)
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={getattr(self, k)!r}" for k in _PARAMS)
+        args = ", ".join(f"{k}={getattr(self, k)!r}" for k in FUSION_PARAMS)
         return f"RankFusion({args})"
-
-
-_PARAMS = (
-    "n_rounds",
-    "max_rounds",
-    "cv_folds",
-    "positive_cumulative",
-    "rank_feature",
-    "score_features",
-    "missing_features",
-    "feedback",
-    "normalize",
-    "alpha",
-    "learning_rate",
-    "thresholds",
-    "criterion",
-    "default",
-    "weak_ranker",
-    "prior",
-    "prior_scale",
-)

@@ -75,16 +75,18 @@ class RankBoostRecommender(BaseEstimator):
         Seed of the folds, the sampled unrated items and the inner folds (pooled).
     positive_cumulative : bool, default=False
         WeakLearn.cum (paper section 4): ``H`` non-decreasing in every feature.
-    alpha : {"r", "exact", "line_search"}, default="r"
-        Step-size rule (see :func:`rankboost.train`).
+    alpha : {"r", "exact", "line_search", "rbplus"}, default="r"
+        Step-size rule, or RankBoost+ (see :func:`rankboost.train` and
+        :mod:`rankboost.alpha_rules`).
     learning_rate : float, default=1.0
         Shrinkage ``nu`` in (0, 1]: ``alpha_t = nu`` times the rule's alpha (1 = the paper).
     thresholds : int, "all", "midpoints", ("uniform", B) or None, default=None
         Candidate thresholds per feature (:mod:`rankboost.binning`). None: "all" for
         per_user (ratings take few values), 255 quantile bins for the pooled model's
         real-valued scores.
-    criterion : {"abs_r", "r"}, default="abs_r"
-        WeakLearn's objective: the largest ``|r|`` (the paper) or the largest ``r > 0``.
+    criterion : {"abs_r", "r", "exact_z"}, default="abs_r"
+        WeakLearn's objective: the largest ``|r|`` (the paper), the largest ``r > 0``, or
+        the smallest exact ``Z`` (see :func:`rankboost.train`).
     default : {"learned", 0, 1}, default="learned"
         ``q_def`` where the feature user did not rate the item: picked by WeakLearn (the
         paper), or fixed.
