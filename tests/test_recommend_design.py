@@ -17,7 +17,7 @@ import scipy.sparse as sp
 import rankboost as rb
 from rankboost import TrainingStoppedWarning
 from rankboost.recommend import RankBoostRecommender
-from rankboost.recommend._per_user import _Design, _design_matrix
+from rankboost.recommend._per_user import Design, _design_matrix
 
 
 def _ratings(seed: int = 0, n_users: int = 24, n_items: int = 40, density: float = 0.45):
@@ -152,7 +152,7 @@ def test_vsim_column_is_cross_fitted_on_training_and_full_fit_for_scoring():
     rated = np.flatnonzero(~np.isnan(dense[u]))
     X = _ref_columns(dense, u, feats, rated, (), "abstain")
     means = np.array([np.nanmean(dense[f]) for f in feats])
-    design = _Design("abstain", "equal", ("vsim",))
+    design = Design("abstain", "equal", ("vsim",))
     D, w = _design_matrix(X, means, design, y=dense[u, rated])
     folds = np.arange(rated.shape[0]) % 5
     expected = np.empty(rated.shape[0])
@@ -175,7 +175,7 @@ def test_vsim_training_value_never_sees_its_own_rating():
     rated = np.flatnonzero(~np.isnan(dense[u]))
     X = _ref_columns(dense, u, feats, rated, (), "abstain")
     means = np.array([np.nanmean(dense[f]) for f in feats])
-    design = _Design("abstain", "equal", ("vsim",))
+    design = Design("abstain", "equal", ("vsim",))
     y = dense[u, rated].copy()
     D, _ = _design_matrix(X, means, design, y=y)
     for i in (0, 3, 7):

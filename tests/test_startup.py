@@ -110,7 +110,7 @@ def test_rank_within_queries_is_lexsort(
     scores[rng.random(n) < 0.2] = -0.0  # -0.0 ties with 0.0
     secondary = rng.integers(0, 3, n).astype(np.float64)
     order, starts = np.empty(n, np.int64), np.empty(nq + 1, np.int64)
-    kmetrics._rank_within_queries(codes, scores, secondary, use_secondary, nq, order, starts)
+    kmetrics.rank_within_queries(codes, scores, secondary, use_secondary, nq, order, starts)
     keys = (secondary, -scores, codes) if use_secondary else (-scores, codes)
     np.testing.assert_array_equal(order, np.lexsort(keys))
     np.testing.assert_array_equal(starts, np.r_[0, np.cumsum(np.bincount(codes, minlength=nq))])
@@ -124,7 +124,7 @@ def test_ideal_dcg_sums_the_sorted_gains(sizes: list[int], seed: int) -> None:
     starts = np.r_[0, np.cumsum(sizes)].astype(np.int64)
     discount = 1.0 / np.log2(np.arange(2, 12))
     out = np.empty(len(sizes))
-    kmetrics._ideal_dcg_at_k(gains, starts, discount, out)
+    kmetrics.ideal_dcg_at_k(gains, starts, discount, out)
     for q in range(len(sizes)):
         best = np.sort(gains[starts[q] : starts[q + 1]])[::-1][: discount.size]
         want = 0.0

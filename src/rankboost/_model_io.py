@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._rounds import _FEATURE, _THRESHOLD, HISTORY_KEYS, KINDS, STAT_KEYS, Rounds
+from ._rounds import HISTORY_KEYS, KIND_FEATURE, KIND_THRESHOLD, KINDS, STAT_KEYS, Rounds
 
 __all__ = [
     "FORMAT_NAME",
@@ -157,10 +157,10 @@ def _rounds_v1(data: dict[str, Any], n_features: int) -> tuple[Rounds, dict[str,
         default.append(_float_from_json(e["default"], f"rounds[{t}].default"))
         alpha.append(_float_from_json(e["alpha"], f"rounds[{t}].alpha"))
         if e["kind"] == "threshold":
-            kind.append(_THRESHOLD)
+            kind.append(KIND_THRESHOLD)
             threshold.append(_float_from_json(e["threshold"], f"rounds[{t}].threshold"))
         elif e["kind"] == "feature":
-            kind.append(_FEATURE)
+            kind.append(KIND_FEATURE)
             threshold.append(math.nan)
             cuts.extend(_float_from_json(c, f"rounds[{t}].cuts") for c in e["cuts"])
         else:

@@ -39,7 +39,7 @@ HISTORY_KEYS = ("feature", "threshold", "default", "alpha", "r", "z", "rloss", "
 STAT_KEYS = ("r", "z", "rloss", "bound")
 #: Names of the weak-ranker kinds: ``Rounds.kind[t]`` indexes this tuple.
 KINDS = ("threshold", "feature")
-_THRESHOLD, _FEATURE = 0, 1
+KIND_THRESHOLD, KIND_FEATURE = 0, 1
 
 
 def floor32(x: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -82,7 +82,7 @@ def to_float32(x: ArrayLike) -> NDArray[np.float64]:
     return out
 
 
-def _frozen(a: NDArray[Any]) -> NDArray[Any]:
+def frozen_array(a: NDArray[Any]) -> NDArray[Any]:
     a.flags.writeable = False
     return a
 
@@ -90,7 +90,7 @@ def _frozen(a: NDArray[Any]) -> NDArray[Any]:
 def _set_frozen_state(obj: object, state: dict[str, Any]) -> None:
     """``__setstate__`` of the frozen dataclasses: arrays stay read-only after unpickling."""
     for k, v in state.items():
-        object.__setattr__(obj, k, _frozen(v) if isinstance(v, np.ndarray) else v)
+        object.__setattr__(obj, k, frozen_array(v) if isinstance(v, np.ndarray) else v)
 
 
 def _int_array(x: ArrayLike, name: str) -> NDArray[np.int64]:
@@ -102,7 +102,7 @@ def _int_array(x: ArrayLike, name: str) -> NDArray[np.int64]:
     return np.array(a, dtype=np.int64)
 
 
-def _float_array(x: ArrayLike, name: str) -> NDArray[np.float64]:
+def float_array(x: ArrayLike, name: str) -> NDArray[np.float64]:
     a = np.asarray(x)
     if a.ndim != 1:
         raise ValueError(f"{name} must be 1-D; got shape {a.shape}")
@@ -193,10 +193,10 @@ class Rounds:
         feature = _int_array(self.feature, "feature")
         n = feature.shape[0]
         kind = _kind_array(self.kind)
-        threshold = _float_array(self.threshold, "threshold")
-        default = _float_array(self.default, "default")
-        alpha = _float_array(self.alpha, "alpha")
-        cuts = _float_array(self.cuts, "cuts")
+        threshold = float_array(self.threshold, "threshold")
+        default = float_array(self.default, "default")
+        alpha = float_array(self.alpha, "alpha")
+        cuts = float_array(self.cuts, "cuts")
         if self.cut_offsets is None:
             offsets = np.zeros(n + 1, dtype=np.int64)
         else:
@@ -219,7 +219,7 @@ class Rounds:
                 f"{offsets.tolist()[:10]}"
             )
         n_cuts = np.diff(offsets)
-        is_thr = kind == _THRESHOLD
+        is_thr = kind == KIND_THRESHOLD
         for t in np.flatnonzero(is_thr & ((n_cuts > 0) | np.isnan(threshold))).tolist():
             if n_cuts[t]:
                 raise ValueError(f"round {t} is a threshold ranker but has {n_cuts[t]} cuts")
@@ -248,7 +248,7 @@ class Rounds:
             ("cuts", cuts),
             ("cut_offsets", offsets),
         ):
-            object.__setattr__(self, name, _frozen(value))
+            object.__setattr__(self, name, frozen_array(value))
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         _set_frozen_state(self, state)
@@ -283,7 +283,7 @@ class Rounds:
 
     def ranker(self, t: int) -> WeakRanker:
         """Round ``t`` as a :class:`ThresholdRanker` or :class:`FeatureRanker` object."""
-        if self.kind[t] == _THRESHOLD:
+        if self.kind[t] == KIND_THRESHOLD:
             return ThresholdRanker(
                 int(self.feature[t]), float(self.threshold[t]), float(self.default[t])
             )
@@ -292,7 +292,7 @@ class Rounds:
     def predict(self, t: int, X: NDArray[np.float64]) -> NDArray[np.float64]:
         """``h_t(x)`` for every row of the checked feature matrix ``X`` (compared as float32)."""
         col = to_float32(X[:, self.feature[t]])
-        if self.kind[t] == _THRESHOLD:
+        if self.kind[t] == KIND_THRESHOLD:
             out = (col > self.threshold[t]).astype(np.float64)
         else:
             cuts = self.cuts_of(t)
@@ -336,8 +336,8 @@ class StepFunction:
     missing: float
 
     def __post_init__(self) -> None:
-        breaks = _float_array(self.breaks, "breaks")
-        values = _float_array(self.values, "values")
+        breaks = float_array(self.breaks, "breaks")
+        values = float_array(self.values, "values")
         if values.shape[0] != breaks.shape[0] + 1:
             raise ValueError(
                 f"values must have len(breaks) + 1 = {breaks.shape[0] + 1} entries; "
@@ -345,8 +345,8 @@ class StepFunction:
             )
         if np.any(np.isnan(breaks)) or np.any(breaks[1:] <= breaks[:-1]):
             raise ValueError("breaks must be sorted, unique and not nan")
-        object.__setattr__(self, "breaks", _frozen(breaks))
-        object.__setattr__(self, "values", _frozen(values))
+        object.__setattr__(self, "breaks", frozen_array(breaks))
+        object.__setattr__(self, "values", frozen_array(values))
         object.__setattr__(self, "missing", float(self.missing))
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -384,8 +384,8 @@ def compile_steps(rounds: Rounds, n_rounds: int) -> dict[int, StepFunction]:
     out: dict[int, StepFunction] = {}
     for i in np.unique(feats).tolist():
         ts = np.flatnonzero(feats == i).tolist()
-        pts = [rounds.threshold[[t for t in ts if rounds.kind[t] == _THRESHOLD]]]
-        pts += [rounds.cuts_of(t) for t in ts if rounds.kind[t] == _FEATURE]
+        pts = [rounds.threshold[[t for t in ts if rounds.kind[t] == KIND_THRESHOLD]]]
+        pts += [rounds.cuts_of(t) for t in ts if rounds.kind[t] == KIND_FEATURE]
         breaks = np.unique(np.concatenate(pts))
         # a representative point of every interval k: breaks[k] for k < len, +inf for the last
         reps = np.concatenate([breaks, [np.inf]])
@@ -393,7 +393,7 @@ def compile_steps(rounds: Rounds, n_rounds: int) -> dict[int, StepFunction]:
         missing = 0.0
         for t in ts:
             a = float(rounds.alpha[t])
-            if rounds.kind[t] == _THRESHOLD:
+            if rounds.kind[t] == KIND_THRESHOLD:
                 values += a * (reps > float(rounds.threshold[t]))
             else:
                 cuts = rounds.cuts_of(t)

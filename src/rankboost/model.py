@@ -41,9 +41,9 @@ from ._rounds import (
     STAT_KEYS,
     Rounds,
     StepFunction,
-    _float_array,
-    _frozen,
     compile_steps,
+    float_array,
+    frozen_array,
     to_float32,
 )
 from ._validation import check_feature_matrix, check_float32_range
@@ -217,7 +217,7 @@ class RankBoostModel:
         missing = [k for k in STAT_KEYS if k not in history]
         if missing:
             raise ValueError(f"history has no {missing} (it needs {list(STAT_KEYS)})")
-        stats = {k: _float_array(history[k], f"history[{k!r}]") for k in STAT_KEYS}
+        stats = {k: float_array(history[k], f"history[{k!r}]") for k in STAT_KEYS}
         for k, v in stats.items():
             if v.shape[0] != len(rounds):
                 raise ValueError(
@@ -226,7 +226,7 @@ class RankBoostModel:
                 )
         _check_agrees(rounds, history, "feature", "threshold", "default", "alpha")
         self._rounds = rounds
-        self._stats = {k: _frozen(v) for k, v in stats.items()}
+        self._stats = {k: frozen_array(v) for k, v in stats.items()}
         self.n_features = n_features
         self.feature_names = None if feature_names is None else [str(f) for f in feature_names]
         self.params = dict(params or {})

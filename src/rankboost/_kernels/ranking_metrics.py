@@ -60,7 +60,7 @@ def _rank_prob(
 
 
 @njit(cache=True)
-def _dcg_at_k(
+def dcg_at_k(
     gains: np.ndarray,
     scores: np.ndarray,
     starts: np.ndarray,
@@ -100,7 +100,7 @@ def _dcg_at_k(
 
 
 @njit(cache=True)
-def _ideal_dcg_at_k(
+def ideal_dcg_at_k(
     gains: np.ndarray, starts: np.ndarray, discount: np.ndarray, out: np.ndarray
 ) -> None:
     """DCG@k of the best order (gains sorted decreasingly) of each query."""
@@ -128,7 +128,7 @@ def _ideal_dcg_at_k(
 
 
 @njit(cache=True)
-def _good_rank_metrics(  # noqa: C901, PLR0917  numba kernel: one pass computes every metric of a query (speed)
+def good_rank_metrics_kernel(  # noqa: C901, PLR0917  numba kernel: one pass computes every metric of a query (speed)
     good: np.ndarray,
     scores: np.ndarray,
     starts: np.ndarray,
@@ -203,7 +203,7 @@ def _good_rank_metrics(  # noqa: C901, PLR0917  numba kernel: one pass computes 
 
 
 @njit(cache=True)
-def _first_good_rank(  # noqa: PLR0917  numba helper over one unit: its arrays and bounds, unpacked by the driver
+def first_good_rank(  # noqa: PLR0917  numba helper over one unit: its arrays and bounds, unpacked by the driver
     good: np.ndarray,
     scores: np.ndarray,
     starts: np.ndarray,
@@ -327,7 +327,7 @@ def _sort_rows(
 
 
 @njit(cache=True)
-def _rank_within_queries(
+def rank_within_queries(
     codes: np.ndarray,
     scores: np.ndarray,
     secondary: np.ndarray,

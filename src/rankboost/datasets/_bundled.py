@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from ._dataset import RankingDataset
-from ._svmlight import _parse_svmlight_bytes
+from ._svmlight import parse_svmlight_bytes
 
 __all__ = ["MQ2008_FEATURE_NAMES", "load_feature_names", "load_mq2008"]
 
@@ -51,7 +51,7 @@ def _load_subset(k: int) -> RankingDataset:
     resource = resources.files("rankboost.datasets") / "data" / name
     with resource.open("rb") as fh:
         data = lzma.decompress(fh.read())
-    subset = _parse_svmlight_bytes(data, f"bundled {name}", n_features=46)
+    subset = parse_svmlight_bytes(data, f"bundled {name}", n_features=46)
     for array in (subset.X, subset.y, subset.qid, subset.docids):
         if array is not None:
             array.setflags(write=False)  # the cache must not be modified through a view

@@ -206,7 +206,7 @@ def _parse_numeric(lines: list[bytes], n_features: int | None) -> _Numeric | Non
     return y, indptr, indices - 1, values, width
 
 
-def _parse_svmlight_bytes(
+def parse_svmlight_bytes(
     data: bytes, source: str, *, n_features: int | None = None
 ) -> RankingDataset:
     """Parse the bytes of an SVMlight/LETOR file; ``source`` names it in errors."""
@@ -434,7 +434,7 @@ def load_svmlight(
             f"{MAX_FEATURE_INDEX}, the largest feature index); got {n_features!r}."
         )
     p, data = read_bytes(path, "SVMlight file")
-    dataset = _parse_svmlight_bytes(
+    dataset = parse_svmlight_bytes(
         data, repr(str(p)), n_features=None if n_features is None else int(n_features)
     )
     if query_file is None:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..model import RankBoostModel
-from .features import _RANK_FEATURES, n_features_of
+from .features import RANK_FEATURES, n_features_of
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "FUSION_PARAMS", "fusion_from_dict"]
 
@@ -62,7 +62,7 @@ def fusion_from_dict(cls: Any, data: Any) -> Any:
         if isinstance(params.get("thresholds"), list):  # ("uniform", B) in JSON
             params["thresholds"] = tuple(params["thresholds"])
         fusion = cls(**params)
-        if fusion.rank_feature not in _RANK_FEATURES or not isinstance(
+        if fusion.rank_feature not in RANK_FEATURES or not isinstance(
             fusion.score_features, (bool, str)
         ):
             raise ValueError(

@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._atomic import atomic_write_text
-from .features import RunsLike, _as_run_list
+from .features import RunsLike, as_run_list
 from .run import Run
 
 __all__ = [
@@ -209,7 +209,7 @@ def elasticsearch_scores(runs: RunsLike, body: dict[str, Any]) -> dict[str, dict
     ``score += weights[i] * (1.0f / (rankConstant + rank))``, ranks from 1 (9.1+; earlier
     releases have no ``weight``). The runs are the sub-retrievers' hits, in the body's order.
     """
-    items = _as_run_list(runs, "elasticsearch_scores")
+    items = as_run_list(runs, "elasticsearch_scores")
     kind = next(iter(body["retriever"]))
     spec = body["retriever"][kind]
     comps = spec["retrievers"]
@@ -308,7 +308,7 @@ def opensearch_scores(runs: RunsLike, pipeline: dict[str, Any]) -> dict[str, dic
     ``RRFScoreCombinationTechnique.combine`` (the same sum, not divided), in float; weights
     are checked by ``ScoreCombinationUtil``.
     """
-    items = _as_run_list(runs, "opensearch_scores")
+    items = as_run_list(runs, "opensearch_scores")
     proc = pipeline["phase_results_processors"][0]
     kind = next(iter(proc))
     spec = proc[kind]

@@ -32,7 +32,7 @@ __all__ = [
     "score_norms_of",
 ]
 
-_RANK_FEATURES = ("neg_rank", "reciprocal")
+RANK_FEATURES = ("neg_rank", "reciprocal")
 
 RunsLike = Mapping[str, Run] | Sequence[Run]
 
@@ -60,7 +60,7 @@ class FusionFeatures:
     feature_names: list[str]
 
 
-def _as_run_list(runs: RunsLike, owner: str) -> list[Run]:
+def as_run_list(runs: RunsLike, owner: str) -> list[Run]:
     if isinstance(runs, Run):
         raise TypeError(f"{owner}: runs must be a list (or dict) of Run objects; got one Run.")
     items = list(runs.values()) if isinstance(runs, Mapping) else list(runs)
@@ -228,12 +228,12 @@ def fusion_features(
     >>> g.X.tolist()
     [[-1.0, nan, 1.0, 0.0, 1.0], [-2.0, -1.0, 1.0, 1.0, 2.0]]
     """
-    if rank_feature not in _RANK_FEATURES:
+    if rank_feature not in RANK_FEATURES:
         raise ValueError(
-            f"rank_feature must be one of {_RANK_FEATURES}; got {rank_feature!r} instead."
+            f"rank_feature must be one of {RANK_FEATURES}; got {rank_feature!r} instead."
         )
     norms = score_norms_of(score_features)
-    items = _as_run_list(runs, "fusion_features")
+    items = as_run_list(runs, "fusion_features")
     qids = np.concatenate([r.qid for r in items])
     docs = np.concatenate([r.docid for r in items])
     # first appearance order of queries, then of (query, document) keys
@@ -307,7 +307,7 @@ class FusionWarning(UserWarning):
     """Runs and qrels do not cover the same queries (the message says which and how many)."""
 
 
-def _coverage_warnings(items: list[Run], qrels: Qrels) -> None:
+def coverage_warnings(items: list[Run], qrels: Qrels) -> None:
     judged = set(qrels.queries)
     in_runs: set[str] = set()
     for r in items:
@@ -331,7 +331,7 @@ def _coverage_warnings(items: list[Run], qrels: Qrels) -> None:
         )
 
 
-def _nested(
+def nested_by_query(
     qid: NDArray[np.str_], docid: NDArray[np.str_], scores: NDArray[np.float64]
 ) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}

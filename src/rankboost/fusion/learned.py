@@ -43,15 +43,15 @@ from ._match import MATCH_MODES, match_by_name
 from ._persist import FORMAT_NAME, FORMAT_VERSION, FUSION_PARAMS, fusion_from_dict
 from .cv import cv_rounds
 from .features import (
-    _RANK_FEATURES,
+    RANK_FEATURES,
     FusionFeatures,
     FusionWarning,
     RunsLike,
-    _as_run_list,
-    _coverage_warnings,
-    _nested,
+    as_run_list,
+    coverage_warnings,
     fusion_features,
     grades_for,
+    nested_by_query,
     score_norms_of,
 )
 from .run import Qrels, Run
@@ -252,7 +252,7 @@ class RankFusion:
         -------
         self : RankFusion
         """
-        items = _as_run_list(runs, "RankFusion.fit")
+        items = as_run_list(runs, "RankFusion.fit")
         if isinstance(qrels, Mapping):
             qrels = Qrels.from_dict(qrels)
         if not isinstance(qrels, Qrels):
@@ -273,7 +273,7 @@ class RankFusion:
         # RankFusion's signature) does not import numba (issue 16, item 10).
         from ..engine import train_checked
 
-        _coverage_warnings(items, qrels)
+        coverage_warnings(items, qrels)
         feats = self.features(items)
         y = grades_for(feats, qrels)
         judged = np.isin(feats.qid, np.asarray(qrels.queries))
@@ -373,9 +373,9 @@ class RankFusion:
                 "The 'prior_scale' parameter of RankFusion must be 'auto' or a finite float "
                 f">= 0; got {c!r} instead."
             )
-        if self.rank_feature not in _RANK_FEATURES:
+        if self.rank_feature not in RANK_FEATURES:
             raise ParameterError(
-                f"The 'rank_feature' parameter of RankFusion must be one of {_RANK_FEATURES}; "
+                f"The 'rank_feature' parameter of RankFusion must be one of {RANK_FEATURES}; "
                 f"got {self.rank_feature!r} instead."
             )
 
@@ -398,7 +398,7 @@ class RankFusion:
             raise ValueError(f"{owner}: this RankFusion is not fitted yet; call fit first.")
         if match not in MATCH_MODES:
             raise ValueError(f"{owner}: match must be one of {MATCH_MODES}; got {match!r}.")
-        items = _as_run_list(runs, owner)
+        items = as_run_list(runs, owner)
         if len(items) != self.n_lists_:
             raise ValueError(
                 f"{owner}: the model was trained on {self.n_lists_} input lists "
@@ -476,7 +476,7 @@ class RankFusion:
             equal scores ordered by document id.
         """
         feats, scores = self.decision_function(runs, n_rounds=n_rounds, match=match)
-        run = Run.from_dict(_nested(feats.qid, feats.docid, scores), name="rankboost")
+        run = Run.from_dict(nested_by_query(feats.qid, feats.docid, scores), name="rankboost")
         if depth is not None:
             keep = run.rank <= depth
             run = Run(

@@ -38,10 +38,10 @@ from .cv import query_folds
 from .features import (
     RRF_K,
     RunsLike,
-    _as_run_list,
-    _coverage_warnings,
-    _nested,
+    as_run_list,
+    coverage_warnings,
     grades_for,
+    nested_by_query,
     normalise_scores,
 )
 from .run import Qrels, Run
@@ -77,7 +77,7 @@ def linear_features(
 
     if normalizer not in LINEAR_NORMALIZERS:
         raise ValueError(f"normalizer must be one of {LINEAR_NORMALIZERS}; got {normalizer!r}.")
-    items = _as_run_list(runs, "linear_features")
+    items = as_run_list(runs, "linear_features")
     feats = fusion_features(items)  # rows and their order; rank columns say who returned what
     key_row = {
         (q, d): j
@@ -275,13 +275,13 @@ class LinearFusion:
         from ..metrics import ndcg_score
 
         self._check()
-        items = _as_run_list(runs, "LinearFusion.fit")
+        items = as_run_list(runs, "LinearFusion.fit")
         if isinstance(qrels, Mapping):
             qrels = Qrels.from_dict(qrels)
         if not isinstance(qrels, Qrels):
             raise TypeError(f"LinearFusion.fit: qrels must be a Qrels; got {type(qrels).__name__}.")
         _check_same_queries(items, "LinearFusion.fit")
-        _coverage_warnings(items, qrels)
+        coverage_warnings(items, qrels)
         N, qid, docid = linear_features(items, self.normalizer, self.rank_constant)
         y = _grades(qid, docid, qrels)
         judged = np.isin(qid, np.asarray(qrels.queries))
@@ -325,7 +325,7 @@ class LinearFusion:
             raise ValueError(f"{owner}: this LinearFusion is not fitted yet; call fit first.")
         if match not in MATCH_MODES:
             raise ValueError(f"{owner}: match must be one of {MATCH_MODES}; got {match!r}.")
-        items = _as_run_list(runs, owner)
+        items = as_run_list(runs, owner)
         if len(items) != self.n_lists_:
             raise ValueError(
                 f"{owner}: the model was trained on {self.n_lists_} input lists "
@@ -347,7 +347,7 @@ class LinearFusion:
     def fuse(self, runs: RunsLike, *, depth: int | None = None, match: str = "name") -> Run:
         """Fuse the lists: one run ranked by ``F`` (ties by document id), top ``depth``."""
         qid, docid, F = self.decision_function(runs, match=match)
-        run = Run.from_dict(_nested(qid, docid, F), name="rankboost")
+        run = Run.from_dict(nested_by_query(qid, docid, F), name="rankboost")
         if depth is not None:
             keep = run.rank <= depth
             run = Run(

@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
 from .._conventions import EMPTY, TIES
-from .._kernels.ranking_metrics import _good_rank_metrics, _rank_within_queries
+from .._kernels.ranking_metrics import good_rank_metrics_kernel, rank_within_queries
 from .._validation import check_labels, check_qid, check_scores
 
 __all__ = [
@@ -138,7 +138,7 @@ def rank_queries(
     # Secondary key inside a tie block: worst labels first ("pessimistic"), best labels
     # first ("optimistic"); otherwise input order ("stable"; irrelevant for "expected").
     secondary = -labels if ties == "optimistic" else labels
-    _rank_within_queries(
+    rank_within_queries(
         codes, scores, secondary, ties in ("pessimistic", "optimistic"), n_queries, order, starts
     )
     sorted_scores = scores[order]
@@ -164,7 +164,7 @@ def good_rank_metrics(
     cov = np.empty(nq, dtype=np.float64)
     n_good = np.empty(nq, dtype=np.int64)
     log_fact = log_factorials(ranked.max_query_size if ranked.expected else 1)
-    _good_rank_metrics(
+    good_rank_metrics_kernel(
         good,
         ranked.scores,
         ranked.starts,

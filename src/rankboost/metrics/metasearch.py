@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._kernels.ranking_metrics import _first_good_rank
+from .._kernels.ranking_metrics import first_good_rank
 from ._common import check_k, check_threshold, log_factorials, rank_queries
 
 __all__ = ["average_rank", "topk_counts"]
@@ -37,7 +37,7 @@ def _first_rank(
     rank = np.empty(ranked.n_queries, dtype=np.float64)
     log_fact = log_factorials(ranked.max_query_size if ranked.expected else 1)
     good = ranked.labels >= threshold
-    _first_good_rank(
+    first_good_rank(
         good, ranked.scores, ranked.starts, log_fact, ks, cap, ranked.expected, hits, rank
     )
     return hits, rank

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._conventions import DISCOUNTS, GAINS
-from .._kernels.ranking_metrics import _dcg_at_k, _ideal_dcg_at_k
+from .._kernels.ranking_metrics import dcg_at_k, ideal_dcg_at_k
 from ._common import EMPTY, Ranked, aggregate, check_choice, check_optional_k, rank_queries
 
 __all__ = ["dcg_score", "ndcg_score"]
@@ -61,10 +61,10 @@ def _dcg_parts(
     kk = ranked.max_query_size if k is None else min(k, ranked.max_query_size)
     disc = _discount(kk, discount)
     dcg = np.empty(ranked.n_queries, dtype=np.float64)
-    _dcg_at_k(gains, ranked.scores, ranked.starts, disc, ranked.expected, dcg)
+    dcg_at_k(gains, ranked.scores, ranked.starts, disc, ranked.expected, dcg)
     best = np.empty(ranked.n_queries if ideal else 0, dtype=np.float64)
     if ideal:
-        _ideal_dcg_at_k(gains, ranked.starts, disc, best)
+        ideal_dcg_at_k(gains, ranked.starts, disc, best)
     return dcg, best
 
 

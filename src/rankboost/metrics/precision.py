@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._kernels.ranking_metrics import _dcg_at_k
+from .._kernels.ranking_metrics import dcg_at_k
 from ._common import EMPTY, aggregate, check_choice, check_k, check_threshold, rank_queries
 
 __all__ = ["precision_at_k"]
@@ -73,6 +73,6 @@ def precision_at_k(
     good = (ranked.labels >= threshold).astype(np.float64)
     hits = np.empty(ranked.n_queries, dtype=np.float64)
     ones = np.ones(min(k_int, ranked.max_query_size), dtype=np.float64)
-    _dcg_at_k(good, ranked.scores, ranked.starts, ones, ranked.expected, hits)
+    dcg_at_k(good, ranked.scores, ranked.starts, ones, ranked.expected, hits)
     defined = np.add.reduceat(good, ranked.starts[:-1]) > 0
     return aggregate(hits / k_int, defined, empty=empty, per_query=per_query)

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..params import TRAIN_PARAMS, TrainParams, make_params
 from ._base import BASE_RECOMMENDERS
-from ._per_user import _EXTRA, _PAIR_WEIGHTS, _UNRATED, _Design
+from ._per_user import EXTRA, PAIR_WEIGHTS, UNRATED, Design
 from ._pooled import FEEDBACK
 
 _INVALID = ("raise", "skip")
@@ -84,8 +84,8 @@ def check_params(rec: Any) -> TrainParams:
     return params
 
 
-def design_of(rec: Any) -> _Design:
-    for name, allowed in (("unrated", _UNRATED), ("pair_weight", _PAIR_WEIGHTS)):
+def design_of(rec: Any) -> Design:
+    for name, allowed in (("unrated", UNRATED), ("pair_weight", PAIR_WEIGHTS)):
         value = getattr(rec, name)
         if not isinstance(value, str) or value not in allowed:
             raise ValueError(
@@ -104,10 +104,10 @@ def design_of(rec: Any) -> _Design:
             "RankBoostRecommender.user_features=False leaves no column: name at least "
             "one extra_features column."
         )
-    bad = [e for e in extra if not isinstance(e, str) or e not in _EXTRA]
+    bad = [e for e in extra if not isinstance(e, str) or e not in EXTRA]
     if bad or len(set(extra)) != len(extra):
         raise ValueError(
             "RankBoostRecommender.extra_features must be distinct names among "
-            f"{_EXTRA}; got {rec.extra_features!r}."
+            f"{EXTRA}; got {rec.extra_features!r}."
         )
-    return _Design(rec.unrated, rec.pair_weight, extra, bool(rec.user_features))
+    return Design(rec.unrated, rec.pair_weight, extra, bool(rec.user_features))

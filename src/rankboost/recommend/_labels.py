@@ -9,10 +9,10 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-_COLUMNS = ("user", "item", "rating")
+COLUMNS = ("user", "item", "rating")
 
 
-def _is_frame(obj: Any) -> bool:
+def is_frame(obj: Any) -> bool:
     """Whether ``obj`` is a pandas DataFrame (without importing pandas)."""
     pd = sys.modules.get("pandas")
     return pd is not None and isinstance(obj, pd.DataFrame)
@@ -58,7 +58,7 @@ def _unique_labels(values: Any, what: str) -> tuple[NDArray[Any], NDArray[np.int
     return uniq, codes.astype(np.int64)
 
 
-def _from_frame(
+def from_frame(
     frame: Any, columns: tuple[str, str, str]
 ) -> tuple[sp.csr_matrix | NDArray[np.float64], NDArray[Any], NDArray[Any]]:
     """A DataFrame as (matrix, user labels, item labels).
@@ -111,7 +111,7 @@ def _from_frame(
     return M, users, items
 
 
-def _positions(labels: Any, index: dict[Any, int], *, what: str, name: str) -> NDArray[np.int64]:
+def to_positions(labels: Any, index: dict[Any, int], *, what: str, name: str) -> NDArray[np.int64]:
     """Positions of ``labels`` (1-D) in a label -> position mapping; unknown label -> error."""
     if isinstance(labels, (str, bytes)) or np.ndim(labels) == 0:
         raise ValueError(f"{name} must be a 1-D sequence of {what} labels; got {labels!r}.")
@@ -145,18 +145,18 @@ def _as_int(label: Any) -> int | None:
         return None
 
 
-def _label_positions(
+def label_positions(
     given: Any, index: dict[Any, int], names: list[Any], name: str
 ) -> NDArray[np.int64]:
     """Positions of distinct user labels (an unknown or repeated one -> error)."""
-    arr = _positions(given, index, what="user", name=name)
+    arr = to_positions(given, index, what="user", name=name)
     uniq, counts = np.unique(arr, return_counts=True)
     if (counts > 1).any():
         raise ValueError(f"{name} lists user {names[int(uniq[counts > 1][0])]!r} more than once.")
     return arr
 
 
-def _user_position(user: Any, index: dict[Any, int] | None, n_users: int) -> int:
+def user_position(user: Any, index: dict[Any, int] | None, n_users: int) -> int:
     """The row of one user: a label (``index``) or, for matrix input, a row number."""
     if index is not None:
         try:

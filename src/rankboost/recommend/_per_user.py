@@ -22,18 +22,18 @@ from ..engine import TrainingStoppedWarning, train_checked
 from ..feedback import LayeredFeedback, PairFeedback
 from ..model import RankBoostModel
 from ..params import TrainParams
-from ._problem import _features
+from ._problem import problem_features
 
-_UNRATED = ("abstain", "user_mean")
-_PAIR_WEIGHTS = ("equal", "gap")
-_EXTRA = ("mean", "centred_mean", "count", "vsim")
+UNRATED = ("abstain", "user_mean")
+PAIR_WEIGHTS = ("equal", "gap")
+EXTRA = ("mean", "centred_mean", "count", "vsim")
 _VSIM_FOLDS = 5
 #: rows of a dense feature block built at once when scoring (bounds memory per call)
 _SCORE_CELLS = 1 << 22
 
 
 @dataclass(frozen=True)
-class _Design:
+class Design:
     """How a target's feature matrix and feedback are built from the ratings."""
 
     unrated: str
@@ -70,7 +70,7 @@ def _vsim_scores(
 def _design_matrix(
     X: NDArray[np.float64],
     means: NDArray[np.float64],
-    design: _Design,
+    design: Design,
     *,
     y: NDArray[np.float64] | None = None,
     w: NDArray[np.float64] | None = None,
@@ -129,10 +129,10 @@ def _feedback(y: NDArray[np.float64], pair_weight: str) -> LayeredFeedback | Pai
     return PairFeedback(np.column_stack([lo, hi]), weights=y[hi] - y[lo], n_samples=y.shape[0])
 
 
-def _score_items(
+def score_items(
     R: sp.csr_matrix,
     means: NDArray[np.float64],
-    design: _Design,
+    design: Design,
     feats: NDArray[np.int64],
     model: RankBoostModel,
     w: NDArray[np.float64] | None,
@@ -165,7 +165,7 @@ def _score_items(
 def _recommend_chunk(
     R: sp.csr_matrix,
     means: NDArray[np.float64],
-    design: _Design,
+    design: Design,
     jobs: list[tuple[int, NDArray[np.int64], RankBoostModel, NDArray[np.float64] | None]],
     k: int,
     exclude_rated: bool,
@@ -181,7 +181,7 @@ def _recommend_chunk(
                 keep = np.ones(R.shape[1], dtype=bool)
                 keep[R.indices[R.indptr[u] : R.indptr[u + 1]]] = False
                 it = every[keep]
-            s = _score_items(R, means, design, feats, model, w, it)
+            s = score_items(R, means, design, feats, model, w, it)
             top = np.argsort(-s, kind="stable")[:k]
             items[row, : top.shape[0]] = it[top]
             scores[row, : top.shape[0]] = s[top]
@@ -193,7 +193,7 @@ def _fit_chunk(
     R: sp.csr_matrix,
     jobs: list[tuple[int, NDArray[np.int64]]],
     params: TrainParams,
-    design: _Design,
+    design: Design,
     means: NDArray[np.float64],
 ) -> list[tuple[int, RankBoostModel, NDArray[np.float64] | None]]:
     """Train the models of a chunk of target users (runs in a joblib worker)."""
@@ -205,7 +205,7 @@ def _fit_chunk(
         for user, feats in jobs:
             row = R[user]
             column_of[feats] = np.arange(feats.shape[0])
-            X = _features(by_item, row.indices.astype(np.int64), column_of, feats.shape[0])
+            X = problem_features(by_item, row.indices.astype(np.int64), column_of, feats.shape[0])
             column_of[feats] = -1
             X, w = _design_matrix(X, means[feats], design, y=row.data)
             model = train_checked(X, _feedback(row.data, design.pair_weight), params)
@@ -213,7 +213,7 @@ def _fit_chunk(
     return out
 
 
-def _plan(
+def make_plan(
     R: sp.csr_matrix,
     by_item: sp.csr_matrix,
     targets: NDArray[np.int64],
@@ -269,7 +269,7 @@ def fit_per_user(
     R: sp.csr_matrix,
     plan: list[tuple[int, NDArray[np.int64]]],
     params: TrainParams,
-    design: _Design,
+    design: Design,
     means: NDArray[np.float64],
     n_jobs: int,
     verbose: int,
@@ -294,7 +294,7 @@ def fit_per_user(
 def recommend_all_per_user(
     R: sp.csr_matrix,
     means: NDArray[np.float64],
-    design: _Design,
+    design: Design,
     jobs: list[tuple[int, NDArray[np.int64], RankBoostModel, NDArray[np.float64] | None]],
     k: int,
     exclude_rated: bool,

@@ -105,7 +105,7 @@ def check_ratings(
     return csr
 
 
-def _check_explicit_zeros(R: sp.csr_matrix, rating_range: Any) -> None:
+def check_explicit_zeros(R: sp.csr_matrix, rating_range: Any) -> None:
     """Refuse stored zeros of a sparse matrix unless ``rating_range`` makes 0 a rating."""
     if not (R.data == 0).any():
         return
@@ -134,7 +134,7 @@ def _check_range(rating_range: Any) -> tuple[float, float]:
     return lo, hi
 
 
-def _check_users(users: Any, n_users: int, *, name: str) -> NDArray[np.int64]:
+def check_users(users: Any, n_users: int, *, name: str) -> NDArray[np.int64]:
     arr = np.asarray(users)
     if arr.ndim == 0:
         arr = arr.reshape(1)
@@ -155,7 +155,7 @@ def _check_users(users: Any, n_users: int, *, name: str) -> NDArray[np.int64]:
     return arr
 
 
-def _check_items(items: Any, n_items: int, *, name: str = "items") -> NDArray[np.int64]:
+def check_items(items: Any, n_items: int, *, name: str = "items") -> NDArray[np.int64]:
     arr = np.asarray(items)
     if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
         raise ValueError(f"{name} must be a 1-D array of item indices; got {items!r}.")
@@ -172,7 +172,7 @@ def _check_items(items: Any, n_items: int, *, name: str = "items") -> NDArray[np
 # --------------------------------------------------------------------------- problems
 
 
-def _features(
+def problem_features(
     by_item: sp.csr_matrix, items: NDArray[np.int64], column_of: NDArray[np.int64], d: int
 ) -> NDArray[np.float64]:
     """Dense ``X[i, j]`` = rating of feature ``j`` for ``items[i]``, NaN where unrated.
@@ -224,17 +224,17 @@ def user_ranking_problem(
     array([5., 3.])
     """
     R = check_ratings(ratings)
-    (u,) = _check_users([user], R.shape[0], name="user")
-    fu = _check_users(feature_users, R.shape[0], name="feature_users")
+    (u,) = check_users([user], R.shape[0], name="user")
+    fu = check_users(feature_users, R.shape[0], name="feature_users")
     row = R[u]
     if items is None:
         it = row.indices.astype(np.int64)
         y = row.data.copy()
     else:
-        it = _check_items(items, R.shape[1])
+        it = check_items(items, R.shape[1])
         dense = np.full(R.shape[1], np.nan)
         dense[row.indices] = row.data
         y = dense[it]
     column_of = np.full(R.shape[0], -1, dtype=np.int64)
     column_of[fu] = np.arange(fu.shape[0])
-    return _features(R.T.tocsr(), it, column_of, fu.shape[0]), y
+    return problem_features(R.T.tocsr(), it, column_of, fu.shape[0]), y

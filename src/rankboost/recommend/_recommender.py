@@ -17,23 +17,23 @@ from ..params import TrainParams
 from ._base import BASE_RECOMMENDERS
 from ._checks import check_params, design_of
 from ._labels import (
-    _COLUMNS,
-    _from_frame,
-    _is_frame,
-    _label_positions,
-    _positions,
-    _user_position,
+    COLUMNS,
+    from_frame,
+    is_frame,
+    label_positions,
+    to_positions,
+    user_position,
 )
 from ._per_user import (
-    _Design,
-    _plan,
-    _score_items,
+    Design,
     fit_per_user,
+    make_plan,
     recommend_all_per_user,
+    score_items,
     user_means,
 )
 from ._pooled import pooled_targets, recommend_pooled, train_pooled
-from ._problem import _check_explicit_zeros, _check_items, _check_users, check_ratings
+from ._problem import check_explicit_zeros, check_items, check_ratings, check_users
 
 __all__ = ["RankBoostRecommender"]
 
@@ -244,7 +244,7 @@ class RankBoostRecommender(BaseEstimator):
         """Validate the parameters; return the training ones (:mod:`rankboost.params`)."""
         return check_params(self)
 
-    def _design(self) -> _Design:
+    def _design(self) -> Design:
         return design_of(self)
 
     def fit(
@@ -252,7 +252,7 @@ class RankBoostRecommender(BaseEstimator):
         ratings: Any,
         target_users: ArrayLike | None = None,
         *,
-        columns: tuple[str, str, str] = _COLUMNS,
+        columns: tuple[str, str, str] = COLUMNS,
     ) -> RankBoostRecommender:
         """Train one RankBoost model per target user.
 
@@ -293,9 +293,9 @@ class RankBoostRecommender(BaseEstimator):
             feature user (naming the user).
         """
         params = self._check_params()
-        labelled = _is_frame(ratings)
+        labelled = is_frame(ratings)
         if labelled:
-            matrix, users, items = _from_frame(ratings, tuple(columns))  # type: ignore[arg-type]
+            matrix, users, items = from_frame(ratings, tuple(columns))  # type: ignore[arg-type]
             names = (users.tolist(), items.tolist())
             R = check_ratings(matrix, rating_range=self.rating_range, labels=names)
         else:
@@ -306,23 +306,23 @@ class RankBoostRecommender(BaseEstimator):
         n_users = R.shape[0]
         user_pos = {u: k for k, u in enumerate(names[0])}
 
-        def to_positions(given: Any, name: str) -> NDArray[np.int64]:
+        def user_positions(given: Any, name: str) -> NDArray[np.int64]:
             if labelled:
-                return _label_positions(given, user_pos, names[0], name)
-            return _check_users(given, n_users, name=name)
+                return label_positions(given, user_pos, names[0], name)
+            return check_users(given, n_users, name=name)
 
         targets = (
             np.arange(n_users, dtype=np.int64)
             if target_users is None
-            else to_positions(target_users, "target_users")
+            else user_positions(target_users, "target_users")
         )
         feats = (
             np.arange(n_users, dtype=np.int64)
             if self.feature_users is None
-            else to_positions(self.feature_users, "feature_users")
+            else user_positions(self.feature_users, "feature_users")
         )
         if sp.issparse(ratings) and not labelled:
-            _check_explicit_zeros(R, self.rating_range)
+            check_explicit_zeros(R, self.rating_range)
         self._labelled = labelled
         self._user_pos = user_pos
         self._item_pos = {it: k for k, it in enumerate(names[1])}
@@ -331,7 +331,7 @@ class RankBoostRecommender(BaseEstimator):
         self._R = R
         if self.mode == "pooled":
             return self._fit_pooled(R, targets, feats, params, names[0])
-        plan, skipped, dropped = _plan(
+        plan, skipped, dropped = make_plan(
             R, R.T.tocsr(), targets, feats, names[0], self.min_overlap, self.max_feature_users
         )
         if skipped and self.invalid_targets == "raise":
@@ -413,7 +413,7 @@ class RankBoostRecommender(BaseEstimator):
 
     def _model_of(self, user: Any) -> tuple[int, RankBoostModel]:
         self._check_fitted()
-        u = _user_position(user, self._user_pos if self._labelled else None, self.n_users_)
+        u = user_position(user, self._user_pos if self._labelled else None, self.n_users_)
         if self.model_ is not None:  # pooled: every user of the ratings can be scored
             return u, self.model_
         if u in self._models:
@@ -435,14 +435,14 @@ class RankBoostRecommender(BaseEstimator):
         if items is None:
             return np.arange(self.n_items_, dtype=np.int64)
         if self._labelled:
-            return _positions(items, self._item_pos, what="item", name=name)
-        return _check_items(items, self.n_items_, name=name)
+            return to_positions(items, self._item_pos, what="item", name=name)
+        return check_items(items, self.n_items_, name=name)
 
     def _score(self, u: int, model: RankBoostModel, it: NDArray[np.int64]) -> NDArray[np.float64]:
         if self.model_ is not None:
             return model.decision_function(self._base.scores(np.array([u]))[0][it])
         w = self._vsim_w.get(u)
-        return _score_items(self._R, self._means, self._design_, self._feats[u], model, w, it)
+        return score_items(self._R, self._means, self._design_, self._feats[u], model, w, it)
 
     def _rated_items(self, u: int) -> NDArray[np.int64]:
         R = self._R
