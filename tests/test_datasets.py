@@ -381,7 +381,7 @@ def test_dump_is_atomic_and_leaves_no_temp_file(tmp_path):
 
 
 def test_dump_cleans_up_temp_file_on_write_error(tmp_path, monkeypatch):
-    import rankboost.datasets._svmlight as mod
+    import rankboost.datasets._svmlight_write as mod
 
     def boom(*args, **kwargs):
         raise RuntimeError("disk full")

@@ -35,6 +35,14 @@ from ._cli_common import (
     refuse_overwriting_inputs,
 )
 from ._cli_common import one_line as _one_line
+from ._cli_inputs import (
+    check_exists,
+    check_width,
+    load_data,
+    load_model_file,
+    query_ids,
+    write_file,
+)
 from ._cli_metrics import (
     add_metric_argument,
     add_metric_options,
@@ -88,134 +96,6 @@ _non_negative_int = int_at_least(0)
 
 
 # ---------------------------------------------------------------------- helpers
-
-
-def _check_exists(path: str, what: str) -> None:
-    """A missing input is said before anything is read or imported (errors are fast too)."""
-    if not Path(path).exists():
-        raise CLIError(f"{what} {path!r} does not exist; check the path.")
-
-
-def _load_data(
-    path: str, n_features: int | None = None, what: str = "data file", query_file: Any = "auto"
-) -> Any:
-    if Path(path).is_dir():
-        raise CLIError(f"{what} {path!r} is a directory; pass an SVMlight/LETOR file.")
-    from .datasets import load_svmlight
-
-    try:
-        return load_svmlight(path, n_features=n_features, query_file=query_file or "auto")
-    except FileNotFoundError as exc:
-        if not Path(path).is_file():
-            raise CLIError(f"{what} {path!r} does not exist; check the path.") from None
-        raise CLIError(f"{_one_line(str(exc))} Check the --query-file path.") from None
-    except ValueError as exc:
-        msg = _one_line(str(exc))
-        if _is_letor_agg(path):  # LETOR 4.0 aggregation: NULL = not returned = abstain
-            return _load_agg(path, n_features, what)
-        if _looks_like_trec_run(path):
-            raise CLIError(
-                f"{what} {path!r} is a TREC run (qid Q0 docid rank score tag), not SVMlight/"
-                "LETOR features; to learn from runs use 'rankboost fuse train --runs RUN ... "
-                "--qrels QRELS'."
-            ) from None
-        if n_features is not None and ("n_features" in msg or "feature index" in msg):
-            raise CLIError(
-                f"{what} {path!r} has more features than the model's {n_features}: {msg} "
-                "Use data with the model's features, or retrain on it."
-            ) from None
-        raise CLIError(f"cannot read {what} {path!r}: {msg}") from None
-
-
-def _looks_like_trec_run(path: str) -> bool:
-    """Whether the first data line of ``path`` reads ``qid Q0 docid rank score tag``."""
-    from .datasets._io import open_binary
-
-    try:
-        with open_binary(path) as fh:
-            for raw in fh:
-                parts = raw.split()
-                if parts and not parts[0].startswith(b"#"):
-                    return len(parts) == 6 and parts[1].upper() == b"Q0"
-    except (OSError, ValueError):
-        pass
-    return False
-
-
-def _queries(data: RankingDataset, path: str) -> Any:
-    """The query ids of ``data``; a file without any is one query, and the user is told so."""
-    import numpy as np
-
-    if data.qid is not None:
-        return data.qid
-    _err(
-        f"{PROG}: note: {path!r} has no qid: all rows form one query. Give the queries with "
-        "'qid:Q' on each line, or --query-file FILE (LightGBM's group file: one query size "
-        "per line; DATA.query is found by itself)."
-    )
-    return np.zeros(data.n_samples, dtype=np.int64)  # one query on purpose: no OneQueryWarning
-
-
-def _is_letor_agg(path: str) -> bool:
-    try:
-        from .fusion import is_letor_agg
-    except ImportError:  # pragma: no cover - the fusion subpackage is optional
-        return False
-    return is_letor_agg(path)
-
-
-def _load_agg(path: str, n_features: int | None, what: str) -> RankingDataset:
-    """A LETOR-agg file (``k:NULL`` values) as ranks, NaN for NULL (the rankers abstain)."""
-    from .fusion import read_letor_agg
-
-    try:
-        data = read_letor_agg(path).to_dataset()
-    except ValueError as exc:
-        raise CLIError(
-            f"cannot read {what} {path!r} (LETOR aggregation format, found from its NULL "
-            f"values): {_one_line(str(exc))}"
-        ) from None
-    if n_features is not None and data.n_features != n_features:
-        raise CLIError(
-            f"{what} {path!r} has {data.n_features} rankers (columns) but {n_features} are "
-            "expected; use data with the model's (or training file's) columns."
-        )
-    return data
-
-
-def _load_model(path: str) -> RankBoostModel:
-    from .model import load_model
-
-    try:
-        return load_model(path)
-    except FileNotFoundError:
-        raise CLIError(
-            f"model file {path!r} does not exist; train one with 'rankboost train DATA -o {path}'."
-        ) from None
-    except IsADirectoryError:
-        raise CLIError(f"model file {path!r} is a directory; pass a model file.") from None
-    except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
-        raise CLIError(
-            f"cannot read model file {path!r}: {_one_line(str(exc))} "
-            "Pass a model written by 'rankboost train' or RankBoostModel.save."
-        ) from None
-
-
-def _check_width(data: RankingDataset, model: RankBoostModel, path: str) -> None:
-    if data.n_features != model.n_features:  # pragma: no cover - load_svmlight pads
-        raise CLIError(
-            f"data file {path!r} has {data.n_features} features but the model expects "
-            f"{model.n_features}; use data with the model's features."
-        )
-
-
-def _write(path: str, text: str) -> None:
-    from ._atomic import atomic_write_text
-
-    try:
-        atomic_write_text(path, text)
-    except OSError as exc:
-        raise CLIError(os_error_text(exc)) from None
 
 
 def _fmt(value: Any) -> str:
@@ -292,14 +172,14 @@ def _cmd_train(args: argparse.Namespace) -> int:
         inputs.append(("validation file", args.valid))
     refuse_overwriting_inputs(args.output, inputs)
     _check_output(args.output)
-    train = _load_data(args.data, what="training file", query_file=args.query_file)
-    train_qid = _queries(train, args.data)
+    train = load_data(args.data, what="training file", query_file=args.query_file)
+    train_qid = query_ids(train, args.data)
     metrics = list(args.metric or ["ndcg@10"])
     fit_kw: dict[str, Any] = {}
     valid = None
     if args.valid is not None:
-        valid = _load_data(args.valid, n_features=train.n_features, what="validation file")
-        valid_qid = _queries(valid, args.valid)
+        valid = load_data(args.valid, n_features=train.n_features, what="validation file")
+        valid_qid = query_ids(valid, args.valid)
         fit_kw = {
             "eval_set": [(valid.X, valid.y)],
             "eval_qid": [valid_qid],
@@ -327,7 +207,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     est.fit(train.X, train.y, qid=train_qid, feature_names=names, **fit_kw)
     seconds = time.perf_counter() - start
     model = est.model_
-    _write(args.output, json.dumps(model.to_dict(), indent=1, allow_nan=False) + "\n")
+    write_file(args.output, json.dumps(model.to_dict(), indent=1, allow_nan=False) + "\n")
     _out(
         f"trained {model.n_rounds} rounds on {train.n_samples} rows, {train.n_queries} "
         f"queries, {train.n_features} features in {seconds:.1f} s; wrote {args.output}"
@@ -350,10 +230,10 @@ def _cmd_predict(args: argparse.Namespace) -> int:
             args.output, [("model file", args.model), ("data file", args.data)]
         )
         _check_output(args.output)
-    _check_exists(args.data, "data file")
-    model = _load_model(args.model)
-    data = _load_data(args.data, n_features=model.n_features, query_file=args.query_file)
-    _check_width(data, model, args.data)
+    check_exists(args.data, "data file")
+    model = load_model_file(args.model)
+    data = load_data(args.data, n_features=model.n_features, query_file=args.query_file)
+    check_width(data, model, args.data)
     scores = model.decision_function(data.X, n_rounds=_rounds_to_use(model, args.rounds))
     if args.format == "trec":
         return _write_trec(args, data, scores)
@@ -361,7 +241,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     if args.output is None:
         sys.stdout.write(text)
     else:
-        _write(args.output, text)
+        write_file(args.output, text)
         _err(f"wrote {len(scores)} scores to {args.output}")
     return 0
 
@@ -402,11 +282,11 @@ def _write_trec(args: argparse.Namespace, data: RankingDataset, scores: Any) -> 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from .metrics import evaluate
 
-    _check_exists(args.data, "data file")
-    model = _load_model(args.model)
-    data = _load_data(args.data, n_features=model.n_features, query_file=args.query_file)
-    _check_width(data, model, args.data)
-    qid = _queries(data, args.data)
+    check_exists(args.data, "data file")
+    model = load_model_file(args.model)
+    data = load_data(args.data, n_features=model.n_features, query_file=args.query_file)
+    check_width(data, model, args.data)
+    qid = query_ids(data, args.data)
     rounds = _rounds_to_use(model, args.rounds)
     scores = model.decision_function(data.X, n_rounds=rounds)
     names = list(dict.fromkeys(args.metric or DEFAULT_METRICS))
@@ -439,7 +319,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
             for line in fusion_info_lines(args.model, _table, args.top):
                 _out(line)
             return 0
-    model = _load_model(args.model)
+    model = load_model_file(args.model)
     names = model.feature_labels  # as the plots and model.history["feature_label"] show them
     rounds = model.rounds
     _out(f"model: {args.model}")

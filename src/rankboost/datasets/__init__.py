@@ -7,7 +7,8 @@ LETOR/SVMlight line is column ``k - 1``); query ids are one per row, as in the f
 from ._bundled import MQ2008_FEATURE_NAMES, load_feature_names, load_mq2008
 from ._dataset import RankingDataset
 from ._movielens import RatingsDataset, load_movielens
-from ._svmlight import dump_svmlight, load_query_file, load_svmlight
+from ._svmlight import load_query_file, load_svmlight
+from ._svmlight_write import dump_svmlight
 
 __all__ = [
     "MQ2008_FEATURE_NAMES",

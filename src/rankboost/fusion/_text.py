@@ -1,0 +1,93 @@
+"""Line reading, atomic writing and the id and number checks of the fusion file formats."""
+
+from __future__ import annotations
+
+import gzip
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .._atomic import atomic_write_bytes, atomic_write_text
+from ..datasets._io import compression, decompression_errors, open_binary
+
+__all__ = ["MAX_RANK", "check_ids", "parse_grade", "positive_int", "read_lines", "write_text"]
+
+PathLike = str | os.PathLike[str]
+
+
+def read_lines(path: PathLike, what: str) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, text)``; gzip, bzip2 and xz are detected from the magic bytes.
+
+    Damaged compressed data and text that is not UTF-8 are ``ValueError``s naming the file.
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise IsADirectoryError(f"{path}: is a directory; pass a {what}.")
+    if not p.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    kind = compression(p)
+    # NOTE: decompress everything before parsing: a corrupt stream is then reported as
+    # such, not as a garbage line (gzip checks its CRC only at the end).
+    with decompression_errors(path, what, kind), open_binary(p) as fh:
+        data = fh.read()
+    for no, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"{path}:{no}: not UTF-8 text ({exc.reason} at byte {exc.start}); is it a {what}?"
+            ) from None
+        yield no, text
+
+
+def write_text(path: PathLike, text: str) -> None:
+    """Atomic write; gzip when ``path`` ends in ``.gz``."""
+    if not str(path).endswith(".gz"):
+        atomic_write_text(path, text)
+        return
+    atomic_write_bytes(path, gzip.compress(text.encode("utf-8"), mtime=0))
+
+
+def check_ids(qid: Any, docid: Any, what: str) -> None:
+    """Refuse ids that a TREC file cannot hold: they would not read back as written."""
+    for name, ids in (("qid", qid), ("docid", docid)):
+        for i, v in enumerate(ids.tolist()):
+            if not v or any(c.isspace() for c in v) or (name == "qid" and v.startswith("#")):
+                why = "empty" if not v else "starts with '#'" if v[0] == "#" else "has whitespace"
+                raise ValueError(
+                    f"{what}: {name} {v!r} (entry {i}) cannot be written to a TREC file: it is "
+                    f"{why}; ids must be non-empty, without whitespace, and a qid must not "
+                    "start with '#' (a comment line). Rename it first."
+                )
+
+
+#: The largest rank a file may give (ranks are exact in float64 up to 2**53).
+MAX_RANK = 2**53
+INT64_RANGE = (-(2**63), 2**63 - 1)
+
+
+def positive_int(text: str, where: str, what: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_RANK:
+        raise ValueError(
+            f"{where}: {what} must be a positive integer (1 = top) of at most 2**53 = "
+            f"{MAX_RANK}; got {text!r}."
+        )
+    return value
+
+
+def parse_grade(text: str, where: str, what: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{where}: {what} must be an integer grade; got {text!r}.") from None
+    if not INT64_RANGE[0] <= value <= INT64_RANGE[1]:
+        raise ValueError(
+            f"{where}: {what} {text!r} is outside the int64 range "
+            f"[{INT64_RANGE[0]}, {INT64_RANGE[1]}]."
+        )
+    return value
