@@ -38,7 +38,7 @@ demo: $(CORE)
 	$(PY) -m rankboost demo
 
 test: $(TEST)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --maxprocesses=4
 
 lint: $(DEV)
 	$(VENV)/bin/ruff check src tests benchmarks experiments
