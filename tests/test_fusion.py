@@ -321,3 +321,21 @@ def test_issue13_new_options_save_and_load(tmp_path: Path, data, options) -> Non
     assert back.get_params() == fusion.get_params()
     assert back.model_ == fusion.model_
     assert back.fuse(runs) == fusion.fuse(runs)
+
+
+def test_from_scores_with_docid_ties_equals_from_dict_entry_for_entry():
+    """``fuse`` builds its run with ``Run.from_scores(..., ties="docid")``: the same entries,
+    in the same order, as ``Run.from_dict`` (ranks by score, equal scores by document id)."""
+    rng = np.random.default_rng(3)
+    qid = rng.choice(["q2", "q10", "q1"], size=300)
+    docid = np.array([f"d{i}" for i in rng.permutation(300)])
+    score = rng.integers(0, 5, size=300).astype(float)  # many ties
+    nested: dict[str, dict[str, float]] = {}
+    for q, d, s in zip(qid.tolist(), docid.tolist(), score.tolist(), strict=True):
+        nested.setdefault(q, {})[d] = s
+    want = Run.from_dict(nested, name="rankboost")
+    got = Run.from_scores(qid, docid, score, name="rankboost", ties="docid")
+    for field in ("qid", "docid", "rank", "score"):
+        np.testing.assert_array_equal(getattr(got, field), getattr(want, field), err_msg=field)
+    with pytest.raises(ValueError, match="ties must be 'input' or 'docid'"):
+        Run.from_scores(qid, docid, score, ties="name")

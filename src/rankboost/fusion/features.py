@@ -331,10 +331,15 @@ def coverage_warnings(items: list[Run], qrels: Qrels) -> None:
         )
 
 
-def nested_by_query(
-    qid: NDArray[np.str_], docid: NDArray[np.str_], scores: NDArray[np.float64]
-) -> dict[str, dict[str, float]]:
-    out: dict[str, dict[str, float]] = {}
-    for q, d, s in zip(qid.tolist(), docid.tolist(), scores.tolist(), strict=True):
-        out.setdefault(q, {})[d] = s
-    return out
+def fused_run(
+    qid: NDArray[np.str_], docid: NDArray[np.str_], scores: NDArray[np.float64], depth: int | None
+) -> Run:
+    """The fused run ``"rankboost"``: the top ``depth`` of each query (None = all).
+
+    Ranks follow the decreasing scores, equal scores ordered by document id.
+    """
+    run = Run.from_scores(qid, docid, scores, name="rankboost", ties="docid")
+    if depth is None:
+        return run
+    keep = run.rank <= depth
+    return Run(run.qid[keep], run.docid[keep], run.rank[keep], run.score[keep], name=run.name)

@@ -49,9 +49,9 @@ from .features import (
     RunsLike,
     as_run_list,
     coverage_warnings,
+    fused_run,
     fusion_features,
     grades_for,
-    nested_by_query,
     score_norms_of,
 )
 from .run import Qrels, Run
@@ -476,13 +476,7 @@ class RankFusion:
             equal scores ordered by document id.
         """
         feats, scores = self.decision_function(runs, n_rounds=n_rounds, match=match)
-        run = Run.from_dict(nested_by_query(feats.qid, feats.docid, scores), name="rankboost")
-        if depth is not None:
-            keep = run.rank <= depth
-            run = Run(
-                run.qid[keep], run.docid[keep], run.rank[keep], run.score[keep], name=run.name
-            )
-        return run
+        return fused_run(feats.qid, feats.docid, scores, depth)
 
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:

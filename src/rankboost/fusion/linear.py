@@ -40,8 +40,8 @@ from .features import (
     RunsLike,
     as_run_list,
     coverage_warnings,
+    fused_run,
     grades_for,
-    nested_by_query,
     normalise_scores,
 )
 from .run import Qrels, Run
@@ -347,13 +347,7 @@ class LinearFusion:
     def fuse(self, runs: RunsLike, *, depth: int | None = None, match: str = "name") -> Run:
         """Fuse the lists: one run ranked by ``F`` (ties by document id), top ``depth``."""
         qid, docid, F = self.decision_function(runs, match=match)
-        run = Run.from_dict(nested_by_query(qid, docid, F), name="rankboost")
-        if depth is not None:
-            keep = run.rank <= depth
-            run = Run(
-                run.qid[keep], run.docid[keep], run.rank[keep], run.score[keep], name=run.name
-            )
-        return run
+        return fused_run(qid, docid, F, depth)
 
     # ------------------------------------------------------------------ persistence -------
     def to_dict(self) -> dict[str, Any]:

@@ -183,13 +183,20 @@ class Run:
 
     @classmethod
     def from_scores(
-        cls, qid: ArrayLike, docid: ArrayLike, score: ArrayLike, *, name: str = "run"
+        cls,
+        qid: ArrayLike,
+        docid: ArrayLike,
+        score: ArrayLike,
+        *,
+        name: str = "run",
+        ties: str = "input",
     ) -> Run:
         """Build a run from one score per (query, document) row; ranks follow the scores.
 
         Within a query, rank 1 goes to the highest score and ranks are ``1..n`` without
-        ties: equal scores keep their input order (a stable sort). Queries keep their order
-        of first appearance.
+        ties: equal scores keep their input order (``ties="input"``, a stable sort) or are
+        ordered by document id (``ties="docid"``, as :meth:`from_dict`). Queries keep their
+        order of first appearance.
 
         Examples
         --------
@@ -198,6 +205,8 @@ class Run:
         >>> run.docid.tolist(), run.rank.tolist()
         (['b', 'a', 'c'], [1, 2, 3])
         """
+        if ties not in ("input", "docid"):
+            raise ValueError(f"ties must be 'input' or 'docid'; got {ties!r}.")
         q = _str_array(qid, "qid", f"Run {name!r}")
         s = np.asarray(score, dtype=np.float64)
         if s.shape != q.shape:
@@ -207,18 +216,20 @@ class Run:
             )
         _, first, inv = np.unique(q, return_index=True, return_inverse=True)
         qpos = np.argsort(np.argsort(first, kind="stable"), kind="stable")[inv.reshape(-1)]
-        # sort keys, last = primary: query (first appearance), decreasing score, input order
-        order = np.lexsort((np.arange(q.shape[0]), -s, qpos))
-        grouped = qpos[order]
-        starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
-        sizes = np.diff(np.r_[starts, grouped.shape[0]])
-        rank = np.arange(grouped.shape[0]) - np.repeat(starts, sizes) + 1
         d = _str_array(docid, "docid", f"Run {name!r}")
         if d.shape != q.shape:
             raise ValueError(
                 f"Run {name!r}: docid must have one value per qid ({q.shape[0]}); got shape "
                 f"{d.shape}."
             )
+        # sort keys, last = primary: query (first appearance), decreasing score, then the tie
+        # order (input order, or document id)
+        tie = np.arange(q.shape[0]) if ties == "input" else d
+        order = np.lexsort((tie, -s, qpos))
+        grouped = qpos[order]
+        starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+        sizes = np.diff(np.r_[starts, grouped.shape[0]])
+        rank = np.arange(grouped.shape[0]) - np.repeat(starts, sizes) + 1
         return cls(q[order], d[order], rank.astype(np.int64), s[order], name=name)
 
     def sorted(self) -> Run:
