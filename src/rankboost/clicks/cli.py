@@ -23,7 +23,11 @@ import argparse
 import sys
 from typing import Any
 
+from .._cli_common import int_at_least
+
 __all__ = ["add_train_arguments", "click_fit_kwargs", "register"]
+
+_POSITIVE_INT = int_at_least(1)
 
 _EPILOG = """\
 examples:
@@ -35,16 +39,6 @@ A click log is TSV/CSV with a header: qid, docid, position (1 = top), click (0/1
 optionally session (one shown list) and count. Documents are matched to the feature file by
 (qid, docid), the docid from LETOR's '#docid = ...' comment. See docs/clicks.md.
 """
-
-
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1; got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1; got {v}")
-    return v
 
 
 def _non_negative(text: str) -> float:
@@ -92,7 +86,7 @@ def register(subparsers: Any) -> None:
     )
     s.add_argument("data", metavar="DATA", help="labelled SVMlight/LETOR file (may be .gz)")
     s.add_argument("-o", "--output", required=True, help="click log to write (.gz: gzip)")
-    s.add_argument("--sessions", type=_positive_int, default=100_000, help="default 100000")
+    s.add_argument("--sessions", type=_POSITIVE_INT, default=100_000, help="default 100000")
     s.add_argument("--eta", type=_non_negative, default=1.0, help="bias severity (default 1)")
     s.add_argument("--model", choices=["pbm", "cascade"], default="pbm", help="default pbm")
     s.add_argument(
@@ -101,7 +95,7 @@ def register(subparsers: Any) -> None:
         default="eye",
         help="examination: eye-tracking table ** eta (default) or (1/rank) ** eta",
     )
-    s.add_argument("--shown", type=_positive_int, default=10, help="list length (default 10)")
+    s.add_argument("--shown", type=_POSITIVE_INT, default=10, help="list length (default 10)")
     s.add_argument(
         "--epsilon", type=_share, default=0.1, help="click noise on grade 0 (default 0.1)"
     )
