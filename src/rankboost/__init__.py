@@ -9,11 +9,11 @@ matplotlib) and are not imported here.
 
 from __future__ import annotations
 
-import importlib
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from . import params
+from ._lazy import lazy_attribute, lazy_dir
 from .params import TrainParams
 
 if TYPE_CHECKING:
@@ -74,19 +74,12 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    """Import a public name (or subpackage) on first access; cache it in the module."""
-    try:
-        target = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    module = importlib.import_module(target, __name__)
-    value = module if target == "." + name else getattr(module, name)
-    globals()[name] = value
-    return value
+    """Import a public name on first access; cache it in the package (rankboost._lazy)."""
+    return lazy_attribute(__name__, _LAZY, name)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return lazy_dir(__name__, __all__)
 
 
 __all__ = [

@@ -17,8 +17,9 @@ See docs/clicks.md.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from .._lazy import lazy_attribute, lazy_dir
 
 if TYPE_CHECKING:
     from ._log import REQUIRED_COLUMNS, ClickLog, read_click_log
@@ -57,17 +58,12 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    try:
-        target = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(target, __name__), name)
-    globals()[name] = value
-    return value
+    """Import a public name on first access; cache it in the package (rankboost._lazy)."""
+    return lazy_attribute(__name__, _LAZY, name)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return lazy_dir(__name__, __all__)
 
 
 __all__ = [

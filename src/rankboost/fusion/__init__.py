@@ -10,8 +10,9 @@ that :mod:`rankboost.fusion.engines` exports to Elasticsearch and OpenSearch.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from .._lazy import lazy_attribute, lazy_dir
 
 if TYPE_CHECKING:
     from .evaluation import evaluate_run, run_arrays
@@ -77,18 +78,12 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    """Import a public name on first access; cache it in the module."""
-    try:
-        target = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(target, __name__), name)
-    globals()[name] = value
-    return value
+    """Import a public name on first access; cache it in the package (rankboost._lazy)."""
+    return lazy_attribute(__name__, _LAZY, name)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return lazy_dir(__name__, __all__)
 
 
 __all__ = [

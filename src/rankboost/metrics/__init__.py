@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._lazy import lazy_attribute
 from ._registry import CONVENTIONS, METRICS, MetricInfo, conventions, evaluate, parse_metric
 from .average_precision import average_precision, mean_average_precision, reciprocal_rank
 from .metasearch import average_rank, topk_counts
@@ -23,13 +24,12 @@ if TYPE_CHECKING:
     from ._scorer import RankingScorer, make_scorer
 
 
+_LAZY = dict.fromkeys(["RankingScorer", "make_scorer"], "._scorer")
+
+
 def __getattr__(name: str) -> Any:
     """The scikit-learn scorers, imported on first use (``rankboost evaluate`` needs no sklearn)."""
-    if name in ("RankingScorer", "make_scorer"):
-        from . import _scorer
-
-        return getattr(_scorer, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return lazy_attribute(__name__, _LAZY, name)
 
 
 __all__ = [
