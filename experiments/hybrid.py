@@ -425,10 +425,10 @@ def _lightgbm(runs_tr: list, qrels_tr: Any, runs_te: list, params: dict) -> dict
             "n_rounds": int(booster.best_iteration)}  # fmt: skip
 
 
-def run_fold(runs: dict, qrels: dict, train_q: list[str], test_q: list[str],
-             fold: int, rb_params: dict, ranx_methods: bool = True,
-             ranx_cache: Path | None = None) -> dict:  # fmt: skip
-    """Every method on one fold: {method: {"run": test run dict, "seconds": ..., ...}}."""
+def split_fold(runs: dict, qrels: dict, train_q: list[str], test_q: list[str]) -> tuple:
+    """A fold's runs on its training and test queries, its training qrels, and what every
+    method table starts from: each single run on the test queries, the best one chosen on the
+    training queries (NDCG@10), and each run's training NDCG@10."""
     from rankboost.fusion import Qrels
 
     tr, te = set(train_q), set(test_q)
@@ -436,14 +436,20 @@ def run_fold(runs: dict, qrels: dict, train_q: list[str], test_q: list[str],
     runs_te = [subset(r, te) for r in runs.values()]
     qrels_tr = Qrels.from_dict({q: qrels[q] for q in train_q})
     out: dict[str, dict] = {}
-
-    # single runs, and the best one chosen on the training queries (NDCG@10)
     train_nd = {}
     for name, r in runs.items():
         out[f"run:{name}"] = {"run": subset(r, te).to_dict()}
         train_nd[name] = float(per_query(qrels, subset(r, tr).to_dict(), train_q)["ndcg@10"].mean())
     best = max(train_nd, key=lambda n: train_nd[n])
     out["best_single"] = dict(out[f"run:{best}"], chosen=best)
+    return runs_tr, runs_te, qrels_tr, out, train_nd
+
+
+def run_fold(runs: dict, qrels: dict, train_q: list[str], test_q: list[str],
+             fold: int, rb_params: dict, ranx_methods: bool = True,
+             ranx_cache: Path | None = None) -> dict:  # fmt: skip
+    """Every method on one fold: {method: {"run": test run dict, "seconds": ..., ...}}."""
+    runs_tr, runs_te, qrels_tr, out, train_nd = split_fold(runs, qrels, train_q, test_q)
 
     out["rankboost"] = _rankboost(runs_tr, qrels_tr, runs_te, rb_params)
     out["lightgbm"] = _lightgbm(runs_tr, qrels_tr, runs_te, rb_params)
@@ -685,19 +691,8 @@ def hybrid_fold(runs: dict, qrels: dict, train_q: list[str], test_q: list[str], 
     from ranx import Qrels as RanxQrels
     from ranx import fuse, optimize_fusion
 
-    from rankboost.fusion import Qrels
 
-    tr, te = set(train_q), set(test_q)
-    runs_tr = [subset(r, tr) for r in runs.values()]
-    runs_te = [subset(r, te) for r in runs.values()]
-    qrels_tr = Qrels.from_dict({q: qrels[q] for q in train_q})
-    out: dict[str, dict] = {}
-    train_nd = {}
-    for name, r in runs.items():
-        out[f"run:{name}"] = {"run": subset(r, te).to_dict()}
-        train_nd[name] = float(per_query(qrels, subset(r, tr).to_dict(), train_q)["ndcg@10"].mean())
-    best = max(train_nd, key=lambda n: train_nd[n])
-    out["best_single"] = dict(out[f"run:{best}"], chosen=best)
+    runs_tr, runs_te, qrels_tr, out, train_nd = split_fold(runs, qrels, train_q, test_q)
     rx_tr = [ranx_run(r) for r in runs_tr]
     rx_te = [ranx_run(r) for r in runs_te]
     with warnings.catch_warnings():
