@@ -17,6 +17,7 @@ import os
 from collections.abc import Callable, Sequence
 
 __all__ = [
+    "PROG",
     "CLIError",
     "UsageError",
     "int_at_least",
@@ -26,6 +27,9 @@ __all__ = [
     "refuse_overwriting_inputs",
     "same_file",
 ]
+
+#: The program name every command's messages start with (``rankboost: error: ...``).
+PROG = "rankboost"
 
 
 class CLIError(Exception):

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._cli_common import CLIError, os_error_text
+from ._cli_common import PROG, CLIError, os_error_text
 from ._cli_common import one_line as _one_line
 
 if TYPE_CHECKING:
@@ -25,8 +25,6 @@ __all__ = [
     "query_ids",
     "write_file",
 ]
-
-PROG = "rankboost"
 
 
 def check_exists(path: str, what: str) -> None:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ._cli_common import (
+    PROG,
     CLIError,
     UsageError,
     int_at_least,
@@ -61,7 +62,6 @@ if TYPE_CHECKING:
 
 __all__ = ["CLIError", "UsageError", "main"]
 
-PROG = "rankboost"
 DEFAULT_METRICS = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "map")
 DEFAULT_MODEL = "model.json"
 

@@ -23,7 +23,7 @@ import argparse
 import sys
 from typing import Any
 
-from .._cli_common import int_at_least
+from .._cli_common import PROG, int_at_least
 
 __all__ = ["add_train_arguments", "click_fit_kwargs", "register"]
 
@@ -196,7 +196,7 @@ def click_fit_kwargs(args: argparse.Namespace, data: Any) -> dict[str, Any]:
     prop = resolve_propensity(log, args.propensity or "auto", data.X)
     fb = click_feedback(log, prop, pairs=args.click_pairs, max_weight=args.max_weight)
     sys.stderr.write(
-        f"rankboost: note: --clicks: the labels of {args.data!r} are ignored; training on "
+        f"{PROG}: note: --clicks: the labels of {args.data!r} are ignored; training on "
         f"{fb.n_pairs} {args.click_pairs} pairs from {log.n_sessions} sessions and "
         f"{int(log.n_clicks)} clicks of {args.clicks!r}; propensity {prop.method}: "
         + _table(prop)
