@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from rankboost.metrics import ndcg_score
 from rankboost.recommend import BASE_RECOMMENDERS, RankBoostRecommender
 from rankboost.recommend._base import BaseScores
+from rankboost.recommend._ndcg import ndcg_per_round
 from rankboost.recommend._pooled import pooled_problem, top_k
 
 
@@ -169,6 +171,20 @@ def test_top_k_equals_a_stable_argsort_with_exclusions_and_padding():
         assert items[r, : len(order)].tolist() == order
         assert (items[r, len(order) :] == -1).all()
         assert np.isnan(scores[r, len(order) :]).all()
+
+
+@pytest.mark.parametrize("graded", [False, True])
+def test_ndcg_per_round_equals_ndcg_score_of_every_round(graded):
+    rng = np.random.default_rng(4)
+    sizes = rng.integers(1, 25, size=30)
+    qid = np.repeat(np.arange(30) * 3, sizes)  # contiguous, gaps in the ids
+    n = qid.shape[0]
+    y = rng.integers(0, 5 if graded else 2, size=n).astype(float)
+    H = rng.integers(0, 4, size=(n, 7)).astype(float)  # heavy ties
+    H[:, 6] = rng.random(n)
+    got = ndcg_per_round(H, y, qid, k=10)
+    want = [ndcg_score(y, H[:, t], qid, k=10) for t in range(H.shape[1])]
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
 
 
 # ------------------------------------------------------------------ estimator

@@ -34,12 +34,12 @@ from joblib import Parallel, delayed
 from numpy.typing import NDArray
 
 from .._kernels import numba_threads
-from ..callback import EvaluationMonitor
 from ..engine import TrainingStoppedWarning, train_checked
 from ..feedback import BipartiteFeedback, LayeredFeedback
 from ..model import RankBoostModel
 from ..params import TrainParams
 from ._base import BaseScores
+from ._ndcg import ndcg_per_round
 
 __all__ = ["FEEDBACK", "PooledProblem", "pooled_problem", "select_rounds", "top_k"]
 
@@ -170,6 +170,17 @@ def _train_quiet(
         return train_checked(X, fb, params, **kw)
 
 
+def _inner_groups(
+    qid: NDArray[np.int64], inner_folds: int, rng: np.random.Generator
+) -> NDArray[np.int64]:
+    """The inner fold of every row: target users dealt at random into ``inner_folds``."""
+    users = np.unique(qid)
+    group = rng.permutation(users.shape[0]) % inner_folds
+    g_of = np.zeros(int(users.max()) + 1, dtype=np.int64)
+    g_of[users] = group
+    return g_of[qid]
+
+
 def select_rounds(
     problem: PooledProblem,
     kind: str,
@@ -179,24 +190,26 @@ def select_rounds(
 ) -> tuple[int, NDArray[np.float64]]:
     """The number of rounds with the best mean held-out NDCG@10 over folds of users.
 
-    Returns the round (1-based) and the mean curve (one value per round).
+    One run of ``params.n_rounds`` per inner fold; the held-out users' scores after every
+    round come from the run's rounds at the end (``staged_decision_function``) and their
+    NDCG@10 from one kernel call (:func:`._ndcg.ndcg_per_round`, equal to
+    :func:`rankboost.metrics.ndcg_score` per round). Returns the round (1-based) and the
+    mean curve (one value per round).
     """
-    users = np.unique(problem.qid)
-    group = rng.permutation(users.shape[0]) % inner_folds
-    g_of = np.zeros(int(users.max()) + 1, dtype=np.int64)
-    g_of[users] = group
+    g = _inner_groups(problem.qid, inner_folds, rng)
     curves = []
-    for g in range(inner_folds):
-        valid = g_of[problem.qid] == g
-        yv = problem.y[valid]
-        if problem.y[~valid].max() == problem.y[~valid].min():
+    for k in range(inner_folds):
+        valid = g == k
+        if not valid.any() or problem.y[~valid].max() == problem.y[~valid].min():
             continue
+        yv = problem.y[valid]
         gain = (yv > 0).astype(np.float64) if kind == "rated" else yv
-        monitor = EvaluationMonitor(
-            [(problem.X[valid], gain, problem.qid[valid])], metrics="ndcg@10"
-        )
-        _train_quiet(problem.X[~valid], problem.feedback(kind, ~valid), params, callbacks=[monitor])
-        curve = np.asarray(monitor.results["valid_0"]["ndcg@10"])
+        model = _train_quiet(problem.X[~valid], problem.feedback(kind, ~valid), params)
+        Xv = problem.X[valid]
+        H = np.empty((Xv.shape[0], model.n_rounds))
+        for t, h in enumerate(model.staged_decision_function(Xv)):
+            H[:, t] = h
+        curve = ndcg_per_round(H, gain, problem.qid[valid])
         full = np.full(params.n_rounds, curve[-1] if curve.size else np.nan)
         full[: curve.shape[0]] = curve  # a stopped run keeps its last value
         curves.append(full)
