@@ -195,9 +195,23 @@ def _pooled(R, targets=None, **kw):
     return RankBoostRecommender(**kw).fit(R, target_users=targets)
 
 
+def test_auto_feedback_is_the_ratings_model_for_predict_and_the_rated_one_for_recommend():
+    R = _ratings(8)
+    auto = _pooled(R)
+    assert auto.feedback == "auto"
+    by_rating, top_n = _pooled(R, feedback="ratings"), _pooled(R, feedback="rated")
+    assert auto.rating_model_ == by_rating.model_
+    assert auto.model_ == top_n.model_
+    assert auto.rating_model_ != auto.model_
+    np.testing.assert_array_equal(auto.predict(3), by_rating.predict(3))
+    np.testing.assert_array_equal(auto.rank(3), by_rating.rank(3))
+    np.testing.assert_array_equal(auto.recommend(3, k=5)[1], top_n.recommend(3, k=5)[1])
+    np.testing.assert_array_equal(auto.recommend_all(k=5)[1], top_n.recommend_all(k=5)[1])
+
+
 def test_default_is_pooled_and_recommend_all_equals_recommend():
     R = _ratings(8)
-    rec = _pooled(R, n_jobs=1)
+    rec = _pooled(R, n_jobs=1, feedback="rated")
     assert rec.mode == "pooled"
     assert rec.model_ is not None
     assert rec.report_["n_rounds"] <= 15
@@ -211,7 +225,7 @@ def test_default_is_pooled_and_recommend_all_equals_recommend():
         np.testing.assert_allclose(scores[r, :n], sc, rtol=0, atol=1e-12)
         assert not set(it.tolist()) & set(R[u].indices.tolist())
         np.testing.assert_allclose(rec.predict(int(u), it), sc, rtol=0, atol=1e-12)
-    par = RankBoostRecommender(n_estimators=15, n_jobs=2).fit(R).recommend_all(k=5)
+    par = _pooled(R, n_jobs=2, feedback="rated").recommend_all(k=5)
     np.testing.assert_array_equal(par[1], items)
 
 
@@ -262,7 +276,7 @@ def test_user_with_one_rating():
     assert rec.recommend(0, k=3)[0].shape == (3,)
     with pytest.raises(ValueError, match=r"user 0 has 1 rating\(s\) with fewer than two"):
         RankBoostRecommender(mode="per_user", n_estimators=5).fit(R, target_users=[0])
-    with pytest.raises(ValueError, match="no target user has a crucial pair.*feedback='both'"):
+    with pytest.raises(ValueError, match="no target user has a crucial pair.*feedback='auto'"):
         RankBoostRecommender(feedback="ratings", n_estimators=5).fit(R, target_users=[0])
 
 

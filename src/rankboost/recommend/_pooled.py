@@ -26,7 +26,7 @@ mean is kept and the final model is trained on every target.
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -43,7 +43,7 @@ from ._ndcg import ndcg_per_round
 
 __all__ = ["FEEDBACK", "PooledProblem", "pooled_problem", "select_rounds", "top_k"]
 
-FEEDBACK = ("both", "ratings", "rated")
+FEEDBACK = ("auto", "both", "ratings", "rated")
 #: users scored per dense block (bounds memory: block x items x features floats)
 _BLOCK_CELLS = 1 << 22
 
@@ -92,6 +92,10 @@ class PooledProblem:
 
     def __init__(self, X: NDArray[np.float64], y: NDArray[np.float64], qid: NDArray[np.int64]):
         self.X, self.y, self.qid = X, y, qid
+
+    def subset(self, rows: NDArray[np.bool_]) -> PooledProblem:
+        """The problem of some rows (order kept)."""
+        return PooledProblem(self.X[rows], self.y[rows], self.qid[rows])
 
     def feedback(self, kind: str, rows: NDArray[np.bool_] | None = None) -> LayeredFeedback:
         y, q = (self.y, self.qid) if rows is None else (self.y[rows], self.qid[rows])
@@ -293,26 +297,49 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
     negatives: float,
     inner_folds: int | None,
     random_state: int,
-) -> tuple[RankBoostModel, NDArray[np.float64] | None, BaseScores, int]:
-    """The pooled model, its inner-CV curve, the base recommenders on all of ``R``, #rows."""
+) -> tuple[dict[str, PooledFit], BaseScores, int]:
+    """The pooled model(s), the base recommenders on all of ``R``, and the number of rows.
+
+    One model per kind of feedback: ``{"rated": ...}``, ``{"ratings": ...}`` or ``{"both":
+    ...}``, and for ``feedback="auto"`` two, ``"ratings"`` (trained on the rated rows only)
+    and ``"rated"``, on the same cross-fitted rows. Every model's inner folds come from
+    their own random stream, so the two models of ``"auto"`` are bit-identical to the
+    ``"ratings"`` and the ``"rated"`` fits of the same seed.
+    """
     rng = np.random.default_rng(random_state)
+    sampled = "rated" if feedback == "auto" else feedback
     problem = pooled_problem(
-        R, targets, base, n_folds=n_folds, feedback=feedback, negatives=negatives, rng=rng
+        R, targets, base, n_folds=n_folds, feedback=sampled, negatives=negatives, rng=rng
     )
-    if np.unique(problem.y).shape[0] < 2 or (
-        feedback == "ratings" and not _has_pair(problem.y, problem.qid)
-    ):
-        raise ValueError(
-            "no target user has a crucial pair: with feedback='ratings' a target needs two "
-            "different ratings. Use feedback='both' or 'rated' (rated above unrated), or "
-            "add ratings."
-        )
-    curve = None
-    if inner_folds is not None and targets.shape[0] >= inner_folds:
-        best, curve = select_rounds(problem, feedback, params, inner_folds, rng)
-        params = params.replace(n_rounds=best)
-    model = fit_pooled(problem, feedback, params)
-    return model, curve, BaseScores(**base).fit(R), int(problem.X.shape[0])
+    kinds = ("ratings", "rated") if feedback == "auto" else (feedback,)
+    fits: dict[str, PooledFit] = {}
+    for kind in kinds:
+        prob = problem.subset(problem.y > 0) if kind == "ratings" and sampled != kind else problem
+        no_pair = kind == "ratings" and not _has_pair(prob.y, prob.qid)
+        if np.unique(prob.y).shape[0] < 2 or no_pair:
+            if feedback == "auto":
+                continue  # no rating pair at all: predict uses the "rated" model
+            raise ValueError(
+                "no target user has a crucial pair: with feedback='ratings' a target needs "
+                "two different ratings. Use feedback='auto', 'both' or 'rated' (rated "
+                "above unrated), or add ratings."
+            )
+        p, curve = params, None
+        if inner_folds is not None and targets.shape[0] >= inner_folds:
+            inner_rng = np.random.default_rng([random_state, 1])
+            best, curve = select_rounds(prob, kind, params, inner_folds, inner_rng)
+            p = params.replace(n_rounds=best)
+        fits[kind] = PooledFit(fit_pooled(prob, kind, p), curve)
+    if "rated" in fits and "ratings" not in fits and feedback == "auto":
+        fits["ratings"] = fits["rated"]
+    return fits, BaseScores(**base).fit(R), int(problem.X.shape[0])
+
+
+class PooledFit(NamedTuple):
+    """One pooled model and its inner-CV curve (mean held-out NDCG@10 per round, or None)."""
+
+    model: RankBoostModel
+    curve: NDArray[np.float64] | None
 
 
 def _has_pair(y: NDArray[np.float64], qid: NDArray[np.int64]) -> bool:

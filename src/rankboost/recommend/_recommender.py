@@ -61,9 +61,13 @@ class RankBoostRecommender(BaseEstimator):
         One model over all targets, or the paper's one model per target.
     base_recommenders : tuple of str, default=BASE_RECOMMENDERS
         The pooled model's features, among ``BASE_RECOMMENDERS``.
-    feedback : {"rated", "ratings", "both"}, default="rated"
+    feedback : {"auto", "rated", "ratings", "both"}, default="auto"
         Pooled pairs of a user: rated above unrated (top-N), higher rating above lower (the
-        paper's task; docs/movies.md), or both.
+        paper's task), or both in one layered feedback. ``"auto"``: two models on the same
+        cross-fitted rows, ``"rated"`` for :meth:`recommend` and :meth:`recommend_all`
+        (which unrated items a user will rate) and ``"ratings"`` for :meth:`predict` and
+        :meth:`rank` (how the user orders given items); docs/movies.md shows that neither
+        one wins both tasks.
     n_folds : int, default=5
         Cross-fitting folds of each user's ratings (pooled).
     negatives : float, default=1.0
@@ -134,14 +138,21 @@ class RankBoostRecommender(BaseEstimator):
     items_ : ndarray
         The item labels, one per column (``0..n_items-1`` for matrix input).
     model_ : RankBoostModel or None
-        The pooled model (None for per_user).
+        The pooled model that :meth:`recommend` and :meth:`recommend_all` use (None for
+        per_user).
+    rating_model_ : RankBoostModel or None
+        The pooled model that :meth:`predict` and :meth:`rank` use: the ``"ratings"`` model
+        with ``feedback="auto"`` (``model_`` if no target has two different ratings),
+        otherwise ``model_`` (None for per_user).
     models_ : dict of user label to RankBoostModel
         The model of every fitted target user (pooled: the same ``model_`` for all).
     feature_users_ : dict of user label to ndarray
         The feature users (labels; model columns, in order) of every fitted target user
         (pooled: the ``user_knn`` neighbour pool).
     rounds_curve_ : ndarray or None
-        Pooled with ``inner_folds``: mean held-out NDCG@10 after every round.
+        Pooled with ``inner_folds``: mean held-out NDCG@10 after every round (``model_``).
+    rating_rounds_curve_ : ndarray or None
+        The same for ``rating_model_``.
     skipped_users_ : dict of user label to str
         Targets left out (``invalid_targets="skip"``) and why.
     report_ : dict
@@ -189,7 +200,7 @@ class RankBoostRecommender(BaseEstimator):
         n_estimators: int = 100,
         mode: str = "pooled",
         base_recommenders: tuple[str, ...] = BASE_RECOMMENDERS,
-        feedback: str = "rated",
+        feedback: str = "auto",
         n_folds: int = 5,
         negatives: float = 1.0,
         inner_folds: int | None = 2,
@@ -351,7 +362,9 @@ class RankBoostRecommender(BaseEstimator):
         self._means = means
         self._feats = dict(plan)
         self.model_: RankBoostModel | None = None
+        self.rating_model_: RankBoostModel | None = None
         self.rounds_curve_: NDArray[np.float64] | None = None
+        self.rating_rounds_curve_: NDArray[np.float64] | None = None
         self.models_ = {label[u]: m for u, m, _ in results}
         self.feature_users_ = {label[u]: users[f] for u, f in plan}
         self.skipped_users_ = {label[u]: why for u, why in skipped.items()}
@@ -384,11 +397,17 @@ class RankBoostRecommender(BaseEstimator):
         fitted, skipped = pooled_targets(R, targets, label, self.invalid_targets)
         names = self.base_recommenders
         base = {"names": (names,) if isinstance(names, str) else tuple(names), "pool": feats}
-        model, self.rounds_curve_, self._base, n_rows = train_pooled(
+        fits, self._base, n_rows = train_pooled(
             R, fitted, base, params, self.feedback, self.n_folds, float(self.negatives),
             self.inner_folds, self.random_state,
         )  # fmt: skip
+        top_n = fits.get("rated", next(iter(fits.values())))
+        by_rating = fits.get("ratings", top_n)
+        model = top_n.model
         self.model_ = model
+        self.rating_model_ = by_rating.model
+        self.rounds_curve_ = top_n.curve
+        self.rating_rounds_curve_ = by_rating.curve
         self._models = dict.fromkeys(fitted.tolist(), model)
         self.models_ = {label[u]: model for u in fitted.tolist()}
         pool = self.users_[feats]
@@ -400,6 +419,7 @@ class RankBoostRecommender(BaseEstimator):
             "n_skipped": len(skipped),
             "n_rows": n_rows,
             "n_rounds": model.n_rounds,
+            "n_rounds_rating_model": by_rating.model.n_rounds,
             "n_stopped_early": int(model.stop_reason is not None),
         }
         return self
@@ -411,11 +431,16 @@ class RankBoostRecommender(BaseEstimator):
                 "This RankBoostRecommender is not fitted yet; call fit(ratings) first."
             )
 
-    def _model_of(self, user: Any) -> tuple[int, RankBoostModel]:
+    def _model_of(self, user: Any, top_n: bool = False) -> tuple[int, RankBoostModel]:
+        """The user's row and model.
+
+        Pooled: ``model_`` for top-N (``recommend``), ``rating_model_`` for ordering given
+        items (``predict``, ``rank``).
+        """
         self._check_fitted()
         u = user_position(user, self._user_pos if self._labelled else None, self.n_users_)
         if self.model_ is not None:  # pooled: every user of the ratings can be scored
-            return u, self.model_
+            return u, self.model_ if top_n or self.rating_model_ is None else self.rating_model_
         if u in self._models:
             return u, self._models[u]
         label = self.users_[u]
@@ -518,7 +543,7 @@ class RankBoostRecommender(BaseEstimator):
             candidate order.
         scores : ndarray of float of the same shape
         """
-        u, model = self._model_of(user)
+        u, model = self._model_of(user, top_n=True)
         _check_k(k)
         it = self._items_of(candidates, "candidates")
         if exclude_rated:
