@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from rankboost import train
 from rankboost.metrics import ndcg_score
 from rankboost.recommend import BASE_RECOMMENDERS, RankBoostRecommender
 from rankboost.recommend._base import BaseScores
@@ -209,13 +210,35 @@ def test_auto_feedback_is_the_ratings_model_for_predict_and_the_rated_one_for_re
     np.testing.assert_array_equal(auto.recommend_all(k=5)[1], top_n.recommend_all(k=5)[1])
 
 
+def test_top_n_model_boosts_from_the_ease_prior():
+    R = _ratings(8)
+    rec = _pooled(R, feedback="rated", inner_folds=None, prior_scale=0.25, n_estimators=6)
+    names = rec._base.names
+    prob = pooled_problem(
+        R, np.arange(R.shape[0]), {"names": names, "pool": np.arange(R.shape[0])}, n_folds=5,
+        feedback="rated", negatives=1.0, rng=np.random.default_rng(0),
+    )  # fmt: skip
+    f0 = 0.25 * prob.X[:, names.index("ease")]
+    want = train(prob.X, prob.feedback("rated"), 6, init_score=f0, thresholds=255)
+    assert rec.model_ == want
+    assert rec.prior_scale_ == 0.25
+    S = rec._base.scores(np.array([4]))[0]
+    np.testing.assert_allclose(
+        rec.predict(4), 0.25 * S[:, names.index("ease")] + want.decision_function(S), rtol=1e-12
+    )
+    # no prior: boosting from 0
+    plain = _pooled(R, feedback="rated", inner_folds=None, prior=None, n_estimators=6)
+    assert plain.model_ == train(prob.X, prob.feedback("rated"), 6, thresholds=255)
+    assert plain.prior_scale_ is None
+
+
 def test_default_is_pooled_and_recommend_all_equals_recommend():
     R = _ratings(8)
     rec = _pooled(R, n_jobs=1, feedback="rated")
     assert rec.mode == "pooled"
     assert rec.model_ is not None
     assert rec.report_["n_rounds"] <= 15
-    assert rec.rounds_curve_.shape == (15,)
+    assert rec.rounds_curve_.shape == (16,)  # round 0: the EASE prior alone
     users, items, scores = rec.recommend_all(k=5)
     np.testing.assert_array_equal(users, np.arange(R.shape[0]))
     for r, u in enumerate(users):
@@ -348,6 +371,9 @@ def test_bad_pooled_parameters_name_the_parameter():
         ({"inner_folds": 1}, "inner_folds must be None or an int >= 2"),
         ({"random_state": -1}, "random_state must be an int >= 0"),
         ({"thresholds": "many"}, "thresholds"),
+        ({"prior": "svd"}, 'prior must be "ease" or None'),
+        ({"prior_scale": 0.0}, "prior_scale must be None or a number > 0"),
+        ({"base_recommenders": ("item_knn",)}, 'prior="ease" boosts from the EASE score'),
     ]
     for kw, msg in bad:
         with pytest.raises(ValueError, match=msg):

@@ -44,6 +44,8 @@ from ._ndcg import ndcg_per_round
 __all__ = ["FEEDBACK", "PooledProblem", "pooled_problem", "select_rounds", "top_k"]
 
 FEEDBACK = ("auto", "both", "ratings", "rated")
+#: candidate multipliers ``c`` of the prior ``F0 = c * EASE`` (SPEC 7.2: scale matters)
+PRIOR_SCALES = (0.1, 0.25, 0.5)
 #: users scored per dense block (bounds memory: block x items x features floats)
 _BLOCK_CELLS = 1 << 22
 
@@ -191,16 +193,21 @@ def select_rounds(
     params: TrainParams,
     inner_folds: int,
     rng: np.random.Generator,
+    prior: NDArray[np.float64] | None = None,
 ) -> tuple[int, NDArray[np.float64]]:
     """The number of rounds with the best mean held-out NDCG@10 over folds of users.
 
     One run of ``params.n_rounds`` per inner fold; the held-out users' scores after every
     round come from the run's rounds at the end (``staged_decision_function``) and their
     NDCG@10 from one kernel call (:func:`._ndcg.ndcg_per_round`, equal to
-    :func:`rankboost.metrics.ndcg_score` per round). Returns the round (1-based) and the
-    mean curve (one value per round).
+    :func:`rankboost.metrics.ndcg_score` per round). With a ``prior`` (``F0`` per row,
+    SPEC 7.2) the runs start from it and round 0 (the prior alone) is a candidate too.
+    Returns the best round (1-based; 0 = the prior alone) and the mean curve (one value
+    per round; with a prior, index 0 is the prior alone).
     """
     g = _inner_groups(problem.qid, inner_folds, rng)
+    start = 0 if prior is None else 1
+    width = params.n_rounds + start
     curves = []
     for k in range(inner_folds):
         valid = g == k
@@ -208,24 +215,73 @@ def select_rounds(
             continue
         yv = problem.y[valid]
         gain = (yv > 0).astype(np.float64) if kind == "rated" else yv
-        model = _train_quiet(problem.X[~valid], problem.feedback(kind, ~valid), params)
+        f0 = None if prior is None else prior[~valid]
+        fb = problem.feedback(kind, ~valid)
+        model = _train_quiet(problem.X[~valid], fb, params, init_score=f0)
         Xv = problem.X[valid]
-        H = np.empty((Xv.shape[0], model.n_rounds))
+        H = np.zeros((Xv.shape[0], model.n_rounds + start))
+        if prior is not None:
+            H += prior[valid][:, None]
         for t, h in enumerate(model.staged_decision_function(Xv)):
-            H[:, t] = h
+            H[:, t + start] += h
         curve = ndcg_per_round(H, gain, problem.qid[valid])
-        full = np.full(params.n_rounds, curve[-1] if curve.size else np.nan)
+        full = np.full(width, curve[-1] if curve.size else np.nan)
         full[: curve.shape[0]] = curve  # a stopped run keeps its last value
         curves.append(full)
     if not curves:
-        return params.n_rounds, np.full(params.n_rounds, np.nan)
+        return params.n_rounds, np.full(width, np.nan)
     mean = np.mean(curves, axis=0)
-    return int(np.nanargmax(mean)) + 1, mean
+    return int(np.nanargmax(mean)) + 1 - start, mean
 
 
-def fit_pooled(problem: PooledProblem, kind: str, params: TrainParams) -> RankBoostModel:
-    """Train the pooled model on every target's query."""
-    return _train_quiet(problem.X, problem.feedback(kind), params, feature_names=None)
+class PooledFit(NamedTuple):
+    """One pooled model: ``H(x) = scale * x[prior] + sum of its first ``rounds`` rounds``.
+
+    ``prior`` is the feature column of the prior ``F0`` (None: no prior, ``scale`` 0);
+    ``curve`` the inner-CV curve (mean held-out NDCG@10 per round, or None).
+    """
+
+    model: RankBoostModel
+    curve: NDArray[np.float64] | None
+    rounds: int
+    prior: int | None = None
+    scale: float = 0.0
+
+    def score(self, S: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``H`` of every row of the base-score matrix ``S`` (rows x features)."""
+        H = self.model.decision_function(S, n_rounds=self.rounds)
+        if self.prior is not None:
+            H += self.scale * S[:, self.prior]
+        return H
+
+
+def _fit_kind(  # noqa: PLR0917  private helper of train_pooled
+    prob: PooledProblem,
+    kind: str,
+    params: TrainParams,
+    inner_folds: int | None,
+    random_state: int,
+    prior: int | None,
+    scales: tuple[float, ...],
+) -> PooledFit:
+    """One model: rounds (and the prior's multiplier, best mean curve) by inner CV."""
+    cv = inner_folds is not None and np.unique(prob.qid).shape[0] >= inner_folds
+    if prior is None:
+        scales = (0.0,)
+    best_value, best_c, best_rounds = -np.inf, scales[0], params.n_rounds
+    best_curve: NDArray[np.float64] | None = None
+    if cv:
+        for c in scales:
+            f0 = None if prior is None else c * np.nan_to_num(prob.X[:, prior])
+            inner_rng = np.random.default_rng([random_state, 1])
+            rounds, curve = select_rounds(prob, kind, params, int(inner_folds), inner_rng, f0)  # type: ignore[arg-type]
+            if np.nanmax(curve) > best_value:
+                best_value, best_c, best_rounds, best_curve = np.nanmax(curve), c, rounds, curve
+    f0 = None if prior is None else best_c * np.nan_to_num(prob.X[:, prior])
+    p = params.replace(n_rounds=max(best_rounds, 1))
+    model = _train_quiet(prob.X, prob.feedback(kind), p, feature_names=None, init_score=f0)
+    scale = best_c if prior is not None else 0.0
+    return PooledFit(model, best_curve, min(best_rounds, model.n_rounds), prior, scale)
 
 
 def top_k(scores: NDArray[np.float64], k: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
@@ -248,7 +304,7 @@ def top_k(scores: NDArray[np.float64], k: int) -> tuple[NDArray[np.int64], NDArr
 
 def _top_of_block(
     base: BaseScores,
-    model: RankBoostModel,
+    model: PooledFit,
     R: sp.csr_matrix,
     k: int,
     exclude_rated: bool,
@@ -257,7 +313,7 @@ def _top_of_block(
     """Top-``k`` items of a block of users under the pooled model (one scoring call)."""
     S = base.scores(users)
     with numba_threads(1):
-        H = model.decision_function(S.reshape(-1, S.shape[2])).reshape(S.shape[:2])
+        H = model.score(S.reshape(-1, S.shape[2])).reshape(S.shape[:2])
     if exclude_rated:
         Ru = R[users]
         H[np.repeat(np.arange(users.shape[0]), np.diff(Ru.indptr)), Ru.indices] = -np.inf
@@ -266,7 +322,7 @@ def _top_of_block(
 
 def recommend_pooled(
     base: BaseScores,
-    model: RankBoostModel,
+    model: PooledFit,
     R: sp.csr_matrix,
     fitted: NDArray[np.int64],
     k: int,
@@ -297,6 +353,8 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
     negatives: float,
     inner_folds: int | None,
     random_state: int,
+    prior: str | None = None,
+    prior_scale: float | None = None,
 ) -> tuple[dict[str, PooledFit], BaseScores, int]:
     """The pooled model(s), the base recommenders on all of ``R``, and the number of rows.
 
@@ -305,6 +363,11 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
     and ``"rated"``, on the same cross-fitted rows. Every model's inner folds come from
     their own random stream, so the two models of ``"auto"`` are bit-identical to the
     ``"ratings"`` and the ``"rated"`` fits of the same seed.
+
+    ``prior="ease"``: the models with rated-above-unrated pairs (``"rated"``, ``"both"``)
+    boost from ``F0 = c * (EASE feature)`` (SPEC 7.2), ``c = prior_scale`` or, when None,
+    the one of :data:`PRIOR_SCALES` whose inner-CV curve peaks highest (0.25 without
+    inner CV); 0 rounds (EASE alone) is a candidate of the inner CV.
     """
     rng = np.random.default_rng(random_state)
     sampled = "rated" if feedback == "auto" else feedback
@@ -324,22 +387,15 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
                 "two different ratings. Use feedback='auto', 'both' or 'rated' (rated "
                 "above unrated), or add ratings."
             )
-        p, curve = params, None
-        if inner_folds is not None and targets.shape[0] >= inner_folds:
-            inner_rng = np.random.default_rng([random_state, 1])
-            best, curve = select_rounds(prob, kind, params, inner_folds, inner_rng)
-            p = params.replace(n_rounds=best)
-        fits[kind] = PooledFit(fit_pooled(prob, kind, p), curve)
+        col = base["names"].index("ease") if prior == "ease" and kind != "ratings" else None
+        if prior_scale is not None:
+            scales: tuple[float, ...] = (float(prior_scale),)
+        else:
+            scales = PRIOR_SCALES if inner_folds is not None else (0.25,)
+        fits[kind] = _fit_kind(prob, kind, params, inner_folds, random_state, col, scales)
     if "rated" in fits and "ratings" not in fits and feedback == "auto":
         fits["ratings"] = fits["rated"]
     return fits, BaseScores(**base).fit(R), int(problem.X.shape[0])
-
-
-class PooledFit(NamedTuple):
-    """One pooled model and its inner-CV curve (mean held-out NDCG@10 per round, or None)."""
-
-    model: RankBoostModel
-    curve: NDArray[np.float64] | None
 
 
 def _has_pair(y: NDArray[np.float64], qid: NDArray[np.int64]) -> bool:

@@ -68,6 +68,15 @@ class RankBoostRecommender(BaseEstimator):
         (which unrated items a user will rate) and ``"ratings"`` for :meth:`predict` and
         :meth:`rank` (how the user orders given items); docs/movies.md shows that neither
         one wins both tasks.
+    prior : {"ease", None}, default="ease"
+        The top-N model (feedback "rated", "both", and "auto"'s ``model_``) boosts from the
+        prior ``F0 = c * EASE score`` (SPEC 7.2): 0 rounds = EASE's ranking, and the rounds
+        correct it where the other recommenders disagree. Needs "ease" in
+        ``base_recommenders``. None: boosting from 0.
+    prior_scale : float, default=None
+        The multiplier ``c`` (the prior's scale matters: ``exp(F0)`` weights the pairs).
+        None: chosen by the inner CV among ``PRIOR_SCALES`` (0.1, 0.25, 0.5), with the
+        rounds; 0.25 when ``inner_folds=None``.
     n_folds : int, default=5
         Cross-fitting folds of each user's ratings (pooled).
     negatives : float, default=1.0
@@ -153,6 +162,10 @@ class RankBoostRecommender(BaseEstimator):
         Pooled with ``inner_folds``: mean held-out NDCG@10 after every round (``model_``).
     rating_rounds_curve_ : ndarray or None
         The same for ``rating_model_``.
+    prior_scale_ : float or None
+        The prior's multiplier ``c`` of ``model_`` (None without a prior): ``recommend``
+        scores ``c * EASE + model_``, with ``report_["n_rounds"]`` of its rounds (0 = EASE
+        alone).
     skipped_users_ : dict of user label to str
         Targets left out (``invalid_targets="skip"``) and why.
     report_ : dict
@@ -201,6 +214,8 @@ class RankBoostRecommender(BaseEstimator):
         mode: str = "pooled",
         base_recommenders: tuple[str, ...] = BASE_RECOMMENDERS,
         feedback: str = "auto",
+        prior: str | None = "ease",
+        prior_scale: float | None = None,
         n_folds: int = 5,
         negatives: float = 1.0,
         inner_folds: int | None = 2,
@@ -228,6 +243,8 @@ class RankBoostRecommender(BaseEstimator):
         self.mode = mode
         self.base_recommenders = base_recommenders
         self.feedback = feedback
+        self.prior = prior
+        self.prior_scale = prior_scale
         self.n_folds = n_folds
         self.negatives = negatives
         self.inner_folds = inner_folds
@@ -363,6 +380,7 @@ class RankBoostRecommender(BaseEstimator):
         self._feats = dict(plan)
         self.model_: RankBoostModel | None = None
         self.rating_model_: RankBoostModel | None = None
+        self.prior_scale_: float | None = None
         self.rounds_curve_: NDArray[np.float64] | None = None
         self.rating_rounds_curve_: NDArray[np.float64] | None = None
         self.models_ = {label[u]: m for u, m, _ in results}
@@ -399,15 +417,17 @@ class RankBoostRecommender(BaseEstimator):
         base = {"names": (names,) if isinstance(names, str) else tuple(names), "pool": feats}
         fits, self._base, n_rows = train_pooled(
             R, fitted, base, params, self.feedback, self.n_folds, float(self.negatives),
-            self.inner_folds, self.random_state,
+            self.inner_folds, self.random_state, self.prior, self.prior_scale,
         )  # fmt: skip
         top_n = fits.get("rated", next(iter(fits.values())))
         by_rating = fits.get("ratings", top_n)
+        self._fits = (top_n, by_rating)
         model = top_n.model
         self.model_ = model
         self.rating_model_ = by_rating.model
         self.rounds_curve_ = top_n.curve
         self.rating_rounds_curve_ = by_rating.curve
+        self.prior_scale_ = top_n.scale if top_n.prior is not None else None
         self._models = dict.fromkeys(fitted.tolist(), model)
         self.models_ = {label[u]: model for u in fitted.tolist()}
         pool = self.users_[feats]
@@ -418,8 +438,8 @@ class RankBoostRecommender(BaseEstimator):
             "n_fitted": int(fitted.shape[0]),
             "n_skipped": len(skipped),
             "n_rows": n_rows,
-            "n_rounds": model.n_rounds,
-            "n_rounds_rating_model": by_rating.model.n_rounds,
+            "n_rounds": top_n.rounds,
+            "n_rounds_rating_model": by_rating.rounds,
             "n_stopped_early": int(model.stop_reason is not None),
         }
         return self
@@ -465,7 +485,8 @@ class RankBoostRecommender(BaseEstimator):
 
     def _score(self, u: int, model: RankBoostModel, it: NDArray[np.int64]) -> NDArray[np.float64]:
         if self.model_ is not None:
-            return model.decision_function(self._base.scores(np.array([u]))[0][it])
+            fit = self._fits[0] if model is self.model_ else self._fits[1]
+            return fit.score(self._base.scores(np.array([u]))[0][it])
         w = self._vsim_w.get(u)
         return score_items(self._R, self._means, self._design_, self._feats[u], model, w, it)
 
@@ -597,7 +618,7 @@ class RankBoostRecommender(BaseEstimator):
         if self.model_ is not None:
             fitted = np.fromiter(self._models, dtype=np.int64, count=len(self._models))
             pos, scores = recommend_pooled(
-                self._base, self.model_, self._R, fitted, k, exclude_rated, n_jobs, self.verbose
+                self._base, self._fits[0], self._R, fitted, k, exclude_rated, n_jobs, self.verbose
             )
             return self._labelled_top(fitted, pos, scores)
         jobs = [(u, self._feats[u], m, self._vsim_w.get(u)) for u, m in self._models.items()]
