@@ -157,7 +157,9 @@ def rankboost_scores(Rtr, kw):
     if rec.model_ is not None:
         S = rec._base.scores(np.arange(Rtr.shape[0]))
         S2 = S.reshape(-1, S.shape[2])
-        out = [f.score(S2).reshape(S.shape[:2]) for f in dict.fromkeys(rec._fits)]
+        top_n, by_rating = rec._fits
+        fits = [top_n] if by_rating is top_n else [top_n, by_rating]
+        out = [f.score(S2).reshape(S.shape[:2]) for f in fits]
     else:
         out = [np.vstack([rec.predict(u) for u in range(Rtr.shape[0])])]
     return out, fit, rec

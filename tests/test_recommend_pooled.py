@@ -181,9 +181,11 @@ def test_ndcg_per_round_equals_ndcg_score_of_every_round(graded):
     qid = np.repeat(np.arange(30) * 3, sizes)  # contiguous, gaps in the ids
     n = qid.shape[0]
     y = rng.integers(0, 5 if graded else 2, size=n).astype(float)
-    H = rng.integers(0, 4, size=(n, 7)).astype(float)  # heavy ties
+    H = rng.integers(0, 4, size=(n, 9)).astype(float)  # heavy ties
     H[:, 6] = rng.random(n)
-    got = ndcg_per_round(H, y, qid, k=10)
+    H[:, 7] = 1.0  # one tie over every row
+    H[:, 8] = np.where(rng.random(n) < 0.7, 2.0, rng.random(n))  # ties at the top and cut
+    got = ndcg_per_round(H.T, y, qid, k=10)
     want = [ndcg_score(y, H[:, t], qid, k=10) for t in range(H.shape[1])]
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
 

@@ -202,8 +202,9 @@ def _spd_inverse(G: NDArray[np.float64]) -> NDArray[np.float64]:
             f"{info}); ease_lambda must be a finite number > 0, got {G.diagonal().min()!r} "
             "on the diagonal."
         )
-    upper = np.triu(P)
-    return upper + np.triu(upper, 1).T
+    lower = np.tril_indices_from(P, -1)
+    P[lower] = P.T[lower]  # potri fills the upper triangle
+    return P
 
 
 def _standardise(col: NDArray[np.float64], history: NDArray[np.bool_]) -> NDArray[np.float64]:

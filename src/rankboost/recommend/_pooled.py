@@ -219,12 +219,12 @@ def select_rounds(
         fb = problem.feedback(kind, ~valid)
         model = _train_quiet(problem.X[~valid], fb, params, init_score=f0)
         Xv = problem.X[valid]
-        H = np.zeros((Xv.shape[0], model.n_rounds + start))
+        HT = np.zeros((model.n_rounds + start, Xv.shape[0]))  # one round's scores per row
         if prior is not None:
-            H += prior[valid][:, None]
+            HT += prior[valid]
         for t, h in enumerate(model.staged_decision_function(Xv)):
-            H[:, t + start] += h
-        curve = ndcg_per_round(H, gain, problem.qid[valid])
+            HT[t + start] += h
+        curve = ndcg_per_round(HT, gain, problem.qid[valid])
         full = np.full(width, curve[-1] if curve.size else np.nan)
         full[: curve.shape[0]] = curve  # a stopped run keeps its last value
         curves.append(full)
