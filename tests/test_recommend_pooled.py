@@ -12,7 +12,7 @@ from rankboost.metrics import ndcg_score
 from rankboost.recommend import BASE_RECOMMENDERS, RankBoostRecommender
 from rankboost.recommend._base import BaseScores
 from rankboost.recommend._ndcg import ndcg_per_round
-from rankboost.recommend._pooled import pooled_problem, top_k
+from rankboost.recommend._pooled import PRIOR_SCALES, pooled_problem, top_k
 
 
 def _ratings(seed, n_users=14, n_items=18, density=0.45):
@@ -200,9 +200,10 @@ def _pooled(R, targets=None, **kw):
 
 def test_auto_feedback_is_the_ratings_model_for_predict_and_the_rated_one_for_recommend():
     R = _ratings(8)
-    auto = _pooled(R)
+    auto = _pooled(R, n_estimators=8)
     assert auto.feedback == "auto"
-    by_rating, top_n = _pooled(R, feedback="ratings"), _pooled(R, feedback="rated")
+    by_rating = _pooled(R, feedback="ratings", n_estimators=8)
+    top_n = _pooled(R, feedback="rated", n_estimators=8)
     assert auto.rating_model_ == by_rating.model_
     assert auto.model_ == top_n.model_
     assert auto.rating_model_ != auto.model_
@@ -232,6 +233,17 @@ def test_top_n_model_boosts_from_the_ease_prior():
     plain = _pooled(R, feedback="rated", inner_folds=None, prior=None, n_estimators=6)
     assert plain.model_ == train(prob.X, prob.feedback("rated"), 6, thresholds=255)
     assert plain.prior_scale_ is None
+    # prior_scale=None: the multiplier whose inner-CV curve peaks highest
+    picked = _pooled(R, feedback="rated", prior_scale=None, n_estimators=6)
+    peaks = {
+        c: np.nanmax(_pooled(R, feedback="rated", prior_scale=c, n_estimators=6).rounds_curve_)
+        for c in PRIOR_SCALES
+    }
+    assert picked.prior_scale_ == max(peaks, key=peaks.get)
+    np.testing.assert_array_equal(
+        picked.rounds_curve_,
+        _pooled(R, feedback="rated", prior_scale=picked.prior_scale_, n_estimators=6).rounds_curve_,
+    )
 
 
 def test_default_is_pooled_and_recommend_all_equals_recommend():
