@@ -46,6 +46,9 @@ __all__ = ["FEEDBACK", "PooledProblem", "pooled_problem", "select_rounds", "top_
 FEEDBACK = ("auto", "both", "ratings", "rated")
 #: candidate multipliers ``c`` of the prior ``F0 = c * EASE`` (SPEC 7.2: scale matters)
 PRIOR_SCALES = (0.1, 0.25, 0.5)
+#: unrated rows per target sampled only for the inner CV of a top-N model: a held-out user's
+#: rated items are ranked among them, closer to top-N than one unrated item per rated one
+HELD_UNRATED = 500
 #: users scored per dense block (bounds memory: block x items x features floats)
 _BLOCK_CELLS = 1 << 22
 
@@ -65,11 +68,18 @@ def _entry_folds(R: sp.csr_matrix, n_folds: int, rng: np.random.Generator) -> ND
 
 
 def _sample_unrated(
-    R: sp.csr_matrix, users: NDArray[np.int64], ratio: float, rng: np.random.Generator
-) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """Per user, ``ceil(ratio * n_rated)`` unrated items (at least 1), without replacement."""
+    R: sp.csr_matrix,
+    users: NDArray[np.int64],
+    ratio: float,
+    rng: np.random.Generator,
+    extra: int = 0,
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
+    """Per user, ``ceil(ratio * n_rated)`` unrated items (at least 1), without replacement.
+
+    Then up to ``extra`` more per user, flagged in the third array (evaluation rows).
+    """
     n_items = R.shape[1]
-    out_u, out_i = [], []
+    out_u, out_i, out_x = [], [], []
     step = max(1, (1 << 22) // n_items)
     for s in range(0, users.shape[0], step):  # a block of users at a time, vectorised
         us = users[s : s + step]
@@ -79,25 +89,37 @@ def _sample_unrated(
         )
         n_free = n_items - rated.sum(axis=1)
         want = np.minimum(n_free, np.maximum(1, np.ceil(ratio * rated.sum(axis=1)))).astype(int)
+        more = np.minimum(n_free, want + extra)
         keys = rng.random(rated.shape)
         keys[rated] = 2.0
         order = np.argsort(keys, axis=1)
-        take = np.arange(n_items)[None, :] < want[:, None]
+        take = np.arange(n_items)[None, :] < more[:, None]
         r, c = np.nonzero(take)
         out_u.append(us[r])
         out_i.append(order[r, c])
-    return np.concatenate(out_u), np.concatenate(out_i)
+        out_x.append(c >= want[r])
+    return np.concatenate(out_u), np.concatenate(out_i), np.concatenate(out_x)
 
 
 class PooledProblem:
-    """The pooled ranking problem: features ``X``, labels ``y`` and query ``qid`` (user)."""
+    """The pooled ranking problem: features ``X``, labels ``y`` and query ``qid`` (user).
 
-    def __init__(self, X: NDArray[np.float64], y: NDArray[np.float64], qid: NDArray[np.int64]):
+    ``held`` flags unrated rows sampled only to evaluate rounds (inner CV), never trained on.
+    """
+
+    def __init__(
+        self,
+        X: NDArray[np.float64],
+        y: NDArray[np.float64],
+        qid: NDArray[np.int64],
+        held: NDArray[np.bool_] | None = None,
+    ):
         self.X, self.y, self.qid = X, y, qid
+        self.held = np.zeros(y.shape[0], dtype=bool) if held is None else held
 
     def subset(self, rows: NDArray[np.bool_]) -> PooledProblem:
         """The problem of some rows (order kept)."""
-        return PooledProblem(self.X[rows], self.y[rows], self.qid[rows])
+        return PooledProblem(self.X[rows], self.y[rows], self.qid[rows], self.held[rows])
 
     def feedback(self, kind: str, rows: NDArray[np.bool_] | None = None) -> LayeredFeedback:
         y, q = (self.y, self.qid) if rows is None else (self.y[rows], self.qid[rows])
@@ -115,11 +137,14 @@ def pooled_problem(
     feedback: str,
     negatives: float,
     rng: np.random.Generator,
+    held_unrated: int = 0,
 ) -> PooledProblem:
     """The cross-fitted rows of every target (rated items, plus sampled unrated ones).
 
     Labels: a rated row has ``1 + rating - min rating`` (>= 1), an unrated row 0; with
-    ``feedback="ratings"`` no unrated row is sampled.
+    ``feedback="ratings"`` no unrated row is sampled. ``held_unrated`` more unrated rows
+    per target (``held``) let the inner CV rank a held-out user's rated items among many
+    unrated ones, as top-N does, without training on them.
     """
     fold = _entry_folds(R, n_folds, rng)
     n_u = np.diff(R.indptr)
@@ -133,12 +158,14 @@ def pooled_problem(
     items = [R.indices[keep].astype(np.int64)]
     labels = [1.0 + R.data[keep] - lo]
     folds = [fold[keep]]
+    held = [np.zeros(keep.sum(), dtype=bool)]
     if feedback != "ratings":
-        nu, ni = _sample_unrated(R, targets, negatives, rng)
+        nu, ni, nh = _sample_unrated(R, targets, negatives, rng, held_unrated)
         users.append(nu)
         items.append(ni)
         labels.append(np.zeros(nu.shape[0]))
         folds.append(rng.integers(0, n_folds, size=nu.shape[0]))
+        held.append(nh)
     u = np.concatenate(users)
     it = np.concatenate(items)
     y = np.concatenate(labels)
@@ -165,7 +192,7 @@ def pooled_problem(
             S = model.scores(bu)
             X[sel] = S[np.searchsorted(bu, u[sel]), it[sel]]
     order = np.lexsort((it, u))
-    return PooledProblem(X[order], y[order], u[order])
+    return PooledProblem(X[order], y[order], u[order], np.concatenate(held)[order])
 
 
 def _train_quiet(
@@ -211,13 +238,14 @@ def select_rounds(
     curves = []
     for k in range(inner_folds):
         valid = g == k
-        if not valid.any() or problem.y[~valid].max() == problem.y[~valid].min():
+        train = ~valid & ~problem.held
+        if not valid.any() or problem.y[train].max() == problem.y[train].min():
             continue
         yv = problem.y[valid]
         gain = (yv > 0).astype(np.float64) if kind == "rated" else yv
-        f0 = None if prior is None else prior[~valid]
-        fb = problem.feedback(kind, ~valid)
-        model = _train_quiet(problem.X[~valid], fb, params, init_score=f0)
+        f0 = None if prior is None else prior[train]
+        fb = problem.feedback(kind, train)
+        model = _train_quiet(problem.X[train], fb, params, init_score=f0)
         Xv = problem.X[valid]
         HT = np.zeros((model.n_rounds + start, Xv.shape[0]))  # one round's scores per row
         if prior is not None:
@@ -277,6 +305,8 @@ def _fit_kind(  # noqa: PLR0917  private helper of train_pooled
             rounds, curve = select_rounds(prob, kind, params, int(inner_folds), inner_rng, f0)  # type: ignore[arg-type]
             if np.nanmax(curve) > best_value:
                 best_value, best_c, best_rounds, best_curve = np.nanmax(curve), c, rounds, curve
+    if prob.held.any():
+        prob = prob.subset(~prob.held)  # evaluation rows only
     f0 = None if prior is None else best_c * np.nan_to_num(prob.X[:, prior])
     p = params.replace(n_rounds=max(best_rounds, 1))
     model = _train_quiet(prob.X, prob.feedback(kind), p, feature_names=None, init_score=f0)
@@ -364,6 +394,10 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
     their own random stream, so the two models of ``"auto"`` are bit-identical to the
     ``"ratings"`` and the ``"rated"`` fits of the same seed.
 
+    The inner CV of the models with rated-above-unrated pairs ranks each held-out user's
+    rated rows among its training negatives plus :data:`HELD_UNRATED` more unrated rows
+    (scored like the others, never trained on).
+
     ``prior="ease"``: the models with rated-above-unrated pairs (``"rated"``, ``"both"``)
     boost from ``F0 = c * (EASE feature)`` (SPEC 7.2), ``c = prior_scale`` or, when None,
     the one of :data:`PRIOR_SCALES` whose inner-CV curve peaks highest (0.25 without
@@ -371,9 +405,11 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
     """
     rng = np.random.default_rng(random_state)
     sampled = "rated" if feedback == "auto" else feedback
+    held = HELD_UNRATED if inner_folds is not None and sampled != "ratings" else 0
     problem = pooled_problem(
-        R, targets, base, n_folds=n_folds, feedback=sampled, negatives=negatives, rng=rng
-    )
+        R, targets, base, n_folds=n_folds, feedback=sampled, negatives=negatives, rng=rng,
+        held_unrated=held,
+    )  # fmt: skip
     kinds = ("ratings", "rated") if feedback == "auto" else (feedback,)
     fits: dict[str, PooledFit] = {}
     for kind in kinds:
@@ -395,7 +431,7 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
         fits[kind] = _fit_kind(prob, kind, params, inner_folds, random_state, col, scales)
     if "rated" in fits and "ratings" not in fits and feedback == "auto":
         fits["ratings"] = fits["rated"]
-    return fits, BaseScores(**base).fit(R), int(problem.X.shape[0])
+    return fits, BaseScores(**base).fit(R), int((~problem.held).sum())
 
 
 def _has_pair(y: NDArray[np.float64], qid: NDArray[np.int64]) -> bool:
