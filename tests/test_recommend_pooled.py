@@ -12,7 +12,7 @@ from rankboost.metrics import ndcg_score
 from rankboost.recommend import BASE_RECOMMENDERS, RankBoostRecommender
 from rankboost.recommend._base import BaseScores
 from rankboost.recommend._ndcg import ndcg_per_round
-from rankboost.recommend._pooled import PRIOR_SCALES, pooled_problem, top_k
+from rankboost.recommend._pooled import HELD_UNRATED, PRIOR_SCALES, pooled_problem, top_k
 
 
 def _ratings(seed, n_users=14, n_items=18, density=0.45):
@@ -159,6 +159,34 @@ def test_problem_rows_labels_and_negatives():
             np.sort(prob.y[mine][prob.y[mine] > 0]), np.sort(R[u].data - R.data.min() + 1)
         )
     assert set(np.unique(prob.qid)) == set(targets.tolist())
+
+
+def test_held_unrated_rows_are_extra_unrated_items_never_trained_on():
+    R = _ratings(6, n_items=30)
+    targets = np.arange(R.shape[0])
+    names = BASE_RECOMMENDERS
+    base = {"names": names, "pool": targets}
+    prob = pooled_problem(
+        R, targets, base, n_folds=5, feedback="rated", negatives=1.0,
+        rng=np.random.default_rng(0), held_unrated=HELD_UNRATED,
+    )  # fmt: skip
+    for u in targets:
+        mine = prob.qid == u
+        n_rated, n_free = R[u].nnz, R.shape[1] - R[u].nnz
+        n_neg = min(n_rated, n_free)
+        assert (prob.y[mine & ~prob.held] == 0).sum() == n_neg
+        assert (mine & prob.held).sum() == min(HELD_UNRATED, n_free - n_neg)
+        assert (prob.y[mine & prob.held] == 0).all()
+    # the final model is trained on the other rows only (the inner CV chose its rounds)
+    rec = _pooled(R, feedback="rated", n_estimators=6)
+    assert rec.report_["n_rows"] == int((~prob.held).sum())
+    train_rows = prob.subset(~prob.held)
+    f0 = 0.25 * train_rows.X[:, names.index("ease")]
+    want = train(
+        train_rows.X, train_rows.feedback("rated"), max(rec.report_["n_rounds"], 1),
+        init_score=f0, thresholds=255,
+    )  # fmt: skip
+    assert rec.model_ == want
 
 
 def test_top_k_equals_a_stable_argsort_with_exclusions_and_padding():
