@@ -461,3 +461,46 @@ def pooled_targets(
     if fitted.shape[0] == 0:
         raise ValueError("no target user has a rating; the pooled model has no query.")
     return fitted, skipped
+
+
+def fit_estimator(  # noqa: PLR0917  private, one caller (RankBoostRecommender._fit_pooled)
+    rec: Any,
+    R: sp.csr_matrix,
+    targets: NDArray[np.int64],
+    feats: NDArray[np.int64],
+    params: TrainParams,
+    label: list[Any],
+) -> tuple[tuple[PooledFit, PooledFit], BaseScores]:
+    """Fit the pooled model(s) of ``rec`` and set its fitted attributes.
+
+    Returns the (top-N, rating) fits, the same object twice unless ``feedback="auto"``,
+    and the base recommenders on all of ``R``.
+    """
+    fitted, skipped = pooled_targets(R, targets, label, rec.invalid_targets)
+    names = rec.base_recommenders
+    base = {"names": (names,) if isinstance(names, str) else tuple(names), "pool": feats}
+    fits, scores, n_rows = train_pooled(
+        R, fitted, base, params, rec.feedback, rec.n_folds, float(rec.negatives),
+        rec.inner_folds, rec.random_state, rec.prior, rec.prior_scale,
+    )  # fmt: skip
+    top_n = fits.get("rated", next(iter(fits.values())))
+    by_rating = fits.get("ratings", top_n)
+    model = top_n.model
+    rec.model_, rec.rating_model_ = model, by_rating.model
+    rec.rounds_curve_, rec.rating_rounds_curve_ = top_n.curve, by_rating.curve
+    rec.prior_scale_ = top_n.scale if top_n.prior is not None else None
+    rec._models = dict.fromkeys(fitted.tolist(), model)
+    rec.models_ = {label[u]: model for u in fitted.tolist()}
+    pool = rec.users_[feats]
+    rec.feature_users_ = {label[u]: pool for u in fitted.tolist()}
+    rec.skipped_users_ = {label[u]: why for u, why in skipped.items()}
+    rec.report_ = {
+        "n_targets": int(targets.shape[0]),
+        "n_fitted": int(fitted.shape[0]),
+        "n_skipped": len(skipped),
+        "n_rows": n_rows,
+        "n_rounds": top_n.rounds,
+        "n_rounds_rating_model": by_rating.rounds,
+        "n_stopped_early": int(model.stop_reason is not None),
+    }
+    return (top_n, by_rating), scores

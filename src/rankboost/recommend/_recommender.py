@@ -18,9 +18,11 @@ from ._base import BASE_RECOMMENDERS
 from ._checks import check_params, design_of
 from ._labels import (
     COLUMNS,
+    check_k,
     from_frame,
     is_frame,
     label_positions,
+    labelled_top,
     to_positions,
     user_position,
 )
@@ -32,7 +34,7 @@ from ._per_user import (
     score_items,
     user_means,
 )
-from ._pooled import pooled_targets, recommend_pooled, train_pooled
+from ._pooled import fit_estimator, recommend_pooled
 from ._problem import check_explicit_zeros, check_items, check_ratings, check_users
 
 __all__ = ["RankBoostRecommender"]
@@ -413,37 +415,8 @@ class RankBoostRecommender(BaseEstimator):
         params: TrainParams,
         label: list[Any],
     ) -> RankBoostRecommender:
-        """One model over every target's query (SPEC 7.2; :mod:`._pooled`)."""
-        fitted, skipped = pooled_targets(R, targets, label, self.invalid_targets)
-        names = self.base_recommenders
-        base = {"names": (names,) if isinstance(names, str) else tuple(names), "pool": feats}
-        fits, self._base, n_rows = train_pooled(
-            R, fitted, base, params, self.feedback, self.n_folds, float(self.negatives),
-            self.inner_folds, self.random_state, self.prior, self.prior_scale,
-        )  # fmt: skip
-        top_n = fits.get("rated", next(iter(fits.values())))
-        by_rating = fits.get("ratings", top_n)
-        self._fits = (top_n, by_rating)
-        model = top_n.model
-        self.model_ = model
-        self.rating_model_ = by_rating.model
-        self.rounds_curve_ = top_n.curve
-        self.rating_rounds_curve_ = by_rating.curve
-        self.prior_scale_ = top_n.scale if top_n.prior is not None else None
-        self._models = dict.fromkeys(fitted.tolist(), model)
-        self.models_ = {label[u]: model for u in fitted.tolist()}
-        pool = self.users_[feats]
-        self.feature_users_ = {label[u]: pool for u in fitted.tolist()}
-        self.skipped_users_ = {label[u]: why for u, why in skipped.items()}
-        self.report_ = {
-            "n_targets": int(targets.shape[0]),
-            "n_fitted": int(fitted.shape[0]),
-            "n_skipped": len(skipped),
-            "n_rows": n_rows,
-            "n_rounds": top_n.rounds,
-            "n_rounds_rating_model": by_rating.rounds,
-            "n_stopped_early": int(model.stop_reason is not None),
-        }
+        """One model over every target's query (SPEC 7.2; :func:`._pooled.fit_estimator`)."""
+        self._fits, self._base = fit_estimator(self, R, targets, feats, params, label)
         return self
 
     # ------------------------------------------------------------------ prediction
@@ -454,11 +427,7 @@ class RankBoostRecommender(BaseEstimator):
             )
 
     def _model_of(self, user: Any, top_n: bool = False) -> tuple[int, RankBoostModel]:
-        """The user's row and model.
-
-        Pooled: ``model_`` for top-N (``recommend``), ``rating_model_`` for ordering given
-        items (``predict``, ``rank``).
-        """
+        """The user's row and model (pooled: ``model_`` if ``top_n``, else ``rating_model_``)."""
         self._check_fitted()
         u = user_position(user, self._user_pos if self._labelled else None, self.n_users_)
         if self.model_ is not None:  # pooled: every user of the ratings can be scored
@@ -567,7 +536,7 @@ class RankBoostRecommender(BaseEstimator):
         scores : ndarray of float of the same shape
         """
         u, model = self._model_of(user, top_n=True)
-        _check_k(k)
+        check_k(k)
         it = self._items_of(candidates, "candidates")
         if exclude_rated:
             it = it[~np.isin(it, self._rated_items(u))]
@@ -614,7 +583,7 @@ class RankBoostRecommender(BaseEstimator):
         ([5.0, 5.0, 4.0], [5.0, 5.0, 5.0])
         """
         self._check_fitted()
-        _check_k(k)
+        check_k(k)
         k = int(k)
         n_jobs = effective_n_jobs(self.n_jobs) if self._models else 1
         if self.model_ is not None:
@@ -622,26 +591,10 @@ class RankBoostRecommender(BaseEstimator):
             pos, scores = recommend_pooled(
                 self._base, self._fits[0], self._R, fitted, k, exclude_rated, n_jobs, self.verbose
             )
-            return self._labelled_top(fitted, pos, scores)
+            return labelled_top(self.users_, self.items_, self._labelled, fitted, pos, scores)
         jobs = [(u, self._feats[u], m, self._vsim_w.get(u)) for u, m in self._models.items()]
         pos, scores = recommend_all_per_user(
             self._R, self._means, self._design_, jobs, k, exclude_rated, n_jobs, self.verbose
         )
-        return self._labelled_top(np.array([u for u, *_ in jobs], dtype=np.int64), pos, scores)
-
-    def _labelled_top(
-        self, fitted: NDArray[np.int64], pos: NDArray[np.int64], scores: NDArray[np.float64]
-    ) -> tuple[NDArray[Any], NDArray[Any], NDArray[np.float64]]:
-        users = self.users_[fitted]
-        if self._labelled:
-            items = np.empty(pos.shape, dtype=object)
-            items[pos >= 0] = self.items_[pos[pos >= 0]]
-            items[pos < 0] = None
-        else:
-            items = pos
-        return users, items, scores
-
-
-def _check_k(k: Any) -> None:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be an int >= 1; got {k!r}.")
+        fitted = np.array([u for u, *_ in jobs], dtype=np.int64)
+        return labelled_top(self.users_, self.items_, self._labelled, fitted, pos, scores)
