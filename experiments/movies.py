@@ -10,6 +10,9 @@ Studies (seeded; targets and feature users are always disjoint):
 2. feature density: 100 feature users drawn from one rating-count group at a time;
 3. feedback density: n in {10, 20, 40, 80, 160} training ratings per target.
 
+``--pooled-seeds 0,1,2 --out FILE`` runs only the default pooled model (issue 24) in the
+studies over those seeds, with paired tests against VSIM and Surprise's KNN per study.
+
 Methods: RankBoost (:class:`rankboost.recommend.RankBoostRecommender`), VSIM (Breese et al.
 1998), nearest neighbour, least-squares linear regression, and scikit-surprise's user-based
 KNNWithMeans when it is installed. Metrics on each target's test movies: disagreement and the
