@@ -10,6 +10,9 @@ Studies (seeded; targets and feature users are always disjoint):
 2. feature density: 100 feature users drawn from one rating-count group at a time;
 3. feedback density: n in {10, 20, 40, 80, 160} training ratings per target.
 
+``--pooled-seeds 0,1,2 --out FILE`` runs only the default pooled model (issue 24) in the
+studies over those seeds, with paired tests against VSIM and Surprise's KNN per study.
+
 Methods: RankBoost (:class:`rankboost.recommend.RankBoostRecommender`), VSIM (Breese et al.
 1998), nearest neighbour, least-squares linear regression, and scikit-surprise's user-based
 KNNWithMeans when it is installed. Metrics on each target's test movies: disagreement and the
@@ -219,6 +222,15 @@ BEST = {**MIXED, "n_estimators": 20, "user_features": False, "weak_ranker": "fea
 #: feedback, and the variant trained on rating pairs only
 POOLED = {"feedback": "both"}
 POOLED_RATINGS = {"feedback": "ratings"}
+#: the default (feedback="auto"): predict/rank use its "ratings" model; the row
+#: DEFAULT_TOP_N scores the same fit's top-N ("rated") model, the one recommend uses
+DEFAULT = "RankBoost (pooled, default)"
+DEFAULT_TOP_N = "RankBoost (pooled, default's recommend model)"
+
+
+def top_n_scores(rec, u, items):
+    """The scores of the model that ``rec.recommend`` uses (``model_``) for given items."""
+    return rec.model_.decision_function(rec._base.scores(np.array([u]))[0][items])
 
 
 def fit_rankboost(Rtr, cfg, n_jobs, **kw):
@@ -272,7 +284,8 @@ def run_config(R, cfg, args, counts, variants=None, per_target=None):
     means = np.asarray(Rtr[cfg.features].sum(axis=1)).ravel() / np.maximum(
         np.diff(Rtr[cfg.features].indptr), 1
     )
-    scores = {m: [] for m in (*variants, *BASELINES, "random")}
+    two = DEFAULT in recs and recs[DEFAULT].rating_model_ is not recs[DEFAULT].model_
+    scores = {m: [] for m in (*variants, *((DEFAULT_TOP_N,) if two else ()), *BASELINES, "random")}
     ys, qs = [], []
     t0 = time.perf_counter()
     for u in fitted:
@@ -284,6 +297,8 @@ def run_config(R, cfg, args, counts, variants=None, per_target=None):
         yte = R[u, cfg.test[u]].toarray().ravel()
         for name, rec in recs.items():
             scores[name].append(rec.predict(u, cfg.test[u]))
+        if two:
+            scores[DEFAULT_TOP_N].append(top_n_scores(recs[DEFAULT], u, cfg.test[u]))
         for name, fn in BASELINES.items():
             scores[name].append(fn(Xtr, ytr, Xte, means))
         scores["random"].append(np.zeros(yte.shape[0]))  # all tied: expectation = random order
@@ -496,8 +511,11 @@ def pilot(R, args):
 # ----------------------------------------------------------------------------- output
 
 
-def seeds_table(seeded, n_targets, best="RankBoost (best)", peers=("VSIM", "KNN (surprise)")):
-    """Study 1 over seeds: means, and a paired Wilcoxon test over (seed, target) pairs."""
+def seeds_table(
+    seeded, n_targets, best="RankBoost (best)", peers=("VSIM", "KNN (surprise)"),
+    title="Study 1", column="F", others=(),
+):  # fmt: skip
+    """A study over seeds: means, and a paired Wilcoxon test over (seed, target) pairs."""
     from scipy.stats import wilcoxon
 
     seeds = sorted(seeded)
@@ -505,14 +523,15 @@ def seeds_table(seeded, n_targets, best="RankBoost (best)", peers=("VSIM", "KNN 
     peers = [m for m in peers if m in seeded[seeds[0]][0][labels[0]]]
     first = seeded[seeds[0]][0][labels[0]]
     methods = [m for m in ("RankBoost (paper)", "RankBoost (users + crowd)", "RankBoost (best)",
-                           "RankBoost (pooled, ratings)") if m in first and m != best]  # fmt: skip
+                           "RankBoost (pooled, ratings)", *others)
+                if m in first and m != best]  # fmt: skip
     methods += [best, *peers]
-    head = ["F"] + [f"{m} dis." for m in methods]
+    head = [column] + [f"{m} dis." for m in methods]
     for m in peers:
         head.append(f"pooled - {m}: mean diff (p)")
     head += [f"{m} E[AP] / E[PROT]" for m in (best, *peers)]
     lines = [
-        f"#### Study 1 over seeds {seeds} ({len(seeds)} x {n_targets} targets)",
+        f"#### {title} over seeds {seeds} ({len(seeds)} x {n_targets} targets)",
         "",
         "Means over seeds of each seed's mean over targets; the paired test compares the "
         f"RankBoost row {best!r} with each peer target by target (Wilcoxon "
@@ -615,6 +634,59 @@ def plot(name, title, xlabel, rows, xs=None):
     plt.close(fig)
 
 
+def pooled_seeds(R, args):
+    """The default pooled model in studies 1-3 over seeds, with paired tests (issue 24).
+
+    Per seed, each study's configurations are drawn as in a single-seed run of that seed;
+    rows: the default's ``predict`` (its "ratings" model), the same fit's top-N model, VSIM,
+    KNN (surprise) and the other baselines. Writes the tables to ``--out`` after every
+    (seed, study), so a partial run still leaves its results.
+    """
+    seeds = [int(x) for x in args.pooled_seeds.split(",") if x]
+    variants = {DEFAULT: {}}
+    names = {"1": ("Study 1", "F"), "2": ("Study 2", "ratings per feature user"),
+             "3": ("Study 3", "training ratings per target")}  # fmt: skip
+    per_study = {st: {} for st in args.studies}
+    t0 = time.perf_counter()
+    for sd in seeds:
+        rng = np.random.default_rng(sd)
+        configs1, targets, pool, split = study_features(R, rng, args)
+        for st in args.studies:
+            print(f"seed {sd}, study {st}", file=sys.stderr, flush=True)
+            if st == "1":
+                cfgs = configs1
+            elif st == "2":
+                cfgs = study_feature_density(
+                    R, np.random.default_rng([sd, 2]), targets, pool, split, args.group_size
+                )
+            else:
+                cfgs = study_feedback(R, np.random.default_rng([sd, 3]), args)
+            p = {c.label: {} for c in cfgs}
+            rows = {c.label: run_config(R, c, args, {}, variants, per_target=p[c.label])
+                    for c in cfgs}  # fmt: skip
+            per_study[st][sd] = (rows, p)
+            out = []
+            for st2, seeded in per_study.items():
+                if seeded:
+                    title, column = names[st2]
+                    out.append(seeds_table(seeded, args.n_targets, best=DEFAULT, title=title,
+                                           column=column, others=(DEFAULT_TOP_N,)))  # fmt: skip
+            text = "\n".join(out) + (
+                f"\nDefault = RankBoostRecommender() (feedback='auto'); seeds done so far: "
+                f"{ {k: sorted(v) for k, v in per_study.items()} }; runtime "
+                f"{time.perf_counter() - t0:.0f} s (n_jobs={args.n_jobs}).\n"
+            )
+            if args.out:
+                write_atomic(args.out, text)
+            print(text, flush=True)
+
+
+def write_atomic(path, text):
+    tmp = Path(str(path) + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=0)
@@ -639,10 +711,17 @@ def main(argv=None):
     ap.add_argument("--pilot-sizes", default="F=200,F=400,F=800")
     ap.add_argument("--diagnose", action="store_true", help="only print the model statistics")
     ap.add_argument("--json", type=Path, default=None, help="also dump the results as JSON")
+    ap.add_argument(
+        "--pooled-seeds", default="", help="only the default pooled model over these seeds"
+    )
+    ap.add_argument("--out", type=Path, default=None, help="--pooled-seeds: tables file")
     args = ap.parse_args(argv)
 
     t_start = time.perf_counter()
     R, _, _ = load_movielens(DATA).to_matrix()
+    if args.pooled_seeds:
+        pooled_seeds(R, args)
+        return
     if args.diagnose:
         print(diagnose(R, args))
         return

@@ -7,9 +7,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from rankboost import train
+from rankboost.metrics import ndcg_score
 from rankboost.recommend import BASE_RECOMMENDERS, RankBoostRecommender
 from rankboost.recommend._base import BaseScores
-from rankboost.recommend._pooled import pooled_problem, top_k
+from rankboost.recommend._ndcg import ndcg_per_round
+from rankboost.recommend._pooled import HELD_UNRATED, PRIOR_SCALES, pooled_problem, top_k
 
 
 def _ratings(seed, n_users=14, n_items=18, density=0.45):
@@ -158,6 +161,34 @@ def test_problem_rows_labels_and_negatives():
     assert set(np.unique(prob.qid)) == set(targets.tolist())
 
 
+def test_held_unrated_rows_are_extra_unrated_items_never_trained_on():
+    R = _ratings(6, n_items=30)
+    targets = np.arange(R.shape[0])
+    names = BASE_RECOMMENDERS
+    base = {"names": names, "pool": targets}
+    prob = pooled_problem(
+        R, targets, base, n_folds=5, feedback="rated", negatives=1.0,
+        rng=np.random.default_rng(0), held_unrated=HELD_UNRATED,
+    )  # fmt: skip
+    for u in targets:
+        mine = prob.qid == u
+        n_rated, n_free = R[u].nnz, R.shape[1] - R[u].nnz
+        n_neg = min(n_rated, n_free)
+        assert (prob.y[mine & ~prob.held] == 0).sum() == n_neg
+        assert (mine & prob.held).sum() == min(HELD_UNRATED, n_free - n_neg)
+        assert (prob.y[mine & prob.held] == 0).all()
+    # the final model is trained on the other rows only (the inner CV chose its rounds)
+    rec = _pooled(R, feedback="rated", n_estimators=6)
+    assert rec.report_["n_rows"] == int((~prob.held).sum())
+    train_rows = prob.subset(~prob.held)
+    f0 = 0.25 * train_rows.X[:, names.index("ease")]
+    want = train(
+        train_rows.X, train_rows.feedback("rated"), max(rec.report_["n_rounds"], 1),
+        init_score=f0, thresholds=255,
+    )  # fmt: skip
+    assert rec.model_ == want
+
+
 def test_top_k_equals_a_stable_argsort_with_exclusions_and_padding():
     rng = np.random.default_rng(0)
     S = rng.integers(0, 4, size=(6, 9)).astype(float)  # many ties
@@ -171,6 +202,22 @@ def test_top_k_equals_a_stable_argsort_with_exclusions_and_padding():
         assert np.isnan(scores[r, len(order) :]).all()
 
 
+@pytest.mark.parametrize("graded", [False, True])
+def test_ndcg_per_round_equals_ndcg_score_of_every_round(graded):
+    rng = np.random.default_rng(4)
+    sizes = rng.integers(1, 25, size=30)
+    qid = np.repeat(np.arange(30) * 3, sizes)  # contiguous, gaps in the ids
+    n = qid.shape[0]
+    y = rng.integers(0, 5 if graded else 2, size=n).astype(float)
+    H = rng.integers(0, 4, size=(n, 9)).astype(float)  # heavy ties
+    H[:, 6] = rng.random(n)
+    H[:, 7] = 1.0  # one tie over every row
+    H[:, 8] = np.where(rng.random(n) < 0.7, 2.0, rng.random(n))  # ties at the top and cut
+    got = ndcg_per_round(H.T, y, qid, k=10)
+    want = [ndcg_score(y, H[:, t], qid, k=10) for t in range(H.shape[1])]
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+
+
 # ------------------------------------------------------------------ estimator
 
 
@@ -179,13 +226,61 @@ def _pooled(R, targets=None, **kw):
     return RankBoostRecommender(**kw).fit(R, target_users=targets)
 
 
+def test_auto_feedback_is_the_ratings_model_for_predict_and_the_rated_one_for_recommend():
+    R = _ratings(8)
+    auto = _pooled(R, n_estimators=8)
+    assert auto.feedback == "auto"
+    by_rating = _pooled(R, feedback="ratings", n_estimators=8)
+    top_n = _pooled(R, feedback="rated", n_estimators=8)
+    assert auto.rating_model_ == by_rating.model_
+    assert auto.model_ == top_n.model_
+    assert auto.rating_model_ != auto.model_
+    np.testing.assert_array_equal(auto.predict(3), by_rating.predict(3))
+    np.testing.assert_array_equal(auto.rank(3), by_rating.rank(3))
+    np.testing.assert_array_equal(auto.recommend(3, k=5)[1], top_n.recommend(3, k=5)[1])
+    np.testing.assert_array_equal(auto.recommend_all(k=5)[1], top_n.recommend_all(k=5)[1])
+
+
+def test_top_n_model_boosts_from_the_ease_prior():
+    R = _ratings(8)
+    rec = _pooled(R, feedback="rated", inner_folds=None, prior_scale=0.25, n_estimators=6)
+    names = rec._base.names
+    prob = pooled_problem(
+        R, np.arange(R.shape[0]), {"names": names, "pool": np.arange(R.shape[0])}, n_folds=5,
+        feedback="rated", negatives=1.0, rng=np.random.default_rng(0),
+    )  # fmt: skip
+    f0 = 0.25 * prob.X[:, names.index("ease")]
+    want = train(prob.X, prob.feedback("rated"), 6, init_score=f0, thresholds=255)
+    assert rec.model_ == want
+    assert rec.prior_scale_ == 0.25
+    S = rec._base.scores(np.array([4]))[0]
+    np.testing.assert_allclose(
+        rec.predict(4), 0.25 * S[:, names.index("ease")] + want.decision_function(S), rtol=1e-12
+    )
+    # no prior: boosting from 0
+    plain = _pooled(R, feedback="rated", inner_folds=None, prior=None, n_estimators=6)
+    assert plain.model_ == train(prob.X, prob.feedback("rated"), 6, thresholds=255)
+    assert plain.prior_scale_ is None
+    # prior_scale=None: the multiplier whose inner-CV curve peaks highest
+    picked = _pooled(R, feedback="rated", prior_scale=None, n_estimators=6)
+    peaks = {
+        c: np.nanmax(_pooled(R, feedback="rated", prior_scale=c, n_estimators=6).rounds_curve_)
+        for c in PRIOR_SCALES
+    }
+    assert picked.prior_scale_ == max(peaks, key=peaks.get)
+    np.testing.assert_array_equal(
+        picked.rounds_curve_,
+        _pooled(R, feedback="rated", prior_scale=picked.prior_scale_, n_estimators=6).rounds_curve_,
+    )
+
+
 def test_default_is_pooled_and_recommend_all_equals_recommend():
     R = _ratings(8)
-    rec = _pooled(R, n_jobs=1)
+    rec = _pooled(R, n_jobs=1, feedback="rated")
     assert rec.mode == "pooled"
     assert rec.model_ is not None
     assert rec.report_["n_rounds"] <= 15
-    assert rec.rounds_curve_.shape == (15,)
+    assert rec.rounds_curve_.shape == (16,)  # round 0: the EASE prior alone
     users, items, scores = rec.recommend_all(k=5)
     np.testing.assert_array_equal(users, np.arange(R.shape[0]))
     for r, u in enumerate(users):
@@ -195,7 +290,7 @@ def test_default_is_pooled_and_recommend_all_equals_recommend():
         np.testing.assert_allclose(scores[r, :n], sc, rtol=0, atol=1e-12)
         assert not set(it.tolist()) & set(R[u].indices.tolist())
         np.testing.assert_allclose(rec.predict(int(u), it), sc, rtol=0, atol=1e-12)
-    par = RankBoostRecommender(n_estimators=15, n_jobs=2).fit(R).recommend_all(k=5)
+    par = _pooled(R, n_jobs=2, feedback="rated").recommend_all(k=5)
     np.testing.assert_array_equal(par[1], items)
 
 
@@ -246,7 +341,7 @@ def test_user_with_one_rating():
     assert rec.recommend(0, k=3)[0].shape == (3,)
     with pytest.raises(ValueError, match=r"user 0 has 1 rating\(s\) with fewer than two"):
         RankBoostRecommender(mode="per_user", n_estimators=5).fit(R, target_users=[0])
-    with pytest.raises(ValueError, match="no target user has a crucial pair.*feedback='both'"):
+    with pytest.raises(ValueError, match="no target user has a crucial pair.*feedback='auto'"):
         RankBoostRecommender(feedback="ratings", n_estimators=5).fit(R, target_users=[0])
 
 
@@ -318,6 +413,9 @@ def test_bad_pooled_parameters_name_the_parameter():
         ({"inner_folds": 1}, "inner_folds must be None or an int >= 2"),
         ({"random_state": -1}, "random_state must be an int >= 0"),
         ({"thresholds": "many"}, "thresholds"),
+        ({"prior": "svd"}, 'prior must be "ease" or None'),
+        ({"prior_scale": 0.0}, "prior_scale must be None or a number > 0"),
+        ({"base_recommenders": ("item_knn",)}, 'prior="ease" boosts from the EASE score'),
     ]
     for kw, msg in bad:
         with pytest.raises(ValueError, match=msg):

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
+from scipy.linalg import lapack
 
 __all__ = ["BASE_RECOMMENDERS", "BaseScores"]
 
@@ -144,7 +145,7 @@ class BaseScores:
         if "ease" in want:
             G = np.asarray((B.T @ B).toarray())
             G[np.diag_indices_from(G)] += self.ease_lambda
-            P = np.linalg.inv(G)
+            P = _spd_inverse(G)
             W = P / (-np.diag(P))
             np.fill_diagonal(W, 0.0)
             self._ease = W
@@ -184,6 +185,26 @@ class BaseScores:
                 col = _standardise(col, history)
             out[:, :, f] = col
         return out
+
+
+def _spd_inverse(G: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Inverse of a symmetric positive definite matrix by Cholesky (LAPACK potrf + potri).
+
+    About half the work of a general inverse; ``G = X^T X + lambda I`` with ``lambda > 0`` is
+    positive definite, so a failure means a non-finite or non-positive ``lambda``.
+    """
+    c, info = lapack.dpotrf(G, lower=0, clean=0)
+    if info == 0:
+        P, info = lapack.dpotri(c, lower=0)
+    if info != 0:
+        raise ValueError(
+            f"EASE's Gram matrix X^T X + lambda I is not positive definite (LAPACK info "
+            f"{info}); ease_lambda must be a finite number > 0, got {G.diagonal().min()!r} "
+            "on the diagonal."
+        )
+    lower = np.tril_indices_from(P, -1)
+    P[lower] = P.T[lower]  # potri fills the upper triangle
+    return P
 
 
 def _standardise(col: NDArray[np.float64], history: NDArray[np.bool_]) -> NDArray[np.float64]:

@@ -28,6 +28,20 @@ def _check_pooled(rec: Any) -> None:
             "RankBoostRecommender.base_recommenders must be distinct names among "
             f"{BASE_RECOMMENDERS}; got {rec.base_recommenders!r}."
         )
+    if rec.prior not in (None, "ease"):
+        raise ValueError(f'RankBoostRecommender.prior must be "ease" or None; got {rec.prior!r}.')
+    if rec.prior == "ease" and "ease" not in names and rec.feedback != "ratings":
+        raise ValueError(
+            'RankBoostRecommender.prior="ease" boosts from the EASE score, but "ease" is not '
+            f"in base_recommenders={rec.base_recommenders!r}: add it, or pass prior=None."
+        )
+    s_ = rec.prior_scale
+    if s_ is not None and not (
+        isinstance(s_, (int, float)) and not isinstance(s_, bool) and np.isfinite(s_) and s_ > 0
+    ):
+        raise ValueError(
+            f"RankBoostRecommender.prior_scale must be None or a number > 0; got {s_!r}."
+        )
     checks = (
         ("feedback", rec.feedback in FEEDBACK, f"one of {FEEDBACK}"),
         ("n_folds", _is_int(rec.n_folds, 2), "an int >= 2"),

@@ -174,3 +174,26 @@ def user_position(user: Any, index: dict[Any, int] | None, n_users: int) -> int:
             f"(rows 0..{n_users - 1})."
         )
     return int(user)
+
+
+def check_k(k: Any) -> None:
+    """``k`` of ``recommend``/``recommend_all``: an int >= 1."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be an int >= 1; got {k!r}.")
+
+
+def labelled_top(  # noqa: PLR0917  private helper of recommend_all: its arrays
+    users: NDArray[Any],
+    items: NDArray[Any],
+    labelled: bool,
+    fitted: NDArray[np.int64],
+    pos: NDArray[np.int64],
+    scores: NDArray[np.float64],
+) -> tuple[NDArray[Any], NDArray[Any], NDArray[np.float64]]:
+    """``recommend_all``'s result in the user's labels (padding: None for labels, else -1)."""
+    if not labelled:
+        return users[fitted], pos, scores
+    out = np.empty(pos.shape, dtype=object)
+    out[pos >= 0] = items[pos[pos >= 0]]
+    out[pos < 0] = None
+    return users[fitted], out, scores

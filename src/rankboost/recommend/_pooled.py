@@ -26,7 +26,7 @@ mean is kept and the final model is trained on every target.
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -34,16 +34,21 @@ from joblib import Parallel, delayed
 from numpy.typing import NDArray
 
 from .._kernels import numba_threads
-from ..callback import EvaluationMonitor
 from ..engine import TrainingStoppedWarning, train_checked
 from ..feedback import BipartiteFeedback, LayeredFeedback
 from ..model import RankBoostModel
 from ..params import TrainParams
 from ._base import BaseScores
+from ._ndcg import ndcg_per_round
 
 __all__ = ["FEEDBACK", "PooledProblem", "pooled_problem", "select_rounds", "top_k"]
 
-FEEDBACK = ("both", "ratings", "rated")
+FEEDBACK = ("auto", "both", "ratings", "rated")
+#: candidate multipliers ``c`` of the prior ``F0 = c * EASE`` (SPEC 7.2: scale matters)
+PRIOR_SCALES = (0.1, 0.25, 0.5)
+#: unrated rows per target sampled only for the inner CV of a top-N model: a held-out user's
+#: rated items are ranked among them, closer to top-N than one unrated item per rated one
+HELD_UNRATED = 500
 #: users scored per dense block (bounds memory: block x items x features floats)
 _BLOCK_CELLS = 1 << 22
 
@@ -63,11 +68,18 @@ def _entry_folds(R: sp.csr_matrix, n_folds: int, rng: np.random.Generator) -> ND
 
 
 def _sample_unrated(
-    R: sp.csr_matrix, users: NDArray[np.int64], ratio: float, rng: np.random.Generator
-) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """Per user, ``ceil(ratio * n_rated)`` unrated items (at least 1), without replacement."""
+    R: sp.csr_matrix,
+    users: NDArray[np.int64],
+    ratio: float,
+    rng: np.random.Generator,
+    extra: int = 0,
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
+    """Per user, ``ceil(ratio * n_rated)`` unrated items (at least 1), without replacement.
+
+    Then up to ``extra`` more per user, flagged in the third array (evaluation rows).
+    """
     n_items = R.shape[1]
-    out_u, out_i = [], []
+    out_u, out_i, out_x = [], [], []
     step = max(1, (1 << 22) // n_items)
     for s in range(0, users.shape[0], step):  # a block of users at a time, vectorised
         us = users[s : s + step]
@@ -77,21 +89,37 @@ def _sample_unrated(
         )
         n_free = n_items - rated.sum(axis=1)
         want = np.minimum(n_free, np.maximum(1, np.ceil(ratio * rated.sum(axis=1)))).astype(int)
+        more = np.minimum(n_free, want + extra)
         keys = rng.random(rated.shape)
         keys[rated] = 2.0
         order = np.argsort(keys, axis=1)
-        take = np.arange(n_items)[None, :] < want[:, None]
+        take = np.arange(n_items)[None, :] < more[:, None]
         r, c = np.nonzero(take)
         out_u.append(us[r])
         out_i.append(order[r, c])
-    return np.concatenate(out_u), np.concatenate(out_i)
+        out_x.append(c >= want[r])
+    return np.concatenate(out_u), np.concatenate(out_i), np.concatenate(out_x)
 
 
 class PooledProblem:
-    """The pooled ranking problem: features ``X``, labels ``y`` and query ``qid`` (user)."""
+    """The pooled ranking problem: features ``X``, labels ``y`` and query ``qid`` (user).
 
-    def __init__(self, X: NDArray[np.float64], y: NDArray[np.float64], qid: NDArray[np.int64]):
+    ``held`` flags unrated rows sampled only to evaluate rounds (inner CV), never trained on.
+    """
+
+    def __init__(
+        self,
+        X: NDArray[np.float64],
+        y: NDArray[np.float64],
+        qid: NDArray[np.int64],
+        held: NDArray[np.bool_] | None = None,
+    ):
         self.X, self.y, self.qid = X, y, qid
+        self.held = np.zeros(y.shape[0], dtype=bool) if held is None else held
+
+    def subset(self, rows: NDArray[np.bool_]) -> PooledProblem:
+        """The problem of some rows (order kept)."""
+        return PooledProblem(self.X[rows], self.y[rows], self.qid[rows], self.held[rows])
 
     def feedback(self, kind: str, rows: NDArray[np.bool_] | None = None) -> LayeredFeedback:
         y, q = (self.y, self.qid) if rows is None else (self.y[rows], self.qid[rows])
@@ -109,11 +137,14 @@ def pooled_problem(
     feedback: str,
     negatives: float,
     rng: np.random.Generator,
+    held_unrated: int = 0,
 ) -> PooledProblem:
     """The cross-fitted rows of every target (rated items, plus sampled unrated ones).
 
     Labels: a rated row has ``1 + rating - min rating`` (>= 1), an unrated row 0; with
-    ``feedback="ratings"`` no unrated row is sampled.
+    ``feedback="ratings"`` no unrated row is sampled. ``held_unrated`` more unrated rows
+    per target (``held``) let the inner CV rank a held-out user's rated items among many
+    unrated ones, as top-N does, without training on them.
     """
     fold = _entry_folds(R, n_folds, rng)
     n_u = np.diff(R.indptr)
@@ -127,12 +158,14 @@ def pooled_problem(
     items = [R.indices[keep].astype(np.int64)]
     labels = [1.0 + R.data[keep] - lo]
     folds = [fold[keep]]
+    held = [np.zeros(keep.sum(), dtype=bool)]
     if feedback != "ratings":
-        nu, ni = _sample_unrated(R, targets, negatives, rng)
+        nu, ni, nh = _sample_unrated(R, targets, negatives, rng, held_unrated)
         users.append(nu)
         items.append(ni)
         labels.append(np.zeros(nu.shape[0]))
         folds.append(rng.integers(0, n_folds, size=nu.shape[0]))
+        held.append(nh)
     u = np.concatenate(users)
     it = np.concatenate(items)
     y = np.concatenate(labels)
@@ -159,7 +192,7 @@ def pooled_problem(
             S = model.scores(bu)
             X[sel] = S[np.searchsorted(bu, u[sel]), it[sel]]
     order = np.lexsort((it, u))
-    return PooledProblem(X[order], y[order], u[order])
+    return PooledProblem(X[order], y[order], u[order], np.concatenate(held)[order])
 
 
 def _train_quiet(
@@ -170,45 +203,115 @@ def _train_quiet(
         return train_checked(X, fb, params, **kw)
 
 
+def _inner_groups(
+    qid: NDArray[np.int64], inner_folds: int, rng: np.random.Generator
+) -> NDArray[np.int64]:
+    """The inner fold of every row: target users dealt at random into ``inner_folds``."""
+    users = np.unique(qid)
+    group = rng.permutation(users.shape[0]) % inner_folds
+    g_of = np.zeros(int(users.max()) + 1, dtype=np.int64)
+    g_of[users] = group
+    return g_of[qid]
+
+
 def select_rounds(
     problem: PooledProblem,
     kind: str,
     params: TrainParams,
     inner_folds: int,
     rng: np.random.Generator,
+    prior: NDArray[np.float64] | None = None,
 ) -> tuple[int, NDArray[np.float64]]:
     """The number of rounds with the best mean held-out NDCG@10 over folds of users.
 
-    Returns the round (1-based) and the mean curve (one value per round).
+    One run of ``params.n_rounds`` per inner fold; the held-out users' scores after every
+    round come from the run's rounds at the end (``staged_decision_function``) and their
+    NDCG@10 from one kernel call (:func:`._ndcg.ndcg_per_round`, equal to
+    :func:`rankboost.metrics.ndcg_score` per round). With a ``prior`` (``F0`` per row,
+    SPEC 7.2) the runs start from it and round 0 (the prior alone) is a candidate too.
+    Returns the best round (1-based; 0 = the prior alone) and the mean curve (one value
+    per round; with a prior, index 0 is the prior alone).
     """
-    users = np.unique(problem.qid)
-    group = rng.permutation(users.shape[0]) % inner_folds
-    g_of = np.zeros(int(users.max()) + 1, dtype=np.int64)
-    g_of[users] = group
+    g = _inner_groups(problem.qid, inner_folds, rng)
+    start = 0 if prior is None else 1
+    width = params.n_rounds + start
     curves = []
-    for g in range(inner_folds):
-        valid = g_of[problem.qid] == g
-        yv = problem.y[valid]
-        if problem.y[~valid].max() == problem.y[~valid].min():
+    for k in range(inner_folds):
+        valid = g == k
+        train = ~valid & ~problem.held
+        if not valid.any() or problem.y[train].max() == problem.y[train].min():
             continue
+        yv = problem.y[valid]
         gain = (yv > 0).astype(np.float64) if kind == "rated" else yv
-        monitor = EvaluationMonitor(
-            [(problem.X[valid], gain, problem.qid[valid])], metrics="ndcg@10"
-        )
-        _train_quiet(problem.X[~valid], problem.feedback(kind, ~valid), params, callbacks=[monitor])
-        curve = np.asarray(monitor.results["valid_0"]["ndcg@10"])
-        full = np.full(params.n_rounds, curve[-1] if curve.size else np.nan)
+        f0 = None if prior is None else prior[train]
+        fb = problem.feedback(kind, train)
+        model = _train_quiet(problem.X[train], fb, params, init_score=f0)
+        Xv = problem.X[valid]
+        HT = np.zeros((model.n_rounds + start, Xv.shape[0]))  # one round's scores per row
+        if prior is not None:
+            HT += prior[valid]
+        for t, h in enumerate(model.staged_decision_function(Xv)):
+            HT[t + start] += h
+        curve = ndcg_per_round(HT, gain, problem.qid[valid])
+        full = np.full(width, curve[-1] if curve.size else np.nan)
         full[: curve.shape[0]] = curve  # a stopped run keeps its last value
         curves.append(full)
     if not curves:
-        return params.n_rounds, np.full(params.n_rounds, np.nan)
+        return params.n_rounds, np.full(width, np.nan)
     mean = np.mean(curves, axis=0)
-    return int(np.nanargmax(mean)) + 1, mean
+    return int(np.nanargmax(mean)) + 1 - start, mean
 
 
-def fit_pooled(problem: PooledProblem, kind: str, params: TrainParams) -> RankBoostModel:
-    """Train the pooled model on every target's query."""
-    return _train_quiet(problem.X, problem.feedback(kind), params, feature_names=None)
+class PooledFit(NamedTuple):
+    """One pooled model: ``H(x) = scale * x[prior] + sum of its first ``rounds`` rounds``.
+
+    ``prior`` is the feature column of the prior ``F0`` (None: no prior, ``scale`` 0);
+    ``curve`` the inner-CV curve (mean held-out NDCG@10 per round, or None).
+    """
+
+    model: RankBoostModel
+    curve: NDArray[np.float64] | None
+    rounds: int
+    prior: int | None = None
+    scale: float = 0.0
+
+    def score(self, S: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``H`` of every row of the base-score matrix ``S`` (rows x features)."""
+        H = self.model.decision_function(S, n_rounds=self.rounds)
+        if self.prior is not None:
+            H += self.scale * S[:, self.prior]
+        return H
+
+
+def _fit_kind(  # noqa: PLR0917  private helper of train_pooled
+    prob: PooledProblem,
+    kind: str,
+    params: TrainParams,
+    inner_folds: int | None,
+    random_state: int,
+    prior: int | None,
+    scales: tuple[float, ...],
+) -> PooledFit:
+    """One model: rounds (and the prior's multiplier, best mean curve) by inner CV."""
+    cv = inner_folds is not None and np.unique(prob.qid).shape[0] >= inner_folds
+    if prior is None:
+        scales = (0.0,)
+    best_value, best_c, best_rounds = -np.inf, scales[0], params.n_rounds
+    best_curve: NDArray[np.float64] | None = None
+    if cv:
+        for c in scales:
+            f0 = None if prior is None else c * np.nan_to_num(prob.X[:, prior])
+            inner_rng = np.random.default_rng([random_state, 1])
+            rounds, curve = select_rounds(prob, kind, params, int(inner_folds), inner_rng, f0)  # type: ignore[arg-type]
+            if np.nanmax(curve) > best_value:
+                best_value, best_c, best_rounds, best_curve = np.nanmax(curve), c, rounds, curve
+    if prob.held.any():
+        prob = prob.subset(~prob.held)  # evaluation rows only
+    f0 = None if prior is None else best_c * np.nan_to_num(prob.X[:, prior])
+    p = params.replace(n_rounds=max(best_rounds, 1))
+    model = _train_quiet(prob.X, prob.feedback(kind), p, feature_names=None, init_score=f0)
+    scale = best_c if prior is not None else 0.0
+    return PooledFit(model, best_curve, min(best_rounds, model.n_rounds), prior, scale)
 
 
 def top_k(scores: NDArray[np.float64], k: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
@@ -231,7 +334,7 @@ def top_k(scores: NDArray[np.float64], k: int) -> tuple[NDArray[np.int64], NDArr
 
 def _top_of_block(
     base: BaseScores,
-    model: RankBoostModel,
+    model: PooledFit,
     R: sp.csr_matrix,
     k: int,
     exclude_rated: bool,
@@ -240,7 +343,7 @@ def _top_of_block(
     """Top-``k`` items of a block of users under the pooled model (one scoring call)."""
     S = base.scores(users)
     with numba_threads(1):
-        H = model.decision_function(S.reshape(-1, S.shape[2])).reshape(S.shape[:2])
+        H = model.score(S.reshape(-1, S.shape[2])).reshape(S.shape[:2])
     if exclude_rated:
         Ru = R[users]
         H[np.repeat(np.arange(users.shape[0]), np.diff(Ru.indptr)), Ru.indices] = -np.inf
@@ -249,7 +352,7 @@ def _top_of_block(
 
 def recommend_pooled(
     base: BaseScores,
-    model: RankBoostModel,
+    model: PooledFit,
     R: sp.csr_matrix,
     fitted: NDArray[np.int64],
     k: int,
@@ -280,26 +383,55 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
     negatives: float,
     inner_folds: int | None,
     random_state: int,
-) -> tuple[RankBoostModel, NDArray[np.float64] | None, BaseScores, int]:
-    """The pooled model, its inner-CV curve, the base recommenders on all of ``R``, #rows."""
+    prior: str | None = None,
+    prior_scale: float | None = None,
+) -> tuple[dict[str, PooledFit], BaseScores, int]:
+    """The pooled model(s), the base recommenders on all of ``R``, and the number of rows.
+
+    One model per kind of feedback: ``{"rated": ...}``, ``{"ratings": ...}`` or ``{"both":
+    ...}``, and for ``feedback="auto"`` two, ``"ratings"`` (trained on the rated rows only)
+    and ``"rated"``, on the same cross-fitted rows. Every model's inner folds come from
+    their own random stream, so the two models of ``"auto"`` are bit-identical to the
+    ``"ratings"`` and the ``"rated"`` fits of the same seed.
+
+    The inner CV of the models with rated-above-unrated pairs ranks each held-out user's
+    rated rows among its training negatives plus :data:`HELD_UNRATED` more unrated rows
+    (scored like the others, never trained on).
+
+    ``prior="ease"``: the models with rated-above-unrated pairs (``"rated"``, ``"both"``)
+    boost from ``F0 = c * (EASE feature)`` (SPEC 7.2), ``c = prior_scale`` or, when None,
+    the one of :data:`PRIOR_SCALES` whose inner-CV curve peaks highest (0.25 without
+    inner CV); 0 rounds (EASE alone) is a candidate of the inner CV.
+    """
     rng = np.random.default_rng(random_state)
+    sampled = "rated" if feedback == "auto" else feedback
+    held = HELD_UNRATED if inner_folds is not None and sampled != "ratings" else 0
     problem = pooled_problem(
-        R, targets, base, n_folds=n_folds, feedback=feedback, negatives=negatives, rng=rng
-    )
-    if np.unique(problem.y).shape[0] < 2 or (
-        feedback == "ratings" and not _has_pair(problem.y, problem.qid)
-    ):
-        raise ValueError(
-            "no target user has a crucial pair: with feedback='ratings' a target needs two "
-            "different ratings. Use feedback='both' or 'rated' (rated above unrated), or "
-            "add ratings."
-        )
-    curve = None
-    if inner_folds is not None and targets.shape[0] >= inner_folds:
-        best, curve = select_rounds(problem, feedback, params, inner_folds, rng)
-        params = params.replace(n_rounds=best)
-    model = fit_pooled(problem, feedback, params)
-    return model, curve, BaseScores(**base).fit(R), int(problem.X.shape[0])
+        R, targets, base, n_folds=n_folds, feedback=sampled, negatives=negatives, rng=rng,
+        held_unrated=held,
+    )  # fmt: skip
+    kinds = ("ratings", "rated") if feedback == "auto" else (feedback,)
+    fits: dict[str, PooledFit] = {}
+    for kind in kinds:
+        prob = problem.subset(problem.y > 0) if kind == "ratings" and sampled != kind else problem
+        no_pair = kind == "ratings" and not _has_pair(prob.y, prob.qid)
+        if np.unique(prob.y).shape[0] < 2 or no_pair:
+            if feedback == "auto":
+                continue  # no rating pair at all: predict uses the "rated" model
+            raise ValueError(
+                "no target user has a crucial pair: with feedback='ratings' a target needs "
+                "two different ratings. Use feedback='auto', 'both' or 'rated' (rated "
+                "above unrated), or add ratings."
+            )
+        col = base["names"].index("ease") if prior == "ease" and kind != "ratings" else None
+        if prior_scale is not None:
+            scales: tuple[float, ...] = (float(prior_scale),)
+        else:
+            scales = PRIOR_SCALES if inner_folds is not None else (0.25,)
+        fits[kind] = _fit_kind(prob, kind, params, inner_folds, random_state, col, scales)
+    if "rated" in fits and "ratings" not in fits and feedback == "auto":
+        fits["ratings"] = fits["rated"]
+    return fits, BaseScores(**base).fit(R), int((~problem.held).sum())
 
 
 def _has_pair(y: NDArray[np.float64], qid: NDArray[np.int64]) -> bool:
@@ -329,3 +461,46 @@ def pooled_targets(
     if fitted.shape[0] == 0:
         raise ValueError("no target user has a rating; the pooled model has no query.")
     return fitted, skipped
+
+
+def fit_estimator(  # noqa: PLR0917  private, one caller (RankBoostRecommender._fit_pooled)
+    rec: Any,
+    R: sp.csr_matrix,
+    targets: NDArray[np.int64],
+    feats: NDArray[np.int64],
+    params: TrainParams,
+    label: list[Any],
+) -> tuple[tuple[PooledFit, PooledFit], BaseScores]:
+    """Fit the pooled model(s) of ``rec`` and set its fitted attributes.
+
+    Returns the (top-N, rating) fits, the same object twice unless ``feedback="auto"``,
+    and the base recommenders on all of ``R``.
+    """
+    fitted, skipped = pooled_targets(R, targets, label, rec.invalid_targets)
+    names = rec.base_recommenders
+    base = {"names": (names,) if isinstance(names, str) else tuple(names), "pool": feats}
+    fits, scores, n_rows = train_pooled(
+        R, fitted, base, params, rec.feedback, rec.n_folds, float(rec.negatives),
+        rec.inner_folds, rec.random_state, rec.prior, rec.prior_scale,
+    )  # fmt: skip
+    top_n = fits.get("rated", next(iter(fits.values())))
+    by_rating = fits.get("ratings", top_n)
+    model = top_n.model
+    rec.model_, rec.rating_model_ = model, by_rating.model
+    rec.rounds_curve_, rec.rating_rounds_curve_ = top_n.curve, by_rating.curve
+    rec.prior_scale_ = top_n.scale if top_n.prior is not None else None
+    rec._models = dict.fromkeys(fitted.tolist(), model)
+    rec.models_ = {label[u]: model for u in fitted.tolist()}
+    pool = rec.users_[feats]
+    rec.feature_users_ = {label[u]: pool for u in fitted.tolist()}
+    rec.skipped_users_ = {label[u]: why for u, why in skipped.items()}
+    rec.report_ = {
+        "n_targets": int(targets.shape[0]),
+        "n_fitted": int(fitted.shape[0]),
+        "n_skipped": len(skipped),
+        "n_rows": n_rows,
+        "n_rounds": top_n.rounds,
+        "n_rounds_rating_model": by_rating.rounds,
+        "n_stopped_early": int(model.stop_reason is not None),
+    }
+    return (top_n, by_rating), scores

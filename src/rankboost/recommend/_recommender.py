@@ -18,9 +18,11 @@ from ._base import BASE_RECOMMENDERS
 from ._checks import check_params, design_of
 from ._labels import (
     COLUMNS,
+    check_k,
     from_frame,
     is_frame,
     label_positions,
+    labelled_top,
     to_positions,
     user_position,
 )
@@ -32,7 +34,7 @@ from ._per_user import (
     score_items,
     user_means,
 )
-from ._pooled import pooled_targets, recommend_pooled, train_pooled
+from ._pooled import fit_estimator, recommend_pooled
 from ._problem import check_explicit_zeros, check_items, check_ratings, check_users
 
 __all__ = ["RankBoostRecommender"]
@@ -61,9 +63,24 @@ class RankBoostRecommender(BaseEstimator):
         One model over all targets, or the paper's one model per target.
     base_recommenders : tuple of str, default=BASE_RECOMMENDERS
         The pooled model's features, among ``BASE_RECOMMENDERS``.
-    feedback : {"rated", "ratings", "both"}, default="rated"
+    feedback : {"auto", "rated", "ratings", "both"}, default="auto"
         Pooled pairs of a user: rated above unrated (top-N), higher rating above lower (the
-        paper's task; docs/movies.md), or both.
+        paper's task), or both in one layered feedback. ``"auto"``: two models on the same
+        cross-fitted rows, ``"rated"`` for :meth:`recommend` and :meth:`recommend_all`
+        (which unrated items a user will rate) and ``"ratings"`` for :meth:`predict` and
+        :meth:`rank` (how the user orders given items); docs/movies.md shows that neither
+        one wins both tasks.
+    prior : {"ease", None}, default="ease"
+        The top-N model (feedback "rated", "both", and "auto"'s ``model_``) boosts from the
+        prior ``F0 = c * EASE score`` (SPEC 7.2): 0 rounds = EASE's ranking, and the rounds
+        correct it where the other recommenders disagree. Needs "ease" in
+        ``base_recommenders``. None: boosting from 0.
+    prior_scale : float or None, default=0.25
+        The multiplier ``c`` (the prior's scale matters: ``exp(F0)`` weights the pairs);
+        0.25 was chosen on validation splits of training ratings only
+        (``experiments/movies_prior_pilot.py``). None: chosen by the inner CV among
+        ``PRIOR_SCALES`` (0.1, 0.25, 0.5) with the rounds, three times the inner CV's
+        training (0.25 when ``inner_folds=None``).
     n_folds : int, default=5
         Cross-fitting folds of each user's ratings (pooled).
     negatives : float, default=1.0
@@ -134,14 +151,25 @@ class RankBoostRecommender(BaseEstimator):
     items_ : ndarray
         The item labels, one per column (``0..n_items-1`` for matrix input).
     model_ : RankBoostModel or None
-        The pooled model (None for per_user).
+        The pooled model that :meth:`recommend` and :meth:`recommend_all` use (None for
+        per_user).
+    rating_model_ : RankBoostModel or None
+        The pooled model that :meth:`predict` and :meth:`rank` use: the ``"ratings"`` model
+        with ``feedback="auto"`` (``model_`` if no target has two different ratings),
+        otherwise ``model_`` (None for per_user).
     models_ : dict of user label to RankBoostModel
         The model of every fitted target user (pooled: the same ``model_`` for all).
     feature_users_ : dict of user label to ndarray
         The feature users (labels; model columns, in order) of every fitted target user
         (pooled: the ``user_knn`` neighbour pool).
     rounds_curve_ : ndarray or None
-        Pooled with ``inner_folds``: mean held-out NDCG@10 after every round.
+        Pooled with ``inner_folds``: mean held-out NDCG@10 after every round (``model_``).
+    rating_rounds_curve_ : ndarray or None
+        The same for ``rating_model_``.
+    prior_scale_ : float or None
+        The prior's multiplier ``c`` of ``model_`` (None without a prior): ``recommend``
+        scores ``c * EASE + model_``, with ``report_["n_rounds"]`` of its rounds (0 = EASE
+        alone).
     skipped_users_ : dict of user label to str
         Targets left out (``invalid_targets="skip"``) and why.
     report_ : dict
@@ -189,7 +217,9 @@ class RankBoostRecommender(BaseEstimator):
         n_estimators: int = 100,
         mode: str = "pooled",
         base_recommenders: tuple[str, ...] = BASE_RECOMMENDERS,
-        feedback: str = "rated",
+        feedback: str = "auto",
+        prior: str | None = "ease",
+        prior_scale: float | None = 0.25,
         n_folds: int = 5,
         negatives: float = 1.0,
         inner_folds: int | None = 2,
@@ -217,6 +247,8 @@ class RankBoostRecommender(BaseEstimator):
         self.mode = mode
         self.base_recommenders = base_recommenders
         self.feedback = feedback
+        self.prior = prior
+        self.prior_scale = prior_scale
         self.n_folds = n_folds
         self.negatives = negatives
         self.inner_folds = inner_folds
@@ -351,7 +383,10 @@ class RankBoostRecommender(BaseEstimator):
         self._means = means
         self._feats = dict(plan)
         self.model_: RankBoostModel | None = None
+        self.rating_model_: RankBoostModel | None = None
+        self.prior_scale_: float | None = None
         self.rounds_curve_: NDArray[np.float64] | None = None
+        self.rating_rounds_curve_: NDArray[np.float64] | None = None
         self.models_ = {label[u]: m for u, m, _ in results}
         self.feature_users_ = {label[u]: users[f] for u, f in plan}
         self.skipped_users_ = {label[u]: why for u, why in skipped.items()}
@@ -380,28 +415,8 @@ class RankBoostRecommender(BaseEstimator):
         params: TrainParams,
         label: list[Any],
     ) -> RankBoostRecommender:
-        """One model over every target's query (SPEC 7.2; :mod:`._pooled`)."""
-        fitted, skipped = pooled_targets(R, targets, label, self.invalid_targets)
-        names = self.base_recommenders
-        base = {"names": (names,) if isinstance(names, str) else tuple(names), "pool": feats}
-        model, self.rounds_curve_, self._base, n_rows = train_pooled(
-            R, fitted, base, params, self.feedback, self.n_folds, float(self.negatives),
-            self.inner_folds, self.random_state,
-        )  # fmt: skip
-        self.model_ = model
-        self._models = dict.fromkeys(fitted.tolist(), model)
-        self.models_ = {label[u]: model for u in fitted.tolist()}
-        pool = self.users_[feats]
-        self.feature_users_ = {label[u]: pool for u in fitted.tolist()}
-        self.skipped_users_ = {label[u]: why for u, why in skipped.items()}
-        self.report_ = {
-            "n_targets": int(targets.shape[0]),
-            "n_fitted": int(fitted.shape[0]),
-            "n_skipped": len(skipped),
-            "n_rows": n_rows,
-            "n_rounds": model.n_rounds,
-            "n_stopped_early": int(model.stop_reason is not None),
-        }
+        """One model over every target's query (SPEC 7.2; :func:`._pooled.fit_estimator`)."""
+        self._fits, self._base = fit_estimator(self, R, targets, feats, params, label)
         return self
 
     # ------------------------------------------------------------------ prediction
@@ -411,11 +426,12 @@ class RankBoostRecommender(BaseEstimator):
                 "This RankBoostRecommender is not fitted yet; call fit(ratings) first."
             )
 
-    def _model_of(self, user: Any) -> tuple[int, RankBoostModel]:
+    def _model_of(self, user: Any, top_n: bool = False) -> tuple[int, RankBoostModel]:
+        """The user's row and model (pooled: ``model_`` if ``top_n``, else ``rating_model_``)."""
         self._check_fitted()
         u = user_position(user, self._user_pos if self._labelled else None, self.n_users_)
         if self.model_ is not None:  # pooled: every user of the ratings can be scored
-            return u, self.model_
+            return u, self.model_ if top_n or self.rating_model_ is None else self.rating_model_
         if u in self._models:
             return u, self._models[u]
         label = self.users_[u]
@@ -440,7 +456,8 @@ class RankBoostRecommender(BaseEstimator):
 
     def _score(self, u: int, model: RankBoostModel, it: NDArray[np.int64]) -> NDArray[np.float64]:
         if self.model_ is not None:
-            return model.decision_function(self._base.scores(np.array([u]))[0][it])
+            fit = self._fits[0] if model is self.model_ else self._fits[1]
+            return fit.score(self._base.scores(np.array([u]))[0][it])
         w = self._vsim_w.get(u)
         return score_items(self._R, self._means, self._design_, self._feats[u], model, w, it)
 
@@ -518,8 +535,8 @@ class RankBoostRecommender(BaseEstimator):
             candidate order.
         scores : ndarray of float of the same shape
         """
-        u, model = self._model_of(user)
-        _check_k(k)
+        u, model = self._model_of(user, top_n=True)
+        check_k(k)
         it = self._items_of(candidates, "candidates")
         if exclude_rated:
             it = it[~np.isin(it, self._rated_items(u))]
@@ -566,34 +583,18 @@ class RankBoostRecommender(BaseEstimator):
         ([5.0, 5.0, 4.0], [5.0, 5.0, 5.0])
         """
         self._check_fitted()
-        _check_k(k)
+        check_k(k)
         k = int(k)
         n_jobs = effective_n_jobs(self.n_jobs) if self._models else 1
         if self.model_ is not None:
             fitted = np.fromiter(self._models, dtype=np.int64, count=len(self._models))
             pos, scores = recommend_pooled(
-                self._base, self.model_, self._R, fitted, k, exclude_rated, n_jobs, self.verbose
+                self._base, self._fits[0], self._R, fitted, k, exclude_rated, n_jobs, self.verbose
             )
-            return self._labelled_top(fitted, pos, scores)
+            return labelled_top(self.users_, self.items_, self._labelled, fitted, pos, scores)
         jobs = [(u, self._feats[u], m, self._vsim_w.get(u)) for u, m in self._models.items()]
         pos, scores = recommend_all_per_user(
             self._R, self._means, self._design_, jobs, k, exclude_rated, n_jobs, self.verbose
         )
-        return self._labelled_top(np.array([u for u, *_ in jobs], dtype=np.int64), pos, scores)
-
-    def _labelled_top(
-        self, fitted: NDArray[np.int64], pos: NDArray[np.int64], scores: NDArray[np.float64]
-    ) -> tuple[NDArray[Any], NDArray[Any], NDArray[np.float64]]:
-        users = self.users_[fitted]
-        if self._labelled:
-            items = np.empty(pos.shape, dtype=object)
-            items[pos >= 0] = self.items_[pos[pos >= 0]]
-            items[pos < 0] = None
-        else:
-            items = pos
-        return users, items, scores
-
-
-def _check_k(k: Any) -> None:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be an int >= 1; got {k!r}.")
+        fitted = np.array([u for u, *_ in jobs], dtype=np.int64)
+        return labelled_top(self.users_, self.items_, self._labelled, fitted, pos, scores)
