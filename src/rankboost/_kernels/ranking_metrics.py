@@ -363,3 +363,76 @@ def rank_within_queries(
         _sort_rows(
             out_order, tmp, out_starts[q], out_starts[q + 1], scores, secondary, use_secondary
         )
+
+
+# ------------------------------------------- NDCG@k of every boosting round (recommend)
+
+
+@njit(cache=True)
+def top_rows(s: np.ndarray, kk: int, buf: np.ndarray) -> None:
+    """The ``kk`` best rows of ``s`` into ``buf``, best first (ties: the earlier row)."""
+    n = 0
+    for r in range(s.shape[0]):
+        v = s[r]
+        if n == kk and v <= s[buf[kk - 1]]:
+            continue
+        p = n if n < kk else kk - 1
+        while p > 0 and s[buf[p - 1]] < v:
+            buf[p] = buf[p - 1]
+            p -= 1
+        buf[p] = r
+        if n < kk:
+            n += 1
+
+
+@njit(cache=True)
+def expected_dcg_of_top(s: np.ndarray, g: np.ndarray, buf: np.ndarray, kk: int) -> float:
+    """DCG@kk of the order in ``buf``, expected over ties.
+
+    Each run of equal scores gives its positions its mean gain; the run at the cut (the
+    ``kk``-th row's score) is completed over all of ``s``.
+    """
+    v = s[buf[kk - 1]]
+    dcg = 0.0
+    i = 0
+    while s[buf[i]] != v:  # the runs above the cut lie inside buf
+        j = i + 1
+        total = g[buf[i]]
+        while s[buf[j]] == s[buf[i]]:
+            total += g[buf[j]]
+            j += 1
+        for p in range(i, j):
+            dcg += total / (j - i) / np.log2(p + 2.0)
+        i = j
+    n_eq = 0
+    g_eq = 0.0
+    for r in range(s.shape[0]):
+        if s[r] == v:
+            n_eq += 1
+            g_eq += g[r]
+    for p in range(i, kk):
+        dcg += g_eq / n_eq / np.log2(p + 2.0)
+    return dcg
+
+
+@njit(cache=True)
+def ndcg_rounds(HT: np.ndarray, gain: np.ndarray, starts: np.ndarray, k: int) -> np.ndarray:
+    """NDCG@k of every query (rows ``starts[q]:starts[q+1]``) under every round's scores."""
+    n_q = starts.shape[0] - 1
+    out = np.zeros((n_q, HT.shape[0]))
+    buf = np.empty(k, dtype=np.int64)
+    for q in range(n_q):
+        a, b = starts[q], starts[q + 1]
+        kk = min(k, b - a)
+        g = gain[a:b]
+        ideal = -np.sort(-g)
+        idcg = 0.0
+        for p in range(kk):
+            idcg += ideal[p] / np.log2(p + 2.0)
+        if idcg <= 0.0:
+            continue  # empty="zero"
+        for t in range(HT.shape[0]):
+            s = HT[t, a:b]
+            top_rows(s, kk, buf)
+            out[q, t] = expected_dcg_of_top(s, g, buf, kk) / idcg
+    return out
