@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import rankboost as rb
+from conftest import letor_like
 from rankboost.cli import main
 from rankboost.datasets import dump_svmlight, load_svmlight
 from rankboost.fusion import (
@@ -884,6 +885,46 @@ def test_issue15_unknown_metric_is_a_usage_error_everywhere(files, capsys):
     status, line = _cli(capsys, "fuse")
     assert status == 2
     assert "rankboost fuse needs a subcommand" in line
+
+
+def test_ctrl_c_during_training_is_raised_between_rounds():
+    """The CLI's SIGINT handler sets a flag; the round-end callback raises. Raised by the
+    handler itself, the interrupt could land in a finaliser, where Python ignores it (a CI
+    run saw training go on after Ctrl-C). A second Ctrl-C raises at once; the handler is
+    restored; a Ctrl-C after the last check still interrupts when the block ends."""
+    import signal
+
+    from rankboost._cli_common import interrupt_at_round_end
+
+    reached: list[str] = []
+
+    def one_ctrl_c_then_round_end() -> None:
+        with interrupt_at_round_end() as check:
+            check(None)  # no Ctrl-C yet: nothing happens
+            signal.raise_signal(signal.SIGINT)  # handled: the flag only
+            reached.append("after the first Ctrl-C")
+            check(None)  # the round ends: raises
+
+    def two_ctrl_c() -> None:
+        with interrupt_at_round_end():
+            signal.raise_signal(signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)  # the second one raises in the handler
+            raise AssertionError("not reached")
+
+    def ctrl_c_after_the_last_check() -> None:
+        with interrupt_at_round_end():
+            signal.raise_signal(signal.SIGINT)
+
+    before = signal.getsignal(signal.SIGINT)
+    for case in (one_ctrl_c_then_round_end, two_ctrl_c, ctrl_c_after_the_last_check):
+        with pytest.raises(KeyboardInterrupt):
+            case()
+        assert signal.getsignal(signal.SIGINT) is before, case.__name__
+    assert reached == ["after the first Ctrl-C"]
+    X, y, qid = letor_like(n_queries=5, seed=1)
+    with interrupt_at_round_end() as check:  # no Ctrl-C: training runs through
+        model = rb.train(X, rb.LayeredFeedback(y, qid), 3, callbacks=[check])
+    assert model.n_rounds == 3
 
 
 @pytest.mark.skipif(os.name != "posix", reason="SIGINT to a child process")

@@ -157,6 +157,7 @@ def test_output_that_is_an_input_is_refused(trained, capsys):
     assert "would destroy the input" in capsys.readouterr().err
 
 
+@pytest.mark.xdist_group("ranx")  # one make-test worker compiles ranx's numba code (conftest)
 def test_ranx_reads_the_same_order(trained):
     ranx = pytest.importorskip("ranx")
     tmp, model, paths = trained

@@ -14,7 +14,10 @@ for _mod in ("bm25s", "Stemmer", "ranx", "lightgbm", "sklearn"):
 
 ROOT = Path(__file__).resolve().parents[1]
 CISI = ROOT.parent / "shared" / "data" / "cisi"
-pytestmark = pytest.mark.skipif(not CISI.is_dir(), reason="CISI is not in ../shared/data")
+pytestmark = [
+    pytest.mark.skipif(not CISI.is_dir(), reason="CISI is not in ../shared/data"),
+    pytest.mark.xdist_group("ranx"),  # one make-test worker compiles ranx's numba code (conftest)
+]
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,9 @@ import pytest
 import rankboost._kernels as kernels
 from rankboost._kernels import binning, pairwise, serial_and_parallel
 
+# Every parallel driver compiles here: in one make-test worker, not in each (conftest).
+pytestmark = pytest.mark.xdist_group("parallel_drivers")
+
 
 def _kernel_modules() -> list[Any]:
     return [

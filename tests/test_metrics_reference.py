@@ -83,6 +83,7 @@ def test_against_pytrec_eval(seed):
         assert values.mean() == pytest.approx(mean, abs=1e-12), measure
 
 
+@pytest.mark.xdist_group("ranx")  # one make-test worker compiles ranx's numba code (conftest)
 @pytest.mark.parametrize("seed", [3, 4])
 def test_against_ranx(seed):
     y, s, qid = random_run(seed)

@@ -13,8 +13,12 @@ Stdlib only (``rankboost --help`` stays fast); :func:`metric_name` imports
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
-from collections.abc import Callable, Sequence
+import signal
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 __all__ = [
     "PROG",
@@ -114,3 +118,35 @@ def refuse_overwriting_inputs(output: str, inputs: Sequence[tuple[str, str]]) ->
                 f"the output {output!r} is the {what} {path!r}; writing it would destroy the "
                 "input. Pass another output path with -o."
             )
+
+
+@contextlib.contextmanager
+def interrupt_at_round_end() -> Iterator[Callable[[Any], None]]:
+    """Ctrl-C during training ends it at the end of the current round; yields the callback.
+
+    The SIGINT handler only sets a flag and the callback raises ``KeyboardInterrupt`` between
+    rounds: raised by the handler itself, the exception could land in a finaliser running
+    at that moment, where Python ignores it, and training would go on. The handler is ours
+    even where the parent process ignored SIGINT. A second Ctrl-C interrupts at once.
+    """
+    hit: list[bool] = []
+
+    def handler(signum: int, frame: Any) -> None:
+        if hit:
+            raise KeyboardInterrupt
+        hit.append(True)
+
+    def check(env: Any) -> None:
+        if hit:
+            raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():  # signals: main only
+        yield check
+        return
+    old = signal.signal(signal.SIGINT, handler)
+    try:
+        yield check
+    finally:
+        signal.signal(signal.SIGINT, old)
+        if hit:  # a Ctrl-C after the last round's check still interrupts
+            raise KeyboardInterrupt

@@ -32,6 +32,7 @@ from ._cli_common import (
     CLIError,
     UsageError,
     int_at_least,
+    interrupt_at_round_end,
     os_error_text,
     refuse_overwriting_inputs,
 )
@@ -204,7 +205,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
         from .datasets import load_feature_names
 
         names = load_feature_names(args.feature_names, train.n_features)
-    est.fit(train.X, train.y, qid=train_qid, feature_names=names, **fit_kw)
+    with interrupt_at_round_end() as check:
+        est.fit(train.X, train.y, qid=train_qid, feature_names=names, callbacks=[check], **fit_kw)
     seconds = time.perf_counter() - start
     model = est.model_
     write_file(args.output, json.dumps(model.to_dict(), indent=1, allow_nan=False) + "\n")
