@@ -31,7 +31,10 @@ from __future__ import annotations
 import os
 
 if __name__ == "__main__":
-    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+    # one thread everywhere: numba, and the BLAS of regression-EM's Newton steps (a
+    # multi-threaded BLAS on a shared 2-core machine made them 100x slower)
+    for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
 import json  # noqa: E402
@@ -60,6 +63,12 @@ def ndcg10(y: Any, s: Any, q: Any) -> float:
     return float(ndcg_score(y, s, q, k=10))
 
 
+def test_scores(te: Any, s: Any) -> dict[str, Any]:
+    """Test NDCG@10 (mean) and per query (for paired tests over queries), true labels."""
+    pq = np.asarray(ndcg_score(te.y, s, te.qid, k=10, per_query=True), dtype=float)
+    return {"ndcg10": float(pq.mean()), "per_query": pq.round(5).tolist()}
+
+
 def load(dataset: str, fold: int) -> tuple[Any, Any, Any]:
     if dataset == "mq2008":
         d = DATA / "letor4" / "MQ2008" / f"Fold{fold}"
@@ -78,7 +87,7 @@ def best_rounds(scores_by_round: Any, y: Any, q: Any) -> int:
     return int(np.argmax([ndcg10(y, s, q) for s in scores_by_round])) + 1
 
 
-def rankboost_fit(tr: Any, va: Any, te: Any, fb: Any) -> tuple[float, float]:
+def rankboost_fit(tr: Any, va: Any, te: Any, fb: Any) -> tuple[dict[str, Any], float]:
     t = time.perf_counter()
     model = rb.train(tr.X, fb, N_ROUNDS)
     sec = time.perf_counter() - t
@@ -90,7 +99,7 @@ def rankboost_fit(tr: Any, va: Any, te: Any, fb: Any) -> tuple[float, float]:
             )
         )
     ]
-    return ndcg10(te.y, model.decision_function(te.X, n_rounds=best), te.qid), sec
+    return test_scores(te, model.decision_function(te.X, n_rounds=best)), sec
 
 
 def session_groups(log: Any) -> tuple[Any, Any, Any, Any]:
@@ -110,11 +119,11 @@ def session_groups(log: Any) -> tuple[Any, Any, Any, Any]:
     return take, group, cnt.astype(float), lens[first]
 
 
-def peers(tr: Any, va: Any, te: Any, log: Any) -> dict[str, Any]:
+def peers(tr: Any, va: Any, te: Any, log: Any, which: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     take, group, weight, sizes = session_groups(log)
     X, y, pos = tr.X[log.row[take]], log.click[take].astype(float), log.position[take]
-    try:
+    if "xgb_unbiased" in which:
         import xgboost as xgb
 
         t = time.perf_counter()
@@ -134,13 +143,8 @@ def peers(tr: Any, va: Any, te: Any, log: Any) -> dict[str, Any]:
         m.fit(X, y, qid=group, sample_weight=weight)
         sec = time.perf_counter() - t
         best = best_iter_xgb(m, va)
-        out["xgb_unbiased"] = (
-            ndcg10(te.y, m.predict(te.X, iteration_range=(0, best)), te.qid),
-            sec,
-        )
-    except ImportError:
-        pass
-    try:
+        out["xgb_unbiased"] = (test_scores(te, m.predict(te.X, iteration_range=(0, best))), sec)
+    if "lgb_position" in which:
         import lightgbm as lgb
 
         t = time.perf_counter()
@@ -162,9 +166,7 @@ def peers(tr: Any, va: Any, te: Any, log: Any) -> dict[str, Any]:
         best = max(
             steps, key=lambda r: ndcg10(va.y, booster.predict(va.X, num_iteration=r), va.qid)
         )
-        out["lgb_position"] = (ndcg10(te.y, booster.predict(te.X, num_iteration=best), te.qid), sec)
-    except ImportError:
-        pass
+        out["lgb_position"] = (test_scores(te, booster.predict(te.X, num_iteration=best)), sec)
     return out
 
 
@@ -173,42 +175,84 @@ def best_iter_xgb(m: Any, va: Any) -> int:
     return max(steps, key=lambda r: ndcg10(va.y, m.predict(va.X, iteration_range=(0, r)), va.qid))
 
 
+RB_METHODS = ("rb_debiased", "rb_oracle", "rb_naive", "rb_skip_above")
+PEER_METHODS = ("xgb_unbiased", "lgb_position")
+
+
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The grid; with ``--resume``, configurations already in ``--out`` are not rerun.
+
+    The production ranker and each simulated log are built once per (fold, eta, sessions)
+    and shared by every method; the seeds depend only on the fold and the size, so two
+    processes running different ``--methods`` see the same logs.
+    """
     rows: list[dict[str, Any]] = []
+    if args.resume and args.out and Path(args.out).exists():
+        rows = json.loads(Path(args.out).read_text())
+    done = {(r["dataset"], r["fold"], r.get("eta"), r.get("sessions"), r["method"]) for r in rows}
+    methods = [m for m in args.methods if m in (*RB_METHODS, *PEER_METHODS)]
+    share = {} if args.production_share == 0.01 else {"production_share": args.production_share}
+
+    def save() -> None:
+        if args.out:
+            from rankboost._atomic import atomic_open
+
+            with atomic_open(args.out) as fh:
+                fh.write((json.dumps(rows, indent=1) + "\n").encode())
+
     for dataset in args.datasets:
         folds = args.folds if dataset == "mq2008" else [1]
         for fold in folds:
             tr, va, te = load(dataset, fold)
-            base: dict[str, Any] = {"dataset": dataset, "fold": fold}
-            production = production_ranker(tr.X, tr.y, tr.qid, random_state=fold)
-            prod_scores = production.decision_function(tr.X)
-            full = rankboost_fit(tr, va, te, rb.LayeredFeedback(tr.y, tr.qid))
-            rows.append({**base, "method": "full_info", "ndcg10": full[0], "seconds": full[1]})
-            rows.append(
-                {
-                    **base,
-                    "method": "production",
-                    "ndcg10": ndcg10(te.y, production.decision_function(te.X), te.qid),
-                }
+            base: dict[str, Any] = {"dataset": dataset, "fold": fold, **share}
+            production = production_ranker(
+                tr.X, tr.y, tr.qid, share=args.production_share, random_state=fold
             )
-            print(rows[-2], rows[-1], flush=True)
+            prod_scores = production.decision_function(tr.X)
+            if "full_info" in args.methods and (dataset, fold, None, None, "full_info") not in done:
+                full = rankboost_fit(tr, va, te, rb.LayeredFeedback(tr.y, tr.qid))
+                rows.append({**base, "method": "full_info", **full[0], "seconds": full[1]})
+                rows.append(
+                    {
+                        **base,
+                        "method": "production",
+                        **test_scores(te, production.decision_function(te.X)),
+                    }
+                )
+                print({k: v for k, v in rows[-2].items() if k != "per_query"}, flush=True)
+                print({k: v for k, v in rows[-1].items() if k != "per_query"}, flush=True)
+                save()
             for eta in args.eta:
                 for n in args.sessions:
+                    todo = [
+                        m
+                        for m in methods
+                        if (dataset, fold, eta, int(n), m) not in done
+                        and (m in RB_METHODS or int(n) <= args.peer_max)
+                    ]
+                    if not todo:
+                        continue
                     sim = simulate_clicks(
                         tr.y, tr.qid, prod_scores, int(n), eta=eta, random_state=int(n) + fold
                     )
                     log = sim.log
                     cfg = {**base, "eta": eta, "sessions": int(n)}
-                    t = time.perf_counter()
-                    prop = estimate_propensity(log, tr.X, method="regression_em")
-                    est_sec = time.perf_counter() - t
-                    err = float(np.max(np.abs(prop.values - sim.propensity.values)))
-                    for method, p, kind in (
-                        ("rb_debiased", prop, "all_shown"),
-                        ("rb_oracle", sim.propensity, "all_shown"),
-                        ("rb_naive", "none", "all_shown"),
-                        ("rb_skip_above", prop, "skip_above"),
+                    prop: Any = None
+                    est_sec = err = 0.0
+                    if any(m in todo for m in ("rb_debiased", "rb_skip_above")):
+                        t = time.perf_counter()
+                        prop = estimate_propensity(log, tr.X, method="regression_em")
+                        est_sec = time.perf_counter() - t
+                        err = float(np.max(np.abs(prop.values - sim.propensity.values)))
+                    for method, kind in (
+                        ("rb_debiased", "all_shown"),
+                        ("rb_oracle", "all_shown"),
+                        ("rb_naive", "all_shown"),
+                        ("rb_skip_above", "skip_above"),
                     ):
+                        if method not in todo:
+                            continue
+                        p: Any = {"rb_oracle": sim.propensity, "rb_naive": "none"}.get(method, prop)
                         t = time.perf_counter()
                         fb = click_feedback(log, p, pairs=kind)
                         pair_sec = time.perf_counter() - t
@@ -226,20 +270,23 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                             {
                                 **cfg,
                                 "method": method,
-                                "ndcg10": score,
+                                **score,
                                 "seconds": sec + pair_sec,
                                 "pair_seconds": pair_sec,
                                 "n_pairs": fb.n_pairs,
                                 **extra,
                             }
                         )
-                        print(rows[-1], flush=True)
-                    if int(n) <= args.peer_max:
-                        for method, (score, sec) in peers(tr, va, te, log).items():
-                            rows.append({**cfg, "method": method, "ndcg10": score, "seconds": sec})
-                            print(rows[-1], flush=True)
-                    if args.out:
-                        Path(args.out).write_text(json.dumps(rows, indent=1) + "\n")
+                        print({k: v for k, v in rows[-1].items() if k != "per_query"}, flush=True)
+                        save()
+                    which = [m for m in todo if m in PEER_METHODS]
+                    if which:
+                        for method, (score, sec) in peers(tr, va, te, log, which).items():
+                            rows.append({**cfg, "method": method, **score, "seconds": sec})
+                            print(
+                                {k: v for k, v in rows[-1].items() if k != "per_query"}, flush=True
+                            )
+                        save()
     return rows
 
 
@@ -329,6 +376,19 @@ def main() -> None:
     ap.add_argument("--sessions", nargs="+", type=float, default=[1e4, 1e5, 1e6])
     ap.add_argument("--eta", nargs="+", type=float, default=[0.5, 1.0, 2.0])
     ap.add_argument("--peer-max", type=float, default=1e5, help="largest log the peers get")
+    ap.add_argument(
+        "--methods",
+        nargs="+",
+        default=["full_info", *RB_METHODS, *PEER_METHODS],
+        help="which methods to run (full_info also records the production ranker)",
+    )
+    ap.add_argument(
+        "--production-share",
+        type=float,
+        default=0.01,
+        help="share of training queries the production ranker learns from (1 = strong)",
+    )
+    ap.add_argument("--resume", action="store_true", help="keep --out's rows, skip them")
     ap.add_argument("--full", action="store_true", help="5 folds, peers at every size")
     ap.add_argument("--out", help="JSON results file (rewritten after every configuration)")
     ap.add_argument("--report", nargs="+", metavar="JSON", help="print tables of results files")
