@@ -290,54 +290,150 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     return rows
 
 
-METHODS = ("rb_debiased", "rb_oracle", "rb_naive", "rb_skip_above", "xgb_unbiased", "lgb_position")
+METHODS = (*RB_METHODS, *PEER_METHODS)
+KEY = ("group", "fold", "eta", "sessions", "method")
+
+
+def load_rows(paths: list[str]) -> list[dict[str, Any]]:
+    """Rows of several results files, one per configuration and method.
+
+    ``group`` is the dataset, with " (strong production ranker, share s)" when the production
+    ranker learnt from more than 1% of the queries. A configuration in several files keeps
+    the row with per-query scores, else the last file's.
+    """
+    best: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for path in paths:
+        for r in json.loads(Path(path).read_text()):
+            share = r.get("production_share")
+            r["group"] = r["dataset"] + (
+                f" (strong production ranker, share {share:g})" if share else ""
+            )
+            k = tuple(r.get(c) for c in KEY)
+            if k not in best or "per_query" in r or "per_query" not in best[k]:
+                best[k] = r
+    return list(best.values())
+
+
+def paired(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> str:
+    """Mean a - b over the folds both have; paired t over folds, Wilcoxon over queries."""
+    from scipy import stats
+
+    fa = {r["fold"]: r for r in a}
+    fb = {r["fold"]: r for r in b}
+    folds = sorted(set(fa) & set(fb))
+    if not folds:
+        return "-"
+    d = np.array([fa[f]["ndcg10"] - fb[f]["ndcg10"] for f in folds])
+    parts = []
+    if len(folds) > 2:
+        t = stats.ttest_rel([fa[f]["ndcg10"] for f in folds], [fb[f]["ndcg10"] for f in folds])
+        parts.append(f"t {t.pvalue:.2g}")
+    q = [f for f in folds if "per_query" in fa[f] and "per_query" in fb[f]]
+    if q:
+        dq = np.concatenate([np.subtract(fa[f]["per_query"], fb[f]["per_query"]) for f in q])
+        p_q = stats.wilcoxon(dq[dq != 0]).pvalue if np.any(dq != 0) else 1.0
+        parts.append(f"W {p_q:.2g}, {dq.size} q")
+    parts.append(f"{len(folds)} f")
+    return f"{d.mean():+.4f} ({'; '.join(parts)})"
 
 
 def report(paths: list[str]) -> str:
-    """Markdown tables of results files: test NDCG@10 per configuration, seconds per 1e5."""
-    rows = [r for p in paths for r in json.loads(Path(p).read_text())]
+    """Markdown tables of results files.
+
+    Per data set: mean test NDCG@10 over folds per (eta, sessions) and method (a cell run on
+    fewer folds than the grid says on how many), paired differences of ``rb_debiased`` with
+    naive and the peers (t: paired t-test over folds, W: Wilcoxon signed-rank over the pooled
+    test queries of the folds with per-query scores; p-values), test NDCG@10 per fold, and
+    median seconds at 1e5 sessions.
+    """
+    rows = load_rows(paths)
     out = []
-    for dataset in dict.fromkeys(r["dataset"] for r in rows):
-        rs = [r for r in rows if r["dataset"] == dataset]
-        ref = {
-            m: np.median([r["ndcg10"] for r in rs if r["method"] == m])
-            for m in ("full_info", "production")
-        }
-        folds = sorted({r["fold"] for r in rs})
-        out.append(
-            f"\n**{dataset}** (folds {folds}; median over folds): full-information "
-            f"ceiling {ref['full_info']:.4f}, production ranker {ref['production']:.4f}\n"
-        )
-        out.append("| eta | sessions | " + " | ".join(METHODS) + " | max abs err of p_k |")
-        out.append("|---|---|" + "---|" * (len(METHODS) + 1))
-        cfgs = sorted({(r["eta"], r["sessions"]) for r in rs if "eta" in r})
-        for eta, n in cfgs:
-            cell = []
-            for m in METHODS:
-                v = [
-                    r["ndcg10"]
-                    for r in rs
-                    if r.get("eta") == eta and r.get("sessions") == n and r["method"] == m
-                ]
-                cell.append(f"{np.median(v):.4f}" if v else "-")
-            err = [
-                r["max_abs_error"]
-                for r in rs
-                if r.get("eta") == eta and r.get("sessions") == n and "max_abs_error" in r
+    for group in sorted(dict.fromkeys(r["group"] for r in rows)):
+        rs = [r for r in rows if r["group"] == group]
+
+        def cell(eta: Any, n: Any, m: str, rs: list[dict[str, Any]] = rs) -> list[dict[str, Any]]:
+            return [
+                r for r in rs if r.get("eta") == eta and r.get("sessions") == n and r["method"] == m
             ]
-            out.append(f"| {eta:g} | {n:.0e} | " + " | ".join(cell) + f" | {np.median(err):.3f} |")
+
+        ref = {m: [r["ndcg10"] for r in cell(None, None, m)] for m in ("full_info", "production")}
+        folds = sorted({r["fold"] for r in rs})
+        nf = len(folds)
+        mean_ref = {m: float(np.mean(v)) if v else float("nan") for m, v in ref.items()}
+        out.append(
+            f"\n### {group}\n\nFolds {folds}. Mean test NDCG@10 over folds: full-information "
+            f"model {mean_ref['full_info']:.4f}, production ranker {mean_ref['production']:.4f}."
+            f"\n\nMean test NDCG@10 over folds (a cell run on fewer folds gives their number "
+            f"in brackets); gap closed = (rb_debiased - production) / (full_info - production):\n"
+        )
+        out.append(
+            "| eta | sessions | " + " | ".join(METHODS) + " | gap closed | max abs err of p_k |"
+        )
+        out.append("|---|---|" + "---|" * (len(METHODS) + 2))
+        cfgs = sorted({(r["eta"], r["sessions"]) for r in rs if r.get("eta") is not None})
+        for eta, n in cfgs:
+            cells = []
+            for m in METHODS:
+                v = [r["ndcg10"] for r in cell(eta, n, m)]
+                cells.append(
+                    (f"{np.mean(v):.4f}" + (f" [{len(v)}]" if len(v) < nf else "")) if v else "-"
+                )
+            deb = cell(eta, n, "rb_debiased")
+            gap = "-"
+            if deb and ref["full_info"] and ref["production"]:
+                dm = np.mean([r["ndcg10"] for r in deb])
+                lo, hi = mean_ref["production"], mean_ref["full_info"]
+                gap = f"{(dm - lo) / (hi - lo):.0%}"
+            err = [r["max_abs_error"] for r in deb if "max_abs_error" in r]
+            out.append(
+                f"| {eta:g} | {n:.0e} | "
+                + " | ".join(cells)
+                + f" | {gap} | {np.mean(err) if err else float('nan'):.3f} |"
+            )
+        out.append(
+            "\nPaired differences of rb_debiased (mean over the folds both methods ran; in "
+            "brackets: p-value of a paired t-test over folds, p-value of a Wilcoxon signed-rank "
+            "test over the pooled test queries and their number, number of folds):\n"
+        )
+        out.append(
+            "| eta | sessions | - rb_naive | - rb_oracle | - xgb_unbiased | - lgb_position |"
+        )
+        out.append("|---|---|---|---|---|---|")
+        for eta, n in cfgs:
+            deb = cell(eta, n, "rb_debiased")
+            diffs = [paired(deb, cell(eta, n, m)) for m in ("rb_naive", "rb_oracle", *PEER_METHODS)]
+            out.append(f"| {eta:g} | {n:.0e} | " + " | ".join(diffs) + " |")
+        if nf > 1:
+            out.append("\nTest NDCG@10 per fold:\n")
+            cols = (*METHODS, "full_info", "production")
+            out.append("| fold | eta | sessions | " + " | ".join(cols) + " |")
+            out.append("|---|---|---|" + "---|" * len(cols))
+            for f in folds:
+                for eta, n in cfgs:
+                    v = {
+                        r["method"]: r["ndcg10"]
+                        for r in rs
+                        if r["fold"] == f
+                        and r.get("eta") in (eta, None)
+                        and r.get("sessions") in (n, None)
+                    }
+                    out.append(
+                        f"| {f} | {eta:g} | {n:.0e} | "
+                        + " | ".join(f"{v[m]:.4f}" if m in v else "-" for m in cols)
+                        + " |"
+                    )
         out.append(
             "\nSeconds at 1e5 sessions (median over eta and folds; rankboost: pairs + 300 "
-            "rounds; peers: fit of 300 trees on the distinct sessions):\n"
+            "rounds; peers: fit of 300 trees on the distinct sessions; one thread each):\n"
         )
-        out.append("| method | seconds |")
-        out.append("|---|---|")
+        out.append("| method | seconds | runs |")
+        out.append("|---|---|---|")
         for m in (*METHODS, "estimate_propensity"):
             key = "estimate_seconds" if m == "estimate_propensity" else "seconds"
             src = "rb_debiased" if m == "estimate_propensity" else m
             v = [r[key] for r in rs if r["method"] == src and r.get("sessions") == 100000]
             if v:
-                out.append(f"| {m} | {np.median(v):.1f} |")
+                out.append(f"| {m} | {np.median(v):.1f} | {len(v)} |")
     return "\n".join(out)
 
 
