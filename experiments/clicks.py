@@ -333,7 +333,7 @@ def paired(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> str:
         dq = np.concatenate([np.subtract(fa[f]["per_query"], fb[f]["per_query"]) for f in q])
         p_q = stats.wilcoxon(dq[dq != 0]).pvalue if np.any(dq != 0) else 1.0
         parts.append(f"W {p_q:.2g}, {dq.size} q")
-    parts.append(f"{len(folds)} f")
+    parts.append(f"ahead in {int((d > 0).sum())}/{len(folds)} f")
     return f"{d.mean():+.4f} ({'; '.join(parts)})"
 
 
@@ -393,7 +393,8 @@ def report(paths: list[str]) -> str:
         out.append(
             "\nPaired differences of rb_debiased (mean over the folds both methods ran; in "
             "brackets: p-value of a paired t-test over folds, p-value of a Wilcoxon signed-rank "
-            "test over the pooled test queries and their number, number of folds):\n"
+            "test over the pooled test queries and their number, in how many folds rb_debiased is "
+            "ahead):\n"
         )
         out.append(
             "| eta | sessions | - rb_naive | - rb_oracle | - xgb_unbiased | - lgb_position |"
