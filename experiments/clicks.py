@@ -383,7 +383,8 @@ def report(paths: list[str]) -> str:
             if deb and ref["full_info"] and ref["production"]:
                 dm = np.mean([r["ndcg10"] for r in deb])
                 lo, hi = mean_ref["production"], mean_ref["full_info"]
-                gap = f"{(dm - lo) / (hi - lo):.0%}"
+                # no gap to close when the production ranker is level with the ceiling
+                gap = f"{(dm - lo) / (hi - lo):.0%}" if hi - lo > 0.01 else "n/a"
             err = [r["max_abs_error"] for r in deb if "max_abs_error" in r]
             out.append(
                 f"| {eta:g} | {n:.0e} | "
