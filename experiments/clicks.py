@@ -348,7 +348,8 @@ def report(paths: list[str]) -> str:
     """
     rows = load_rows(paths)
     out = []
-    for group in sorted(dict.fromkeys(r["group"] for r in rows)):
+    groups = {r["group"] for r in rows}  # MQ2008 first, the strong-ranker runs last
+    for group in sorted(groups, key=lambda g: ("strong" in g, not g.startswith("mq2008"), g)):
         rs = [r for r in rows if r["group"] == group]
 
         def cell(eta: Any, n: Any, m: str, rs: list[dict[str, Any]] = rs) -> list[dict[str, Any]]:
