@@ -198,7 +198,8 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
             from rankboost._atomic import atomic_open
 
             with atomic_open(args.out) as fh:
-                fh.write((json.dumps(rows, indent=1) + "\n").encode())
+                # one row per line (the per-query scores make rows long)
+                fh.write(("[\n" + ",\n".join(json.dumps(r) for r in rows) + "\n]\n").encode())
 
     for dataset in args.datasets:
         folds = args.folds if dataset == "mq2008" else [1]
