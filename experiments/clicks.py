@@ -20,10 +20,13 @@ Protocol (rankboost.clicks._simulate; docs/clicks.md):
   RankBoost: 300 rounds, the round count picked on vali by NDCG@10 of the true labels (as for
   every method: XGBoost/LightGBM 300 trees, best iteration on vali).
 
-Run (the grid of docs/clicks.md; ``--full`` = 5 folds, sizes 1e4..1e6, eta 0.5/1/2)::
+Run (``--full`` = 5 folds, sizes 1e4..1e6, eta 0.5/1/2, peers at every size; docs/clicks.md
+gives the commands of its tables, which split the grid over two processes with ``--methods``
+and ``--resume``; ``--production-share 1`` is the strong production ranker)::
 
     PYTHONPATH=src .venv/bin/python experiments/clicks.py --out experiments/clicks_results.json
     PYTHONPATH=src .venv/bin/python experiments/clicks.py --full --out clicks_full.json
+    PYTHONPATH=src .venv/bin/python experiments/clicks.py --report A.json B.json --figure p.png
 """
 
 from __future__ import annotations
