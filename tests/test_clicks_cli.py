@@ -143,6 +143,12 @@ def test_train_clicks_bad_input(letor, capsys, tmp_path):
     _fails(
         ["clicks", "propensity", str(log), "--method", "regression_em"], capsys, "needs FEATURES"
     )
+    # one simulated production ranker: no document changes position
+    _fails(
+        ["clicks", "propensity", str(log), "--method", "intervention_harvesting"],
+        capsys,
+        "several logged rankers",
+    )
     assert not out.exists()
     assert not (tmp_path / "x.tsv").exists()
     before = log.read_bytes()

@@ -8,7 +8,8 @@
   default each click above every other shown document (their estimator), or skip-above
   (Joachims 2002) and the other extractions of Joachims et al. (2005).
 * :func:`estimate_propensity`: ``p_k`` from the log itself, EM or regression-EM (Wang et al.
-  2018); :func:`read_propensity` for a user table; :meth:`Propensity.plot`.
+  2018) or intervention harvesting (Agarwal et al. 2019, :func:`intervention_counts`);
+  :func:`read_propensity` for a user table; :meth:`Propensity.plot`.
 * :func:`simulate_clicks` and :func:`production_ranker`: the standard simulation protocol.
 * :func:`register`: the ``rankboost clicks`` subcommands (``simulate``, ``propensity``).
 
@@ -24,7 +25,13 @@ from .._lazy import lazy_attribute, lazy_dir
 if TYPE_CHECKING:
     from ._log import REQUIRED_COLUMNS, ClickLog, read_click_log
     from ._pairs import PAIR_EXTRACTIONS, click_feedback, click_pairs, resolve_propensity
-    from ._propensity import EYE_TRACKING, Propensity, estimate_propensity, read_propensity
+    from ._propensity import (
+        EYE_TRACKING,
+        Propensity,
+        estimate_propensity,
+        intervention_counts,
+        read_propensity,
+    )
     from ._simulate import (
         SimulatedClicks,
         examination,
@@ -47,6 +54,7 @@ _LAZY = {
     "EYE_TRACKING": "._propensity",
     "Propensity": "._propensity",
     "estimate_propensity": "._propensity",
+    "intervention_counts": "._propensity",
     "read_propensity": "._propensity",
     "SimulatedClicks": "._simulate",
     "examination": "._simulate",
@@ -77,6 +85,7 @@ __all__ = [
     "click_pairs",
     "estimate_propensity",
     "examination",
+    "intervention_counts",
     "production_ranker",
     "read_click_log",
     "read_propensity",

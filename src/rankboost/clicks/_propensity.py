@@ -17,6 +17,13 @@ Estimators (no randomised traffic needed):
   relevance, so documents with similar features share a relevance across positions. Wang et
   al. fit a GBDT to sampled 0/1 labels; here it is a ridge logistic regression fit to the
   soft labels by Newton steps (deterministic, milliseconds per iteration), a variant.
+* ``"intervention_harvesting"``: the AllPairs estimator of Agarwal, Zaitsev, Wang, Li, Najork
+  & Joachims (WSDM 2019): a document shown at positions ``k`` and ``k'`` (by several logged
+  rankers) is an intervention that swaps them; the weighted click rates of the documents
+  shown at both, ``c^k_{k,k'}``, satisfy ``E c^k_{k,k'} = p_k r_{k,k'}`` with a relevance
+  ``r_{k,k'} = r_{k',k}`` shared by the pair, and ``p`` is the maximum-likelihood fit of that
+  model over every pair of positions. Needs no features and no model of relevance, but
+  documents shown at several positions.
 """
 
 from __future__ import annotations
@@ -35,8 +42,12 @@ __all__ = [
     "EYE_TRACKING",
     "Propensity",
     "estimate_propensity",
+    "intervention_counts",
     "read_propensity",
 ]
+
+#: The estimators of :func:`estimate_propensity`.
+METHODS = ("auto", "em", "regression_em", "intervention_harvesting")
 
 #: Examination probabilities at ranks 1-10 from eye tracking (Joachims, Granka, Pan,
 #: Hembrooke & Gay, SIGIR 2005), as used by the unbiased-LTR simulation protocol (Ai, Bi, Luo,
@@ -163,20 +174,30 @@ def read_propensity(path: PathLike) -> Propensity:
     return Propensity.from_table(np.asarray(val)[order])
 
 
-def _cells(log: ClickLog) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[Any], Any]:
-    """Aggregate the log into (document, position) cells: impressions and clicks."""
-    if log.row is not None:
-        doc = log.row
-    else:
-        key = np.char.add(np.char.add(log.qid, "\x1f"), log.docid)  # type: ignore[arg-type]
-        _, doc = np.unique(key, return_inverse=True)
-        doc = doc.ravel().astype(np.int64)
+def _cells(
+    log: ClickLog,
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[Any], Any, NDArray[np.int64]]:
+    """Aggregate the log into (document, position) cells: impressions and clicks.
+
+    Returns the cells' document codes, 0-based positions, impressions, clicks, and the
+    document code of every entry (a feature row, or a (qid, docid) number).
+    """
+    doc = _entry_docs(log)
     k = int(log.position.max())
     cell = doc * k + (log.position - 1)
     ucell, inv = np.unique(cell, return_inverse=True)
     imp = np.bincount(inv, weights=log.count)
     clk = np.bincount(inv, weights=log.count * log.click)
-    return ucell // k, ucell % k, imp, clk
+    return ucell // k, ucell % k, imp, clk, doc
+
+
+def _entry_docs(log: ClickLog) -> NDArray[np.int64]:
+    """The document code of every entry: its feature row, else a number per (qid, docid)."""
+    if log.row is not None:
+        return np.asarray(log.row, dtype=np.int64)
+    key = np.char.add(np.char.add(log.qid, "\x1f"), log.docid)  # type: ignore[arg-type]
+    _, doc = np.unique(key, return_inverse=True)
+    return doc.ravel().astype(np.int64)
 
 
 def estimate_propensity(
@@ -196,10 +217,12 @@ def estimate_propensity(
         The log (matched to feature rows for ``"regression_em"``).
     X : array-like of shape (n_samples, n_features), default=None
         Features of the rows ``log.row`` indexes; needed by ``"regression_em"``.
-    method : {"auto", "em", "regression_em"}, default="auto"
+    method : {"auto", "em", "regression_em", "intervention_harvesting"}, default="auto"
         ``"auto"``: ``"regression_em"`` when ``X`` is given, else ``"em"``.
+        ``"intervention_harvesting"``: Agarwal et al. (2019)'s AllPairs estimator (no ``X``;
+        documents must have been shown at several positions, see :func:`intervention_counts`).
     max_iter : int, default=50
-        EM iterations at most.
+        EM iterations at most (EM and regression-EM).
     tol : float, default=1e-5
         Stop when no ``p_k`` moves by more than this.
     l2 : float, default=1.0
@@ -223,6 +246,8 @@ def estimate_propensity(
     ----------
     .. [1] X. Wang, N. Golbandi, M. Bendersky, D. Metzler and M. Najork, "Position Bias
        Estimation for Unbiased Learning to Rank in Personal Search", WSDM 2018.
+    .. [2] A. Agarwal, I. Zaitsev, X. Wang, C. Li, M. Najork and T. Joachims, "Estimating
+       Position Bias without Intrusive Interventions", WSDM 2019.
 
     Examples
     --------
@@ -239,13 +264,17 @@ def estimate_propensity(
     >>> bool(np.allclose(estimate_propensity(log).values, [1.0, 0.5, 0.25], atol=0.05))
     True
     """
-    if method not in ("auto", "em", "regression_em"):
+    if method not in METHODS:
         raise ValueError(
-            f"estimate_propensity: method must be 'auto', 'em' or 'regression_em'; got {method!r}."
+            f"estimate_propensity: method must be one of {', '.join(map(repr, METHODS))}; got "
+            f"{method!r}."
         )
     if method == "auto":
         method = "em" if X is None else "regression_em"
-    doc, pos, imp, clk = _cells(log)
+    if method == "intervention_harvesting":
+        c, nc = intervention_counts(log)
+        return Propensity.from_table(_all_pairs(c, nc), method=method, n_iter=1)
+    doc, pos, imp, clk, _ = _cells(log)
     K = int(pos.max()) + 1
     if clk.sum() == 0:
         raise ValueError(f"{log.source} has no click; propensities cannot be estimated.")
@@ -322,3 +351,114 @@ def _regress(
         b = b + np.linalg.solve(hess, grad)
     p = 1.0 / (1.0 + np.exp(-np.clip(Z @ b, -30, 30)))
     return np.clip(p, 1e-6, 1 - 1e-6), (Z, b)
+
+
+def intervention_counts(log: ClickLog) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Click and non-click counts of the interventional sets (Agarwal et al., WSDM 2019).
+
+    The interventional set ``S_{k,k'}`` holds the (query, document) pairs shown at position
+    ``k`` in some sessions and at ``k'`` in others. The paper weighs a click of ranker
+    ``i`` on ``d`` at ``k`` by ``1 / w(q, d, k)``, ``w(q, d, k) = sum_i n_i [rank_i(d|q) =
+    k]`` with ``n_i`` the queries ranker ``i`` served. A log records sessions, not rankers:
+    the traffic share of the rankers that showed ``d`` at ``k`` for ``q`` is replaced by its
+    observed value ``imp(q, d, k) / N_q`` (``N_q`` sessions of ``q``, ``N`` in all), so
+    ``w(q, d, k) = N imp(q, d, k) / N_q`` and
+
+    ``c[k-1, k'-1] = sum_{(q,d) in S_{k,k'}} N_q clicks(q, d, k) / (N imp(q, d, k))``,
+
+    ``nc`` the same with non-clicks (``k != k'``; the diagonal is 0). Under a position-based
+    model ``E c[k, k'] = p_k r_{k,k'}`` and ``E c[k', k] = p_k' r_{k,k'}`` with one
+    ``r_{k,k'} = sum_{(q,d) in S_{k,k'}} P(q) gamma(q, d)``: their ratio is ``p_k / p_k'``.
+
+    Returns
+    -------
+    c, nc : ndarray of shape (K, K)
+        ``K`` = the deepest position of the log.
+    """
+    doc, pos, imp, clk, entry_doc = _cells(log)
+    K = int(log.position.max())
+    # sessions per query, each counted `count` times; a (query, document) key -> its query
+    _, qcode = np.unique(np.asarray(log.qid).astype(str), return_inverse=True)
+    qcode = qcode.ravel()
+    first = log.starts[:-1]
+    n_q = np.bincount(qcode[first], weights=log.count[first])
+    doc_query = np.zeros(int(entry_doc.max()) + 1, dtype=np.int64)
+    doc_query[entry_doc] = qcode
+    share = n_q[doc_query[doc]] / n_q.sum()  # N_q / N of each cell's query
+    rate_c = share * clk / imp
+    rate_n = share * (imp - clk) / imp
+    # pairs of cells of one document at two positions: cells are sorted by (doc, position)
+    order = np.lexsort((pos, doc))
+    doc, pos, rate_c, rate_n = doc[order], pos[order], rate_c[order], rate_n[order]
+    start = np.flatnonzero(np.r_[True, doc[1:] != doc[:-1]])
+    size = np.diff(np.r_[start, doc.size])
+    c = np.zeros((K, K))
+    nc = np.zeros((K, K))
+    # every ordered pair (a, b) of cells of one document: at most K cells per document, so
+    # a loop over the K^2 offsets (not over documents or pairs) builds all of them
+    for da in range(int(size.max(initial=1))):
+        for db in range(int(size.max(initial=1))):
+            if da == db:
+                continue
+            ok = (da < size) & (db < size)
+            a, b = start[ok] + da, start[ok] + db
+            np.add.at(c, (pos[a], pos[b]), rate_c[a])
+            np.add.at(nc, (pos[a], pos[b]), rate_n[a])
+    return c, nc
+
+
+def _all_pairs(c: NDArray[np.float64], nc: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The AllPairs estimate of ``p / p_1`` (Agarwal et al. 2019) from the interventional counts.
+
+    Maximises ``sum_{k != k'} c[k, k'] log(p_k r_{k,k'}) + nc[k, k'] log(1 - p_k r_{k,k'})``
+    over ``p`` and a symmetric ``r`` (L-BFGS over their logits; a pair of positions whose
+    interventional set is empty drops out).
+    """
+    from scipy.optimize import minimize
+
+    K = c.shape[0]
+    seen = (c + nc) > 0
+    both = seen & seen.T
+    # positions linked to position 1 through interventional sets: the others are unknown
+    linked = np.zeros(K, dtype=bool)
+    linked[0] = True
+    for _ in range(K):
+        linked = linked | both[linked].any(axis=0)
+    if not linked.all():
+        missing = (np.flatnonzero(~linked) + 1).tolist()
+        raise ValueError(
+            "estimate_propensity(method='intervention_harvesting'): no document was shown both "
+            f"at position(s) {missing} and at a position linked to position 1, so their "
+            "examination cannot be compared; intervention harvesting needs documents shown at "
+            "several positions (several logged rankers). Use method='regression_em' with the "
+            "features, or a propensity table."
+        )
+    iu, ju = np.nonzero(np.triu(both, 1))
+    pair = np.full((K, K), -1, dtype=np.int64)
+    pair[iu, ju] = np.arange(iu.size)
+    pair[ju, iu] = np.arange(iu.size)
+    ka, kb = np.nonzero(both)
+    cw, nw, pr = c[ka, kb], nc[ka, kb], pair[ka, kb]
+    total = float(cw.sum() + nw.sum())
+
+    def loss(z: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+        p = 1.0 / (1.0 + np.exp(-z[:K]))
+        r = 1.0 / (1.0 + np.exp(-z[K:]))
+        u = np.clip(p[ka] * r[pr], 1e-12, 1 - 1e-12)
+        f = -(cw * np.log(u) + nw * np.log1p(-u)).sum() / total
+        du = -(cw - nw * u / (1.0 - u)) / total  # d f / d log u
+        g = np.zeros_like(z)
+        np.add.at(g, ka, du * (1.0 - p[ka]))
+        np.add.at(g[K:], pr, du * (1.0 - r[pr]))
+        return float(f), g
+
+    z0 = np.zeros(K + iu.size)
+    res = minimize(
+        loss,
+        z0,
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 10000, "ftol": 1e-15, "gtol": 1e-12},
+    )
+    p = 1.0 / (1.0 + np.exp(-res.x[:K]))
+    return np.asarray(p / p[0], dtype=np.float64)

@@ -111,7 +111,8 @@ def register(subparsers: Any) -> None:
     e = sub.add_parser(
         "propensity",
         help="estimate examination propensity per position from a click log",
-        description="Estimate p_k (p_1 = 1) by regression-EM or EM (Wang et al. WSDM 2018).",
+        description="Estimate p_k (p_1 = 1) by regression-EM or EM (Wang et al. WSDM 2018) or "
+        "intervention harvesting (Agarwal et al. WSDM 2019; documents shown at several positions).",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -119,7 +120,7 @@ def register(subparsers: Any) -> None:
     e.add_argument("data", metavar="FEATURES", nargs="?", help="feature file (regression-EM)")
     e.add_argument(
         "--method",
-        choices=["auto", "em", "regression_em"],
+        choices=["auto", "em", "regression_em", "intervention_harvesting"],
         default="auto",
         help="auto: regression_em with FEATURES, else em (default)",
     )
