@@ -48,15 +48,10 @@ demo: $(CORE)
 # Python caches the bytecode of what the tests import, in .pycache (not in .venv), even where
 # the environment sets PYTHONDONTWRITEBYTECODE: otherwise every xdist worker, CLI subprocess
 # and Dask worker compiles numpy, scipy, scikit-learn and numba from source again (about 6 s
-# of CPU each on these machines). tests/warm_numba.py first compiles the kernels most tests
-# share, in two processes side by side, so that the suite's processes load them from numba's
-# cache instead of each compiling them again.
-TESTENV := PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX="$(CURDIR)/.pycache"
-
+# of CPU each on these machines).
 test: $(TEST)
-	$(TESTENV) $(PY) tests/warm_numba.py graded & \
-	$(TESTENV) $(PY) tests/warm_numba.py pairs_and_metrics & wait
-	$(TESTENV) $(PY) -m pytest -q -n auto --maxprocesses=4 --dist loadgroup
+	PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX="$(CURDIR)/.pycache" \
+	$(PY) -m pytest -q -n auto --maxprocesses=4 --dist loadgroup
 
 lint: $(DEV)
 	$(VENV)/bin/ruff check src tests benchmarks experiments
