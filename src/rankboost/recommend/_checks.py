@@ -19,6 +19,16 @@ def _is_int(v: Any, low: int) -> bool:
     return bool(not isinstance(v, bool) and isinstance(v, (int, np.integer)) and v >= low)
 
 
+def _is_positive(v: Any) -> bool:
+    """A finite number > 0 (not a bool)."""
+    return bool(
+        not isinstance(v, bool)
+        and isinstance(v, (int, float, np.number))
+        and np.isfinite(v)
+        and v > 0
+    )
+
+
 def _check_pooled(rec: Any) -> None:
     """Validate the pooled model's own parameters (the error names the parameter)."""
     names = rec.base_recommenders
@@ -28,21 +38,13 @@ def _check_pooled(rec: Any) -> None:
             "RankBoostRecommender.base_recommenders must be distinct names among "
             f"{BASE_RECOMMENDERS}; got {rec.base_recommenders!r}."
         )
-    if rec.prior not in (None, "ease"):
-        raise ValueError(f'RankBoostRecommender.prior must be "ease" or None; got {rec.prior!r}.')
-    if rec.prior == "ease" and "ease" not in names and rec.feedback != "ratings":
-        raise ValueError(
-            'RankBoostRecommender.prior="ease" boosts from the EASE score, but "ease" is not '
-            f"in base_recommenders={rec.base_recommenders!r}: add it, or pass prior=None."
-        )
-    s_ = rec.prior_scale
-    if s_ is not None and not (
-        isinstance(s_, (int, float)) and not isinstance(s_, bool) and np.isfinite(s_) and s_ > 0
-    ):
-        raise ValueError(
-            f"RankBoostRecommender.prior_scale must be None or a number > 0; got {s_!r}."
-        )
     checks = (
+        ("prior", rec.prior in (None, "ease"), '"ease" or None'),
+        (
+            "prior_scale",
+            rec.prior_scale is None or _is_positive(rec.prior_scale),
+            "None or a number > 0",
+        ),
         ("feedback", rec.feedback in FEEDBACK, f"one of {FEEDBACK}"),
         ("n_folds", _is_int(rec.n_folds, 2), "an int >= 2"),
         (
@@ -51,19 +53,18 @@ def _check_pooled(rec: Any) -> None:
             "None or an int >= 2",
         ),
         ("random_state", _is_int(rec.random_state, 0), "an int >= 0"),
-        (
-            "negatives",
-            isinstance(rec.negatives, (int, float))
-            and np.isfinite(rec.negatives)
-            and rec.negatives > 0,
-            "a number > 0",
-        ),
+        ("negatives", _is_positive(rec.negatives), "a number > 0"),
     )
     for name, ok, allowed in checks:
         if not ok:
             raise ValueError(
                 f"RankBoostRecommender.{name} must be {allowed}; got {getattr(rec, name)!r}."
             )
+    if rec.prior == "ease" and "ease" not in names and rec.feedback != "ratings":
+        raise ValueError(
+            'RankBoostRecommender.prior="ease" boosts from the EASE score, but "ease" is not '
+            f"in base_recommenders={rec.base_recommenders!r}: add it, or pass prior=None."
+        )
 
 
 def check_params(rec: Any) -> TrainParams:
