@@ -226,6 +226,17 @@ def _pooled(R, targets=None, **kw):
     return RankBoostRecommender(**kw).fit(R, target_users=targets)
 
 
+def test_auto_feedback_without_a_rating_pair_predicts_with_the_rated_model():
+    """Every user gives one rating value: no "ratings" model, so predict uses the top-N one."""
+    R = _ratings(8)
+    R.data[:] = 4.0
+    auto = _pooled(R, n_estimators=4)
+    assert auto.rating_model_ is auto.model_
+    np.testing.assert_array_equal(
+        auto.predict(3), auto._fits[0].score(auto._base.scores(np.array([3]))[0])
+    )
+
+
 def test_auto_feedback_is_the_ratings_model_for_predict_and_the_rated_one_for_recommend():
     R = _ratings(8)
     auto = _pooled(R, n_estimators=8)

@@ -390,7 +390,8 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
 
     One model per kind of feedback: ``{"rated": ...}``, ``{"ratings": ...}`` or ``{"both":
     ...}``, and for ``feedback="auto"`` two, ``"ratings"`` (trained on the rated rows only)
-    and ``"rated"``, on the same cross-fitted rows. Every model's inner folds come from
+    and ``"rated"``, on the same cross-fitted rows (``"rated"`` alone when no target has
+    two different ratings; :func:`fit_estimator` then lets it serve both). Every model's inner folds come from
     their own random stream, so the two models of ``"auto"`` are bit-identical to the
     ``"ratings"`` and the ``"rated"`` fits of the same seed.
 
@@ -417,7 +418,7 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
         no_pair = kind == "ratings" and not _has_pair(prob.y, prob.qid)
         if np.unique(prob.y).shape[0] < 2 or no_pair:
             if feedback == "auto":
-                continue  # no rating pair at all: predict uses the "rated" model
+                continue  # no rating pair at all: predict uses the "rated" model (fit_estimator)
             raise ValueError(
                 "no target user has a crucial pair: with feedback='ratings' a target needs "
                 "two different ratings. Use feedback='auto', 'both' or 'rated' (rated "
@@ -429,8 +430,6 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
         else:
             scales = PRIOR_SCALES if inner_folds is not None else (0.25,)
         fits[kind] = _fit_kind(prob, kind, params, inner_folds, random_state, col, scales)
-    if "rated" in fits and "ratings" not in fits and feedback == "auto":
-        fits["ratings"] = fits["rated"]
     return fits, BaseScores(**base).fit(R), int((~problem.held).sum())
 
 
