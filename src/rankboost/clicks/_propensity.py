@@ -415,15 +415,14 @@ def _all_pairs(c: NDArray[np.float64], nc: NDArray[np.float64]) -> NDArray[np.fl
     interventional set is empty drops out).
     """
     from scipy.optimize import minimize
+    from scipy.sparse.csgraph import breadth_first_order
 
     K = c.shape[0]
     seen = (c + nc) > 0
     both = seen & seen.T
     # positions linked to position 1 through interventional sets: the others are unknown
     linked = np.zeros(K, dtype=bool)
-    linked[0] = True
-    for _ in range(K):
-        linked = linked | both[linked].any(axis=0)
+    linked[breadth_first_order(both, 0, directed=False, return_predecessors=False)] = True
     if not linked.all():
         missing = (np.flatnonzero(~linked) + 1).tolist()
         raise ValueError(
