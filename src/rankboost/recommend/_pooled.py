@@ -391,9 +391,9 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
     One model per kind of feedback: ``{"rated": ...}``, ``{"ratings": ...}`` or ``{"both":
     ...}``, and for ``feedback="auto"`` two, ``"ratings"`` (trained on the rated rows only)
     and ``"rated"``, on the same cross-fitted rows (``"rated"`` alone when no target has
-    two different ratings; :func:`fit_estimator` then lets it serve both). Every model's inner folds come from
-    their own random stream, so the two models of ``"auto"`` are bit-identical to the
-    ``"ratings"`` and the ``"rated"`` fits of the same seed.
+    two different ratings; :func:`fit_estimator` then lets it serve both). Every model's
+    inner folds come from their own random stream, so the two models of ``"auto"`` are
+    bit-identical to the ``"ratings"`` and the ``"rated"`` fits of the same seed.
 
     The inner CV of the models with rated-above-unrated pairs ranks each held-out user's
     rated rows among its training negatives plus :data:`HELD_UNRATED` more unrated rows
