@@ -71,19 +71,17 @@ def trained():
 
 
 def brute_h(kind: int, threshold: float, cuts, default: float, x: np.ndarray) -> np.ndarray:
-    """``h_t(x)`` from the definitions, one value at a time (no searchsorted), with ``x``
-    rounded to float32 first: the numeric domain of rankboost (``rankboost.binning``)."""
-    out = np.empty(x.shape[0])
+    """``h_t(x)`` from the definitions by elementwise comparison (no searchsorted, no step
+    function), with ``x`` rounded to float32 first: the numeric domain of rankboost
+    (``rankboost.binning``). A real-valued ranker is the fraction of its cuts below ``x``."""
     with np.errstate(over="ignore"):
-        x32 = [float(np.float32(v)) for v in x.tolist()]
-    for j, v in enumerate(x32):
-        if math.isnan(v):
-            out[j] = default
-        elif kind == 0:
-            out[j] = 1.0 if v > threshold else 0.0
-        else:
-            out[j] = sum(1 for c in cuts if c < v) / len(cuts)
-    return out
+        x32 = np.asarray(x, dtype=np.float64).astype(np.float32).astype(np.float64)
+    if kind == 0:
+        h = np.where(x32 > threshold, 1.0, 0.0)
+    else:
+        below = np.asarray(cuts, dtype=np.float64)[None, :] < x32[:, None]
+        h = np.count_nonzero(below, axis=1) / len(cuts)
+    return np.where(np.isnan(x32), default, h)
 
 
 def brute_feature(rounds: Rounds, n_rounds: int, feature: int, x: np.ndarray) -> np.ndarray:
