@@ -6,6 +6,7 @@ here build small random ranking problems and LETOR-like synthetic data.
 
 from __future__ import annotations
 
+import os
 import warnings
 from pathlib import Path
 
@@ -14,6 +15,51 @@ import pytest
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 MQ2008_FOLD1_TRAIN = SHARED_DATA / "letor4" / "MQ2008" / "Fold1" / "train.txt.gz"
+
+
+def _compile_each_cached_kernel_in_one_worker() -> None:
+    """Under pytest-xdist, one worker compiles a disk-cached numba function; the others wait
+    for it and load the result from numba's cache.
+
+    numba's on-disk cache has no inter-process lock, so on a cold cache every make-test worker
+    that reaches a kernel before another worker has saved it compiles it too: in a cold run
+    most of rankboost's kernels were compiled by both workers. A file lock per function
+    around ``Dispatcher.compile`` (which looks in the disk cache before compiling) makes the
+    second worker find the first one's result. Functions without a disk cache (numba's own
+    helpers) are not locked. The lock is taken inside numba's in-process compiler lock, so
+    threads of one worker cannot deadlock on it; compiles nest along the (acyclic) call graph
+    only, so workers cannot either. Nothing else changes: the same machine code, cached the
+    same way.
+    """
+    import hashlib
+    import tempfile
+
+    from numba.core import caching, dispatcher
+    from numba.core.compiler_lock import global_compiler_lock
+
+    try:
+        import fcntl
+
+        lock_dir = Path(tempfile.gettempdir()) / "rankboost-tests-numba-compile-locks"
+        lock_dir.mkdir(exist_ok=True)
+    except (ImportError, OSError):  # no flock here, or no temporary folder: compile as usual
+        return
+    compile_ = dispatcher.Dispatcher.compile
+
+    def compile_once(self, sig):
+        if isinstance(self._cache, caching.NullCache):
+            return compile_(self, sig)
+        code = self.py_func.__code__
+        key = f"{code.co_filename}:{self.py_func.__qualname__}".encode()
+        with global_compiler_lock, open(lock_dir / hashlib.sha1(key).hexdigest(), "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)  # released when f closes
+            return compile_(self, sig)
+
+    dispatcher.Dispatcher.compile = compile_once
+
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    _compile_each_cached_kernel_in_one_worker()
 
 
 @pytest.fixture
