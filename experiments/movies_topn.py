@@ -137,13 +137,18 @@ def baselines(seed, Rtr):
     return out, chosen
 
 
-#: the default's row: what ``recommend`` ranks (the "rated" model boosted from the EASE
-#: prior); the same fit's "ratings" model (what ``predict`` uses) is scored too
-DEFAULT = "RankBoost pooled, default (recommend: 'rated' model from the EASE prior)"
+#: the default's row: what ``recommend`` ranks (the "liked" model boosted from the EASE
+#: prior, EASE's lambda chosen on a validation split of the training ratings); the same
+#: fit's "ratings" model (what ``predict`` uses) is scored too
+DEFAULT = "RankBoost pooled, default (recommend: 'liked' model from the EASE prior)"
 DEFAULT_RATING = "RankBoost pooled, default's 'ratings' model (what predict uses)"
 RANKBOOST = {
     DEFAULT: {},
-    "RankBoost pooled, feedback='rated', no prior": {"feedback": "rated", "prior": None},
+    "RankBoost pooled, feedback='rated', ease_lambda=250 (the previous default)": {
+        "feedback": "rated",
+        "ease_lambda": 250.0,
+    },
+    "RankBoost pooled, feedback='liked', no prior": {"feedback": "liked", "prior": None},
 }
 
 
@@ -263,7 +268,8 @@ def main(argv=None):
                 scores[DEFAULT_RATING] = Hs[1]
             fits.setdefault(name, []).append(fit)
             print(f"seed {seed}: {name} fit {fit:.0f} s, report {rec.report_}, prior scale "
-                  f"{getattr(rec, 'prior_scale_', None)}", file=sys.stderr)  # fmt: skip
+                  f"{getattr(rec, 'prior_scale_', None)}, ease_lambda_ "
+                  f"{getattr(rec, 'ease_lambda_', None)}", file=sys.stderr)  # fmt: skip
         for name, S in scores.items():
             nd, rc = per_user_metrics(S, Rtr, Rte)
             per.setdefault(name, {"ndcg": [], "recall": []})
