@@ -165,7 +165,7 @@ def test_held_unrated_rows_are_extra_unrated_items_never_trained_on():
     R = _ratings(6, n_items=30)
     targets = np.arange(R.shape[0])
     names = BASE_RECOMMENDERS
-    rec = _pooled(R, feedback="rated", n_estimators=6)
+    rec = _pooled(R, feedback="rated", n_estimators=6, negatives=1.0)
     base = {"names": names, "pool": targets, "ease_lambda": rec.ease_lambda_}
     prob = pooled_problem(
         R, targets, base, n_folds=5, feedback="rated", negatives=1.0,
@@ -320,7 +320,8 @@ def test_auto_feedback_is_the_ratings_model_for_predict_and_the_liked_one_for_re
 
 def test_top_n_model_boosts_from_the_ease_prior():
     R = _ratings(8)
-    rec = _pooled(R, feedback="rated", inner_folds=None, prior_scale=0.25, n_estimators=6)
+    rec = _pooled(R, feedback="rated", inner_folds=None, prior_scale=0.25, n_estimators=6,
+                  negatives=1.0)  # fmt: skip
     names = rec._base.names
     prob = pooled_problem(
         R, np.arange(R.shape[0]), {"names": names, "pool": np.arange(R.shape[0]),
@@ -336,7 +337,8 @@ def test_top_n_model_boosts_from_the_ease_prior():
         rec.predict(4), 0.25 * S[:, names.index("ease")] + want.decision_function(S), rtol=1e-12
     )
     # no prior: boosting from 0
-    plain = _pooled(R, feedback="rated", inner_folds=None, prior=None, n_estimators=6)
+    plain = _pooled(R, feedback="rated", inner_folds=None, prior=None, n_estimators=6,
+                    negatives=1.0)  # fmt: skip
     assert plain.model_ == train(prob.X, prob.feedback("rated"), 6, thresholds=255)
     assert plain.prior_scale_ is None
     # prior_scale=None: the multiplier whose inner-CV curve peaks highest
