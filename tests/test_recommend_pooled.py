@@ -250,9 +250,11 @@ def test_ease_lambda_auto_is_the_best_on_a_validation_split_of_the_ratings():
     assert rec._base.ease_lambda == lam
     fixed = _pooled(R, n_estimators=3, ease_lambda=42.0)
     assert fixed.ease_lambda_ == 42.0 == fixed._base.ease_lambda
-    assert (
-        _pooled(R, n_estimators=3, base_recommenders=("item_knn",), prior=None).ease_lambda_ is None
-    )
+    no_ease = _pooled(R, n_estimators=3, base_recommenders=("item_knn",), prior=None)
+    assert no_ease.ease_lambda_ is None
+    # nobody has 5 ratings: nothing is held out, the first candidate is kept
+    few = sp.csr_matrix(np.array([[5.0, 3, 0, 0], [0, 4, 1, 0], [2, 0, 0, 5]]))
+    assert choose_ease_lambda(few, seed=0) == (EASE_LAMBDAS[0], {})
 
 
 def test_top_k_equals_a_stable_argsort_with_exclusions_and_padding():
