@@ -447,8 +447,8 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
                 continue  # no rating pair at all: predict uses the "rated" model (fit_estimator)
             raise ValueError(
                 "no target user has a crucial pair: with feedback='ratings' a target needs "
-                "two different ratings. Use feedback='auto', 'both' or 'rated' (rated "
-                "above unrated), or add ratings."
+                "two different ratings. Use feedback='auto', 'liked', 'rated' or 'both' "
+                "(rated above unrated), or add ratings."
             )
         col = base["names"].index("ease") if prior == "ease" and kind != "ratings" else None
         if prior_scale is not None:
