@@ -223,14 +223,14 @@ BEST = {**MIXED, "n_estimators": 20, "user_features": False, "weak_ranker": "fea
 POOLED = {"feedback": "both"}
 POOLED_RATINGS = {"feedback": "ratings"}
 #: the default (feedback="auto"): predict/rank use its "ratings" model; the row
-#: DEFAULT_TOP_N scores the same fit's top-N ("rated") model, the one recommend uses
+#: DEFAULT_TOP_N scores the same fit's top-N ("liked") model, the one recommend uses
 DEFAULT = "RankBoost (pooled, default)"
 DEFAULT_TOP_N = "RankBoost (pooled, default's recommend model)"
 
 
 def top_n_scores(rec, u, items):
-    """The scores of the model that ``rec.recommend`` uses (``model_``) for given items."""
-    return rec.model_.decision_function(rec._base.scores(np.array([u]))[0][items])
+    """The scores ``rec.recommend`` ranks by (``model_`` plus its EASE prior) for given items."""
+    return rec._fits[0].score(rec._base.scores(np.array([u]))[0][items])
 
 
 def fit_rankboost(Rtr, cfg, n_jobs, **kw):

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from rankboost import train
 from rankboost.metrics import ndcg_score
 from rankboost.recommend import BASE_RECOMMENDERS, RankBoostRecommender
-from rankboost.recommend._base import BaseScores
+from rankboost.recommend._base import EASE_LAMBDAS, BaseScores, choose_ease_lambda, validation_split
 from rankboost.recommend._ndcg import ndcg_per_round
 from rankboost.recommend._pooled import HELD_UNRATED, PRIOR_SCALES, pooled_problem, top_k
 
@@ -165,7 +165,8 @@ def test_held_unrated_rows_are_extra_unrated_items_never_trained_on():
     R = _ratings(6, n_items=30)
     targets = np.arange(R.shape[0])
     names = BASE_RECOMMENDERS
-    base = {"names": names, "pool": targets}
+    rec = _pooled(R, feedback="rated", n_estimators=6, negatives=1.0)
+    base = {"names": names, "pool": targets, "ease_lambda": rec.ease_lambda_}
     prob = pooled_problem(
         R, targets, base, n_folds=5, feedback="rated", negatives=1.0,
         rng=np.random.default_rng(0), held_unrated=HELD_UNRATED,
@@ -178,7 +179,6 @@ def test_held_unrated_rows_are_extra_unrated_items_never_trained_on():
         assert (mine & prob.held).sum() == min(HELD_UNRATED, n_free - n_neg)
         assert (prob.y[mine & prob.held] == 0).all()
     # the final model is trained on the other rows only (the inner CV chose its rounds)
-    rec = _pooled(R, feedback="rated", n_estimators=6)
     assert rec.report_["n_rows"] == int((~prob.held).sum())
     train_rows = prob.subset(~prob.held)
     f0 = 0.25 * train_rows.X[:, names.index("ease")]
@@ -187,6 +187,74 @@ def test_held_unrated_rows_are_extra_unrated_items_never_trained_on():
         init_score=f0, thresholds=255,
     )  # fmt: skip
     assert rec.model_ == want
+
+
+def test_liked_feedback_layers_liked_above_rated_above_unrated():
+    R = _ratings(6)
+    targets = np.arange(R.shape[0])
+    prob = pooled_problem(
+        R, targets, {"names": ("popularity",)}, n_folds=2, feedback="rated", negatives=1.0,
+        rng=np.random.default_rng(0),
+    )  # fmt: skip
+    lab = prob.labels("liked")
+    for u in targets:
+        mine = prob.qid == u
+        mean = R[u].data.mean()
+        rating = 0.0 * prob.y[mine]
+        rated = prob.y[mine] > 0
+        rating[rated] = prob.y[mine][rated] - 1 + R.data.min()
+        want = np.where(~rated, 0.0, np.where(rating >= mean, 2.0, 1.0))
+        np.testing.assert_array_equal(lab[mine], want)
+    assert set(np.unique(lab)) == {0.0, 1.0, 2.0}
+    np.testing.assert_array_equal(prob.gains("liked"), lab == 2)
+    fb = prob.feedback("liked")
+    assert type(fb).__name__ == "LayeredFeedback"
+
+
+def _ref_choose_lambda(R, seed):
+    """One user at a time: EASE on the kept ratings, NDCG@10 of the held-out liked items."""
+    held = validation_split(R, seed)
+    rows = np.repeat(np.arange(R.shape[0]), np.diff(R.indptr))
+    keep = ~held
+    Rk = sp.csr_matrix((R.data[keep], (rows[keep], R.indices[keep])), shape=R.shape)
+    out = {}
+    for lam in EASE_LAMBDAS:
+        S = BaseScores(("ease",), ease_lambda=lam).fit(Rk)
+        vals = []
+        for u in range(R.shape[0]):
+            mine = rows == u
+            liked = held[mine] & (R.data[mine] >= R.data[mine].mean())
+            if not liked.any():
+                continue
+            free = np.setdiff1d(np.arange(R.shape[1]), Rk[u].indices)
+            y = np.isin(free, R.indices[mine][liked]).astype(float)
+            score = np.asarray(Rk[u].astype(bool).astype(float) @ S._ease).ravel()[free]
+            vals.append(ndcg_score(y, score, np.zeros(free.shape[0], dtype=np.int64), k=10))
+        out[lam] = float(np.mean(vals))
+    return out
+
+
+def test_ease_lambda_auto_is_the_best_on_a_validation_split_of_the_ratings():
+    R = _ratings(3, n_users=30, n_items=25)
+    lam, value = choose_ease_lambda(R, seed=7)
+    want = _ref_choose_lambda(R, seed=7)
+    assert list(value) == list(EASE_LAMBDAS)
+    np.testing.assert_allclose(list(value.values()), list(want.values()), rtol=1e-12)
+    assert lam == max(want, key=want.get)
+    held = validation_split(R, seed=7)
+    n_u = np.diff(R.indptr)
+    np.testing.assert_array_equal(np.add.reduceat(held, R.indptr[:-1]), n_u // 5)
+    # the estimator uses it ("auto", seeded by random_state) or the given float
+    rec = _pooled(R, n_estimators=3, random_state=7)
+    assert rec.ease_lambda_ == lam
+    assert rec._base.ease_lambda == lam
+    fixed = _pooled(R, n_estimators=3, ease_lambda=42.0)
+    assert fixed.ease_lambda_ == 42.0 == fixed._base.ease_lambda
+    no_ease = _pooled(R, n_estimators=3, base_recommenders=("item_knn",), prior=None)
+    assert no_ease.ease_lambda_ is None
+    # nobody has 5 ratings: nothing is held out, the first candidate is kept
+    few = sp.csr_matrix(np.array([[5.0, 3, 0, 0], [0, 4, 1, 0], [2, 0, 0, 5]]))
+    assert choose_ease_lambda(few, seed=0) == (EASE_LAMBDAS[0], {})
 
 
 def test_top_k_equals_a_stable_argsort_with_exclusions_and_padding():
@@ -237,12 +305,12 @@ def test_auto_feedback_without_a_rating_pair_predicts_with_the_rated_model():
     )
 
 
-def test_auto_feedback_is_the_ratings_model_for_predict_and_the_rated_one_for_recommend():
+def test_auto_feedback_is_the_ratings_model_for_predict_and_the_liked_one_for_recommend():
     R = _ratings(8)
     auto = _pooled(R, n_estimators=8)
     assert auto.feedback == "auto"
     by_rating = _pooled(R, feedback="ratings", n_estimators=8)
-    top_n = _pooled(R, feedback="rated", n_estimators=8)
+    top_n = _pooled(R, feedback="liked", n_estimators=8)
     assert auto.rating_model_ == by_rating.model_
     assert auto.model_ == top_n.model_
     assert auto.rating_model_ != auto.model_
@@ -254,11 +322,13 @@ def test_auto_feedback_is_the_ratings_model_for_predict_and_the_rated_one_for_re
 
 def test_top_n_model_boosts_from_the_ease_prior():
     R = _ratings(8)
-    rec = _pooled(R, feedback="rated", inner_folds=None, prior_scale=0.25, n_estimators=6)
+    rec = _pooled(R, feedback="rated", inner_folds=None, prior_scale=0.25, n_estimators=6,
+                  negatives=1.0)  # fmt: skip
     names = rec._base.names
     prob = pooled_problem(
-        R, np.arange(R.shape[0]), {"names": names, "pool": np.arange(R.shape[0])}, n_folds=5,
-        feedback="rated", negatives=1.0, rng=np.random.default_rng(0),
+        R, np.arange(R.shape[0]), {"names": names, "pool": np.arange(R.shape[0]),
+        "ease_lambda": rec.ease_lambda_}, n_folds=5, feedback="rated", negatives=1.0,
+        rng=np.random.default_rng(0),
     )  # fmt: skip
     f0 = 0.25 * prob.X[:, names.index("ease")]
     want = train(prob.X, prob.feedback("rated"), 6, init_score=f0, thresholds=255)
@@ -269,7 +339,8 @@ def test_top_n_model_boosts_from_the_ease_prior():
         rec.predict(4), 0.25 * S[:, names.index("ease")] + want.decision_function(S), rtol=1e-12
     )
     # no prior: boosting from 0
-    plain = _pooled(R, feedback="rated", inner_folds=None, prior=None, n_estimators=6)
+    plain = _pooled(R, feedback="rated", inner_folds=None, prior=None, n_estimators=6,
+                    negatives=1.0)  # fmt: skip
     assert plain.model_ == train(prob.X, prob.feedback("rated"), 6, thresholds=255)
     assert plain.prior_scale_ is None
     # prior_scale=None: the multiplier whose inner-CV curve peaks highest
@@ -426,6 +497,11 @@ def test_bad_pooled_parameters_name_the_parameter():
         ({"thresholds": "many"}, "thresholds"),
         ({"prior": "svd"}, 'prior must be "ease" or None'),
         ({"prior_scale": 0.0}, "prior_scale must be None or a number > 0"),
+        ({"ease_lambda": 0}, 'ease_lambda must be "auto" or a number > 0; got 0'),
+        ({"ease_lambda": -5.0}, 'ease_lambda must be "auto" or a number > 0'),
+        ({"ease_lambda": float("inf")}, 'ease_lambda must be "auto" or a number > 0'),
+        ({"ease_lambda": True}, 'ease_lambda must be "auto" or a number > 0'),
+        ({"ease_lambda": "best"}, 'ease_lambda must be "auto" or a number > 0'),
         ({"base_recommenders": ("item_knn",)}, 'prior="ease" boosts from the EASE score'),
     ]
     for kw, msg in bad:

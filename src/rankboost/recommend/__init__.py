@@ -8,9 +8,10 @@ Two learners behind one estimator, :class:`RankBoostRecommender`:
   (:data:`BASE_RECOMMENDERS`: VSIM user-KNN, item-KNN, implicit item-KNN, EASE, item mean,
   popularity; vectorised numpy/scipy), *cross-fitted* over folds of each user's ratings so
   that no rating informs its own feature value. By default two models share those rows:
-  one learns the order of a user's ratings (``predict``, ``rank``), the other rated items
-  above unrated ones, boosted from EASE's score as a prior (``recommend``, top-N); rounds
-  by inner CV over users.
+  one learns the order of a user's ratings (``predict``, ``rank``), the other liked items
+  above rated ones above unrated ones, boosted from EASE's score as a prior (``recommend``,
+  top-N; EASE's penalty chosen on a validation split of the ratings); rounds by inner CV
+  over users.
 * ``mode="per_user"``: the movie task of Freund, Iyer, Schapire & Singer (JMLR 4 (2003)
   933-969, section 6.2): for a *target* user, the instances are the items it rated, the
   features are the ratings of a set of *feature users* (``NaN``, the paper's ⊥, where a

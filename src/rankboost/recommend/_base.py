@@ -36,12 +36,20 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 from scipy.linalg import lapack
 
-__all__ = ["BASE_RECOMMENDERS", "BaseScores"]
+__all__ = [
+    "BASE_RECOMMENDERS",
+    "EASE_LAMBDAS",
+    "BaseScores",
+    "choose_ease_lambda",
+    "validation_split",
+]
 
 #: the base recommenders a pooled model may combine, in feature order
 BASE_RECOMMENDERS = ("user_knn", "item_knn", "cooccurrence", "ease", "item_mean", "popularity")
 _STANDARDISED = ("cooccurrence", "ease")
 _DAMPING = 5.0
+#: EASE penalties tried by ``ease_lambda="auto"`` (:func:`choose_ease_lambda`)
+EASE_LAMBDAS = (50.0, 100.0, 250.0, 500.0, 1000.0)
 
 
 def _row_normalised(M: sp.csr_matrix) -> sp.csr_matrix:
@@ -143,12 +151,7 @@ class BaseScores:
         if "cooccurrence" in want:
             self._cooc = _top_k_similar(sp.csr_matrix(B.T), self.k).T.tocsr()
         if "ease" in want:
-            G = np.asarray((B.T @ B).toarray())
-            G[np.diag_indices_from(G)] += self.ease_lambda
-            P = _spd_inverse(G)
-            W = P / (-np.diag(P))
-            np.fill_diagonal(W, 0.0)
-            self._ease = W
+            self._ease = _ease_weights(B, self.ease_lambda)
         return self
 
     def scores(self, users: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -215,3 +218,78 @@ def _standardise(col: NDArray[np.float64], history: NDArray[np.bool_]) -> NDArra
     var = np.where(free, (col - mean) ** 2, 0.0).sum(axis=1, keepdims=True) / n
     sd = np.sqrt(var)
     return np.divide(col - mean, sd, out=np.zeros_like(col), where=sd > 0)
+
+
+def _ease_weights(B: sp.csr_matrix, lam: float) -> NDArray[np.float64]:
+    """EASE's item-item weights ``I - P / diag(P)`` (zero diagonal) of the binary ``B``."""
+    G = np.asarray((B.T @ B).toarray())
+    G[np.diag_indices_from(G)] += lam
+    P = _spd_inverse(G)
+    W = P / (-np.diag(P))
+    np.fill_diagonal(W, 0.0)
+    return W
+
+
+def validation_split(R: sp.csr_matrix, seed: int, n_folds: int = 5) -> NDArray[np.bool_]:
+    """The held-out ratings (a mask over ``R.data``) of :func:`choose_ease_lambda`.
+
+    Each user's ratings are dealt in random order round-robin into ``n_folds`` folds; the
+    last fold is held out, so a user with fewer than ``n_folds`` ratings keeps them all.
+    """
+    rng = np.random.default_rng([seed, 2])
+    n_u = np.diff(R.indptr)
+    rows = np.repeat(np.arange(R.shape[0]), n_u)
+    order = np.lexsort((rng.random(R.nnz), rows))
+    rank = np.empty(R.nnz, dtype=np.int64)
+    rank[order] = np.arange(R.nnz) - np.repeat(R.indptr[:-1], n_u)
+    return rank % n_folds == n_folds - 1
+
+
+def choose_ease_lambda(
+    R: sp.csr_matrix,
+    seed: int,
+    lambdas: tuple[float, ...] = EASE_LAMBDAS,
+    n_folds: int = 5,
+    k: int = 10,
+) -> tuple[float, dict[float, float]]:
+    """EASE's penalty with the best NDCG@k on a validation split of the ratings ``R``.
+
+    The ratings of :func:`validation_split` are held out, EASE is fitted on the rest for
+    every ``lambda`` and ranks every item outside a user's remaining history.
+    Relevant = the held-out items the user *liked*, rated at or above their mean rating
+    (binary gain, ideal DCG of ``min(#relevant, k)`` hits; users without one are left
+    out): the top-N task of :meth:`RankBoostRecommender.recommend`. Ties of the mean: the
+    first of ``lambdas``. Returns the chosen ``lambda`` and the mean NDCG@k of each.
+    """
+    n_users, n_items = R.shape
+    n_u = np.diff(R.indptr)
+    rows = np.repeat(np.arange(n_users), n_u)
+    held = validation_split(R, seed, n_folds)
+    keep = ~held
+    mean_u = np.asarray(R.sum(axis=1)).ravel() / np.maximum(n_u, 1)
+    liked = held & (R.data >= mean_u[rows] - 1e-9)
+    B = sp.csr_matrix(
+        (np.ones(int(keep.sum())), (rows[keep], R.indices[keep])), shape=(n_users, n_items)
+    )
+    users = np.unique(rows[liked])
+    if users.shape[0] == 0 or B.nnz == 0:
+        return float(lambdas[0]), {}
+    rel = (
+        sp.csr_matrix(
+            (np.ones(int(liked.sum())), (rows[liked], R.indices[liked])), shape=(n_users, n_items)
+        )[users].toarray()
+        > 0
+    )
+    seen = B[users].toarray() > 0
+    kk = min(k, n_items)
+    disc = 1.0 / np.log2(np.arange(2, kk + 2))
+    idcg = np.cumsum(disc)[np.minimum(rel.sum(axis=1), kk) - 1]
+    value: dict[float, float] = {}
+    for lam in lambdas:
+        S = np.asarray(B[users] @ _ease_weights(B, float(lam)))
+        S[seen] = -np.inf
+        top = np.argsort(-S, axis=1, kind="stable")[:, :kk]
+        hit = np.take_along_axis(rel, top, axis=1)
+        value[float(lam)] = float(np.mean((hit * disc).sum(axis=1) / idcg))
+    best = max(value.values())
+    return next(lam for lam in value if value[lam] == best), value

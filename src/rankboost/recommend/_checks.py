@@ -45,6 +45,13 @@ def _check_pooled(rec: Any) -> None:
             rec.prior_scale is None or _is_positive(rec.prior_scale),
             "None or a number > 0",
         ),
+        (
+            "ease_lambda",
+            isinstance(rec.ease_lambda, str)
+            and rec.ease_lambda == "auto"
+            or _is_positive(rec.ease_lambda),
+            '"auto" or a number > 0',
+        ),
         ("feedback", rec.feedback in FEEDBACK, f"one of {FEEDBACK}"),
         ("n_folds", _is_int(rec.n_folds, 2), "an int >= 2"),
         (

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from numpy.typing import NDArray
 
 from .._kernels import numba_threads
@@ -320,3 +320,52 @@ def user_means(R: sp.csr_matrix) -> NDArray[np.float64]:
     n = np.diff(R.indptr)
     sums = np.asarray(R.sum(axis=1), dtype=np.float64).ravel()
     return np.divide(sums, n, out=np.zeros(R.shape[0]), where=n > 0)
+
+
+def fit_estimator_per_user(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fit)
+    rec: Any,
+    R: sp.csr_matrix,
+    targets: NDArray[np.int64],
+    feats: NDArray[np.int64],
+    params: TrainParams,
+    label: list[Any],
+) -> None:
+    """Fit one model per target of ``rec`` (``mode="per_user"``) and set its fitted attributes."""
+    plan, skipped, dropped = make_plan(
+        R, R.T.tocsr(), targets, feats, label, rec.min_overlap, rec.max_feature_users
+    )
+    if skipped and rec.invalid_targets == "raise":
+        u, why = next(iter(skipped.items()))
+        raise ValueError(
+            f"cannot fit target {why}. Drop the user from target_users, or pass "
+            "invalid_targets='skip' to skip such users."
+        )
+    design = rec._design()
+    means = user_means(R)  # the "user_mean" fill
+    n_jobs = effective_n_jobs(rec.n_jobs) if plan else 1
+    results = fit_per_user(R, plan, params, design, means, n_jobs, rec.verbose)
+    rec._models = {u: m for u, m, _ in results}
+    rec._vsim_w = {u: w for u, _, w in results if w is not None}
+    rec._design_ = design
+    rec._means = means
+    rec._feats = dict(plan)
+    rec.model_ = rec.rating_model_ = rec.prior_scale_ = rec.ease_lambda_ = None
+    rec.rounds_curve_ = rec.rating_rounds_curve_ = None
+    rec.models_ = {label[u]: m for u, m, _ in results}
+    rec.feature_users_ = {label[u]: rec.users_[f] for u, f in plan}
+    rec.skipped_users_ = {label[u]: why for u, why in skipped.items()}
+    stopped = sum(m.stop_reason is not None for m in rec._models.values())
+    rec.report_ = {
+        "n_targets": int(targets.shape[0]),
+        "n_fitted": len(rec.models_),
+        "n_skipped": len(skipped),
+        "n_features_dropped": dropped,
+        "n_stopped_early": int(stopped),
+    }
+    if stopped:
+        warnings.warn(
+            f"{stopped} of {len(rec.models_)} per-user models stopped before "
+            f"n_estimators={rec.n_estimators} rounds (see models_[user].stop_reason).",
+            TrainingStoppedWarning,
+            stacklevel=3,
+        )

@@ -16,6 +16,9 @@ The feedback (:data:`FEEDBACK`):
   needs: which items a user chooses to rate at all, paper section 2's bipartite case).
 * ``"both"``: one layered feedback whose lowest layer is the sampled unrated items, so
   every rated item is above every unrated one and higher ratings above lower ones.
+* ``"liked"``: three layers, liked (rated at or above the user's mean rating) above rated
+  but not liked above the sampled unrated items: the top-N task where a relevant item is
+  one the user rates *and* likes (``"auto"``'s top-N model, :data:`TOP_N`).
 
 With ``n_rounds="auto"`` the number of rounds is chosen by inner cross-validation over
 users: the targets are split into ``inner_folds`` groups, a model is trained on the others
@@ -38,12 +41,14 @@ from ..engine import TrainingStoppedWarning, train_checked
 from ..feedback import BipartiteFeedback, LayeredFeedback
 from ..model import RankBoostModel
 from ..params import TrainParams
-from ._base import BaseScores
+from ._base import BaseScores, choose_ease_lambda
 from ._ndcg import ndcg_per_round
 
 __all__ = ["FEEDBACK", "PooledProblem", "pooled_problem", "select_rounds", "top_k"]
 
-FEEDBACK = ("auto", "both", "ratings", "rated")
+FEEDBACK = ("auto", "both", "ratings", "rated", "liked")
+#: the top-N model of ``feedback="auto"`` (what :meth:`recommend` ranks with)
+TOP_N = "liked"
 #: candidate multipliers ``c`` of the prior ``F0 = c * EASE`` (SPEC 7.2: scale matters)
 PRIOR_SCALES = (0.1, 0.25, 0.5)
 #: unrated rows per target sampled only for the inner CV of a top-N model: a held-out user's
@@ -104,27 +109,45 @@ def _sample_unrated(
 class PooledProblem:
     """The pooled ranking problem: features ``X``, labels ``y`` and query ``qid`` (user).
 
-    ``held`` flags unrated rows sampled only to evaluate rounds (inner CV), never trained on.
+    ``held`` flags unrated rows sampled only to evaluate rounds (inner CV), never trained on;
+    ``liked`` flags the rated rows at or above their user's mean rating.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0917  its arrays
         self,
         X: NDArray[np.float64],
         y: NDArray[np.float64],
         qid: NDArray[np.int64],
         held: NDArray[np.bool_] | None = None,
+        liked: NDArray[np.bool_] | None = None,
     ):
         self.X, self.y, self.qid = X, y, qid
         self.held = np.zeros(y.shape[0], dtype=bool) if held is None else held
+        self.liked = y > 0 if liked is None else liked
 
     def subset(self, rows: NDArray[np.bool_]) -> PooledProblem:
         """The problem of some rows (order kept)."""
-        return PooledProblem(self.X[rows], self.y[rows], self.qid[rows], self.held[rows])
+        return PooledProblem(
+            self.X[rows], self.y[rows], self.qid[rows], self.held[rows], self.liked[rows]
+        )
+
+    def labels(self, kind: str) -> NDArray[np.float64]:
+        """The graded labels of a kind of feedback: liked 2, rated 1, unrated 0 for "liked"."""
+        if kind == "rated":
+            return (self.y > 0).astype(np.float64)
+        if kind == "liked":
+            return self.liked.astype(np.float64) + (self.y > 0)
+        return self.y
+
+    def gains(self, kind: str) -> NDArray[np.float64]:
+        """The inner CV's NDCG gains: rated (``"rated"``), liked (``"liked"``) or the labels."""
+        return self.liked.astype(np.float64) if kind == "liked" else self.labels(kind)
 
     def feedback(self, kind: str, rows: NDArray[np.bool_] | None = None) -> LayeredFeedback:
-        y, q = (self.y, self.qid) if rows is None else (self.y[rows], self.qid[rows])
+        y = self.labels(kind)
+        y, q = (y, self.qid) if rows is None else (y[rows], self.qid[rows])
         if kind == "rated":
-            return BipartiteFeedback((y > 0).astype(np.float64), q)
+            return BipartiteFeedback(y, q)
         return LayeredFeedback(y, q)
 
 
@@ -191,8 +214,10 @@ def pooled_problem(
             sel = by_user[(uu >= bu[0]) & (uu <= bu[-1])]
             S = model.scores(bu)
             X[sel] = S[np.searchsorted(bu, u[sel]), it[sel]]
+    mean_u = np.asarray(R.sum(axis=1)).ravel() / np.maximum(n_u, 1)
+    liked = (y > 0) & (y >= 1.0 + mean_u[u] - lo - 1e-9)
     order = np.lexsort((it, u))
-    return PooledProblem(X[order], y[order], u[order], np.concatenate(held)[order])
+    return PooledProblem(X[order], y[order], u[order], np.concatenate(held)[order], liked[order])
 
 
 def _train_quiet(
@@ -239,10 +264,10 @@ def select_rounds(
     for k in range(inner_folds):
         valid = g == k
         train = ~valid & ~problem.held
-        if not valid.any() or problem.y[train].max() == problem.y[train].min():
+        labels = problem.labels(kind)
+        if not valid.any() or labels[train].max() == labels[train].min():
             continue
-        yv = problem.y[valid]
-        gain = (yv > 0).astype(np.float64) if kind == "rated" else yv
+        gain = problem.gains(kind)[valid]
         f0 = None if prior is None else prior[train]
         fb = problem.feedback(kind, train)
         model = _train_quiet(problem.X[train], fb, params, init_score=f0)
@@ -388,41 +413,42 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
 ) -> tuple[dict[str, PooledFit], BaseScores, int]:
     """The pooled model(s), the base recommenders on all of ``R``, and the number of rows.
 
-    One model per kind of feedback: ``{"rated": ...}``, ``{"ratings": ...}`` or ``{"both":
-    ...}``, and for ``feedback="auto"`` two, ``"ratings"`` (trained on the rated rows only)
-    and ``"rated"``, on the same cross-fitted rows (``"rated"`` alone when no target has
-    two different ratings; :func:`fit_estimator` then lets it serve both). Every model's
-    inner folds come from their own random stream, so the two models of ``"auto"`` are
-    bit-identical to the ``"ratings"`` and the ``"rated"`` fits of the same seed.
+    One model per kind of feedback (``{"rated": ...}``, ...), and for ``feedback="auto"``
+    two, ``"ratings"`` (trained on the rated rows only) and :data:`TOP_N`, on the same
+    cross-fitted rows (the top-N one alone when no target has two different ratings;
+    :func:`fit_estimator` then lets it serve both). Every model's inner folds come from
+    their own random stream, so the two models of ``"auto"`` are bit-identical to the
+    ``"ratings"`` and the ``"liked"`` fits of the same seed.
 
     The inner CV of the models with rated-above-unrated pairs ranks each held-out user's
     rated rows among its training negatives plus :data:`HELD_UNRATED` more unrated rows
-    (scored like the others, never trained on).
+    (scored like the others, never trained on); its NDCG gain is 1 for a rated row
+    (``"rated"``), a liked row (``"liked"``), or the label.
 
-    ``prior="ease"``: the models with rated-above-unrated pairs (``"rated"``, ``"both"``)
+    ``prior="ease"``: the models with rated-above-unrated pairs (all but ``"ratings"``)
     boost from ``F0 = c * (EASE feature)`` (SPEC 7.2), ``c = prior_scale`` or, when None,
     the one of :data:`PRIOR_SCALES` whose inner-CV curve peaks highest (0.25 without
     inner CV); 0 rounds (EASE alone) is a candidate of the inner CV.
     """
     rng = np.random.default_rng(random_state)
-    sampled = "rated" if feedback == "auto" else feedback
+    sampled = "rated" if feedback in ("auto", "liked") else feedback
     held = HELD_UNRATED if inner_folds is not None and sampled != "ratings" else 0
     problem = pooled_problem(
         R, targets, base, n_folds=n_folds, feedback=sampled, negatives=negatives, rng=rng,
         held_unrated=held,
     )  # fmt: skip
-    kinds = ("ratings", "rated") if feedback == "auto" else (feedback,)
+    kinds = ("ratings", TOP_N) if feedback == "auto" else (feedback,)
     fits: dict[str, PooledFit] = {}
     for kind in kinds:
         prob = problem.subset(problem.y > 0) if kind == "ratings" and sampled != kind else problem
         no_pair = kind == "ratings" and not _has_pair(prob.y, prob.qid)
-        if np.unique(prob.y).shape[0] < 2 or no_pair:
+        if np.unique(prob.labels(kind)).shape[0] < 2 or no_pair:
             if feedback == "auto":
                 continue  # no rating pair at all: predict uses the "rated" model (fit_estimator)
             raise ValueError(
                 "no target user has a crucial pair: with feedback='ratings' a target needs "
-                "two different ratings. Use feedback='auto', 'both' or 'rated' (rated "
-                "above unrated), or add ratings."
+                "two different ratings. Use feedback='auto', 'liked', 'rated' or 'both' "
+                "(rated above unrated), or add ratings."
             )
         col = base["names"].index("ease") if prior == "ease" and kind != "ratings" else None
         if prior_scale is not None:
@@ -477,12 +503,21 @@ def fit_estimator(  # noqa: PLR0917  private, one caller (RankBoostRecommender._
     """
     fitted, skipped = pooled_targets(R, targets, label, rec.invalid_targets)
     names = rec.base_recommenders
-    base = {"names": (names,) if isinstance(names, str) else tuple(names), "pool": feats}
+    base: dict[str, Any] = {
+        "names": (names,) if isinstance(names, str) else tuple(names),
+        "pool": feats,
+    }
+    rec.ease_lambda_ = None
+    if "ease" in base["names"]:
+        lam = rec.ease_lambda
+        if isinstance(lam, str):  # "auto": on a validation split of the ratings
+            lam = choose_ease_lambda(R, rec.random_state)[0]
+        base["ease_lambda"] = rec.ease_lambda_ = float(lam)
     fits, scores, n_rows = train_pooled(
         R, fitted, base, params, rec.feedback, rec.n_folds, float(rec.negatives),
         rec.inner_folds, rec.random_state, rec.prior, rec.prior_scale,
     )  # fmt: skip
-    top_n = fits.get("rated", next(iter(fits.values())))
+    top_n = fits.get(TOP_N if rec.feedback == "auto" else rec.feedback, next(iter(fits.values())))
     by_rating = fits.get("ratings", top_n)
     model = top_n.model
     rec.model_, rec.rating_model_ = model, by_rating.model

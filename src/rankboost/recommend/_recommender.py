@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -11,7 +10,6 @@ from joblib import effective_n_jobs
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 
-from ..booster import TrainingStoppedWarning
 from ..model import RankBoostModel
 from ..params import TrainParams
 from ._base import BASE_RECOMMENDERS
@@ -26,14 +24,7 @@ from ._labels import (
     to_positions,
     user_position,
 )
-from ._per_user import (
-    Design,
-    fit_per_user,
-    make_plan,
-    recommend_all_per_user,
-    score_items,
-    user_means,
-)
+from ._per_user import Design, fit_estimator_per_user, recommend_all_per_user, score_items
 from ._pooled import fit_estimator, recommend_pooled
 from ._problem import check_explicit_zeros, check_items, check_ratings, check_users
 
@@ -63,15 +54,16 @@ class RankBoostRecommender(BaseEstimator):
         One model over all targets, or the paper's one model per target.
     base_recommenders : tuple of str, default=BASE_RECOMMENDERS
         The pooled model's features, among ``BASE_RECOMMENDERS``.
-    feedback : {"auto", "rated", "ratings", "both"}, default="auto"
-        Pooled pairs of a user: rated above unrated (top-N), higher rating above lower (the
-        paper's task), or both in one layered feedback. ``"auto"``: two models on the same
-        cross-fitted rows, ``"rated"`` for :meth:`recommend` and :meth:`recommend_all`
-        (which unrated items a user will rate) and ``"ratings"`` for :meth:`predict` and
-        :meth:`rank` (how the user orders given items); docs/movies.md shows that neither
-        one wins both tasks.
+    feedback : {"auto", "liked", "rated", "ratings", "both"}, default="auto"
+        Pooled pairs of a user: liked (rated at or above the user's mean rating) above
+        rated but not liked above unrated (top-N of liked items), rated above unrated,
+        higher rating above lower (the paper's task), or every rating above unrated in one
+        layered feedback. ``"auto"``: two models on the same cross-fitted rows, ``"liked"``
+        for :meth:`recommend` and :meth:`recommend_all` (which unrated items a user will
+        rate and like) and ``"ratings"`` for :meth:`predict` and :meth:`rank` (how the
+        user orders given items); docs/movies.md shows that neither one wins both tasks.
     prior : {"ease", None}, default="ease"
-        The top-N model (feedback "rated", "both", and "auto"'s ``model_``) boosts from the
+        The top-N model (every feedback but "ratings"; "auto"'s ``model_``) boosts from the
         prior ``F0 = c * EASE score`` (SPEC 7.2): 0 rounds = EASE's ranking, and the rounds
         correct it where the other recommenders disagree. Needs "ease" in
         ``base_recommenders``. None: boosting from 0.
@@ -81,10 +73,15 @@ class RankBoostRecommender(BaseEstimator):
         (``experiments/movies_prior_pilot.py``). None: chosen by the inner CV among
         ``PRIOR_SCALES`` (0.1, 0.25, 0.5) with the rounds, three times the inner CV's
         training (0.25 when ``inner_folds=None``).
+    ease_lambda : float or "auto", default="auto"
+        EASE's L2 penalty (feature and prior). ``"auto"``: the one of ``EASE_LAMBDAS``
+        (50 ... 1000) with the best NDCG@10 of liked items on a validation split of the
+        ratings given to ``fit`` (:func:`._base.choose_ease_lambda`), in ``ease_lambda_``.
     n_folds : int, default=5
         Cross-fitting folds of each user's ratings (pooled).
-    negatives : float, default=1.0
-        Unrated items sampled per rated item ("rated" and "both").
+    negatives : float, default=2.0
+        Unrated items sampled per rated item (every feedback but "ratings"); 2 was chosen
+        over 1, 3 and 4 on validation splits of training ratings only (docs/movies.md).
     inner_folds : int or None, default=2
         Folds of target users for choosing the pooled model's rounds by held-out NDCG@10;
         None trains ``n_estimators`` rounds.
@@ -170,6 +167,8 @@ class RankBoostRecommender(BaseEstimator):
         The prior's multiplier ``c`` of ``model_`` (None without a prior): ``recommend``
         scores ``c * EASE + model_``, with ``report_["n_rounds"]`` of its rounds (0 = EASE
         alone).
+    ease_lambda_ : float or None
+        The EASE penalty used (None without "ease" or for per_user).
     skipped_users_ : dict of user label to str
         Targets left out (``invalid_targets="skip"``) and why.
     report_ : dict
@@ -220,8 +219,9 @@ class RankBoostRecommender(BaseEstimator):
         feedback: str = "auto",
         prior: str | None = "ease",
         prior_scale: float | None = 0.25,
+        ease_lambda: float | str = "auto",
         n_folds: int = 5,
-        negatives: float = 1.0,
+        negatives: float = 2.0,
         inner_folds: int | None = 2,
         random_state: int = 0,
         positive_cumulative: bool = False,
@@ -249,6 +249,7 @@ class RankBoostRecommender(BaseEstimator):
         self.feedback = feedback
         self.prior = prior
         self.prior_scale = prior_scale
+        self.ease_lambda = ease_lambda
         self.n_folds = n_folds
         self.negatives = negatives
         self.inner_folds = inner_folds
@@ -363,48 +364,7 @@ class RankBoostRecommender(BaseEstimator):
         self._R = R
         if self.mode == "pooled":
             return self._fit_pooled(R, targets, feats, params, names[0])
-        plan, skipped, dropped = make_plan(
-            R, R.T.tocsr(), targets, feats, names[0], self.min_overlap, self.max_feature_users
-        )
-        if skipped and self.invalid_targets == "raise":
-            u, why = next(iter(skipped.items()))
-            raise ValueError(
-                f"cannot fit target {why}. Drop the user from target_users, or pass "
-                "invalid_targets='skip' to skip such users."
-            )
-        design = self._design()
-        means = user_means(R)  # the "user_mean" fill
-        n_jobs = effective_n_jobs(self.n_jobs) if plan else 1
-        results = fit_per_user(R, plan, params, design, means, n_jobs, self.verbose)
-        label = names[0]
-        self._models = {u: m for u, m, _ in results}
-        self._vsim_w = {u: w for u, _, w in results if w is not None}
-        self._design_ = design
-        self._means = means
-        self._feats = dict(plan)
-        self.model_: RankBoostModel | None = None
-        self.rating_model_: RankBoostModel | None = None
-        self.prior_scale_: float | None = None
-        self.rounds_curve_: NDArray[np.float64] | None = None
-        self.rating_rounds_curve_: NDArray[np.float64] | None = None
-        self.models_ = {label[u]: m for u, m, _ in results}
-        self.feature_users_ = {label[u]: users[f] for u, f in plan}
-        self.skipped_users_ = {label[u]: why for u, why in skipped.items()}
-        stopped = sum(m.stop_reason is not None for m in self._models.values())
-        self.report_ = {
-            "n_targets": int(targets.shape[0]),
-            "n_fitted": len(self.models_),
-            "n_skipped": len(skipped),
-            "n_features_dropped": dropped,
-            "n_stopped_early": int(stopped),
-        }
-        if stopped:
-            warnings.warn(
-                f"{stopped} of {len(self.models_)} per-user models stopped before "
-                f"n_estimators={self.n_estimators} rounds (see models_[user].stop_reason).",
-                TrainingStoppedWarning,
-                stacklevel=2,
-            )
+        fit_estimator_per_user(self, R, targets, feats, params, names[0])
         return self
 
     def _fit_pooled(
