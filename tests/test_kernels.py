@@ -42,6 +42,15 @@ def _driver_pairs() -> dict[str, tuple[Any, Any]]:
     return pairs
 
 
+def test_the_group_reaches_xdist(request):
+    """Under ``--dist loadgroup`` (make test) pytest-xdist files this module's tests under
+    their group by suffixing their ids; a pytest that ignores the suffix (9.2 with xdist 3.8)
+    would scatter them over the workers without a word (pyproject.toml pins below it)."""
+    if not getattr(request.config.option, "loadgroup", False):
+        pytest.skip("not run by pytest-xdist with --dist loadgroup")
+    assert request.node.nodeid.endswith("@parallel_drivers"), request.node.nodeid
+
+
 def test_every_driver_pair_is_compiled_from_one_source_apart():
     pairs = _driver_pairs()
     assert len(pairs) == 18  # + clicks: count_pairs, fill_pairs (issue 25)
