@@ -23,6 +23,10 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 rbd = pytest.importorskip("rankboost.dask")
 
+# One make-test worker runs this module: one LocalCluster (the module's fixture), not one per
+# xdist worker, each with its own Dask worker processes importing and loading the kernels.
+pytestmark = pytest.mark.xdist_group("dask")
+
 
 @pytest.fixture(scope="module")
 def client():
