@@ -41,6 +41,8 @@ __all__ = [
     "EASE_LAMBDAS",
     "BaseScores",
     "choose_ease_lambda",
+    "entry_folds",
+    "user_means",
     "validation_split",
 ]
 
@@ -230,19 +232,31 @@ def _ease_weights(B: sp.csr_matrix, lam: float) -> NDArray[np.float64]:
     return W
 
 
-def validation_split(R: sp.csr_matrix, seed: int, n_folds: int = 5) -> NDArray[np.bool_]:
-    """The held-out ratings (a mask over ``R.data``) of :func:`choose_ease_lambda`.
-
-    Each user's ratings are dealt in random order round-robin into ``n_folds`` folds; the
-    last fold is held out, so a user with fewer than ``n_folds`` ratings keeps them all.
-    """
-    rng = np.random.default_rng([seed, 2])
+def entry_folds(R: sp.csr_matrix, n_folds: int, rng: np.random.Generator) -> NDArray[np.int64]:
+    """A fold per stored rating: each user's ratings dealt round-robin in random order."""
     n_u = np.diff(R.indptr)
     rows = np.repeat(np.arange(R.shape[0]), n_u)
     order = np.lexsort((rng.random(R.nnz), rows))
     rank = np.empty(R.nnz, dtype=np.int64)
     rank[order] = np.arange(R.nnz) - np.repeat(R.indptr[:-1], n_u)
-    return rank % n_folds == n_folds - 1
+    return rank % n_folds
+
+
+def user_means(R: sp.csr_matrix) -> NDArray[np.float64]:
+    """Each user's mean rating (0 for a user without ratings)."""
+    n = np.diff(R.indptr)
+    sums = np.asarray(R.sum(axis=1), dtype=np.float64).ravel()
+    return np.divide(sums, n, out=np.zeros(R.shape[0]), where=n > 0)
+
+
+def validation_split(R: sp.csr_matrix, seed: int, n_folds: int = 5) -> NDArray[np.bool_]:
+    """The held-out ratings (a mask over ``R.data``) of :func:`choose_ease_lambda`.
+
+    Each user's ratings are dealt in random order round-robin into ``n_folds`` folds
+    (:func:`entry_folds`); the last fold is held out, so a user with fewer than ``n_folds``
+    ratings keeps them all.
+    """
+    return entry_folds(R, n_folds, np.random.default_rng([seed, 2])) == n_folds - 1
 
 
 def choose_ease_lambda(
@@ -266,8 +280,7 @@ def choose_ease_lambda(
     rows = np.repeat(np.arange(n_users), n_u)
     held = validation_split(R, seed, n_folds)
     keep = ~held
-    mean_u = np.asarray(R.sum(axis=1)).ravel() / np.maximum(n_u, 1)
-    liked = held & (R.data >= mean_u[rows] - 1e-9)
+    liked = held & (R.data >= user_means(R)[rows] - 1e-9)
     B = sp.csr_matrix(
         (np.ones(int(keep.sum())), (rows[keep], R.indices[keep])), shape=(n_users, n_items)
     )

@@ -22,6 +22,7 @@ from ..engine import TrainingStoppedWarning, train_checked
 from ..feedback import LayeredFeedback, PairFeedback
 from ..model import RankBoostModel
 from ..params import TrainParams
+from ._base import user_means
 from ._problem import problem_features
 
 UNRATED = ("abstain", "user_mean")
@@ -313,13 +314,6 @@ def recommend_all_per_user(
     order = np.argsort(np.concatenate(idx), kind="stable")
     pos = np.concatenate([p[0] for p in parts])[order]
     return pos, np.concatenate([p[1] for p in parts])[order]
-
-
-def user_means(R: sp.csr_matrix) -> NDArray[np.float64]:
-    """Each user's mean rating (0 for a user without ratings)."""
-    n = np.diff(R.indptr)
-    sums = np.asarray(R.sum(axis=1), dtype=np.float64).ravel()
-    return np.divide(sums, n, out=np.zeros(R.shape[0]), where=n > 0)
 
 
 def fit_estimator_per_user(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fit)

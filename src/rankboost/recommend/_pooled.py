@@ -41,7 +41,7 @@ from ..engine import TrainingStoppedWarning, train_checked
 from ..feedback import BipartiteFeedback, LayeredFeedback
 from ..model import RankBoostModel
 from ..params import TrainParams
-from ._base import BaseScores, choose_ease_lambda
+from ._base import BaseScores, choose_ease_lambda, entry_folds, user_means
 from ._ndcg import ndcg_per_round
 
 __all__ = ["FEEDBACK", "PooledProblem", "pooled_problem", "select_rounds", "top_k"]
@@ -60,16 +60,6 @@ _BLOCK_CELLS = 1 << 22
 
 def _block_size(n_items: int, n_features: int) -> int:
     return max(1, _BLOCK_CELLS // max(1, n_items * n_features))
-
-
-def _entry_folds(R: sp.csr_matrix, n_folds: int, rng: np.random.Generator) -> NDArray[np.int64]:
-    """A fold per stored rating: each user's ratings dealt round-robin in random order."""
-    n_u = np.diff(R.indptr)
-    rows = np.repeat(np.arange(R.shape[0]), n_u)
-    order = np.lexsort((rng.random(R.nnz), rows))
-    rank = np.empty(R.nnz, dtype=np.int64)
-    rank[order] = np.arange(R.nnz) - np.repeat(R.indptr[:-1], n_u)
-    return rank % n_folds
 
 
 def _sample_unrated(
@@ -169,7 +159,7 @@ def pooled_problem(
     per target (``held``) let the inner CV rank a held-out user's rated items among many
     unrated ones, as top-N does, without training on them.
     """
-    fold = _entry_folds(R, n_folds, rng)
+    fold = entry_folds(R, n_folds, rng)
     n_u = np.diff(R.indptr)
     rows = np.repeat(np.arange(R.shape[0]), n_u)
     is_target = np.zeros(R.shape[0], dtype=bool)
@@ -214,8 +204,7 @@ def pooled_problem(
             sel = by_user[(uu >= bu[0]) & (uu <= bu[-1])]
             S = model.scores(bu)
             X[sel] = S[np.searchsorted(bu, u[sel]), it[sel]]
-    mean_u = np.asarray(R.sum(axis=1)).ravel() / np.maximum(n_u, 1)
-    liked = (y > 0) & (y >= 1.0 + mean_u[u] - lo - 1e-9)
+    liked = (y > 0) & (y >= 1.0 + user_means(R)[u] - lo - 1e-9)
     order = np.lexsort((it, u))
     return PooledProblem(X[order], y[order], u[order], np.concatenate(held)[order], liked[order])
 
