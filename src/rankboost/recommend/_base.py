@@ -153,7 +153,7 @@ class BaseScores:
         if "cooccurrence" in want:
             self._cooc = _top_k_similar(sp.csr_matrix(B.T), self.k).T.tocsr()
         if "ease" in want:
-            self._ease = _ease_weights(B, self.ease_lambda)
+            self._ease = _ease_weights(_gram(B), self.ease_lambda)
         return self
 
     def scores(self, users: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -222,9 +222,14 @@ def _standardise(col: NDArray[np.float64], history: NDArray[np.bool_]) -> NDArra
     return np.divide(col - mean, sd, out=np.zeros_like(col), where=sd > 0)
 
 
-def _ease_weights(B: sp.csr_matrix, lam: float) -> NDArray[np.float64]:
-    """EASE's item-item weights ``I - P / diag(P)`` (zero diagonal) of the binary ``B``."""
-    G = np.asarray((B.T @ B).toarray())
+def _gram(B: sp.csr_matrix) -> NDArray[np.float64]:
+    """The dense item-item Gram matrix ``B^T B`` of the binary ``B``."""
+    return np.asarray((B.T @ B).toarray())
+
+
+def _ease_weights(gram: NDArray[np.float64], lam: float) -> NDArray[np.float64]:
+    """EASE's item-item weights ``I - P / diag(P)`` (zero diagonal), ``P = (gram + lam I)^-1``."""
+    G = gram.copy()
     G[np.diag_indices_from(G)] += lam
     P = _spd_inverse(G)
     W = P / (-np.diag(P))
@@ -297,9 +302,10 @@ def choose_ease_lambda(
     kk = min(k, n_items)
     disc = 1.0 / np.log2(np.arange(2, kk + 2))
     idcg = np.cumsum(disc)[np.minimum(rel.sum(axis=1), kk) - 1]
+    gram = _gram(B)
     value: dict[float, float] = {}
     for lam in lambdas:
-        S = np.asarray(B[users] @ _ease_weights(B, float(lam)))
+        S = np.asarray(B[users] @ _ease_weights(gram, float(lam)))
         S[seen] = -np.inf
         top = np.argsort(-S, axis=1, kind="stable")[:, :kk]
         hit = np.take_along_axis(rel, top, axis=1)
