@@ -237,6 +237,26 @@ def imported_heavy() -> list[str]:
     return out.stdout.split()
 
 
+def bytecode_state() -> str:
+    """Whether numpy's bytecode is cached where the measured commands look for it.
+
+    Without it (uv installs none, and these machines set PYTHONDONTWRITEBYTECODE) every
+    command compiles numpy from source, about half of a ``rankboost predict``; ``make demo``
+    and ``make bench`` compile it (``.venv/.cli-bytecode``).
+    """
+    code = (
+        "import importlib.util, os, numpy; "
+        "print(os.path.exists(importlib.util.cache_from_source(numpy.__file__)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    if out.stdout.strip() == "True":
+        return "numpy's bytecode is cached"
+    return (
+        "numpy's bytecode is NOT cached: every command compiles numpy from source "
+        "(`make .venv/.cli-bytecode` compiles it)"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; return 0 (misses are reported, not an error)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -300,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     heavy = imported_heavy()
     heavy_text = " ".join(heavy) or "none of numba/scipy/sklearn/pandas"
     print(f"import rankboost imports: {heavy_text}")
+    bytecode = bytecode_state()
     md = "\n".join(
         [
             "# Start-up time (benchmarks/bench_startup.py)",
@@ -318,10 +339,18 @@ def main(argv: list[str] | None = None) -> int:
             *([""] if kernel_lines else []),
             f"`import rankboost` imports: {heavy_text}.",
             "",
+            f"Bytecode: {bytecode}.",
+            "",
         ]
     )
     print(md)
-    data = {"machine": info, "repeats": args.repeats, "results": results, "heavy": heavy}
+    data = {
+        "machine": info,
+        "repeats": args.repeats,
+        "results": results,
+        "heavy": heavy,
+        "bytecode": bytecode,
+    }
     report_result(args.write_results, "bench_startup", md, data)
     return 0
 
