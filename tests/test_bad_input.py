@@ -1118,3 +1118,125 @@ def test_issue26_early_stopping_on_a_set_without_relevant_documents_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         rb.callback.early_stopping(fine, 3)
+
+
+# ------------------------------------------------- issue 26: a fit that raised leaves no half state
+
+
+class _Stop(Exception):
+    pass
+
+
+def _raise_at_round_2(env):
+    if env.iteration >= 1:
+        raise _Stop
+
+
+def _interrupt(*args, **kwargs):
+    raise KeyboardInterrupt
+
+
+def _ranker_case(monkeypatch):
+    from rankboost.sklearn import RankBoostRanker
+
+    Xl, yl, ql = letor_like(n_queries=6, seed=26)
+    est = RankBoostRanker(n_estimators=3)
+    fit = lambda **kw: est.fit(Xl, yl, qid=ql, **kw)  # noqa: E731
+    return est, fit, lambda: fit(callbacks=[_raise_at_round_2]), lambda: est.predict(Xl)
+
+
+def _fusion_case(monkeypatch):
+    runs, qrels = _synthetic(seed=26, n_queries=6, n_docs=10)
+    est = RankFusion(n_rounds=3, prior="rrf", prior_scale=2.0)  # the prior's scale is state too
+    fit = lambda **kw: est.fit(runs, qrels, **kw)  # noqa: E731
+    return est, fit, lambda: fit(callbacks=[_raise_at_round_2]), lambda: est.fuse(runs)
+
+
+def _linear_case(monkeypatch):
+    from rankboost.fusion import LinearFusion, linear
+
+    runs, qrels = _synthetic(seed=26, n_queries=6, n_docs=10)
+    est = LinearFusion(n_rounds=3)
+
+    def fail():
+        monkeypatch.setattr(linear, "_boost", _interrupt)  # Ctrl-C while boosting
+        try:
+            est.fit(runs, qrels)
+        finally:
+            monkeypatch.undo()
+
+    return est, lambda: est.fit(runs, qrels), fail, lambda: est.fuse(runs)
+
+
+def _recommender_case(mode):
+    def case(monkeypatch):
+        from rankboost.recommend import RankBoostRecommender, _per_user, _pooled
+
+        rng = np.random.default_rng(26)
+        R = rng.integers(1, 6, size=(8, 20)).astype(float)
+        R[rng.random(R.shape) < 0.3] = np.nan
+        est = RankBoostRecommender(n_estimators=3, mode=mode, feature_users=[4, 5, 6, 7])
+
+        def fail():
+            for module in (_per_user, _pooled):  # Ctrl-C while training
+                monkeypatch.setattr(module, "train_checked", _interrupt)
+            try:
+                est.fit(R, target_users=[0, 1])
+            finally:
+                monkeypatch.undo()
+
+        return est, lambda: est.fit(R, target_users=[0, 1]), fail, lambda: est.recommend(0)
+
+    return case
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        _ranker_case,
+        _fusion_case,
+        _linear_case,
+        _recommender_case("per_user"),
+        _recommender_case("pooled"),
+    ],
+    ids=["RankBoostRanker", "RankFusion", "LinearFusion", "recommender-per_user", "pooled"],
+)
+def test_issue26_predict_after_a_fit_that_raised_is_not_fitted(monkeypatch, case):
+    """scikit-learn's NotFittedError before any fit and after a fit that raised (in a callback,
+    or Ctrl-C), also when an earlier fit succeeded: never the old model mixed with the new
+    fit's attributes (RankFusion kept the old model_ with prior_scale_ reset to 0)."""
+    from sklearn.base import BaseEstimator
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    est, fit, fail, predict = case(monkeypatch)
+    with pytest.raises(NotFittedError, match="not fitted yet"):
+        predict()
+    for fitted_before in (False, True):
+        if fitted_before:
+            fit()
+            assert len(predict()) > 0
+        with pytest.raises((_Stop, KeyboardInterrupt)):
+            fail()
+        with pytest.raises(NotFittedError, match="not fitted yet"):
+            predict()
+        if isinstance(est, BaseEstimator):
+            with pytest.raises(NotFittedError):
+                check_is_fitted(est)
+
+
+@pytest.mark.parametrize("mode", ["per_user", "pooled"])
+def test_issue26_recommender_with_no_item_to_score_answers_empty(mode):
+    """No candidate left (none given, or every one rated): an empty answer in both modes, not
+    an engine error about an empty X (pooled)."""
+    from rankboost.recommend import RankBoostRecommender
+
+    rng = np.random.default_rng(26)
+    R = rng.integers(1, 6, size=(8, 20)).astype(float)
+    R[0, :10] = np.nan
+    rec = RankBoostRecommender(n_estimators=3, mode=mode, feature_users=[4, 5, 6, 7])
+    rec.fit(R, target_users=[0, 1])
+    assert rec.predict(0, []).shape == (0,)
+    assert rec.rank(0, []).shape == (0,)
+    items, scores = rec.recommend(0, candidates=[10, 11])  # both rated by user 0
+    assert items.shape == scores.shape == (0,)

@@ -17,6 +17,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import require
+from .._validation import forget_fit
 from ..callback import CallbackEnv
 from ..sklearn import RankBoostRanker, _warn_one_query
 
@@ -152,6 +153,7 @@ class DaskRankBoostRanker(RankBoostRanker):
                 "train on one machine with rankboost.RankBoostRanker.fit(..., init_score=F0), "
                 "or without the prior."
             )
+        forget_fit(self)  # a fit that raises leaves an unfitted estimator, not a half state
         params = self._params()
         names = None
         if hasattr(X, "columns"):

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._validation import forget_fit, not_fitted
 from ..model import atomic_write_text, read_json
 from ..params import ParameterError
 from ._match import MATCH_MODES, match_by_name
@@ -274,6 +275,7 @@ class LinearFusion:
         """Learn the weights from input lists and relevance judgements."""
         from ..metrics import ndcg_score
 
+        forget_fit(self)  # a fit that raises leaves an unfitted LinearFusion, not a half state
         self._check()
         items = as_run_list(runs, "LinearFusion.fit")
         if isinstance(qrels, Mapping):
@@ -322,7 +324,7 @@ class LinearFusion:
     # ------------------------------------------------------------------ apply -------------
     def _check_fitted(self, runs: RunsLike, owner: str, match: str) -> list[Run]:
         if not hasattr(self, "weights_"):
-            raise ValueError(f"{owner}: this LinearFusion is not fitted yet; call fit first.")
+            raise not_fitted(owner, self)
         if match not in MATCH_MODES:
             raise ValueError(f"{owner}: match must be one of {MATCH_MODES}; got {match!r}.")
         items = as_run_list(runs, owner)
