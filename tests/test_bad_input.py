@@ -1240,3 +1240,26 @@ def test_issue26_recommender_with_no_item_to_score_answers_empty(mode):
     assert rec.rank(0, []).shape == (0,)
     items, scores = rec.recommend(0, candidates=[10, 11])  # both rated by user 0
     assert items.shape == scores.shape == (0,)
+
+
+def test_issue26_negative_grades_in_linear_fusion_and_auto_rounds(tmp_path, capsys):
+    """fuse train --family linear refused -2 (its inner folds scored NDCG on the raw grade);
+    every judged document of these runs is 0, 1 or 2, so writing 0 as -2 keeps the order of
+    the grades and, scored as trec_eval does (-2 not relevant), the same model and curves."""
+    from rankboost.fusion import LinearFusion
+
+    runs, qrels = _synthetic(seed=26, n_queries=8, n_docs=10)
+    neg = Qrels(qrels.qid, qrels.docid, np.where(qrels.rel == 0, -2, qrels.rel))
+    a, b = LinearFusion().fit(runs, qrels), LinearFusion().fit(runs, neg)
+    assert np.array_equal(a.cv_results_["mean"], b.cv_results_["mean"])
+    assert np.array_equal(a.weights_, b.weights_)
+    a = RankFusion(n_rounds="auto", max_rounds=5, cv_folds=2).fit(runs, qrels)
+    b = RankFusion(n_rounds="auto", max_rounds=5, cv_folds=2).fit(runs, neg)
+    assert np.array_equal(a.cv_results_["mean"], b.cv_results_["mean"])
+    paths = []
+    for name, r in runs.items():
+        paths.append(str(tmp_path / f"{name}.run"))
+        write_run(paths[-1], r)
+    write_qrels(tmp_path / "neg.txt", neg)
+    argv = ["fuse", "train", "--family", "linear", "--runs", *paths, "--qrels"]
+    assert main([*argv, str(tmp_path / "neg.txt"), "-o", str(tmp_path / "l.json")]) == 0

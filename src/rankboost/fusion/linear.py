@@ -295,6 +295,7 @@ class LinearFusion:
         self.cv_results_: dict[str, Any] | None = None
         if self.n_rounds == "auto" or self.prior_scale == "auto":
             fold = query_folds(y, qcode, self.cv_folds)
+            gain = np.maximum(y, 0)  # scored as trec_eval: a grade <= 0 is not relevant
             curves = np.zeros((len(scales), T + 1))
             for f in range(self.cv_folds):
                 tr, va = (fold >= 0) & (fold != f), fold == f
@@ -303,7 +304,7 @@ class LinearFusion:
                     W = _boost(H[tr], fb, c, T, self.learning_rate)
                     scores = H[va] @ W.T
                     for t in range(T + 1):
-                        curves[s, t] += ndcg_score(y[va], scores[:, t], qcode[va], k=10)
+                        curves[s, t] += ndcg_score(gain[va], scores[:, t], qcode[va], k=10)
             curves /= self.cv_folds
             s_best, t_best = np.unravel_index(int(np.argmax(curves)), curves.shape)
             self.cv_results_ = {"mean": curves, "scales": list(scales)}
