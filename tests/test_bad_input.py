@@ -1263,3 +1263,28 @@ def test_issue26_negative_grades_in_linear_fusion_and_auto_rounds(tmp_path, caps
     write_qrels(tmp_path / "neg.txt", neg)
     argv = ["fuse", "train", "--family", "linear", "--runs", *paths, "--qrels"]
     assert main([*argv, str(tmp_path / "neg.txt"), "-o", str(tmp_path / "l.json")]) == 0
+
+
+def test_issue26_early_stopping_without_relevant_documents_warns_at_every_entry_point(
+    files, capsys, tmp_path
+):
+    """The estimator's eval_set and the CLI's --valid go through the same warning."""
+    from rankboost.sklearn import RankBoostRanker
+
+    tmp, _ = files
+    data = load_svmlight(tmp / "d.txt")
+    zeros = np.zeros_like(data.y)
+    est = RankBoostRanker(n_estimators=5)
+    with pytest.warns(UserWarning, match="no query has two different grades"):
+        est.fit(
+            data.X,
+            data.y,
+            qid=data.qid,
+            eval_set=[(data.X, zeros)],
+            eval_qid=[data.qid],
+            early_stopping_rounds=2,
+        )
+    dump_svmlight(tmp_path / "v0.txt", data.X, zeros, data.qid)
+    argv = ["train", str(tmp / "d.txt"), "--valid", str(tmp_path / "v0.txt"), "--rounds", "5"]
+    assert main([*argv, "--early-stopping", "2", "-q", "-o", str(tmp_path / "m.json")]) == 0
+    assert "no query has two different grades" in capsys.readouterr().err
