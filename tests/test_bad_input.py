@@ -1288,3 +1288,32 @@ def test_issue26_early_stopping_without_relevant_documents_warns_at_every_entry_
     argv = ["train", str(tmp / "d.txt"), "--valid", str(tmp_path / "v0.txt"), "--rounds", "5"]
     assert main([*argv, "--early-stopping", "2", "-q", "-o", str(tmp_path / "m.json")]) == 0
     assert "no query has two different grades" in capsys.readouterr().err
+
+
+def test_issue26_judged_query_missing_from_the_run_is_not_silent(tmp_path, capsys):
+    """A judged query the run does not return is scored as a random order of its judged
+    documents (the candidate set), which trec_eval leaves out: fuse evaluate says so, and
+    with the qrels cut to the run's queries the numbers are trec_eval's."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    from rankboost.fusion import FusionWarning, evaluate_run
+
+    run = Run(["1", "1", "1", "2"], ["a", "b", "c", "x"], [1, 2, 3, 1], [3.0, 2.0, 1.0, 1.0])
+    judged = {"1": {"a": 1, "b": 0, "c": 1}, "2": {"x": 1}}
+    qrels = Qrels.from_dict({**judged, "3": {"z": 1, "y": 0}})
+    metrics = ["ndcg@10", "map", "p@10", "mrr"]
+    with pytest.warns(FusionWarning, match=r"1 judged queries are not in the run \(e.g. '3'\)"):
+        evaluate_run(run, qrels, metrics, gain="linear")
+    write_run(tmp_path / "s.run", run)
+    write_qrels(tmp_path / "q.txt", qrels)
+    argv = ["fuse", "evaluate", "--runs", str(tmp_path / "s.run"), "--qrels"]
+    assert main([*argv, str(tmp_path / "q.txt"), "--metric", "map"]) == 0
+    assert "trec_eval leaves them out" in capsys.readouterr().err
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = evaluate_run(run, Qrels.from_dict(judged), metrics, gain="linear")
+    measures = {"ndcg_cut.10", "map", "P.10", "recip_rank"}
+    ref = pytrec_eval.RelevanceEvaluator(judged, measures).evaluate(run.to_dict())
+    for ours, theirs in zip(metrics, ["ndcg_cut_10", "map", "P_10", "recip_rank"], strict=True):
+        assert got[ours] == pytest.approx(np.mean([v[theirs] for v in ref.values()]), abs=1e-12)
