@@ -1317,3 +1317,27 @@ def test_issue26_judged_query_missing_from_the_run_is_not_silent(tmp_path, capsy
     ref = pytrec_eval.RelevanceEvaluator(judged, measures).evaluate(run.to_dict())
     for ours, theirs in zip(metrics, ["ndcg_cut_10", "map", "P_10", "recip_rank"], strict=True):
         assert got[ours] == pytest.approx(np.mean([v[theirs] for v in ref.values()]), abs=1e-12)
+
+
+def test_issue26_dask_ranker_after_a_fit_that_raised_is_not_fitted():
+    """DaskRankBoostRanker: a refit that raises drops the earlier model (no cluster needed:
+    the fit raises before it asks for a client)."""
+    pytest.importorskip("distributed")
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    from rankboost.dask import DaskRankBoostRanker
+    from rankboost.sklearn import RankBoostRanker
+
+    Xl, yl, ql = letor_like(n_queries=6, seed=26)
+    est = DaskRankBoostRanker(n_estimators=3)
+    for k, v in vars(RankBoostRanker(n_estimators=3).fit(Xl, yl, qid=ql)).items():
+        if k.endswith("_"):
+            setattr(est, k, v)  # a fitted DaskRankBoostRanker, as to_local copies it back
+    check_is_fitted(est)
+    with pytest.raises(ValueError, match="does not support init_score"):
+        est.fit(Xl, yl, qid=ql, init_score=np.zeros(len(yl)))
+    with pytest.raises(NotFittedError):
+        est.predict(Xl)
+    with pytest.raises(NotFittedError):
+        check_is_fitted(est)

@@ -147,13 +147,13 @@ class DaskRankBoostRanker(RankBoostRanker):
         """
         from ._train import train
 
+        forget_fit(self)  # a fit that raises leaves an unfitted estimator, not a half state
         if init_score is not None:
             raise ValueError(
                 "DaskRankBoostRanker.fit does not support init_score= (a prior F0) yet; "
                 "train on one machine with rankboost.RankBoostRanker.fit(..., init_score=F0), "
                 "or without the prior."
             )
-        forget_fit(self)  # a fit that raises leaves an unfitted estimator, not a half state
         params = self._params()
         names = None
         if hasattr(X, "columns"):
