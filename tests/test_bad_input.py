@@ -1341,3 +1341,23 @@ def test_issue26_dask_ranker_after_a_fit_that_raised_is_not_fitted():
         est.predict(Xl)
     with pytest.raises(NotFittedError):
         check_is_fitted(est)
+
+
+@pytest.mark.parametrize("mode", ["per_user", "pooled"])
+def test_issue26_recommend_all_with_k_above_the_item_count(mode):
+    """k larger than the catalogue: rows of every item (as recommend gives), not a
+    (n_users, k) array padded up to k (k=10**12 asked for terabytes)."""
+    from rankboost.recommend import RankBoostRecommender
+
+    rng = np.random.default_rng(26)
+    R = rng.integers(1, 6, size=(8, 20)).astype(float)
+    R[0, :10] = np.nan
+    rec = RankBoostRecommender(n_estimators=3, mode=mode, feature_users=[4, 5, 6, 7])
+    rec.fit(R, target_users=[0, 1])
+    users, items, scores = rec.recommend_all(k=10**12)
+    assert items.shape == scores.shape == (2, 20)
+    for row, user in enumerate(users.tolist()):
+        top, top_scores = rec.recommend(user, k=10**12)
+        assert items[row, : len(top)].tolist() == top.tolist()
+        np.testing.assert_array_equal(scores[row, : len(top)], top_scores)
+        assert (items[row, len(top) :] == -1).all()

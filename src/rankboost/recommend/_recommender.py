@@ -526,11 +526,11 @@ class RankBoostRecommender(BaseEstimator):
         -------
         users : ndarray of shape (n_fitted,)
             The fitted target users (labels; row numbers for matrix input), in fit order.
-        items : ndarray of shape (n_fitted, k)
+        items : ndarray of shape (n_fitted, min(k, n_items))
             Row ``i``: the items of ``users[i]``, best first, as :meth:`recommend` gives
-            them. A user with fewer than ``k`` candidate items has the row padded with
+            them. A user with fewer candidate items has the row padded with
             ``-1`` (matrix input) or ``None`` (labels).
-        scores : ndarray of float of shape (n_fitted, k)
+        scores : ndarray of float of shape (n_fitted, min(k, n_items))
             Their scores; NaN in padded cells.
 
         Examples
@@ -550,7 +550,7 @@ class RankBoostRecommender(BaseEstimator):
         """
         self._check_fitted()
         check_k(k)
-        k = int(k)
+        k = min(int(k), self.n_items_)  # no row holds more than every item
         n_jobs = effective_n_jobs(self.n_jobs) if self._models else 1
         if self.model_ is not None:
             fitted = np.fromiter(self._models, dtype=np.int64, count=len(self._models))
