@@ -83,6 +83,12 @@ def evaluate_run(
     -------
     dict of str to float
 
+    Warns
+    -----
+    FusionWarning
+        When the qrels judge queries the run does not return: they count as a random order
+        of their judged documents, where ``trec_eval`` leaves them out.
+
     Examples
     --------
     >>> from rankboost.fusion import Qrels, Run, evaluate_run
