@@ -1118,3 +1118,246 @@ def test_issue26_early_stopping_on_a_set_without_relevant_documents_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         rb.callback.early_stopping(fine, 3)
+
+
+# ------------------------------------------------- issue 26: a fit that raised leaves no half state
+
+
+class _Stop(Exception):
+    pass
+
+
+def _raise_at_round_2(env):
+    if env.iteration >= 1:
+        raise _Stop
+
+
+def _interrupt(*args, **kwargs):
+    raise KeyboardInterrupt
+
+
+def _ranker_case(monkeypatch):
+    from rankboost.sklearn import RankBoostRanker
+
+    Xl, yl, ql = letor_like(n_queries=6, seed=26)
+    est = RankBoostRanker(n_estimators=3)
+    fit = lambda **kw: est.fit(Xl, yl, qid=ql, **kw)  # noqa: E731
+    return est, fit, lambda: fit(callbacks=[_raise_at_round_2]), lambda: est.predict(Xl)
+
+
+def _fusion_case(monkeypatch):
+    runs, qrels = _synthetic(seed=26, n_queries=6, n_docs=10)
+    est = RankFusion(n_rounds=3, prior="rrf", prior_scale=2.0)  # the prior's scale is state too
+    fit = lambda **kw: est.fit(runs, qrels, **kw)  # noqa: E731
+    return est, fit, lambda: fit(callbacks=[_raise_at_round_2]), lambda: est.fuse(runs)
+
+
+def _linear_case(monkeypatch):
+    from rankboost.fusion import LinearFusion, linear
+
+    runs, qrels = _synthetic(seed=26, n_queries=6, n_docs=10)
+    est = LinearFusion(n_rounds=3)
+
+    def fail():
+        monkeypatch.setattr(linear, "_boost", _interrupt)  # Ctrl-C while boosting
+        try:
+            est.fit(runs, qrels)
+        finally:
+            monkeypatch.undo()
+
+    return est, lambda: est.fit(runs, qrels), fail, lambda: est.fuse(runs)
+
+
+def _recommender_case(mode):
+    def case(monkeypatch):
+        from rankboost.recommend import RankBoostRecommender, _per_user, _pooled
+
+        rng = np.random.default_rng(26)
+        R = rng.integers(1, 6, size=(8, 20)).astype(float)
+        R[rng.random(R.shape) < 0.3] = np.nan
+        est = RankBoostRecommender(n_estimators=3, mode=mode, feature_users=[4, 5, 6, 7])
+
+        def fail():
+            for module in (_per_user, _pooled):  # Ctrl-C while training
+                monkeypatch.setattr(module, "train_checked", _interrupt)
+            try:
+                est.fit(R, target_users=[0, 1])
+            finally:
+                monkeypatch.undo()
+
+        return est, lambda: est.fit(R, target_users=[0, 1]), fail, lambda: est.recommend(0)
+
+    return case
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        _ranker_case,
+        _fusion_case,
+        _linear_case,
+        _recommender_case("per_user"),
+        _recommender_case("pooled"),
+    ],
+    ids=["RankBoostRanker", "RankFusion", "LinearFusion", "recommender-per_user", "pooled"],
+)
+def test_issue26_predict_after_a_fit_that_raised_is_not_fitted(monkeypatch, case):
+    """scikit-learn's NotFittedError before any fit and after a fit that raised (in a callback,
+    or Ctrl-C), also when an earlier fit succeeded: never the old model mixed with the new
+    fit's attributes (RankFusion kept the old model_ with prior_scale_ reset to 0)."""
+    from sklearn.base import BaseEstimator
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    est, fit, fail, predict = case(monkeypatch)
+    with pytest.raises(NotFittedError, match="not fitted yet"):
+        predict()
+    for fitted_before in (False, True):
+        if fitted_before:
+            fit()
+            assert len(predict()) > 0
+        with pytest.raises((_Stop, KeyboardInterrupt)):
+            fail()
+        with pytest.raises(NotFittedError, match="not fitted yet"):
+            predict()
+        if isinstance(est, BaseEstimator):
+            with pytest.raises(NotFittedError):
+                check_is_fitted(est)
+
+
+@pytest.mark.parametrize("mode", ["per_user", "pooled"])
+def test_issue26_recommender_with_no_item_to_score_answers_empty(mode):
+    """No candidate left (none given, or every one rated): an empty answer in both modes, not
+    an engine error about an empty X (pooled)."""
+    from rankboost.recommend import RankBoostRecommender
+
+    rng = np.random.default_rng(26)
+    R = rng.integers(1, 6, size=(8, 20)).astype(float)
+    R[0, :10] = np.nan
+    rec = RankBoostRecommender(n_estimators=3, mode=mode, feature_users=[4, 5, 6, 7])
+    rec.fit(R, target_users=[0, 1])
+    assert rec.predict(0, []).shape == (0,)
+    assert rec.rank(0, []).shape == (0,)
+    items, scores = rec.recommend(0, candidates=[10, 11])  # both rated by user 0
+    assert items.shape == scores.shape == (0,)
+
+
+def test_issue26_negative_grades_in_linear_fusion_and_auto_rounds(tmp_path, capsys):
+    """fuse train --family linear refused -2 (its inner folds scored NDCG on the raw grade);
+    every judged document of these runs is 0, 1 or 2, so writing 0 as -2 keeps the order of
+    the grades and, scored as trec_eval does (-2 not relevant), the same model and curves."""
+    from rankboost.fusion import LinearFusion
+
+    runs, qrels = _synthetic(seed=26, n_queries=8, n_docs=10)
+    neg = Qrels(qrels.qid, qrels.docid, np.where(qrels.rel == 0, -2, qrels.rel))
+    a, b = LinearFusion().fit(runs, qrels), LinearFusion().fit(runs, neg)
+    assert np.array_equal(a.cv_results_["mean"], b.cv_results_["mean"])
+    assert np.array_equal(a.weights_, b.weights_)
+    a = RankFusion(n_rounds="auto", max_rounds=5, cv_folds=2).fit(runs, qrels)
+    b = RankFusion(n_rounds="auto", max_rounds=5, cv_folds=2).fit(runs, neg)
+    assert np.array_equal(a.cv_results_["mean"], b.cv_results_["mean"])
+    paths = []
+    for name, r in runs.items():
+        paths.append(str(tmp_path / f"{name}.run"))
+        write_run(paths[-1], r)
+    write_qrels(tmp_path / "neg.txt", neg)
+    argv = ["fuse", "train", "--family", "linear", "--runs", *paths, "--qrels"]
+    assert main([*argv, str(tmp_path / "neg.txt"), "-o", str(tmp_path / "l.json")]) == 0
+
+
+def test_issue26_early_stopping_without_relevant_documents_warns_at_every_entry_point(
+    files, capsys, tmp_path
+):
+    """The estimator's eval_set and the CLI's --valid go through the same warning."""
+    from rankboost.sklearn import RankBoostRanker
+
+    tmp, _ = files
+    data = load_svmlight(tmp / "d.txt")
+    zeros = np.zeros_like(data.y)
+    est = RankBoostRanker(n_estimators=5)
+    with pytest.warns(UserWarning, match="no query has two different grades"):
+        est.fit(
+            data.X,
+            data.y,
+            qid=data.qid,
+            eval_set=[(data.X, zeros)],
+            eval_qid=[data.qid],
+            early_stopping_rounds=2,
+        )
+    dump_svmlight(tmp_path / "v0.txt", data.X, zeros, data.qid)
+    argv = ["train", str(tmp / "d.txt"), "--valid", str(tmp_path / "v0.txt"), "--rounds", "5"]
+    assert main([*argv, "--early-stopping", "2", "-q", "-o", str(tmp_path / "m.json")]) == 0
+    assert "no query has two different grades" in capsys.readouterr().err
+
+
+def test_issue26_judged_query_missing_from_the_run_is_not_silent(tmp_path, capsys):
+    """A judged query the run does not return is scored as a random order of its judged
+    documents (the candidate set), which trec_eval leaves out: fuse evaluate says so, and
+    with the qrels cut to the run's queries the numbers are trec_eval's."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    from rankboost.fusion import FusionWarning, evaluate_run
+
+    run = Run(["1", "1", "1", "2"], ["a", "b", "c", "x"], [1, 2, 3, 1], [3.0, 2.0, 1.0, 1.0])
+    judged = {"1": {"a": 1, "b": 0, "c": 1}, "2": {"x": 1}}
+    qrels = Qrels.from_dict({**judged, "3": {"z": 1, "y": 0}})
+    metrics = ["ndcg@10", "map", "p@10", "mrr"]
+    with pytest.warns(FusionWarning, match=r"1 judged queries are not in the run \(e.g. '3'\)"):
+        evaluate_run(run, qrels, metrics, gain="linear")
+    write_run(tmp_path / "s.run", run)
+    write_qrels(tmp_path / "q.txt", qrels)
+    argv = ["fuse", "evaluate", "--runs", str(tmp_path / "s.run"), "--qrels"]
+    assert main([*argv, str(tmp_path / "q.txt"), "--metric", "map"]) == 0
+    assert "trec_eval leaves them out" in capsys.readouterr().err
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = evaluate_run(run, Qrels.from_dict(judged), metrics, gain="linear")
+    measures = {"ndcg_cut.10", "map", "P.10", "recip_rank"}
+    ref = pytrec_eval.RelevanceEvaluator(judged, measures).evaluate(run.to_dict())
+    for ours, theirs in zip(metrics, ["ndcg_cut_10", "map", "P_10", "recip_rank"], strict=True):
+        assert got[ours] == pytest.approx(np.mean([v[theirs] for v in ref.values()]), abs=1e-12)
+
+
+def test_issue26_dask_ranker_after_a_fit_that_raised_is_not_fitted():
+    """DaskRankBoostRanker: a refit that raises drops the earlier model (no cluster needed:
+    the fit raises before it asks for a client)."""
+    pytest.importorskip("distributed")
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    from rankboost.dask import DaskRankBoostRanker
+    from rankboost.sklearn import RankBoostRanker
+
+    Xl, yl, ql = letor_like(n_queries=6, seed=26)
+    est = DaskRankBoostRanker(n_estimators=3)
+    for k, v in vars(RankBoostRanker(n_estimators=3).fit(Xl, yl, qid=ql)).items():
+        if k.endswith("_"):
+            setattr(est, k, v)  # a fitted DaskRankBoostRanker, as to_local copies it back
+    check_is_fitted(est)
+    with pytest.raises(ValueError, match="does not support init_score"):
+        est.fit(Xl, yl, qid=ql, init_score=np.zeros(len(yl)))
+    with pytest.raises(NotFittedError):
+        est.predict(Xl)
+    with pytest.raises(NotFittedError):
+        check_is_fitted(est)
+
+
+@pytest.mark.parametrize("mode", ["per_user", "pooled"])
+def test_issue26_recommend_all_with_k_above_the_item_count(mode):
+    """k larger than the catalogue: rows of every item (as recommend gives), not a
+    (n_users, k) array padded up to k (k=10**12 asked for terabytes)."""
+    from rankboost.recommend import RankBoostRecommender
+
+    rng = np.random.default_rng(26)
+    R = rng.integers(1, 6, size=(8, 20)).astype(float)
+    R[0, :10] = np.nan
+    rec = RankBoostRecommender(n_estimators=3, mode=mode, feature_users=[4, 5, 6, 7])
+    rec.fit(R, target_users=[0, 1])
+    users, items, scores = rec.recommend_all(k=10**12)
+    assert items.shape == scores.shape == (2, 20)
+    for row, user in enumerate(users.tolist()):
+        top, top_scores = rec.recommend(user, k=10**12)
+        assert items[row, : len(top)].tolist() == top.tolist()
+        np.testing.assert_array_equal(scores[row, : len(top)], top_scores)
+        assert (items[row, len(top) :] == -1).all()

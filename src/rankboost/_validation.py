@@ -20,8 +20,10 @@ __all__ = [
     "check_labels",
     "check_qid",
     "check_scores",
+    "forget_fit",
     "group_sizes_to_qid",
     "group_by_qid",
+    "not_fitted",
 ]
 
 
@@ -307,3 +309,22 @@ def group_by_qid(codes: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[n
     starts = np.zeros(counts.shape[0] + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
     return order, starts
+
+
+def forget_fit(estimator: Any) -> None:
+    """Drop what a previous ``fit`` learned (every attribute whose name ends in ``_``).
+
+    Called first thing in ``fit``: a fit that raises (bad input, a callback, Ctrl-C) then
+    leaves an unfitted estimator, whose ``predict`` raises ``NotFittedError``, never the
+    old model mixed with the new fit's attributes (a half state).
+    """
+    for name in [k for k in vars(estimator) if k.endswith("_") and not k.startswith("__")]:
+        delattr(estimator, name)
+
+
+def not_fitted(owner: str, estimator: Any, hint: str = "call fit first") -> Exception:
+    """scikit-learn's ``NotFittedError`` (a ``ValueError``) for an unfitted ``estimator``."""
+    from sklearn.exceptions import NotFittedError  # only on this error path: a light import
+
+    what = f"this {type(estimator).__name__} is not fitted yet; {hint}."
+    return NotFittedError(f"{owner}: {what}" if owner else what[0].upper() + what[1:])

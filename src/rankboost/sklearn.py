@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import as_float_matrix, group_sizes_to_qid
+from ._validation import as_float_matrix, forget_fit, group_sizes_to_qid
 from .callback import CallbackEnv, EvaluationMonitor, early_stopping
 from .engine import train_checked
 from .feedback import BipartiteFeedback, LayeredFeedback, PairFeedback
@@ -277,6 +277,10 @@ class RankBoostRanker(BaseEstimator):
         tags.target_tags.required = True
         return tags
 
+    def __sklearn_is_fitted__(self) -> bool:
+        """Fitted = ``fit`` finished (``check_is_fitted`` ignores what a fit that raised set)."""
+        return "model_" in vars(self)
+
     # ------------------------------------------------------------------ fitting
     def _params(self) -> TrainParams:
         """The training parameters, validated (errors name this estimator's parameters)."""
@@ -367,7 +371,7 @@ class RankBoostRanker(BaseEstimator):
         self : RankBoostRanker
             The fitted estimator.
         """
-        self.__dict__.pop("model_", None)  # a fit that raises leaves no fitted model
+        forget_fit(self)  # a fit that raises leaves an unfitted estimator, not a half state
         params = self._params()
         X, qid = _pop_qid(X, qid, group, x_name="X", owner="RankBoostRanker.fit")
         if clicks is not None and y is None:

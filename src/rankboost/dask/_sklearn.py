@@ -17,6 +17,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import require
+from .._validation import forget_fit
 from ..callback import CallbackEnv
 from ..sklearn import RankBoostRanker, _warn_one_query
 
@@ -146,6 +147,7 @@ class DaskRankBoostRanker(RankBoostRanker):
         """
         from ._train import train
 
+        forget_fit(self)  # a fit that raises leaves an unfitted estimator, not a half state
         if init_score is not None:
             raise ValueError(
                 "DaskRankBoostRanker.fit does not support init_score= (a prior F0) yet; "

@@ -12,6 +12,7 @@ ignored (as ``trec_eval`` does).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -19,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..metrics import evaluate
+from .features import FusionWarning
 from .run import Qrels, Run
 
 __all__ = ["evaluate_run", "run_arrays"]
@@ -81,6 +83,12 @@ def evaluate_run(
     -------
     dict of str to float
 
+    Warns
+    -----
+    FusionWarning
+        When the qrels judge queries the run does not return: they count as a random order
+        of their judged documents, where ``trec_eval`` leaves them out.
+
     Examples
     --------
     >>> from rankboost.fusion import Qrels, Run, evaluate_run
@@ -88,6 +96,17 @@ def evaluate_run(
     >>> evaluate_run(run, Qrels(["q", "q"], ["a", "b"], [0, 1]), ["mrr", "p@1"])
     {'mrr': 0.5, 'p@1': 0.0}
     """
+    missing = sorted(set(qrels.queries) - set(run.queries))
+    if missing:  # trec_eval leaves these out (-c: 0); here they are a random order
+        warnings.warn(
+            f"run {run.name}: {len(missing)} judged queries are not in the run (e.g. "
+            f"{missing[0]!r}); they are scored as a random order of their judged documents "
+            "(the candidate set: judged documents a run does not return rank below it, "
+            "tied), where trec_eval leaves them out. To compare with trec_eval, keep only "
+            "the run's queries in the qrels.",
+            FusionWarning,
+            stacklevel=2,
+        )
     y, s, q = run_arrays(run, qrels)
     out = evaluate(y, s, q, metrics, **options)
     return {k: float(v) for k, v in out.items()}

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._validation import forget_fit, not_fitted
 from ..model import atomic_write_text, read_json
 from ..params import (
     TRAIN_PARAMS,
@@ -252,6 +253,7 @@ class RankFusion:
         -------
         self : RankFusion
         """
+        forget_fit(self)  # a fit that raises leaves an unfitted RankFusion, not a half state
         items = as_run_list(runs, "RankFusion.fit")
         if isinstance(qrels, Mapping):
             qrels = Qrels.from_dict(qrels)
@@ -395,7 +397,7 @@ class RankFusion:
 
     def _check_fitted(self, runs: RunsLike, owner: str, match: str = "name") -> list[Run]:
         if not hasattr(self, "model_"):
-            raise ValueError(f"{owner}: this RankFusion is not fitted yet; call fit first.")
+            raise not_fitted(owner, self)
         if match not in MATCH_MODES:
             raise ValueError(f"{owner}: match must be one of {MATCH_MODES}; got {match!r}.")
         items = as_run_list(runs, owner)

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._validation import forget_fit, not_fitted
 from ..model import atomic_write_text, read_json
 from ..params import ParameterError
 from ._match import MATCH_MODES, match_by_name
@@ -274,6 +275,7 @@ class LinearFusion:
         """Learn the weights from input lists and relevance judgements."""
         from ..metrics import ndcg_score
 
+        forget_fit(self)  # a fit that raises leaves an unfitted LinearFusion, not a half state
         self._check()
         items = as_run_list(runs, "LinearFusion.fit")
         if isinstance(qrels, Mapping):
@@ -293,6 +295,7 @@ class LinearFusion:
         self.cv_results_: dict[str, Any] | None = None
         if self.n_rounds == "auto" or self.prior_scale == "auto":
             fold = query_folds(y, qcode, self.cv_folds)
+            gain = np.maximum(y, 0)  # scored as trec_eval: a grade <= 0 is not relevant
             curves = np.zeros((len(scales), T + 1))
             for f in range(self.cv_folds):
                 tr, va = (fold >= 0) & (fold != f), fold == f
@@ -301,7 +304,7 @@ class LinearFusion:
                     W = _boost(H[tr], fb, c, T, self.learning_rate)
                     scores = H[va] @ W.T
                     for t in range(T + 1):
-                        curves[s, t] += ndcg_score(y[va], scores[:, t], qcode[va], k=10)
+                        curves[s, t] += ndcg_score(gain[va], scores[:, t], qcode[va], k=10)
             curves /= self.cv_folds
             s_best, t_best = np.unravel_index(int(np.argmax(curves)), curves.shape)
             self.cv_results_ = {"mean": curves, "scales": list(scales)}
@@ -322,7 +325,7 @@ class LinearFusion:
     # ------------------------------------------------------------------ apply -------------
     def _check_fitted(self, runs: RunsLike, owner: str, match: str) -> list[Run]:
         if not hasattr(self, "weights_"):
-            raise ValueError(f"{owner}: this LinearFusion is not fitted yet; call fit first.")
+            raise not_fitted(owner, self)
         if match not in MATCH_MODES:
             raise ValueError(f"{owner}: match must be one of {MATCH_MODES}; got {match!r}.")
         items = as_run_list(runs, owner)

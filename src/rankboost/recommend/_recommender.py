@@ -10,6 +10,7 @@ from joblib import effective_n_jobs
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 
+from .._validation import forget_fit, not_fitted
 from ..model import RankBoostModel
 from ..params import TrainParams
 from ._base import BASE_RECOMMENDERS
@@ -325,6 +326,7 @@ class RankBoostRecommender(BaseEstimator):
             ``invalid_targets="raise"``, a target without a crucial pair or without any
             feature user (naming the user).
         """
+        forget_fit(self)  # a fit that raises leaves an unfitted recommender, not a half state
         params = self._check_params()
         labelled = is_frame(ratings)
         if labelled:
@@ -380,11 +382,13 @@ class RankBoostRecommender(BaseEstimator):
         return self
 
     # ------------------------------------------------------------------ prediction
+    def __sklearn_is_fitted__(self) -> bool:
+        """Fitted = ``fit`` finished (``check_is_fitted`` ignores what a fit that raised set)."""
+        return "models_" in vars(self)
+
     def _check_fitted(self) -> None:
         if not hasattr(self, "models_"):
-            raise ValueError(
-                "This RankBoostRecommender is not fitted yet; call fit(ratings) first."
-            )
+            raise not_fitted("", self, "call fit(ratings) first")
 
     def _model_of(self, user: Any, top_n: bool = False) -> tuple[int, RankBoostModel]:
         """The user's row and model (pooled: ``model_`` if ``top_n``, else ``rating_model_``)."""
@@ -415,6 +419,8 @@ class RankBoostRecommender(BaseEstimator):
         return check_items(items, self.n_items_, name=name)
 
     def _score(self, u: int, model: RankBoostModel, it: NDArray[np.int64]) -> NDArray[np.float64]:
+        if it.size == 0:  # no item to score (pooled models refuse an empty X)
+            return np.empty(0)
         if self.model_ is not None:
             fit = self._fits[0] if model is self.model_ else self._fits[1]
             return fit.score(self._base.scores(np.array([u]))[0][it])
@@ -520,11 +526,11 @@ class RankBoostRecommender(BaseEstimator):
         -------
         users : ndarray of shape (n_fitted,)
             The fitted target users (labels; row numbers for matrix input), in fit order.
-        items : ndarray of shape (n_fitted, k)
+        items : ndarray of shape (n_fitted, min(k, n_items))
             Row ``i``: the items of ``users[i]``, best first, as :meth:`recommend` gives
-            them. A user with fewer than ``k`` candidate items has the row padded with
+            them. A user with fewer candidate items has the row padded with
             ``-1`` (matrix input) or ``None`` (labels).
-        scores : ndarray of float of shape (n_fitted, k)
+        scores : ndarray of float of shape (n_fitted, min(k, n_items))
             Their scores; NaN in padded cells.
 
         Examples
@@ -544,7 +550,7 @@ class RankBoostRecommender(BaseEstimator):
         """
         self._check_fitted()
         check_k(k)
-        k = int(k)
+        k = min(int(k), self.n_items_)  # no row holds more than every item
         n_jobs = effective_n_jobs(self.n_jobs) if self._models else 1
         if self.model_ is not None:
             fitted = np.fromiter(self._models, dtype=np.int64, count=len(self._models))
