@@ -176,10 +176,11 @@ def test_issue16_train_without_qid_says_so_once(tmp_path):
     assert out.returncode == 0, out.stderr
     lines = out.stderr.splitlines()
     assert len(lines) == 2
-    for line, name in zip(lines, ["t.txt", "v.txt"], strict=True):
+    flags = ["--query-file", "--valid-query-file"]  # how to give each file's queries (issue 26)
+    for line, name, flag in zip(lines, ["t.txt", "v.txt"], flags, strict=True):
         note = f"rankboost: note: {str(tmp_path / name)!r} has no qid: all rows form one query."
         assert line.startswith(note)
-        assert "--query-file" in line  # and how to give the queries (issue 26)
+        assert f"or {flag} FILE" in line
     one = RankBoostRanker(n_estimators=3).fit(X, y, qid=np.zeros(60))
     np.testing.assert_array_equal(load_model(tmp_path / "m.json").decision_function(X),
                                   one.predict(X))  # fmt: skip
@@ -360,3 +361,156 @@ def test_issue26_output_to_a_device(bad_files, letor, tmp_path, capsys):
     assert f"cannot write {str(nodes['full'])!r}: No space left on device" in line
     for node in nodes.values():
         assert stat.S_ISCHR(os.stat(node).st_mode)
+
+
+# ---------------------------------------------------------------------- issue 26, frictions
+
+
+def test_issue26_user_text_drops_the_python_caller_and_keeps_file_names():
+    """The library's messages start with their Python caller (``RankFusion.fit:``); the
+    command line drops it, and only it: a file name or a word before a colon stays."""
+    import rankboost.fusion  # noqa: F401 - the callers are looked up in imported modules
+    from rankboost._cli_common import user_text
+
+    assert user_text("RankFusion.decision_function: the model was trained on 3") == (
+        "the model was trained on 3"
+    )
+    assert user_text("cannot read 'd.txt': load_svmlight: query_file='g' was given") == (
+        "cannot read 'd.txt': query_file='g' was given"
+    )
+    for kept in (
+        "lin.json: no such file",
+        "Lin.json: no such file",
+        "runs.txt:1: a TREC run line has 6 columns",
+        "note: the model has 3 rounds",
+        "qrels: 156 judged queries are in none of the runs",
+        "RankFusion.no_such_method: x",
+    ):
+        assert user_text(kept) == kept
+
+
+def _write_runs(tmp: Path) -> tuple[list[str], str]:
+    from rankboost.fusion import write_qrels, write_run
+    from test_fusion import _synthetic
+
+    runs, qrels = _synthetic(seed=26, n_queries=8, n_docs=12)
+    paths = []
+    for name, run in runs.items():
+        paths.append(str(tmp / f"{name}.run"))
+        write_run(paths[-1], run)
+    write_qrels(tmp / "qrels.txt", qrels)
+    return paths, str(tmp / "qrels.txt")
+
+
+def test_issue26_cli_errors_name_no_python_internals(letor, tmp_path, capsys):
+    """``rankboost fuse apply`` said ``RankFusion.decision_function: ...``, ``fuse train
+    --family linear`` ``LinearFusion.fit: ...``, ``train --query-file`` on a file with qid
+    ``load_svmlight: query_file=... pass query_file=None``: Python, not the command line."""
+    runs, qrels = _write_runs(tmp_path)
+    fusion = str(tmp_path / "f.json")
+    train = ["fuse", "train", "--runs", *runs, "--qrels", qrels, "--rounds", "3", "-o", fusion]
+    assert main(train) == 0
+    capsys.readouterr()
+    lines = []
+    assert main(["fuse", "apply", fusion, "--runs", runs[0], "-o", str(tmp_path / "o")]) == 1
+    lines.append(_one_line_error(capsys.readouterr().err))
+    assert "trained on 3 input lists" in lines[-1]
+    # a run of other queries than the others: the linear family's check
+    (tmp_path / "few.run").write_text("q0 Q0 d1 1 2.0 t\nq0 Q0 d2 2 1.0 t\n")
+    argv = ["fuse", "train", "--family", "linear", "--runs", runs[0], str(tmp_path / "few.run")]
+    assert main([*argv, "--qrels", qrels, "-o", str(tmp_path / "lin.json")]) == 1
+    lines.append(_one_line_error(capsys.readouterr().err))
+    assert "cover different queries" in lines[-1]
+    _, paths = letor
+    (tmp_path / "groups.txt").write_text("10\n" * 20)
+    argv = ["train", str(paths["train"]), "--query-file", str(tmp_path / "groups.txt")]
+    assert main([*argv, "-q", "-o", str(tmp_path / "m.json")]) == 1
+    lines.append(_one_line_error(capsys.readouterr().err))
+    assert "has 'qid:' on its lines" in lines[-1]
+    assert "drop --query-file" in lines[-1]
+    for line in lines:
+        for internal in ("RankFusion", "LinearFusion", "load_svmlight", "query_file=", ".fit"):
+            assert internal not in line, line
+        assert "decision_function" not in line, line
+
+
+def _without_qid(tmp: Path, src: Path, name: str) -> tuple[Path, Path, np.ndarray]:
+    """``src`` written again without qid, and its LightGBM group file under another name."""
+    X, y, qid = load_svmlight(src)
+    dump_svmlight(tmp / name, X, y, None)
+    sizes = np.unique(qid, return_counts=True)[1]
+    groups = tmp / f"{name}-groups.txt"
+    groups.write_text("".join(f"{n}\n" for n in sizes))
+    return tmp / name, groups, qid
+
+
+def test_issue26_valid_file_groups_and_notes(letor, tmp_path, capsys):
+    """A --valid file without qid: the note named --query-file, which gives the training
+    file's groups, not its: --valid-query-file does, and the note names it."""
+    _, paths = letor
+    vali, groups, _ = _without_qid(tmp_path, paths["valid"], "vali.txt")
+    head = ["train", str(paths["train"]), "--rounds", "4", "-q", "--metric", "map"]
+    assert main([*head, "--valid", str(vali), "-o", str(tmp_path / "a.json")]) == 0
+    err = capsys.readouterr().err
+    assert "'vali.txt' has no qid" not in err  # the path as given
+    assert f"{str(vali)!r} has no qid: all rows form one query" in err
+    assert "--valid-query-file FILE" in err
+    assert "vali.txt.query is found by itself" in err
+    argv = [*head, "--valid", str(vali), "--valid-query-file", str(groups)]
+    assert main([*argv, "-o", str(tmp_path / "b.json")]) == 0
+    grouped = capsys.readouterr()
+    assert "no qid" not in grouped.err
+    assert main([*head, "--valid", str(paths["valid"]), "-o", str(tmp_path / "c.json")]) == 0
+    with_qid = capsys.readouterr()
+    assert grouped.out.splitlines()[-1] == with_qid.out.splitlines()[-1]  # the same metric
+    b, c = load_model(tmp_path / "b.json"), load_model(tmp_path / "c.json")
+    assert b.evals_result == c.evals_result
+    # without --valid: a usage error
+    try:
+        status = main([*head, "--valid-query-file", str(groups), "-o", str(tmp_path / "d.json")])
+    except SystemExit as exc:  # pragma: no cover - argparse
+        status = int(exc.code)
+    assert status == 2
+    assert "pass --valid FILE" in _one_line_error(capsys.readouterr().err)
+
+
+def test_issue26_trec_run_of_a_file_without_qid_says_so(letor, bad_files, tmp_path, capsys):
+    """``predict --format trec`` ranks per query: a file without qid was silently one query."""
+    _, paths = letor
+    _, model = bad_files
+    test = tmp_path / "test.txt"
+    X, y, qid = load_svmlight(paths["test"])
+    dump_svmlight(test, X, y, None)
+    argv = ["predict", str(model), str(test), "--format", "trec", "-o", str(tmp_path / "a.run")]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "has no qid: all rows form one query" in err
+    assert "--query-file FILE" in err
+    sizes = np.unique(qid, return_counts=True)[1]
+    (tmp_path / "test.txt.query").write_text("".join(f"{n}\n" for n in sizes))  # found
+    argv[-1] = str(tmp_path / "b.run")
+    assert main(argv) == 0
+    assert "no qid" not in capsys.readouterr().err
+    queries = {line.split()[0] for line in (tmp_path / "b.run").read_text().splitlines()}
+    assert len(queries) == len(sizes)
+
+
+def test_issue26_evaluate_says_a_missing_file_before_importing_the_metrics(tmp_path):
+    """Errors paid the start-up too: ``evaluate`` imported numba and scipy (the metric
+    kernels) before saying that its data file does not exist."""
+    code = (
+        "import contextlib, io, sys\n"
+        "from rankboost.cli import main\n"
+        "with contextlib.redirect_stderr(io.StringIO()) as err:\n"
+        f"    status = main(['evaluate', 'm.json', {str(tmp_path / 'none.txt')!r}])\n"
+        "print(status, sorted(m for m in ('numba', 'scipy', 'sklearn') if m in sys.modules))\n"
+        "print(err.getvalue().strip())\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    status, heavy = done.stdout.splitlines()[0].split(" ", 1)
+    assert status == "1"
+    assert "does not exist" in done.stdout
+    assert heavy == "[]"
