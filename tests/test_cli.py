@@ -514,3 +514,26 @@ def test_issue26_evaluate_says_a_missing_file_before_importing_the_metrics(tmp_p
     assert status == "1"
     assert "does not exist" in done.stdout
     assert heavy == "[]"
+
+
+def test_issue26_a_fusion_model_given_to_a_ranking_command_says_what_it_is(letor, tmp_path, capsys):
+    """The mirror of ``fuse apply``'s hint for a ranking model: ``predict``, ``evaluate`` and
+    ``info`` given a model of ``rankboost fuse train`` (either family) said only "not a
+    rankboost model ... Pass a model written by 'rankboost train'"."""
+    runs, qrels = _write_runs(tmp_path)
+    models = {"": tmp_path / "f.json", " --family linear": tmp_path / "lin.json"}
+    head = ["fuse", "train", "--runs", *runs, "--qrels", qrels]
+    assert main([*head, "--rounds", "3", "-o", str(models[""])]) == 0
+    assert main([*head, "--family", "linear", "-o", str(models[" --family linear"])]) == 0
+    capsys.readouterr()
+    test = str(letor[1]["test"])
+    for family, model in models.items():
+        for argv in (["predict", str(model), test], ["evaluate", str(model), test]):
+            assert main(argv) == 1
+            line = _one_line_error(capsys.readouterr().err)
+            assert f"{str(model)!r} is a fusion model from 'rankboost fuse train{family}'" in line
+            assert f"'rankboost fuse apply {model} --runs RUN ...'" in line
+            assert ("'rankboost fuse export'" in line) == bool(family)
+    assert main(["info", str(models[" --family linear"])]) == 1
+    assert "is a fusion model" in _one_line_error(capsys.readouterr().err)
+    assert main(["info", str(models[""])]) == 0  # info describes the rank-feature family

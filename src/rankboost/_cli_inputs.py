@@ -146,10 +146,32 @@ def load_model_file(path: str) -> RankBoostModel:
     except IsADirectoryError:
         raise CLIError(f"model file {path!r} is a directory; pass a model file.") from None
     except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
+        kind = _json_format(path)
+        if kind is not None and kind.startswith("rankboost-fusion"):
+            family = " --family linear" if kind.endswith("-linear") else ""
+            raise CLIError(
+                f"{path!r} is a fusion model from 'rankboost fuse train{family}', not a ranking "
+                f"model: fuse TREC runs with it by 'rankboost fuse apply {path} --runs RUN ...'"
+                f"{' or export it by ' + repr('rankboost fuse export') if family else ''}; a model "
+                "for this command comes from 'rankboost train'."
+            ) from None
         raise CLIError(
             f"cannot read model file {path!r}: {_one_line(str(exc))} "
             "Pass a model written by 'rankboost train' or RankBoostModel.save."
         ) from None
+
+
+def _json_format(path: str) -> str | None:
+    """The ``"format"`` field of the JSON file ``path``, if it has one (else None)."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError, RecursionError):
+        return None
+    kind = data.get("format") if isinstance(data, dict) else None
+    return kind if isinstance(kind, str) else None
 
 
 def check_width(data: RankingDataset, model: RankBoostModel, path: str) -> None:
