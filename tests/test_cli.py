@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -537,3 +538,49 @@ def test_issue26_a_fusion_model_given_to_a_ranking_command_says_what_it_is(letor
     assert main(["info", str(models[" --family linear"])]) == 1
     assert "is a fusion model" in _one_line_error(capsys.readouterr().err)
     assert main(["info", str(models[""])]) == 0  # info describes the rank-feature family
+
+
+@pytest.mark.parametrize(
+    ("groups", "match"),
+    [
+        ("10\n10\n", r"group sizes summing to 20, but '.*test.txt' has 100 rows; they must match"),
+        ("50\n-1\n51\n", r"line 2: expected a positive integer group size; got '-1'"),
+        ("50\n25.5\n24.5\n", r"line 2: expected a positive integer group size; got '25.5'"),
+        ("", r"contains no group sizes"),
+        (None, r"Query file '.*nothing.txt' does not exist .* Check the --query-file path"),
+    ],
+)
+@pytest.mark.parametrize("command", ["train", "predict", "evaluate"])
+def test_issue26_bad_group_files_are_one_clear_error(
+    letor, bad_files, tmp_path, capsys, command, groups, match
+):
+    """``--query-file`` (LightGBM's group file) on the three commands that read data: a file
+    whose sizes do not add up to the rows, a negative or fractional size, an empty or a
+    missing file is one line naming the group file (and line), exit 1, nothing written."""
+    _, paths = letor
+    _, model = bad_files
+    data, _, _ = _without_qid(tmp_path, paths["test"], "test.txt")
+    group_file = tmp_path / ("nothing.txt" if groups is None else "groups.txt")
+    if groups is not None:
+        group_file.write_text(groups)
+    out = tmp_path / "out"
+    argv = {
+        "train": ["train", str(data), "-q", "--rounds", "2", "-o", str(out)],
+        "predict": ["predict", str(model), str(data), "--format", "trec", "-o", str(out)],
+        "evaluate": ["evaluate", str(model), str(data)],
+    }[command]
+    assert main([*argv, "--query-file", str(group_file)]) == 1
+    line = _one_line_error(capsys.readouterr().err)
+    assert re.search(match, line), line
+    assert not out.exists()
+
+
+def test_issue26_a_group_file_named_data_query_is_found_by_train(letor, tmp_path, capsys):
+    """LightGBM's layout (``rank.train`` + ``rank.train.query``): train finds the groups."""
+    _, paths = letor
+    data, groups, qid = _without_qid(tmp_path, paths["train"], "rank.train")
+    groups.rename(tmp_path / "rank.train.query")
+    assert main(["train", str(data), "-q", "--rounds", "3", "-o", str(tmp_path / "m.json")]) == 0
+    out, err = capsys.readouterr()
+    assert "no qid" not in err
+    assert f"{len(np.unique(qid))} queries" in out
