@@ -584,3 +584,17 @@ def test_issue26_a_group_file_named_data_query_is_found_by_train(letor, tmp_path
     out, err = capsys.readouterr()
     assert "no qid" not in err
     assert f"{len(np.unique(qid))} queries" in out
+
+
+def test_issue26_fuse_without_a_subcommand_names_every_subcommand(capsys):
+    """``rankboost fuse`` listed train, apply and evaluate, not export."""
+    assert main(["fuse"]) == 2
+    line = _one_line_error(capsys.readouterr().err)
+    choices = "train, apply, evaluate or export"
+    assert f"rankboost fuse needs a subcommand: {choices}" in line
+    from rankboost.cli import _build_parser
+
+    with pytest.raises(SystemExit):
+        _build_parser().parse_args(["fuse", "--help"])
+    listed = capsys.readouterr().out.split("{", 1)[1].split("}", 1)[0].split(",")
+    assert sorted(listed) == sorted(choices.replace(" or ", ", ").split(", "))
