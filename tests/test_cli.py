@@ -598,3 +598,23 @@ def test_issue26_fuse_without_a_subcommand_names_every_subcommand(capsys):
         _build_parser().parse_args(["fuse", "--help"])
     listed = capsys.readouterr().out.split("{", 1)[1].split("}", 1)[0].split(",")
     assert sorted(listed) == sorted(choices.replace(" or ", ", ").split(", "))
+
+
+def test_issue26_training_parameters_are_named_as_options(letor, tmp_path, capsys):
+    """rankboost.params' messages serve the API and the command line: ``alpha='exact'``,
+    ``weak_ranker='feature'`` and ``positive_cumulative=True`` read as the options."""
+    from rankboost._cli_common import user_text
+
+    assert user_text("x (positive_cumulative=False, tol=1e-09, feedback='layered')") == (
+        "x (--no-positive-cumulative, --tol 1e-09, --feedback layered)"
+    )
+    assert user_text("my_alpha='r' and alpha_=2") == "my_alpha='r' and alpha_=2"
+    _, paths = letor
+    argv = ["train", str(paths["train"]), "-q", "-o", str(tmp_path / "m.json")]
+    assert main([*argv, "--alpha", "exact", "--weak-ranker", "feature"]) == 1
+    line = _one_line_error(capsys.readouterr().err)
+    assert "--alpha exact needs binary weak rankers (--weak-ranker threshold)" in line
+    assert "=" not in line
+    assert main([*argv, "--alpha", "rbplus", "--positive-cumulative"]) == 1
+    line = _one_line_error(capsys.readouterr().err)
+    assert "--alpha rbplus with --positive-cumulative is not defined" in line

@@ -89,7 +89,31 @@ def user_text(text: object) -> str:
     def drop(m: re.Match[str]) -> str:
         return m.group(1) if _names_python_api(m.group(2), m.group(3)) else m.group(0)
 
-    return one_line(_CALLER.sub(drop, one_line(text)))
+    return _as_options(one_line(_CALLER.sub(drop, one_line(text))))
+
+
+def _as_options(text: str) -> str:
+    """Training parameters written as Python (``alpha='exact'``) as their options.
+
+    ``alpha='exact'`` reads ``--alpha exact``, ``positive_cumulative=True`` reads
+    ``--positive-cumulative``: the messages of :mod:`rankboost.params` serve the functions,
+    the estimators and the command line.
+    """
+    params = sys.modules.get("rankboost.params")
+    if params is None or "=" not in text:
+        return text
+    for p in (*params.TRAIN_PARAMS, *params.FEEDBACK_PARAMS):
+        if not p.cli or p.name not in text:
+            continue
+
+        def option(m: re.Match[str], cli: str = p.cli) -> str:
+            value = m.group(2) if m.group(2) is not None else m.group(3)
+            if value in ("True", "False"):
+                return cli if value == "True" else "--no-" + cli[2:]
+            return f"{cli} {value}"
+
+        text = re.sub(rf"(?<![\w.])({re.escape(p.name)})=(?:'([^']*)'|([\w.+-]+))", option, text)
+    return text
 
 
 def os_error_text(exc: OSError) -> str:
