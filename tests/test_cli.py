@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -176,10 +177,11 @@ def test_issue16_train_without_qid_says_so_once(tmp_path):
     assert out.returncode == 0, out.stderr
     lines = out.stderr.splitlines()
     assert len(lines) == 2
-    for line, name in zip(lines, ["t.txt", "v.txt"], strict=True):
+    flags = ["--query-file", "--valid-query-file"]  # how to give each file's queries (issue 26)
+    for line, name, flag in zip(lines, ["t.txt", "v.txt"], flags, strict=True):
         note = f"rankboost: note: {str(tmp_path / name)!r} has no qid: all rows form one query."
         assert line.startswith(note)
-        assert "--query-file" in line  # and how to give the queries (issue 26)
+        assert f"or {flag} FILE" in line
     one = RankBoostRanker(n_estimators=3).fit(X, y, qid=np.zeros(60))
     np.testing.assert_array_equal(load_model(tmp_path / "m.json").decision_function(X),
                                   one.predict(X))  # fmt: skip
@@ -360,3 +362,259 @@ def test_issue26_output_to_a_device(bad_files, letor, tmp_path, capsys):
     assert f"cannot write {str(nodes['full'])!r}: No space left on device" in line
     for node in nodes.values():
         assert stat.S_ISCHR(os.stat(node).st_mode)
+
+
+# ---------------------------------------------------------------------- issue 26, frictions
+
+
+def test_issue26_user_text_drops_the_python_caller_and_keeps_file_names():
+    """The library's messages start with their Python caller (``RankFusion.fit:``); the
+    command line drops it, and only it: a file name or a word before a colon stays."""
+    import rankboost.fusion  # noqa: F401 - the callers are looked up in imported modules
+    from rankboost._cli_common import user_text
+
+    assert user_text("RankFusion.decision_function: the model was trained on 3") == (
+        "the model was trained on 3"
+    )
+    assert user_text("cannot read 'd.txt': load_svmlight: query_file='g' was given") == (
+        "cannot read 'd.txt': query_file='g' was given"
+    )
+    for kept in (
+        "lin.json: no such file",
+        "Lin.json: no such file",
+        "runs.txt:1: a TREC run line has 6 columns",
+        "note: the model has 3 rounds",
+        "qrels: 156 judged queries are in none of the runs",
+        "RankFusion.no_such_method: x",
+    ):
+        assert user_text(kept) == kept
+
+
+def _write_runs(tmp: Path) -> tuple[list[str], str]:
+    from rankboost.fusion import write_qrels, write_run
+    from test_fusion import _synthetic
+
+    runs, qrels = _synthetic(seed=26, n_queries=8, n_docs=12)
+    paths = []
+    for name, run in runs.items():
+        paths.append(str(tmp / f"{name}.run"))
+        write_run(paths[-1], run)
+    write_qrels(tmp / "qrels.txt", qrels)
+    return paths, str(tmp / "qrels.txt")
+
+
+def test_issue26_cli_errors_name_no_python_internals(letor, tmp_path, capsys):
+    """``rankboost fuse apply`` said ``RankFusion.decision_function: ...``, ``fuse train
+    --family linear`` ``LinearFusion.fit: ...``, ``train --query-file`` on a file with qid
+    ``load_svmlight: query_file=... pass query_file=None``: Python, not the command line."""
+    runs, qrels = _write_runs(tmp_path)
+    fusion = str(tmp_path / "f.json")
+    train = ["fuse", "train", "--runs", *runs, "--qrels", qrels, "--rounds", "3", "-o", fusion]
+    assert main(train) == 0
+    capsys.readouterr()
+    lines = []
+    assert main(["fuse", "apply", fusion, "--runs", runs[0], "-o", str(tmp_path / "o")]) == 1
+    lines.append(_one_line_error(capsys.readouterr().err))
+    assert "trained on 3 input lists" in lines[-1]
+    # a run of other queries than the others: the linear family's check
+    (tmp_path / "few.run").write_text("q0 Q0 d1 1 2.0 t\nq0 Q0 d2 2 1.0 t\n")
+    argv = ["fuse", "train", "--family", "linear", "--runs", runs[0], str(tmp_path / "few.run")]
+    assert main([*argv, "--qrels", qrels, "-o", str(tmp_path / "lin.json")]) == 1
+    lines.append(_one_line_error(capsys.readouterr().err))
+    assert "cover different queries" in lines[-1]
+    _, paths = letor
+    (tmp_path / "groups.txt").write_text("10\n" * 20)
+    argv = ["train", str(paths["train"]), "--query-file", str(tmp_path / "groups.txt")]
+    assert main([*argv, "-q", "-o", str(tmp_path / "m.json")]) == 1
+    lines.append(_one_line_error(capsys.readouterr().err))
+    assert "has 'qid:' on its lines" in lines[-1]
+    assert "drop --query-file" in lines[-1]
+    for line in lines:
+        for internal in ("RankFusion", "LinearFusion", "load_svmlight", "query_file=", ".fit"):
+            assert internal not in line, line
+        assert "decision_function" not in line, line
+
+
+def _without_qid(tmp: Path, src: Path, name: str) -> tuple[Path, Path, np.ndarray]:
+    """``src`` written again without qid, and its LightGBM group file under another name."""
+    X, y, qid = load_svmlight(src)
+    dump_svmlight(tmp / name, X, y, None)
+    sizes = np.unique(qid, return_counts=True)[1]
+    groups = tmp / f"{name}-groups.txt"
+    groups.write_text("".join(f"{n}\n" for n in sizes))
+    return tmp / name, groups, qid
+
+
+def test_issue26_valid_file_groups_and_notes(letor, tmp_path, capsys):
+    """A --valid file without qid: the note named --query-file, which gives the training
+    file's groups, not its: --valid-query-file does, and the note names it."""
+    _, paths = letor
+    vali, groups, _ = _without_qid(tmp_path, paths["valid"], "vali.txt")
+    head = ["train", str(paths["train"]), "--rounds", "4", "-q", "--metric", "map"]
+    assert main([*head, "--valid", str(vali), "-o", str(tmp_path / "a.json")]) == 0
+    err = capsys.readouterr().err
+    assert "'vali.txt' has no qid" not in err  # the path as given
+    assert f"{str(vali)!r} has no qid: all rows form one query" in err
+    assert "--valid-query-file FILE" in err
+    assert "vali.txt.query is found by itself" in err
+    argv = [*head, "--valid", str(vali), "--valid-query-file", str(groups)]
+    assert main([*argv, "-o", str(tmp_path / "b.json")]) == 0
+    grouped = capsys.readouterr()
+    assert "no qid" not in grouped.err
+    assert main([*head, "--valid", str(paths["valid"]), "-o", str(tmp_path / "c.json")]) == 0
+    with_qid = capsys.readouterr()
+    assert grouped.out.splitlines()[-1] == with_qid.out.splitlines()[-1]  # the same metric
+    b, c = load_model(tmp_path / "b.json"), load_model(tmp_path / "c.json")
+    assert b.evals_result == c.evals_result
+    # without --valid: a usage error
+    try:
+        status = main([*head, "--valid-query-file", str(groups), "-o", str(tmp_path / "d.json")])
+    except SystemExit as exc:  # pragma: no cover - argparse
+        status = int(exc.code)
+    assert status == 2
+    assert "pass --valid FILE" in _one_line_error(capsys.readouterr().err)
+
+
+def test_issue26_trec_run_of_a_file_without_qid_says_so(letor, bad_files, tmp_path, capsys):
+    """``predict --format trec`` ranks per query: a file without qid was silently one query."""
+    _, paths = letor
+    _, model = bad_files
+    test = tmp_path / "test.txt"
+    X, y, qid = load_svmlight(paths["test"])
+    dump_svmlight(test, X, y, None)
+    argv = ["predict", str(model), str(test), "--format", "trec", "-o", str(tmp_path / "a.run")]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "has no qid: all rows form one query" in err
+    assert "--query-file FILE" in err
+    sizes = np.unique(qid, return_counts=True)[1]
+    (tmp_path / "test.txt.query").write_text("".join(f"{n}\n" for n in sizes))  # found
+    argv[-1] = str(tmp_path / "b.run")
+    assert main(argv) == 0
+    assert "no qid" not in capsys.readouterr().err
+    queries = {line.split()[0] for line in (tmp_path / "b.run").read_text().splitlines()}
+    assert len(queries) == len(sizes)
+
+
+def test_issue26_evaluate_says_a_missing_file_before_importing_the_metrics(tmp_path):
+    """Errors paid the start-up too: ``evaluate`` imported numba and scipy (the metric
+    kernels) before saying that its data file does not exist."""
+    code = (
+        "import contextlib, io, sys\n"
+        "from rankboost.cli import main\n"
+        "with contextlib.redirect_stderr(io.StringIO()) as err:\n"
+        f"    status = main(['evaluate', 'm.json', {str(tmp_path / 'none.txt')!r}])\n"
+        "print(status, sorted(m for m in ('numba', 'scipy', 'sklearn') if m in sys.modules))\n"
+        "print(err.getvalue().strip())\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    status, heavy = done.stdout.splitlines()[0].split(" ", 1)
+    assert status == "1"
+    assert "does not exist" in done.stdout
+    assert heavy == "[]"
+
+
+def test_issue26_a_fusion_model_given_to_a_ranking_command_says_what_it_is(letor, tmp_path, capsys):
+    """The mirror of ``fuse apply``'s hint for a ranking model: ``predict``, ``evaluate`` and
+    ``info`` given a model of ``rankboost fuse train`` (either family) said only "not a
+    rankboost model ... Pass a model written by 'rankboost train'"."""
+    runs, qrels = _write_runs(tmp_path)
+    models = {"": tmp_path / "f.json", " --family linear": tmp_path / "lin.json"}
+    head = ["fuse", "train", "--runs", *runs, "--qrels", qrels]
+    assert main([*head, "--rounds", "3", "-o", str(models[""])]) == 0
+    assert main([*head, "--family", "linear", "-o", str(models[" --family linear"])]) == 0
+    capsys.readouterr()
+    test = str(letor[1]["test"])
+    for family, model in models.items():
+        for argv in (["predict", str(model), test], ["evaluate", str(model), test]):
+            assert main(argv) == 1
+            line = _one_line_error(capsys.readouterr().err)
+            assert f"{str(model)!r} is a fusion model from 'rankboost fuse train{family}'" in line
+            assert f"'rankboost fuse apply {model} --runs RUN ...'" in line
+            assert ("'rankboost fuse export'" in line) == bool(family)
+    assert main(["info", str(models[" --family linear"])]) == 1
+    assert "is a fusion model" in _one_line_error(capsys.readouterr().err)
+    assert main(["info", str(models[""])]) == 0  # info describes the rank-feature family
+
+
+@pytest.mark.parametrize(
+    ("groups", "match"),
+    [
+        ("10\n10\n", r"group sizes summing to 20, but '.*test.txt' has 100 rows; they must match"),
+        ("50\n-1\n51\n", r"line 2: expected a positive integer group size; got '-1'"),
+        ("50\n25.5\n24.5\n", r"line 2: expected a positive integer group size; got '25.5'"),
+        ("", r"contains no group sizes"),
+        (None, r"Query file '.*nothing.txt' does not exist .* Check the --query-file path"),
+    ],
+)
+@pytest.mark.parametrize("command", ["train", "predict", "evaluate"])
+def test_issue26_bad_group_files_are_one_clear_error(
+    letor, bad_files, tmp_path, capsys, command, groups, match
+):
+    """``--query-file`` (LightGBM's group file) on the three commands that read data: a file
+    whose sizes do not add up to the rows, a negative or fractional size, an empty or a
+    missing file is one line naming the group file (and line), exit 1, nothing written."""
+    _, paths = letor
+    _, model = bad_files
+    data, _, _ = _without_qid(tmp_path, paths["test"], "test.txt")
+    group_file = tmp_path / ("nothing.txt" if groups is None else "groups.txt")
+    if groups is not None:
+        group_file.write_text(groups)
+    out = tmp_path / "out"
+    argv = {
+        "train": ["train", str(data), "-q", "--rounds", "2", "-o", str(out)],
+        "predict": ["predict", str(model), str(data), "--format", "trec", "-o", str(out)],
+        "evaluate": ["evaluate", str(model), str(data)],
+    }[command]
+    assert main([*argv, "--query-file", str(group_file)]) == 1
+    line = _one_line_error(capsys.readouterr().err)
+    assert re.search(match, line), line
+    assert not out.exists()
+
+
+def test_issue26_a_group_file_named_data_query_is_found_by_train(letor, tmp_path, capsys):
+    """LightGBM's layout (``rank.train`` + ``rank.train.query``): train finds the groups."""
+    _, paths = letor
+    data, groups, qid = _without_qid(tmp_path, paths["train"], "rank.train")
+    groups.rename(tmp_path / "rank.train.query")
+    assert main(["train", str(data), "-q", "--rounds", "3", "-o", str(tmp_path / "m.json")]) == 0
+    out, err = capsys.readouterr()
+    assert "no qid" not in err
+    assert f"{len(np.unique(qid))} queries" in out
+
+
+def test_issue26_fuse_without_a_subcommand_names_every_subcommand(capsys):
+    """``rankboost fuse`` listed train, apply and evaluate, not export."""
+    assert main(["fuse"]) == 2
+    line = _one_line_error(capsys.readouterr().err)
+    choices = "train, apply, evaluate or export"
+    assert f"rankboost fuse needs a subcommand: {choices}" in line
+    from rankboost.cli import _build_parser
+
+    with pytest.raises(SystemExit):
+        _build_parser().parse_args(["fuse", "--help"])
+    listed = capsys.readouterr().out.split("{", 1)[1].split("}", 1)[0].split(",")
+    assert sorted(listed) == sorted(choices.replace(" or ", ", ").split(", "))
+
+
+def test_issue26_training_parameters_are_named_as_options(letor, tmp_path, capsys):
+    """rankboost.params' messages serve the API and the command line: ``alpha='exact'``,
+    ``weak_ranker='feature'`` and ``positive_cumulative=True`` read as the options."""
+    from rankboost._cli_common import user_text
+
+    assert user_text("x (positive_cumulative=False, tol=1e-09, feedback='layered')") == (
+        "x (--no-positive-cumulative, --tol 1e-09, --feedback layered)"
+    )
+    assert user_text("my_alpha='r' and alpha_=2") == "my_alpha='r' and alpha_=2"
+    _, paths = letor
+    argv = ["train", str(paths["train"]), "-q", "-o", str(tmp_path / "m.json")]
+    assert main([*argv, "--alpha", "exact", "--weak-ranker", "feature"]) == 1
+    line = _one_line_error(capsys.readouterr().err)
+    assert "--alpha exact needs binary weak rankers (--weak-ranker threshold)" in line
+    assert "=" not in line
+    assert main([*argv, "--alpha", "rbplus", "--positive-cumulative"]) == 1
+    line = _one_line_error(capsys.readouterr().err)
+    assert "--alpha rbplus with --positive-cumulative is not defined" in line

@@ -236,3 +236,96 @@ def test_issue26_readme_states_setup_facts_and_history_keys():
     keys = {a or b for a, b in named}
     assert keys >= {"z", "alpha"}
     assert keys <= set(history), keys - set(history)
+
+
+def _write_letor_agg(tmp: Path) -> None:
+    """MQ2008-agg/Fold1/{train,test}.txt.gz: 10 rankers (``ranker01.run`` ... as in the
+    README; each returns a top 20 of 30 documents, so NULLs), 6 queries."""
+    from rankboost.fusion import Qrels, Run, write_letor_agg
+
+    rng = np.random.default_rng(2)
+    grades = rng.integers(0, 3, size=(6, 30))
+    qid = np.repeat([f"q{q}" for q in range(6)], 20)
+    runs = []
+    for k in range(10):
+        docs, ranks = [], []
+        for q in range(6):
+            score = grades[q] + (0.5 + k) * rng.normal(size=30)
+            docs += [f"d{d}" for d in np.argsort(-score, kind="stable")[:20]]
+            ranks += list(range(1, 21))
+        runs.append(Run(qid, docs, ranks))
+    qrels = Qrels(
+        np.repeat([f"q{q}" for q in range(6)], 30),
+        [f"d{d}" for _ in range(6) for d in range(30)],
+        grades.ravel(),
+    )
+    (tmp / "MQ2008-agg" / "Fold1").mkdir(parents=True)
+    for split in ("train", "test"):
+        write_letor_agg(tmp / "MQ2008-agg" / "Fold1" / f"{split}.txt.gz", runs, qrels)
+
+
+def _argv_as_a_shell_runs_it(argv: list[str], cwd: Path) -> list[str]:
+    """The words of a README command with its globs expanded in ``cwd``, as ``sh`` does."""
+    out = []
+    for word in argv:
+        matches = sorted(str(p.relative_to(cwd)) for p in cwd.glob(word)) if "*" in word else []
+        out.extend(matches or [word])
+    return out
+
+
+def test_rank_fusion_command_line_runs_as_written(tmp_path, monkeypatch, capsys):
+    """Issue 26: every line of the README's LETOR-aggregation pipeline (convert, fuse train,
+    apply, evaluate, train on the file itself, convert back) runs in order, as written."""
+    (code,) = [c for _, c in SH if "rankboost convert" in c]
+    _write_letor_agg(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    ran = 0
+    for line, argv in _commands(code):
+        assert argv[0] == "rankboost", line
+        words = _argv_as_a_shell_runs_it(argv[1:], tmp_path)
+        if words[:2] == ["fuse", "train"]:
+            words += ["--cv-folds", "2", "--max-rounds", "5"]  # small: the defaults are slow
+        elif words[0] == "train":
+            words += ["--rounds", "5", "-q"]
+        assert main(words) == 0, line
+        ran += 1
+    assert ran == 7
+    assert len(list((tmp_path / "train").glob("ranker*.run"))) == 10
+    assert (tmp_path / "fused.run").read_text().split()[1] == "Q0"
+    assert "fused.run" in capsys.readouterr().out
+    for name in ("fusion.json", "agg.json", "agg.txt"):
+        assert (tmp_path / name).is_file(), name
+
+
+def test_hybrid_search_commands_run_as_written(tmp_path, monkeypatch, capsys):
+    """The README's hybrid search example: train a linear fusion of two runs of the same
+    queries, export it for Elasticsearch, checked against fuse apply (--check-runs)."""
+    (code,) = [c for _, c in SH if "--family linear" in c]
+    _write_trec(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    commands = _commands(code)
+    for line, argv in commands:
+        assert argv[0] == "rankboost", line
+        assert main(argv[1:]) == 0, line
+    assert len(commands) == 2
+    assert "ranks the 6 queries as fuse apply" in capsys.readouterr().err
+    assert "retriever" in (tmp_path / "es.json").read_text()
+
+
+def test_commands_quoted_in_the_text_exist():
+    """Commands in the README's prose (not in a block): scripts that exist, rankboost
+    commands that parse, the pip extras that pyproject.toml defines."""
+    text = README.read_text(encoding="utf-8")
+    for script in re.findall(r"`(?:\.venv/bin/)?python ((?:benchmarks|experiments)/\w+\.py)", text):
+        assert (ROOT / script).is_file(), script
+    parser = _build_parser()
+    inline = re.findall(r"`(rankboost [^`]+)`", text)
+    assert any("--clicks" in c for c in inline)
+    for command in inline:
+        argv = shlex.split(command)
+        if len(argv) > 2 and not argv[1].startswith("-") and "..." not in command:
+            parser.parse_args(argv[1:])
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    for extras in re.findall(r'pip install -e "\.\[([\w,]+)\]"', text):
+        for extra in extras.split(","):
+            assert re.search(rf"^{extra}\s*=", pyproject, re.MULTILINE), extra

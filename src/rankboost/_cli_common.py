@@ -15,7 +15,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -30,6 +32,7 @@ __all__ = [
     "os_error_text",
     "refuse_overwriting_inputs",
     "same_file",
+    "user_text",
 ]
 
 #: The program name every command's messages start with (``rankboost: error: ...``).
@@ -51,6 +54,66 @@ class UsageError(CLIError):
 def one_line(text: object) -> str:
     """``text`` on one line (runs of whitespace, newlines included, become one space)."""
     return " ".join(str(text).split())
+
+
+#: ``Owner.method: `` or ``function: ``, as the library's messages start (``RankFusion.fit:``)
+#: at the start of the message or of a message quoted after "...: "
+_CALLER = re.compile(r"(^|: )([A-Za-z_]\w*)(?:\.([A-Za-z_]\w*))?: ")
+
+
+def _names_python_api(owner: str, attr: str | None) -> bool:
+    """Whether ``owner[.attr]`` is a name of an imported rankboost module (not a file name)."""
+    for name, module in list(sys.modules.items()):
+        if name != "rankboost" and not name.startswith("rankboost."):
+            continue
+        obj = getattr(module, owner, None)
+        if obj is None or (owner.islower() and not callable(obj)):
+            continue
+        if attr is None:  # a function (load_svmlight) or a class (Qrels), not a plain word
+            return callable(obj) and ("_" in owner or not owner.islower())
+        if callable(getattr(obj, attr, None)):
+            return True
+    return False
+
+
+def user_text(text: object) -> str:
+    """A library message for a command's user: on one line, without the Python caller.
+
+    The library's messages name the Python call they come from (``RankFusion.fit: ...``,
+    ``load_svmlight: ...``), which means nothing on the command line; each such prefix that
+    names a function or method of an imported rankboost module is removed (a file name
+    before a colon is kept). Every message a command prints goes through here
+    (:func:`rankboost.cli.main`).
+    """
+
+    def drop(m: re.Match[str]) -> str:
+        return m.group(1) if _names_python_api(m.group(2), m.group(3)) else m.group(0)
+
+    return _as_options(one_line(_CALLER.sub(drop, one_line(text))))
+
+
+def _as_options(text: str) -> str:
+    """Training parameters written as Python (``alpha='exact'``) as their options.
+
+    ``alpha='exact'`` reads ``--alpha exact``, ``positive_cumulative=True`` reads
+    ``--positive-cumulative``: the messages of :mod:`rankboost.params` serve the functions,
+    the estimators and the command line.
+    """
+    params = sys.modules.get("rankboost.params")
+    if params is None or "=" not in text:
+        return text
+    for p in (*params.TRAIN_PARAMS, *params.FEEDBACK_PARAMS):
+        if not p.cli or p.name not in text:
+            continue
+
+        def option(m: re.Match[str], cli: str = p.cli) -> str:
+            value = m.group(2) if m.group(2) is not None else m.group(3)
+            if value in ("True", "False"):
+                return cli if value == "True" else "--no-" + cli[2:]
+            return f"{cli} {value}"
+
+        text = re.sub(rf"(?<![\w.])({re.escape(p.name)})=(?:'([^']*)'|([\w.+-]+))", option, text)
+    return text
 
 
 def os_error_text(exc: OSError) -> str:

@@ -34,7 +34,11 @@ def check_exists(path: str, what: str) -> None:
 
 
 def load_data(
-    path: str, n_features: int | None = None, what: str = "data file", query_file: Any = "auto"
+    path: str,
+    n_features: int | None = None,
+    what: str = "data file",
+    query_file: Any = "auto",
+    query_flag: str = "--query-file",
 ) -> Any:
     if Path(path).is_dir():
         raise CLIError(f"{what} {path!r} is a directory; pass an SVMlight/LETOR file.")
@@ -45,9 +49,15 @@ def load_data(
     except FileNotFoundError as exc:
         if not Path(path).is_file():
             raise CLIError(f"{what} {path!r} does not exist; check the path.") from None
-        raise CLIError(f"{_one_line(str(exc))} Check the --query-file path.") from None
+        raise CLIError(f"{_one_line(str(exc))} Check the {query_flag} path.") from None
     except ValueError as exc:
         msg = _one_line(str(exc))
+        if query_file not in (None, "auto") and "already has 'qid:'" in msg:
+            raise CLIError(
+                f"{what} {path!r} has 'qid:' on its lines and {query_flag} {query_file!r} "
+                f"gives its queries too; drop {query_flag} (the file's own query ids are "
+                "used)."
+            ) from None
         if is_letor_agg_file(path):  # LETOR 4.0 aggregation: NULL = not returned = abstain
             return load_agg(path, n_features, what)
         if looks_like_trec_run(path):
@@ -79,16 +89,20 @@ def looks_like_trec_run(path: str) -> bool:
     return False
 
 
-def query_ids(data: RankingDataset, path: str) -> Any:
-    """The query ids of ``data``; a file without any is one query, and the user is told so."""
+def query_ids(data: RankingDataset, path: str, query_flag: str = "--query-file") -> Any:
+    """The query ids of ``data``; a file without any is one query, and the user is told so.
+
+    ``query_flag`` is the option that gives this file's LightGBM group file (``--query-file``
+    for the command's data, ``--valid-query-file`` for ``train --valid``).
+    """
     import numpy as np
 
     if data.qid is not None:
         return data.qid
     sys.stderr.write(
         f"{PROG}: note: {path!r} has no qid: all rows form one query. Give the queries with "
-        "'qid:Q' on each line, or --query-file FILE (LightGBM's group file: one query size "
-        "per line; DATA.query is found by itself).\n"
+        f"'qid:Q' on each line, or {query_flag} FILE (LightGBM's group file: one query size "
+        f"per line; {Path(path).name}.query is found by itself).\n"
     )
     return np.zeros(data.n_samples, dtype=np.int64)  # one query on purpose: no OneQueryWarning
 
@@ -132,10 +146,32 @@ def load_model_file(path: str) -> RankBoostModel:
     except IsADirectoryError:
         raise CLIError(f"model file {path!r} is a directory; pass a model file.") from None
     except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
+        kind = _json_format(path)
+        if kind is not None and kind.startswith("rankboost-fusion"):
+            family = " --family linear" if kind.endswith("-linear") else ""
+            raise CLIError(
+                f"{path!r} is a fusion model from 'rankboost fuse train{family}', not a ranking "
+                f"model: fuse TREC runs with it by 'rankboost fuse apply {path} --runs RUN ...'"
+                f"{' or export it by ' + repr('rankboost fuse export') if family else ''}; a model "
+                "for this command comes from 'rankboost train'."
+            ) from None
         raise CLIError(
             f"cannot read model file {path!r}: {_one_line(str(exc))} "
             "Pass a model written by 'rankboost train' or RankBoostModel.save."
         ) from None
+
+
+def _json_format(path: str) -> str | None:
+    """The ``"format"`` field of the JSON file ``path``, if it has one (else None)."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError, RecursionError):
+        return None
+    kind = data.get("format") if isinstance(data, dict) else None
+    return kind if isinstance(kind, str) else None
 
 
 def check_width(data: RankingDataset, model: RankBoostModel, path: str) -> None:

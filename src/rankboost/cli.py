@@ -35,6 +35,7 @@ from ._cli_common import (
     interrupt_at_round_end,
     os_error_text,
     refuse_overwriting_inputs,
+    user_text,
 )
 from ._cli_common import one_line as _one_line
 from ._cli_inputs import (
@@ -161,6 +162,8 @@ def _check_output(path: str) -> None:
 def _cmd_train(args: argparse.Namespace) -> int:
     if args.early_stopping is not None and args.valid is None:
         raise UsageError("--early-stopping needs a validation file; pass --valid FILE.")
+    if args.valid_query_file is not None and args.valid is None:
+        raise UsageError("--valid-query-file gives the queries of --valid; pass --valid FILE.")
     if args.output is None:
         args.output = DEFAULT_MODEL
         if Path(DEFAULT_MODEL).exists():
@@ -179,8 +182,14 @@ def _cmd_train(args: argparse.Namespace) -> int:
     fit_kw: dict[str, Any] = {}
     valid = None
     if args.valid is not None:
-        valid = load_data(args.valid, n_features=train.n_features, what="validation file")
-        valid_qid = query_ids(valid, args.valid)
+        valid = load_data(
+            args.valid,
+            n_features=train.n_features,
+            what="validation file",
+            query_file=args.valid_query_file,
+            query_flag="--valid-query-file",
+        )
+        valid_qid = query_ids(valid, args.valid, "--valid-query-file")
         fit_kw = {
             "eval_set": [(valid.X, valid.y)],
             "eval_qid": [valid_qid],
@@ -262,7 +271,7 @@ def _write_trec(args: argparse.Namespace, data: RankingDataset, scores: Any) -> 
     docid = rows
     if data.docids is not None and args.docid == "auto":
         docid = np.where(data.docids == "", rows, data.docids)
-    qid = np.zeros(data.n_samples, dtype=np.int64) if data.qid is None else data.qid
+    qid = query_ids(data, args.data)  # a file without qid is one query, and the user is told
     try:
         run = Run.from_scores(qid, docid, scores, name=args.tag)
     except ValueError as exc:
@@ -282,12 +291,12 @@ def _write_trec(args: argparse.Namespace, data: RankingDataset, scores: Any) -> 
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from .metrics import evaluate
-
     check_exists(args.data, "data file")
     model = load_model_file(args.model)
     data = load_data(args.data, n_features=model.n_features, query_file=args.query_file)
     check_width(data, model, args.data)
+    from .metrics import evaluate  # after the inputs: their errors come fast
+
     qid = query_ids(data, args.data)
     rounds = _rounds_to_use(model, args.rounds)
     scores = model.decision_function(data.X, n_rounds=rounds)
@@ -457,6 +466,12 @@ def _register_train(sub: Any) -> None:
     p.add_argument("data", metavar="DATA", help="training file (SVMlight/LETOR, may be .gz)")
     _add_query_file(p)
     p.add_argument("--valid", metavar="FILE", help="validation file: metrics every round")
+    p.add_argument(
+        "--valid-query-file",
+        metavar="FILE",
+        help="the queries of a --valid file without qid, as --query-file (default: "
+        "VALID.query when it exists)",
+    )
     p.add_argument(
         "-o",
         "--output",
@@ -671,12 +686,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.showwarning = _show_warning  # restored when the block ends
             return int(args.func(args))
     except CLIError as exc:
-        _err(f"{PROG}: error: {_one_line(str(exc))}")
+        _err(f"{PROG}: error: {user_text(exc)}")
         return exc.exit_status
     except OSError as exc:
-        _err(f"{PROG}: error: {_one_line(os_error_text(exc))}")
+        _err(f"{PROG}: error: {user_text(os_error_text(exc))}")
     except (ValueError, TypeError, ImportError) as exc:
-        _err(f"{PROG}: error: {_one_line(str(exc))}")
+        _err(f"{PROG}: error: {user_text(exc)}")
     except MemoryError:
         _err(f"{PROG}: error: out of memory; the input is too large for this machine.")
     except KeyboardInterrupt:
@@ -696,4 +711,4 @@ def _show_warning(
     line: str | None = None,
 ) -> None:
     """Warnings as one readable line (``rankboost: warning: ...``), no source line."""
-    _err(f"{PROG}: warning: {_one_line(str(message))}")
+    _err(f"{PROG}: warning: {user_text(message)}")

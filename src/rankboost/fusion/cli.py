@@ -363,7 +363,7 @@ def rounds_value(text: str) -> int | str:
 def _help_handler(parser: argparse.ArgumentParser) -> Any:
     def handler(args: argparse.Namespace) -> int:
         raise UsageError(
-            f"{parser.prog} needs a subcommand: train, apply or evaluate (see "
+            f"{parser.prog} needs a subcommand: train, apply, evaluate or export (see "
             f"'{parser.prog} --help')."
         )
 
