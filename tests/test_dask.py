@@ -379,6 +379,37 @@ def test_issue26_partitions_get_the_one_machine_input_checks(client):
         rbd.train(client, narrow, yd, qd, n_rounds=2)
 
 
+def test_issue26_more_one_machine_checks(client):
+    """What rb.train refuses, rbd.train refuses with the same words: a value float32 rounds
+    to infinity (named by its global row), a sample_weight chunk shorter than declared (not
+    an IndexError on a worker), a y of another length than X (not dask's chunk error)."""
+    import dask
+
+    X, y, qid = _sorted(*letor_like(n_queries=12, seed=3))
+    chunks = _chunks_at_queries(qid, 2)
+    row = chunks[0] + 3
+    X_big = X.copy()
+    X_big[row, 2] = -1e39
+    msg = rf"X\[{row}, 2\] is -1e\+39, beyond the float32 range"
+    with pytest.raises(ValueError, match=msg):
+        rb.train(X_big, rb.LayeredFeedback(y, qid), n_rounds=2)
+    with pytest.raises(ValueError, match=msg):
+        rbd.train(client, *_dask(X_big, y, qid, 2), n_rounds=2)
+    Xd, yd, qd = _dask(X, y, qid, 2)
+    w = np.r_[2.0, np.ones(len(y) - 1)]
+    pieces = da.from_array(w, chunks=(chunks,)).to_delayed()
+    short = da.concatenate(
+        [
+            da.from_delayed(dask.delayed(np.asarray)(b[:-1] if k == 1 else b), (n,), float)
+            for k, (b, n) in enumerate(zip(pieces, chunks, strict=True))
+        ]
+    )
+    with pytest.raises(ValueError, match=r"partition 1 of sample_weight .* computes to shape"):
+        rbd.train(client, Xd, yd, qd, sample_weight=short, n_rounds=2)
+    with pytest.raises(ValueError, match=rf"y has shape \({len(y) - 1},\) but X has {len(y)} rows"):
+        rbd.train(client, Xd, da.from_array(y[1:]), qd, n_rounds=2)
+
+
 def test_issue26_a_client_that_is_not_the_default_one(client):
     """Another Client created later is dask's default: training on ``client`` must use
     ``client`` for everything (it waited forever on the actors before)."""
@@ -394,12 +425,29 @@ def test_issue26_a_client_that_is_not_the_default_one(client):
                 n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
             )
         )
+    dd = pytest.importorskip("dask.dataframe")
+    frame = dd.from_dask_array(
+        da.concatenate([Xd, qd[:, None]], axis=1), columns=[*"abcdef", "qid"]
+    )
+    frame = client.persist(frame)  # the data on ``client``'s cluster only
+    y_series = client.persist(dd.from_dask_array(yd))
     results = {}
 
     def fit():
-        results["train"] = _quiet(rbd.train, client, Xd, yd, qd, n_rounds=4)
-        est = rbd.DaskRankBoostRanker(client=client, n_estimators=4)
-        results["ranker"] = _quiet(est.fit, Xd, yd, qid=qd, repartition=True)
+        try:
+            results["train"] = _quiet(rbd.train, client, Xd, yd, qd, n_rounds=4)
+            est = rbd.DaskRankBoostRanker(client=client, n_estimators=4)
+            results["ranker"] = _quiet(est.fit, Xd, yd, qid=qd, repartition=True)
+            # a DataFrame's partition lengths are counted by ``client`` (not the default one,
+            # which has not got its data): fit, predict and score
+            est = _quiet(
+                rbd.DaskRankBoostRanker(client=client, n_estimators=4).fit, frame, y_series
+            )
+            with warnings.catch_warnings():  # nor dask's warning on mixed collections
+                warnings.simplefilter("error", UserWarning)
+                results["frame"] = (est, est.predict(frame), est.score(frame, y_series))
+        except Exception as exc:  # reported below, with the thread's traceback
+            results["error"] = exc
 
     try:
         assert distributed.default_client() is other
@@ -410,8 +458,16 @@ def test_issue26_a_client_that_is_not_the_default_one(client):
     finally:
         other.close()
         other.cluster.close()
+    if "error" in results:
+        raise results["error"]
     assert_same_model(one, results["train"], X)
     assert_same_model(one, results["ranker"].model_, X)
+    est, scores, score = results["frame"]
+    assert_same_model(one, est.model_, X)
+    np.testing.assert_allclose(
+        client.compute(scores).result(), one.decision_function(X), atol=1e-12
+    )
+    assert score == pytest.approx(rb.metrics.ndcg_score(y, one.decision_function(X), qid, k=10))
 
 
 def test_issue26_clone_and_grid_search(client):

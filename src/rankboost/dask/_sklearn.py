@@ -198,7 +198,7 @@ class DaskRankBoostRanker(RankBoostRanker):
 
         check_is_fitted(self)
         k = self.best_iteration_ if n_rounds is None else n_rounds
-        return predict(self.model_, X, n_rounds=k)
+        return predict(self.model_, X, n_rounds=k, client=self.client)
 
     def score(self, X: Any, y: Any, *, qid: Any = None, group: Any = None) -> float:
         """Mean NDCG@10 over queries, as :meth:`rankboost.RankBoostRanker.score`.
@@ -211,8 +211,9 @@ class DaskRankBoostRanker(RankBoostRanker):
         if hasattr(X, "columns") and "qid" in X.columns and qid is None and group is None:
             qid = X["qid"]
         scores = self.predict(X)
+        # one compute each: dask warns when arrays and DataFrame columns are computed together
         values = client.gather(
-            client.compute([a for a in (scores, y, qid) if hasattr(a, "__dask_graph__")])
+            [client.compute(a) for a in (scores, y, qid) if hasattr(a, "__dask_graph__")]
         )
         it = iter(values)
         scores, y, qid = (next(it) if hasattr(a, "__dask_graph__") else a for a in (scores, y, qid))
