@@ -408,6 +408,14 @@ def test_issue26_more_one_machine_checks(client):
         rbd.train(client, Xd, yd, qd, sample_weight=short, n_rounds=2)
     with pytest.raises(ValueError, match=rf"y has shape \({len(y) - 1},\) but X has {len(y)} rows"):
         rbd.train(client, Xd, da.from_array(y[1:]), qd, n_rounds=2)
+    pairs = da.from_array(np.array([[0, 1], [0, 2], [0, 3]]), chunks=((1, 2), 2))
+    with pytest.raises(ValueError, match=r"pair_weights has shape \(2,\) but pairs has 3 rows"):
+        rbd.train(client, Xd, pairs=pairs, pair_weights=da.from_array(np.ones(2)), n_rounds=2)
+    keep = yd > -1  # all rows, but dask no longer knows how many per chunk
+    with pytest.raises(ValueError, match=r"X has unknown chunk sizes .*compute_chunk_sizes"):
+        rbd.train(client, Xd[keep], yd[keep], qd[keep], n_rounds=2)
+    with pytest.raises(ValueError, match=r"y has unknown chunk sizes .*compute_chunk_sizes"):
+        rbd.train(client, Xd, yd[keep], qd, n_rounds=2)
 
 
 def test_issue26_a_client_that_is_not_the_default_one(client):

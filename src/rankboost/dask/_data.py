@@ -29,12 +29,15 @@ def is_dask_collection(obj: Any) -> bool:
     return hasattr(obj, "dask") and hasattr(obj, "__dask_graph__")
 
 
-def as_dask_array(obj: Any, name: str, chunks: Any = None, client: Any = None) -> Any:
+def as_dask_array(
+    obj: Any, name: str, chunks: Any = None, client: Any = None, of: str = "X"
+) -> Any:
     """A 1-D or 2-D dask array from a dask array / Series / DataFrame (or numpy, if chunks).
 
     ``chunks``: the row chunks of ``X`` (``obj`` must have as many rows, then it is
-    re-chunked to them). ``client`` counts a DataFrame's partition lengths (dask's default
-    client may be another cluster, without the DataFrame's data); None: dask's default.
+    re-chunked to them; ``of`` names what they are the rows of). ``client`` counts a
+    DataFrame's partition lengths (dask's default client may be another cluster, without the
+    DataFrame's data); None: dask's default.
     """
     da = _dask()
     if obj is None:
@@ -53,15 +56,26 @@ def as_dask_array(obj: Any, name: str, chunks: Any = None, client: Any = None) -
         obj = da.from_array(np.asarray(obj), chunks=chunks)
     if chunks is not None:
         n_rows = sum(chunks)
+        if obj.ndim > 0 and np.isnan(obj.shape[0]):
+            raise unknown_rows(name)
         if obj.ndim == 0 or obj.shape[0] != n_rows:
             shape = tuple(obj.shape)
             raise ValueError(
-                f"{name} has shape {shape} but X has {n_rows} rows; pass one entry of {name} "
-                "per row of X."
+                f"{name} has shape {shape} but {of} has {n_rows} rows; pass one entry of "
+                f"{name} per row of {of}."
             )
         if obj.chunks[0] != chunks:
             obj = obj.rechunk({0: chunks})
     return obj
+
+
+def unknown_rows(name: str) -> ValueError:
+    """The error for a dask array whose row chunk sizes are unknown (NaN)."""
+    return ValueError(
+        f"{name} has unknown chunk sizes (NaN rows, e.g. after boolean indexing); training "
+        f"needs each partition's row count: call {name}.compute_chunk_sizes() first (or "
+        "pass a dask DataFrame, whose partition lengths are counted)."
+    )
 
 
 def _unique_with_counts(q: NDArray[Any]) -> tuple[NDArray[Any], NDArray[np.int64]]:

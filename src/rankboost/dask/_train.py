@@ -14,7 +14,13 @@ from ..engine import run_loop
 from ..feedback import constant_row_weights
 from ..model import RankBoostModel
 from ..params import TrainParams, check_param, resolve_params
-from ._data import as_dask_array, check_partitions, check_whole_queries, repartition_by_query
+from ._data import (
+    as_dask_array,
+    check_partitions,
+    check_whole_queries,
+    repartition_by_query,
+    unknown_rows,
+)
 
 __all__ = ["make_booster", "predict", "train"]
 
@@ -94,6 +100,8 @@ def make_booster(
     Xd = as_dask_array(X, "X", client=client)
     if Xd.ndim != 2:
         raise ValueError(f"X must be 2-D of shape (n_samples, n_features); got {Xd.ndim}-D.")
+    if np.isnan(Xd.shape[0]):
+        raise unknown_rows("X")
     if Xd.shape[0] == 0 or Xd.shape[1] == 0:
         raise ValueError(f"X must have at least one row and one column; got {Xd.shape}.")
     Xd = Xd.rechunk({1: -1})
@@ -237,7 +245,7 @@ def _pair_parts(client: Any, Xd: Any, pairs: Any, weights: Any) -> list[dict[str
         )
     wd = None
     if weights is not None:
-        wd = as_dask_array(weights, "pair_weights", pd_.chunks[0], client)
+        wd = as_dask_array(weights, "pair_weights", pd_.chunks[0], client, of="pairs")
     import dask
 
     starts = np.concatenate([[0], np.cumsum(Xd.chunks[0])]).astype(np.int64)
