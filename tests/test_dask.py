@@ -479,13 +479,14 @@ def test_issue26_a_client_that_is_not_the_default_one(client):
 
 
 def test_issue26_clone_and_grid_search(client):
-    """sklearn.clone keeps the client (by reference); GridSearchCV over the Dask ranker
-    gives the scores of the one-machine ranker's search."""
+    """sklearn.clone keeps the client (by reference); GridSearchCV and cross_validate over
+    the Dask ranker give the scores of the one-machine ranker's."""
     import sklearn
     from sklearn.base import clone
-    from sklearn.model_selection import GridSearchCV, GroupKFold
+    from sklearn.model_selection import GridSearchCV, GroupKFold, cross_validate
 
-    est = rbd.DaskRankBoostRanker(client=client, n_estimators=3, learning_rate=0.5)
+    params = {"n_estimators": 3, "learning_rate": 0.5}
+    est = rbd.DaskRankBoostRanker(client=client, **params)
     copy = clone(est)
     assert copy.client is client
     assert copy.get_params()["learning_rate"] == 0.5
@@ -499,7 +500,12 @@ def test_issue26_clone_and_grid_search(client):
         dist.fit(Xd, yd, qid=qd, groups=qid)
         local = GridSearchCV(rb.RankBoostRanker(learning_rate=0.5), grid, cv=GroupKFold(2))
         local.fit(X, y, qid=qid, groups=qid)
+        cv = [
+            cross_validate(e, Xv, yv, params={"qid": q, "groups": qid}, cv=GroupKFold(2))
+            for e, Xv, yv, q in [(est, Xd, yd, qd), (rb.RankBoostRanker(**params), X, y, qid)]
+        ]
     np.testing.assert_allclose(
         dist.cv_results_["mean_test_score"], local.cv_results_["mean_test_score"], atol=1e-12
     )
     assert dist.best_estimator_.client is client
+    np.testing.assert_allclose(cv[0]["test_score"], cv[1]["test_score"], atol=1e-12)
