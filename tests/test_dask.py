@@ -240,6 +240,13 @@ def test_estimator_sample_weight_and_dataframe(client):
         Xd, da.from_array(y, chunks=(chunks,)), sample_weight=da.from_array(w, chunks=(chunks,))
     )
     assert list(est.feature_names_in_) == [f"f{i}" for i in range(X.shape[1])]
+    # columns in another order are refused, as RankBoostRanker refuses them (issue 26)
+    reordered = [f"f{i}" for i in reversed(range(X.shape[1]))]
+    fitted = rb.RankBoostRanker(n_estimators=1).fit(frame.drop(columns="qid"), y, qid=qid)
+    with pytest.raises(ValueError, match="The feature names should match"):
+        fitted.predict(frame[reordered])
+    with pytest.raises(ValueError, match=r"The feature names should match.*X has columns \['f5'"):
+        est.predict(Xd[reordered])
     np.testing.assert_allclose(
         est.model_.decision_function(X), local.predict(X), rtol=1e-12, atol=1e-12
     )
