@@ -247,6 +247,13 @@ def test_estimator_sample_weight_and_dataframe(client):
         fitted.predict(frame[reordered])
     with pytest.raises(ValueError, match=r"The feature names should match.*X has columns \['f5'"):
         est.predict(Xd[reordered])
+    # the functional predict reads a DataFrame by the model's names, as decision_function
+    np.testing.assert_allclose(
+        rbd.predict(est.model_, Xd[reordered]).compute(),
+        est.model_.decision_function(frame[reordered]),
+        rtol=1e-12,
+        atol=1e-12,
+    )
     np.testing.assert_allclose(
         est.model_.decision_function(X), local.predict(X), rtol=1e-12, atol=1e-12
     )

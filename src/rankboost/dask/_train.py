@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -282,7 +283,9 @@ def predict(
     model : RankBoostModel
         Any model (trained here or not).
     X : dask array or dask DataFrame of shape (n_samples, n_features)
-        Features; a DataFrame's ``"qid"`` column is ignored.
+        Features; a DataFrame's columns are read by the model's feature names when it has
+        them (as :meth:`RankBoostModel.decision_function` reads a pandas DataFrame), else
+        in order, its ``"qid"`` column ignored.
     n_rounds : int, default=None
         Use the first ``n_rounds`` rounds.
     client : distributed.Client, default=None
@@ -292,7 +295,18 @@ def predict(
     -------
     scores : dask array of shape (n_samples,)
     """
-    if hasattr(X, "columns") and "qid" in X.columns:
+    if hasattr(X, "columns") and model.feature_names:  # by name, as decision_function does
+        have = [str(c) for c in X.columns]
+        missing = [n for n in model.feature_names if n not in have]
+        if missing:
+            raise ValueError(
+                f"X has no column named {missing[0]!r}; the model scores a DataFrame by its "
+                f"feature names ({reprlib.repr(model.feature_names)}), and X has columns "
+                f"{reprlib.repr(have)}. Rename the columns, or pass a dask array in the "
+                "model's column order."
+            )
+        X = X[[X.columns[have.index(n)] for n in model.feature_names]]
+    elif hasattr(X, "columns") and "qid" in X.columns:
         X = X.drop(columns="qid")
     Xd = as_dask_array(X, "X", client=client).rechunk({1: -1})
     return Xd.map_blocks(
