@@ -240,6 +240,20 @@ def test_estimator_sample_weight_and_dataframe(client):
         Xd, da.from_array(y, chunks=(chunks,)), sample_weight=da.from_array(w, chunks=(chunks,))
     )
     assert list(est.feature_names_in_) == [f"f{i}" for i in range(X.shape[1])]
+    # columns in another order are refused, as RankBoostRanker refuses them (issue 26)
+    reordered = [f"f{i}" for i in reversed(range(X.shape[1]))]
+    fitted = rb.RankBoostRanker(n_estimators=1).fit(frame.drop(columns="qid"), y, qid=qid)
+    with pytest.raises(ValueError, match="The feature names should match"):
+        fitted.predict(frame[reordered])
+    with pytest.raises(ValueError, match=r"The feature names should match.*X has columns \['f5'"):
+        est.predict(Xd[reordered])
+    # the functional predict reads a DataFrame by the model's names, as decision_function
+    np.testing.assert_allclose(
+        rbd.predict(est.model_, Xd[reordered]).compute(),
+        est.model_.decision_function(frame[reordered]),
+        rtol=1e-12,
+        atol=1e-12,
+    )
     np.testing.assert_allclose(
         est.model_.decision_function(X), local.predict(X), rtol=1e-12, atol=1e-12
     )
@@ -379,6 +393,45 @@ def test_issue26_partitions_get_the_one_machine_input_checks(client):
         rbd.train(client, narrow, yd, qd, n_rounds=2)
 
 
+def test_issue26_more_one_machine_checks(client):
+    """What rb.train refuses, rbd.train refuses with the same words: a value float32 rounds
+    to infinity (named by its global row), a sample_weight chunk shorter than declared (not
+    an IndexError on a worker), a y of another length than X (not dask's chunk error)."""
+    import dask
+
+    X, y, qid = _sorted(*letor_like(n_queries=12, seed=3))
+    chunks = _chunks_at_queries(qid, 2)
+    row = chunks[0] + 3
+    X_big = X.copy()
+    X_big[row, 2] = -1e39
+    msg = rf"X\[{row}, 2\] is -1e\+39, beyond the float32 range"
+    with pytest.raises(ValueError, match=msg):
+        rb.train(X_big, rb.LayeredFeedback(y, qid), n_rounds=2)
+    with pytest.raises(ValueError, match=msg):
+        rbd.train(client, *_dask(X_big, y, qid, 2), n_rounds=2)
+    Xd, yd, qd = _dask(X, y, qid, 2)
+    w = np.r_[2.0, np.ones(len(y) - 1)]
+    pieces = da.from_array(w, chunks=(chunks,)).to_delayed()
+    short = da.concatenate(
+        [
+            da.from_delayed(dask.delayed(np.asarray)(b[:-1] if k == 1 else b), (n,), float)
+            for k, (b, n) in enumerate(zip(pieces, chunks, strict=True))
+        ]
+    )
+    with pytest.raises(ValueError, match=r"partition 1 of sample_weight .* computes to shape"):
+        rbd.train(client, Xd, yd, qd, sample_weight=short, n_rounds=2)
+    with pytest.raises(ValueError, match=rf"y has shape \({len(y) - 1},\) but X has {len(y)} rows"):
+        rbd.train(client, Xd, da.from_array(y[1:]), qd, n_rounds=2)
+    pairs = da.from_array(np.array([[0, 1], [0, 2], [0, 3]]), chunks=((1, 2), 2))
+    with pytest.raises(ValueError, match=r"pair_weights has shape \(2,\) but pairs has 3 rows"):
+        rbd.train(client, Xd, pairs=pairs, pair_weights=da.from_array(np.ones(2)), n_rounds=2)
+    keep = yd > -1  # all rows, but dask no longer knows how many per chunk
+    with pytest.raises(ValueError, match=r"X has unknown chunk sizes .*compute_chunk_sizes"):
+        rbd.train(client, Xd[keep], yd[keep], qd[keep], n_rounds=2)
+    with pytest.raises(ValueError, match=r"y has unknown chunk sizes .*compute_chunk_sizes"):
+        rbd.train(client, Xd, yd[keep], qd, n_rounds=2)
+
+
 def test_issue26_a_client_that_is_not_the_default_one(client):
     """Another Client created later is dask's default: training on ``client`` must use
     ``client`` for everything (it waited forever on the actors before)."""
@@ -394,12 +447,29 @@ def test_issue26_a_client_that_is_not_the_default_one(client):
                 n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
             )
         )
+    dd = pytest.importorskip("dask.dataframe")
+    frame = dd.from_dask_array(
+        da.concatenate([Xd, qd[:, None]], axis=1), columns=[*"abcdef", "qid"]
+    )
+    frame = client.persist(frame)  # the data on ``client``'s cluster only
+    y_series = client.persist(dd.from_dask_array(yd))
     results = {}
 
     def fit():
-        results["train"] = _quiet(rbd.train, client, Xd, yd, qd, n_rounds=4)
-        est = rbd.DaskRankBoostRanker(client=client, n_estimators=4)
-        results["ranker"] = _quiet(est.fit, Xd, yd, qid=qd, repartition=True)
+        try:
+            results["train"] = _quiet(rbd.train, client, Xd, yd, qd, n_rounds=4)
+            est = rbd.DaskRankBoostRanker(client=client, n_estimators=4)
+            results["ranker"] = _quiet(est.fit, Xd, yd, qid=qd, repartition=True)
+            # a DataFrame's partition lengths are counted by ``client`` (not the default one,
+            # which has not got its data): fit, predict and score
+            est = _quiet(
+                rbd.DaskRankBoostRanker(client=client, n_estimators=4).fit, frame, y_series
+            )
+            with warnings.catch_warnings():  # nor dask's warning on mixed collections
+                warnings.simplefilter("error", UserWarning)
+                results["frame"] = (est, est.predict(frame), est.score(frame, y_series))
+        except Exception as exc:  # reported below, with the thread's traceback
+            results["error"] = exc
 
     try:
         assert distributed.default_client() is other
@@ -410,18 +480,27 @@ def test_issue26_a_client_that_is_not_the_default_one(client):
     finally:
         other.close()
         other.cluster.close()
+    if "error" in results:
+        raise results["error"]
     assert_same_model(one, results["train"], X)
     assert_same_model(one, results["ranker"].model_, X)
+    est, scores, score = results["frame"]
+    assert_same_model(one, est.model_, X)
+    np.testing.assert_allclose(
+        client.compute(scores).result(), one.decision_function(X), atol=1e-12
+    )
+    assert score == pytest.approx(rb.metrics.ndcg_score(y, one.decision_function(X), qid, k=10))
 
 
 def test_issue26_clone_and_grid_search(client):
-    """sklearn.clone keeps the client (by reference); GridSearchCV over the Dask ranker
-    gives the scores of the one-machine ranker's search."""
+    """sklearn.clone keeps the client (by reference); GridSearchCV and cross_validate over
+    the Dask ranker give the scores of the one-machine ranker's."""
     import sklearn
     from sklearn.base import clone
-    from sklearn.model_selection import GridSearchCV, GroupKFold
+    from sklearn.model_selection import GridSearchCV, GroupKFold, cross_validate
 
-    est = rbd.DaskRankBoostRanker(client=client, n_estimators=3, learning_rate=0.5)
+    params = {"n_estimators": 3, "learning_rate": 0.5}
+    est = rbd.DaskRankBoostRanker(client=client, **params)
     copy = clone(est)
     assert copy.client is client
     assert copy.get_params()["learning_rate"] == 0.5
@@ -435,7 +514,12 @@ def test_issue26_clone_and_grid_search(client):
         dist.fit(Xd, yd, qid=qd, groups=qid)
         local = GridSearchCV(rb.RankBoostRanker(learning_rate=0.5), grid, cv=GroupKFold(2))
         local.fit(X, y, qid=qid, groups=qid)
+        cv = [
+            cross_validate(e, Xv, yv, params={"qid": q, "groups": qid}, cv=GroupKFold(2))
+            for e, Xv, yv, q in [(est, Xd, yd, qd), (rb.RankBoostRanker(**params), X, y, qid)]
+        ]
     np.testing.assert_allclose(
         dist.cv_results_["mean_test_score"], local.cv_results_["mean_test_score"], atol=1e-12
     )
     assert dist.best_estimator_.client is client
+    np.testing.assert_allclose(cv[0]["test_score"], cv[1]["test_score"], atol=1e-12)

@@ -29,13 +29,24 @@ def is_dask_collection(obj: Any) -> bool:
     return hasattr(obj, "dask") and hasattr(obj, "__dask_graph__")
 
 
-def as_dask_array(obj: Any, name: str, chunks: Any = None) -> Any:
-    """A 1-D or 2-D dask array from a dask array / Series / DataFrame (or numpy, if chunks)."""
+def as_dask_array(
+    obj: Any, name: str, chunks: Any = None, client: Any = None, of: str = "X"
+) -> Any:
+    """A 1-D or 2-D dask array from a dask array / Series / DataFrame (or numpy, if chunks).
+
+    ``chunks``: the row chunks of ``X`` (``obj`` must have as many rows, then it is
+    re-chunked to them; ``of`` names what they are the rows of). ``client`` counts a
+    DataFrame's partition lengths (dask's default client may be another cluster, without the
+    DataFrame's data); None: dask's default.
+    """
     da = _dask()
     if obj is None:
         return None
     if hasattr(obj, "to_dask_array"):  # dask DataFrame / Series
-        obj = obj.to_dask_array(lengths=True)
+        lengths: Any = True
+        if client is not None:
+            lengths = tuple(int(n) for n in client.compute(obj.map_partitions(len)).result())
+        obj = obj.to_dask_array(lengths=lengths)
     elif not is_dask_collection(obj):
         if chunks is None:
             raise TypeError(
@@ -43,9 +54,28 @@ def as_dask_array(obj: Any, name: str, chunks: Any = None) -> Any:
                 "Use rankboost.train for in-memory data, or dask.array.from_array(...)."
             )
         obj = da.from_array(np.asarray(obj), chunks=chunks)
-    if chunks is not None and obj.chunks[0] != chunks:
-        obj = obj.rechunk({0: chunks})
+    if chunks is not None:
+        n_rows = sum(chunks)
+        if obj.ndim > 0 and np.isnan(obj.shape[0]):
+            raise unknown_rows(name)
+        if obj.ndim == 0 or obj.shape[0] != n_rows:
+            shape = tuple(obj.shape)
+            raise ValueError(
+                f"{name} has shape {shape} but {of} has {n_rows} rows; pass one entry of "
+                f"{name} per row of {of}."
+            )
+        if obj.chunks[0] != chunks:
+            obj = obj.rechunk({0: chunks})
     return obj
+
+
+def unknown_rows(name: str) -> ValueError:
+    """The error for a dask array whose row chunk sizes are unknown (NaN)."""
+    return ValueError(
+        f"{name} has unknown chunk sizes (NaN rows, e.g. after boolean indexing); training "
+        f"needs each partition's row count: call {name}.compute_chunk_sizes() first (or "
+        "pass a dask DataFrame, whose partition lengths are counted)."
+    )
 
 
 def _unique_with_counts(q: NDArray[Any]) -> tuple[NDArray[Any], NDArray[np.int64]]:
@@ -56,30 +86,46 @@ def _unique_with_counts(q: NDArray[Any]) -> tuple[NDArray[Any], NDArray[np.int64
 _ROW = re.compile(r"\bat row (\d+)")
 
 
+_CELL = re.compile(r"\[(\d+), (\d+)\] is ")
+
+
+def _global_rows(text: str, start: int) -> str:
+    """An error naming a row of a partition, made to name the row of the whole data."""
+    text = _ROW.sub(lambda m: f"at row {int(m.group(1)) + start}", text)
+    return _CELL.sub(lambda m: f"[{int(m.group(1)) + start}, {m.group(2)}] is ", text)
+
+
 def _check_partition(
-    k: int, start: int, n_rows: int, n_features: int, X: Any, y: Any = None
+    k: int, start: int, n_rows: int, n_features: int, X: Any, y: Any = None, **rows: Any
 ) -> None:
     """Check partition ``k`` (global rows from ``start``) on its worker.
 
-    The checks of ``rankboost.train`` (:mod:`rankboost._validation`), with global row numbers.
+    The checks of ``rankboost.train`` (:mod:`rankboost._validation`, and the float32 range
+    its binning checks), with global row numbers; ``rows`` are more per-row arrays (e.g.
+    ``sample_weight``) whose chunk must hold ``n_rows`` entries.
     """
-    from .._validation import check_feature_matrix, check_labels
+    from .._validation import check_feature_matrix, check_float32_range, check_labels
 
+    where = f"partition {k} of %s (global rows {start} to {start + n_rows - 1}) computes to "
     shape = np.shape(X)
     if shape != (n_rows, n_features):
         raise ValueError(
-            f"partition {k} of X (global rows {start} to {start + n_rows - 1}) computes to "
-            f"shape {shape}, but X declares ({n_rows}, {n_features}) for it; make each "
-            "chunk compute to the shape the dask array declares (e.g. da.from_delayed's "
+            f"{where % 'X'}shape {shape}, but X declares ({n_rows}, {n_features}) for it; make "
+            "each chunk compute to the shape the dask array declares (e.g. da.from_delayed's "
             "shape=, or a DataFrame's meta)."
         )
+    for name, a in {"y": y, **rows}.items():
+        if a is not None and np.shape(a)[:1] != (n_rows,):
+            raise ValueError(
+                f"{where % name}shape {np.shape(a)}, but X declares {n_rows} rows for it; "
+                f"make each chunk of {name} compute to the rows of X's chunk."
+            )
     try:
-        check_feature_matrix(X)
+        check_float32_range(check_feature_matrix(X))
         if y is not None:
             check_labels(y, n_samples=n_rows)
     except ValueError as exc:
-        text = _ROW.sub(lambda m: f"at row {int(m.group(1)) + start}", str(exc))
-        raise ValueError(text) from None
+        raise ValueError(_global_rows(str(exc), start)) from None
 
 
 def check_partitions(
@@ -89,13 +135,15 @@ def check_partitions(
 
     ``parts`` are the partitions' futures (``"X"``, and ``"y"`` when given) and ``rows``
     their declared row counts; an error names the global row, as ``rankboost.train`` would
-    on the concatenated arrays (+inf in ``X``, a NaN label, a chunk of another shape).
+    on the concatenated arrays (+inf in ``X``, a value beyond the float32 range, a NaN
+    label, a chunk of another shape).
     """
     starts = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
     futures = [
         client.submit(
             _check_partition, k, int(starts[k]), int(rows[k]), n_features, part["X"],
-            part.get("y"), pure=False,
+            part.get("y"), qid=part.get("qid"), sample_weight=part.get("sample_weight"),
+            pure=False,
         )
         for k, part in enumerate(parts)
         if int(rows[k]) > 0
@@ -188,12 +236,12 @@ def repartition_by_query(
     da = _dask()
     import dask
 
-    X = as_dask_array(X, "X")
+    X = as_dask_array(X, "X", client=client)
     X = X.rechunk({1: -1})
     rows = X.chunks[0]
-    y = as_dask_array(y, "y", rows)
-    qid = as_dask_array(qid, "qid", rows)
-    extra = [as_dask_array(a, "array", rows) for a in arrays]
+    y = as_dask_array(y, "y", rows, client)
+    qid = as_dask_array(qid, "qid", rows, client)
+    extra = [as_dask_array(a, "array", rows, client) for a in arrays]
     n_out = int(npartitions or len(rows))
     if n_out < 1:
         raise ValueError(f"npartitions must be an int >= 1; got {npartitions!r}.")

@@ -29,6 +29,13 @@ def _local(client: Any, obj: Any) -> Any:
     return client.compute(obj).result() if hasattr(obj, "__dask_graph__") else obj
 
 
+def _names(names: list[str]) -> str:
+    """A list of column names for an error message (the first ones when there are many)."""
+    if len(names) <= 8:
+        return repr(names)
+    return "[" + ", ".join(map(repr, names[:8])) + f", ...] ({len(names)} names)"
+
+
 class DaskRankBoostRanker(RankBoostRanker):
     """RankBoost ranker trained on a Dask cluster (:func:`rankboost.dask.train`).
 
@@ -199,8 +206,17 @@ class DaskRankBoostRanker(RankBoostRanker):
         from ._train import predict
 
         check_is_fitted(self)
+        fitted = getattr(self, "feature_names_in_", None)
+        if hasattr(X, "columns") and fitted is not None:  # as scikit-learn checks in memory
+            given = [str(c) for c in X.columns if c != "qid"]
+            if given != list(fitted):
+                raise ValueError(
+                    "The feature names should match those that were passed during fit: X has "
+                    f"columns {_names(given)}, fit had {_names(list(fitted))} (same names, "
+                    "same order); select them with X[list(est.feature_names_in_)]."
+                )
         k = self.best_iteration_ if n_rounds is None else n_rounds
-        return predict(self.model_, X, n_rounds=k)
+        return predict(self.model_, X, n_rounds=k, client=self.client)
 
     def score(self, X: Any, y: Any, *, qid: Any = None, group: Any = None) -> float:
         """Mean NDCG@10 over queries, as :meth:`rankboost.RankBoostRanker.score`.
@@ -213,8 +229,9 @@ class DaskRankBoostRanker(RankBoostRanker):
         if hasattr(X, "columns") and "qid" in X.columns and qid is None and group is None:
             qid = X["qid"]
         scores = self.predict(X)
+        # one compute each: dask warns when arrays and DataFrame columns are computed together
         values = client.gather(
-            client.compute([a for a in (scores, y, qid) if hasattr(a, "__dask_graph__")])
+            [client.compute(a) for a in (scores, y, qid) if hasattr(a, "__dask_graph__")]
         )
         it = iter(values)
         scores, y, qid = (next(it) if hasattr(a, "__dask_graph__") else a for a in (scores, y, qid))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -14,7 +15,13 @@ from ..engine import run_loop
 from ..feedback import constant_row_weights
 from ..model import RankBoostModel
 from ..params import TrainParams, check_param, resolve_params
-from ._data import as_dask_array, check_partitions, check_whole_queries, repartition_by_query
+from ._data import (
+    as_dask_array,
+    check_partitions,
+    check_whole_queries,
+    repartition_by_query,
+    unknown_rows,
+)
 
 __all__ = ["make_booster", "predict", "train"]
 
@@ -91,9 +98,13 @@ def make_booster(
             qid = X["qid"]
         if "qid" in X.columns:
             X = X.drop(columns="qid")
-    Xd = as_dask_array(X, "X")
+    Xd = as_dask_array(X, "X", client=client)
     if Xd.ndim != 2:
         raise ValueError(f"X must be 2-D of shape (n_samples, n_features); got {Xd.ndim}-D.")
+    if np.isnan(Xd.shape[0]):
+        raise unknown_rows("X")
+    if Xd.shape[0] == 0 or Xd.shape[1] == 0:
+        raise ValueError(f"X must have at least one row and one column; got {Xd.shape}.")
     Xd = Xd.rechunk({1: -1})
     if pairs is not None:
         if y is not None or qid is not None:
@@ -107,15 +118,19 @@ def make_booster(
             raise ValueError("rankboost.dask.train needs y (with qid) or pairs.")
         kind = feedback
         rows = Xd.chunks[0]
-        yd = as_dask_array(y, "y", rows)
+        yd = as_dask_array(y, "y", rows, client)
+        if yd.ndim == 2 and yd.shape[1] == 1:
+            yd = yd[:, 0]
+        if yd.ndim != 1:
+            raise ValueError(f"y must be 1-D of shape (n_samples,); got shape {yd.shape}.")
         qd = (
-            as_dask_array(qid, "qid", rows)
+            as_dask_array(qid, "qid", rows, client)
             if qid is not None
             else require("dask.array", "rankboost.dask").zeros(
                 Xd.shape[0], chunks=rows, dtype=np.int64
             )
         )
-        wd = as_dask_array(sample_weight, "sample_weight", rows)
+        wd = as_dask_array(sample_weight, "sample_weight", rows, client)
         if wd is not None:
             wd = _check_sample_weight(client, wd)
         if repartition:
@@ -220,7 +235,7 @@ def _check_sample_weight(client: Any, wd: Any) -> Any:
 
 
 def _pair_parts(client: Any, Xd: Any, pairs: Any, weights: Any) -> list[dict[str, Any]]:
-    pd_ = as_dask_array(pairs, "pairs")
+    pd_ = as_dask_array(pairs, "pairs", client=client)
     if pd_.ndim != 2 or pd_.shape[1] != 2:
         raise ValueError(f"pairs must be of shape (n_pairs, 2); got {pd_.shape}.")
     pd_ = pd_.rechunk({1: -1})
@@ -231,7 +246,7 @@ def _pair_parts(client: Any, Xd: Any, pairs: Any, weights: Any) -> list[dict[str
         )
     wd = None
     if weights is not None:
-        wd = as_dask_array(weights, "pair_weights", pd_.chunks[0])
+        wd = as_dask_array(weights, "pair_weights", pd_.chunks[0], client, of="pairs")
     import dask
 
     starts = np.concatenate([[0], np.cumsum(Xd.chunks[0])]).astype(np.int64)
@@ -258,7 +273,9 @@ def _localise(pairs: Any, lo_: int, hi_: int) -> Any:
     return p - lo_
 
 
-def predict(model: RankBoostModel, X: Any, n_rounds: int | None = None) -> Any:
+def predict(
+    model: RankBoostModel, X: Any, n_rounds: int | None = None, *, client: Any = None
+) -> Any:
     """Score a dask array (or DataFrame) with a model: a dask array, row order kept.
 
     Parameters
@@ -266,17 +283,32 @@ def predict(model: RankBoostModel, X: Any, n_rounds: int | None = None) -> Any:
     model : RankBoostModel
         Any model (trained here or not).
     X : dask array or dask DataFrame of shape (n_samples, n_features)
-        Features; a DataFrame's ``"qid"`` column is ignored.
+        Features; a DataFrame's columns are read by the model's feature names when it has
+        them (as :meth:`RankBoostModel.decision_function` reads a pandas DataFrame), else
+        in order, its ``"qid"`` column ignored.
     n_rounds : int, default=None
         Use the first ``n_rounds`` rounds.
+    client : distributed.Client, default=None
+        The client that counts a DataFrame's partition lengths (None: dask's default one).
 
     Returns
     -------
     scores : dask array of shape (n_samples,)
     """
-    if hasattr(X, "columns") and "qid" in X.columns:
+    if hasattr(X, "columns") and model.feature_names:  # by name, as decision_function does
+        have = [str(c) for c in X.columns]
+        missing = [n for n in model.feature_names if n not in have]
+        if missing:
+            raise ValueError(
+                f"X has no column named {missing[0]!r}; the model scores a DataFrame by its "
+                f"feature names ({reprlib.repr(model.feature_names)}), and X has columns "
+                f"{reprlib.repr(have)}. Rename the columns, or pass a dask array in the "
+                "model's column order."
+            )
+        X = X[[X.columns[have.index(n)] for n in model.feature_names]]
+    elif hasattr(X, "columns") and "qid" in X.columns:
         X = X.drop(columns="qid")
-    Xd = as_dask_array(X, "X").rechunk({1: -1})
+    Xd = as_dask_array(X, "X", client=client).rechunk({1: -1})
     return Xd.map_blocks(
         _score_chunk, model, n_rounds, drop_axis=1, dtype=np.float64, meta=np.empty(0)
     )
