@@ -142,14 +142,14 @@ def _to_trec(path: str, outdir: str) -> int:
 
 
 def _to_letor(paths: list[str], qrels_path: str, output: str) -> int:
+    from .._atomic import check_target
     from .._cli_common import refuse_overwriting_inputs
     from .io import read_qrels, read_runs, write_letor_agg
 
     refuse_overwriting_inputs(
         output, [("run file", p) for p in paths] + [("qrels file", qrels_path)]
     )
-    if Path(output).is_dir():
-        raise ValueError(f"cannot write {output!r}: it is a directory; pass a file name.")
+    check_target(output)  # the writer's own errors (a folder, a missing folder), before reading
     runs = read_runs(paths)
     qrels = read_qrels(qrels_path)
     write_letor_agg(output, runs, qrels)
