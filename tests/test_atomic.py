@@ -7,9 +7,11 @@ Every writer of the package goes through ``atomic_open``: ``RankBoostModel.save`
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import random
+import shutil
 import signal
 import stat
 import subprocess
@@ -451,3 +453,43 @@ def test_issue26_every_writer_names_the_users_path(inputs, capsys, command, faul
     }[fault] in err
     assert ".tmp" not in err
     assert sorted(p.name for p in inputs.iterdir()) == before
+
+
+@contextlib.contextmanager
+def _read_only_folder(folder: Path):
+    """``folder`` made unwritable: mode 0o555, or (root ignores modes) ``chattr +i``."""
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        try:
+            yield
+        finally:
+            folder.chmod(0o755)
+        return
+    chattr = shutil.which("chattr")
+    made = (
+        chattr is not None
+        and not subprocess.run([chattr, "+i", folder], check=False, capture_output=True).returncode
+    )
+    if not made:
+        pytest.skip("root ignores file modes and this file system has no immutable flag")
+    try:
+        yield
+    finally:
+        subprocess.run([str(chattr), "-i", folder], check=True)
+
+
+@posix
+def test_issue26_a_read_only_folder_names_the_users_path(tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    (folder / "old.json").write_text("old\n")
+    with _read_only_folder(folder):
+        for name in ("new.json", "old.json"):
+            with pytest.raises(PermissionError) as err:
+                atomic_write_text(folder / name, "new\n")
+            message = err.value.strerror
+            assert message.startswith(f"cannot write {str(folder / name)!r}: "), message
+            assert str(folder) in message
+            assert ".tmp" not in message
+        assert sorted(p.name for p in folder.iterdir()) == ["old.json"]
+        assert (folder / "old.json").read_text() == "old\n"
