@@ -415,6 +415,11 @@ WRITERS = {
     "export": ["export", "{t}/m.json", "--format", "xgboost"],
     "convert": ["convert", "--to", "letor", "{t}/a.run", "{t}/b.run", "--qrels", "{t}/qrels.txt"],
     "clicks propensity": ["clicks", "propensity", "{t}/clicks.tsv"],
+    "clicks simulate": ["clicks", "simulate", "{t}/d.txt"],
+    # the output is checked before anything is read or trained: no fusion model needed
+    "fuse train": ["fuse", "train", "--runs", "{t}/a.run", "{t}/b.run", "--qrels", "{t}/qrels.txt"],
+    "fuse apply": ["fuse", "apply", "{t}/m.json", "--runs", "{t}/a.run", "{t}/b.run"],
+    "fuse export": ["fuse", "export", "{t}/m.json", "--engine", "opensearch"],
 }
 
 
