@@ -7,9 +7,11 @@ Every writer of the package goes through ``atomic_open``: ``RankBoostModel.save`
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import random
+import shutil
 import signal
 import stat
 import subprocess
@@ -274,13 +276,14 @@ def test_issue26_a_named_pipe_is_written_in_place(tmp_path):
     reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
     reader.start()
     atomic_write_text(fifo, "through the pipe\n")
-    reader.join()
-    assert got == [b"through the pipe\n"]
+    # checked first: a pipe replaced by a file would leave the reader waiting forever
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    reader.join(timeout=120)
+    assert got == [b"through the pipe\n"]
 
 
 def test_issue26_a_folder_is_refused_naming_it(tmp_path):
-    with pytest.raises(IsADirectoryError, match="it is a folder"):
+    with pytest.raises(IsADirectoryError, match="it is a directory"):
         atomic_write_text(tmp_path, "x")
 
 
@@ -305,3 +308,194 @@ def test_issue26_a_missing_folder_is_named_never_the_temporary_file(tmp_path):
     assert "does not exist; create it first" in message
     assert str(target.parent) in message
     assert ".tmp" not in message
+
+
+# ------------------------------------------------------- descriptors, the preflight check
+
+
+@posix
+def test_issue26_dev_stdout_into_a_pipe_writes_the_pipe(tmp_path):
+    """``-o /dev/stdout | ...`` resolved to ``/proc/<pid>/fd/pipe:[N]`` and failed."""
+    code = "from rankboost._atomic import atomic_write_text as w; w('/dev/stdout', 'a\\nb\\n')"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, env=env, check=False)
+    assert (res.returncode, res.stdout, res.stderr) == (0, b"a\nb\n", b"")
+
+
+@posix
+def test_issue26_dev_stdout_appended_by_the_shell_is_appended_to(tmp_path):
+    """``-o /dev/stdout >> log`` must not replace (or truncate) the log."""
+    log = tmp_path / "log.txt"
+    log.write_text("kept\n")
+    code = "from rankboost._atomic import atomic_write_text as w; w('/dev/stdout', 'new\\n')"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    with open(log, "ab") as fh:
+        res = subprocess.run([sys.executable, "-c", code], stdout=fh, env=env, check=False)
+    assert res.returncode == 0
+    assert log.read_text() == "kept\nnew\n"
+    assert _tmp_files(tmp_path) == []
+
+
+@posix
+@pytest.mark.skipif(not Path("/dev/fd").is_dir(), reason="no /dev/fd")
+def test_issue26_dev_fd_of_a_pipe_is_written(tmp_path):
+    """Process substitution, ``-o >(gzip > x.gz)``, names ``/dev/fd/N``."""
+    read_end, write_end = os.pipe()
+    try:
+        atomic_write_text(f"/dev/fd/{write_end}", "through the descriptor\n")
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as fh:
+            assert fh.read() == b"through the descriptor\n"
+    finally:
+        for fd in (read_end, write_end):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def test_issue26_check_target_raises_what_the_writer_raises(tmp_path):
+    """One source for the messages: the CLI's early check is the writer's own check."""
+    cases = [tmp_path, tmp_path / "no such" / "dir" / "m.json", ""]
+    for path in cases:
+        with pytest.raises(OSError, match="cannot write") as early:
+            _atomic.check_target(path)
+        with pytest.raises(OSError, match="cannot write") as late:
+            atomic_write_text(path, "x")
+        assert (type(early.value), early.value.strerror) == (type(late.value), late.value.strerror)
+    message = early.value.strerror
+    assert message == "cannot write '': the path is empty; pass a file name"
+    with pytest.raises(FileNotFoundError) as err:
+        _atomic.check_target(tmp_path / "no such" / "dir" / "m.json")
+    assert f"(mkdir -p '{tmp_path / 'no such' / 'dir'}')" in str(err.value)  # quoted for a shell
+    _atomic.check_target(tmp_path / "new.json")  # fine: nothing raised, nothing created
+    assert list(tmp_path.iterdir()) == []
+
+
+@posix
+def test_issue26_a_link_into_a_missing_folder_names_that_folder(tmp_path):
+    link = tmp_path / "out.json"
+    link.symlink_to(tmp_path / "gone" / "out.json")
+    with pytest.raises(FileNotFoundError) as err:
+        atomic_write_text(link, "x")
+    assert f"the folder {str(tmp_path / 'gone')!r} does not exist" in str(err.value)
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    """A LETOR file, a model for it (no training: from arrays), two runs, qrels, a click log."""
+    tmp = tmp_path_factory.mktemp("writers")
+    rng = np.random.default_rng(26)
+    X = rng.random((40, 3))
+    dump_svmlight(tmp / "d.txt", X, (X[:, 0] > 0.5).astype(float), np.repeat(np.arange(4), 10))
+    z = np.array([0.9, 0.8])
+    RankBoostModel.from_arrays(
+        {
+            "feature": np.array([0, 1]),
+            "kind": np.zeros(2, dtype=np.int8),
+            "threshold": np.array([0.5, 0.3]),
+            "default": np.zeros(2),
+            "alpha": np.array([0.7, 0.2]),
+        },
+        {"r": z - 0.5, "z": z, "rloss": z / 2, "bound": np.cumprod(z)},
+        n_features=3,
+    ).save(tmp / "m.json")
+    for name in ("a", "b"):
+        (tmp / f"{name}.run").write_text("1 Q0 d1 1 2.0 x\n1 Q0 d2 2 1.0 x\n")
+    (tmp / "qrels.txt").write_text("1 0 d1 1\n1 0 d2 0\n")
+    (tmp / "clicks.tsv").write_text(
+        "qid\tdocid\tposition\tclick\tsession\tcount\n1\td1\t1\t1\t0\t1\n1\td2\t2\t0\t0\t1\n"
+    )
+    return tmp
+
+
+#: every command that writes a file given by -o, with its inputs
+WRITERS = {
+    "train": ["train", "{t}/d.txt", "--rounds", "1", "-q"],
+    "predict": ["predict", "{t}/m.json", "{t}/d.txt"],
+    "export": ["export", "{t}/m.json", "--format", "xgboost"],
+    "convert": ["convert", "--to", "letor", "{t}/a.run", "{t}/b.run", "--qrels", "{t}/qrels.txt"],
+    "clicks propensity": ["clicks", "propensity", "{t}/clicks.tsv"],
+    "clicks simulate": ["clicks", "simulate", "{t}/d.txt"],
+    # the output is checked before anything is read or trained: no fusion model needed
+    "fuse train": ["fuse", "train", "--runs", "{t}/a.run", "{t}/b.run", "--qrels", "{t}/qrels.txt"],
+    "fuse apply": ["fuse", "apply", "{t}/m.json", "--runs", "{t}/a.run", "{t}/b.run"],
+    "fuse export": ["fuse", "export", "{t}/m.json", "--engine", "opensearch"],
+}
+
+
+@pytest.mark.parametrize(
+    ("command", "fault"),
+    [
+        (command, fault)
+        for command in sorted(WRITERS)
+        for fault in ("missing folder", "folder", "empty")
+        if (command, fault) != ("clicks propensity", "empty")  # -o '' prints to stdout there
+    ],
+)
+def test_issue26_every_writer_names_the_users_path(inputs, capsys, command, fault):
+    """One message per fault for every command (export said 'pass a file in an existing
+    folder' without naming the folder to create; train and predict another wording)."""
+    from rankboost.cli import main
+
+    out = {
+        "missing folder": str(inputs / "no such" / "dir" / "out.json"),
+        "folder": str(inputs),
+        "empty": "",
+    }[fault]
+    argv = [a.format(t=inputs) for a in WRITERS[command]]
+    before = sorted(p.name for p in inputs.iterdir())
+    assert main([*argv, "-o", out]) == 1
+    err = "".join(  # clicks propensity warns about its tiny log first
+        line for line in capsys.readouterr().err.splitlines(True) if "warning" not in line
+    )
+    assert err.count("\n") == 1, err
+    assert err.startswith(f"rankboost: error: cannot write {out!r}: "), err
+    assert {
+        "missing folder": f"the folder {str(inputs / 'no such' / 'dir')!r} does not exist; "
+        f"create it first (mkdir -p '{inputs / 'no such' / 'dir'}')",
+        "folder": "it is a directory; pass a file name",
+        "empty": "the path is empty; pass a file name",
+    }[fault] in err
+    assert ".tmp" not in err
+    assert sorted(p.name for p in inputs.iterdir()) == before
+
+
+@contextlib.contextmanager
+def _read_only_folder(folder: Path):
+    """``folder`` made unwritable: mode 0o555, or (root ignores modes) ``chattr +i``."""
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        try:
+            yield
+        finally:
+            folder.chmod(0o755)
+        return
+    chattr = shutil.which("chattr")
+    made = (
+        chattr is not None
+        and not subprocess.run([chattr, "+i", folder], check=False, capture_output=True).returncode
+    )
+    if not made:
+        pytest.skip("root ignores file modes and this file system has no immutable flag")
+    try:
+        yield
+    finally:
+        subprocess.run([str(chattr), "-i", folder], check=True)
+
+
+@posix
+def test_issue26_a_read_only_folder_names_the_users_path(tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    (folder / "old.json").write_text("old\n")
+    with _read_only_folder(folder):
+        for name in ("new.json", "old.json"):
+            with pytest.raises(PermissionError) as err:
+                atomic_write_text(folder / name, "new\n")
+            message = err.value.strerror
+            assert message.startswith(f"cannot write {str(folder / name)!r}: "), message
+            assert str(folder) in message
+            assert ".tmp" not in message
+        assert sorted(p.name for p in folder.iterdir()) == ["old.json"]
+        assert (folder / "old.json").read_text() == "old\n"

@@ -278,3 +278,69 @@ def test_qrels_constructor_bad_input() -> None:
         Qrels(["1"], ["a"], [0.5])
     with pytest.raises(ValueError, match="Qrels is empty"):
         Qrels([], [], [])
+
+
+# ------------------------------------------- ids a TREC file cannot hold (issue 26) ----------
+#: (qid, docid, the reason the writers give); each would not read back as written
+UNWRITABLE_IDS = [
+    ("1", "d 1", "has whitespace"),
+    ("1", "d\t1", "has whitespace"),
+    ("1", "d\n1", "has whitespace"),
+    ("1", "d\r1", "has whitespace"),
+    ("1", "d\u00a01", "has whitespace"),  # str.split() splits there: the readers would too
+    ("1", "d\u20281", "has whitespace"),
+    ("1", "d\x1c1", "has whitespace"),
+    ("1", "", "is empty"),
+    ("", "d", "is empty"),
+    ("a b", "d", "has whitespace"),
+    ("#1", "d", "starts with '#'"),
+    ("1", "d\udcff", "is not encodable as UTF-8"),
+]
+#: a LETOR aggregation line's comment starts at its first '#': a qid may hold none
+UNWRITABLE_LETOR_IDS = [("q#2", "d", "has a '#'")]
+
+
+def _writers():
+    return {
+        "write_run": lambda path, q, d: write_run(path, Run(q, d, [1] * len(q), name="sys")),
+        "write_qrels": lambda path, q, d: write_qrels(path, Qrels(q, d, [1] * len(q))),
+        "write_letor_agg": lambda path, q, d: write_letor_agg(
+            path, [Run(q, d, [1] * len(q), name="sys")], Qrels(q, d, [1] * len(q))
+        ),
+    }
+
+
+@pytest.mark.parametrize(
+    ("writer", "qid", "docid", "why"),
+    [(w, *case) for w in ("write_run", "write_qrels", "write_letor_agg") for case in UNWRITABLE_IDS]
+    + [("write_letor_agg", *case) for case in UNWRITABLE_LETOR_IDS],
+)
+def test_issue26_writers_refuse_ids_a_file_cannot_hold(tmp_path, writer, qid, docid, why):
+    """Refused before anything is written, naming the id, its entry and the reason."""
+    path = tmp_path / "out.txt"
+    qids, docids = ["1", qid], ["ok", docid]  # the bad id is entry 1, not the first
+    which = "qid" if qid != "1" else "docid"
+    bad = qid if which == "qid" else docid
+    with pytest.raises(ValueError, match="cannot be written to a") as err:
+        _writers()[writer](path, qids, docids)
+    message = str(err.value)
+    assert f"{which} {bad!r} (entry 1) cannot be written" in message
+    assert f"it {why}" in message
+    assert not path.exists()
+
+
+@pytest.mark.parametrize("writer", ["write_run", "write_qrels", "write_letor_agg"])
+def test_issue26_unusual_ids_that_can_be_held_read_back_identically(tmp_path, writer):
+    """The edge of what is allowed: '#' inside ids and in a docid, NUL, non-ASCII, 'Q0'."""
+    qid = ["1", "q#2" if writer != "write_letor_agg" else "q2", "é", "1"]
+    docid = ["#d", "d#", "Q0", "x\x00y"]
+    path = tmp_path / "out.txt"
+    _writers()[writer](path, qid, docid)
+    if writer == "write_run":
+        got = read_run(path)
+    elif writer == "write_qrels":
+        got = read_qrels(path)
+    else:
+        got = read_letor_agg(path)
+    pairs = sorted(zip(got.qid.tolist(), got.docid.tolist(), strict=True))
+    assert pairs == sorted(zip(qid, docid, strict=True))

@@ -32,7 +32,8 @@ from hypothesis import strategies as st
 
 import rankboost as rb
 from rankboost.cli import main
-from rankboost.datasets import dump_svmlight, load_svmlight
+from rankboost.clicks import read_click_log
+from rankboost.datasets import dump_svmlight, load_feature_names, load_query_file, load_svmlight
 from rankboost.fusion import RankFusion, read_letor_agg, read_qrels, read_run
 from rankboost.model import RankBoostModel, load_model
 
@@ -208,15 +209,29 @@ def valid_files(folder) -> dict[str, bytes]:
         for q in range(4)
         for j in range(8)
     )
+    clicks = "qid\tdocid\tposition\tclick\n" + "".join(
+        f"{q}\td{j}\t{j + 1}\t{int(j == q)}\n" for q in range(4) for j in range(8)
+    )
     return {
         "letor": (folder / "ok.txt").read_bytes(),
         "run": run.encode(),
         "qrels": qrels.encode(),
         "agg": agg.encode(),
+        "names": "".join(f"feature_{i}\n" for i in range(60)).encode(),
+        "query": b"10\n" * 4,
+        "clicks": clicks.encode(),
     }
 
 
-READERS = {"letor": load_svmlight, "run": read_run, "qrels": read_qrels, "agg": read_letor_agg}
+READERS = {
+    "letor": load_svmlight,
+    "run": read_run,
+    "qrels": read_qrels,
+    "agg": read_letor_agg,
+    "names": load_feature_names,
+    "query": load_query_file,
+    "clicks": read_click_log,
+}
 COMPRESS = {"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}
 
 
@@ -460,3 +475,108 @@ def test_issue26_fast_svmlight_parser_accepts_what_sklearn_accepts(rows):
     if fast is not None:
         assert slow is not None, lines  # never accepts what sklearn refuses
         _assert_same(fast, slow)
+
+
+# ------------------------------------------------- damaged streams, every command (issue 26)
+
+
+@pytest.fixture(scope="module")
+def cli_inputs(folder, valid_files) -> Path:
+    """The valid inputs of every command, and a model (from arrays: nothing to train)."""
+    tmp = folder / "cli"
+    tmp.mkdir()
+    for name, data in valid_files.items():
+        (tmp / name).write_bytes(data)
+    X = np.random.default_rng(26).random((40, 3))
+    docids = [f"d{j}" for q in range(4) for j in range(10)]  # the click log's documents
+    qid = np.repeat(np.arange(4), 10)
+    dump_svmlight(tmp / "letor", X, (X[:, 0] * 3).round(), qid, docids=docids)
+    rows = (f"{int(x[0] > 0.5)} 1:{x[0]!r} 2:{x[1]!r} 3:{x[2]!r}\n" for x in X.tolist())
+    (tmp / "noqid").write_text("".join(rows))  # no qid: the groups come from the query file
+    z = np.array([0.9, 0.8])
+    RankBoostModel.from_arrays(
+        {
+            "feature": np.array([0, 1]),
+            "kind": np.zeros(2, dtype=np.int8),
+            "threshold": np.array([0.5, 0.3]),
+            "default": np.zeros(2),
+            "alpha": np.array([0.7, 0.2]),
+        },
+        {"r": z - 0.5, "z": z, "rloss": z / 2, "bound": np.cumprod(z)},
+        n_features=3,
+    ).save(tmp / "m.json")
+    return tmp
+
+
+#: (argv with {bad} for the damaged input, which valid file is damaged)
+DAMAGED_COMMANDS = {
+    "train": (["train", "{bad}", "-q"], "letor"),
+    "train --valid": (["train", "{t}/letor", "--valid", "{bad}", "-q"], "letor"),
+    "train --feature-names": (["train", "{t}/letor", "--feature-names", "{bad}", "-q"], "names"),
+    "train --query-file": (["train", "{t}/noqid", "--query-file", "{bad}", "-q"], "query"),
+    "train --clicks": (["train", "{t}/letor", "--clicks", "{bad}", "-q"], "clicks"),
+    "predict": (["predict", "{t}/m.json", "{bad}"], "letor"),
+    "evaluate": (["evaluate", "{t}/m.json", "{bad}"], "letor"),
+    "convert --to trec": (["convert", "{bad}", "--to", "trec"], "agg"),
+    "convert --to trec (features)": (["convert", "{bad}", "--to", "trec"], "letor"),
+    "convert --to letor": (["convert", "{bad}", "--to", "letor", "--qrels", "{t}/qrels"], "run"),
+    "fuse train": (["fuse", "train", "--runs", "{bad}", "{t}/run", "--qrels", "{t}/qrels"], "run"),
+    "fuse evaluate (qrels)": (
+        ["fuse", "evaluate", "--runs", "{t}/run", "--qrels", "{bad}"],
+        "qrels",
+    ),
+    "clicks propensity": (["clicks", "propensity", "{bad}"], "clicks"),
+    "export --feature-names": (
+        ["export", "{t}/m.json", "-f", "xgboost", "--feature-names", "@{bad}"],
+        "names",
+    ),
+}
+WRITES = ("train", "predict", "convert", "fuse train", "clicks", "export")
+
+
+@pytest.mark.parametrize("kind", sorted(COMPRESS))
+@pytest.mark.parametrize("command", sorted(DAMAGED_COMMANDS))
+def test_issue26_every_command_reports_a_damaged_stream_in_one_line(
+    cli_inputs, tmp_path, capsys, command, kind
+):
+    """Exit 1 (an error in the data), one line naming the file and the compression, no
+    traceback, no hint that sends the user elsewhere ('is it a feature file?'), nothing
+    written."""
+    argv, which = DAMAGED_COMMANDS[command]
+    packed = bytearray(COMPRESS[kind](cli_inputs.joinpath(which).read_bytes()))
+    middle = len(packed) // 2
+    packed[middle : middle + 8] = bytes(b ^ 0x55 for b in packed[middle : middle + 8])
+    bad = tmp_path / f"bad.{kind}"
+    bad.write_bytes(bytes(packed))
+    args = [a.format(bad=bad, t=cli_inputs) for a in argv]
+    if command.startswith(WRITES):
+        args += ["-o", str(tmp_path / ("out" if "trec" in command else "out.txt"))]
+    capsys.readouterr()
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if not line.startswith("rankboost: warning")]
+    assert len(lines) == 1, err
+    name = {"gz": "gzip", "bz2": "bzip2", "xz": "xz"}[kind]
+    assert lines[0].startswith("rankboost: error: "), err
+    assert f"{str(bad)!r} holds damaged or truncated {name} data" in lines[0], err
+    assert "feature file" not in lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [bad.name]
+
+
+@pytest.mark.parametrize(
+    "content", [b"", b"\x00" * 64, bytes(range(256))], ids=["empty", "nul", "binary"]
+)
+def test_issue26_feature_names_file_that_is_not_text(tmp_path, content):
+    """An empty, NUL or binary names file: a ValueError naming it (was a bare
+    UnicodeDecodeError, 'utf-8' codec can't decode byte ..., for binary data)."""
+    path = tmp_path / "names.txt"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=r"names\.txt") as err:
+        load_feature_names(path, 3)
+    assert "codec" not in str(err.value)
+
+
+def test_issue26_feature_names_file_may_be_compressed(tmp_path):
+    path = tmp_path / "names.txt.gz"
+    path.write_bytes(gzip.compress(b"# names\nbm25\n\npagerank\n"))
+    assert load_feature_names(path, 2) == ["bm25", "pagerank"]

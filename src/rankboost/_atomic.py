@@ -14,9 +14,14 @@ temporary file is removed and an existing target is left untouched.
   target can have, the temporary file can have too. One left behind by a writer that was
   killed (its process no longer exists on this host) is removed by the next write to the
   same target.
-* A target that exists and is not a regular file (``/dev/null``, ``/dev/stdout``, a named
-  pipe) is written directly, as ``cat > target`` would: it stays what it is, and an error of
-  the device (``/dev/full``: no space left) is raised. A folder is refused.
+* A target that exists and is not a regular file (``/dev/null``, a named pipe) is written
+  directly, as ``cat > target`` would: it stays what it is, and an error of the device
+  (``/dev/full``: no space left) is raised. A path to an open file descriptor of this
+  process (``/dev/stdout``, ``/dev/fd/N``, ``/proc/self/fd/N``: ``-o >(gzip > x.gz)``)
+  writes to that descriptor, whatever it is open on (a pipe, or a file opened by ``>>``,
+  which is appended to). A folder is refused.
+* :func:`check_target` raises, before any work is done, the error a write would raise
+  for a folder or a missing folder (the command line calls it before training).
 * Errors name the target, never the temporary file: a missing folder is a
   ``FileNotFoundError`` saying which folder to create; an error of the disk while writing
   (``ENOSPC``, ``EDQUOT``, ``EIO``) is an ``OSError`` of its kind naming the target.
@@ -29,6 +34,7 @@ import hashlib
 import os
 import re
 import secrets
+import shlex
 import socket
 import stat
 from collections.abc import Iterator
@@ -36,7 +42,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["atomic_open", "atomic_write_bytes", "atomic_write_text"]
+__all__ = ["atomic_open", "atomic_write_bytes", "atomic_write_text", "check_target"]
 
 _POSIX = os.name == "posix"
 
@@ -140,13 +146,45 @@ def _naming(exc: OSError, path: str | os.PathLike[str], what: str) -> OSError:
     return type(exc)(exc.errno, f"cannot write {os.fspath(path)!r}: {what}")
 
 
+#: the folders of this process's open file descriptors (``/dev/fd`` links to the first)
+_FD_FOLDER = re.compile(r"/proc/(self|thread-self|\d+)(?:/task/\d+)?/fd")
+
+
+def _descriptor(path: str | os.PathLike[str]) -> int | None:
+    """The descriptor of this process that ``path`` names (``/dev/stdout``), or None.
+
+    Follows the links of ``path`` one by one, stopping at the first that lies in a
+    ``/proc/<pid>/fd`` folder (whose entries are not links to a path one could replace).
+    """
+    if not _POSIX:
+        return None
+    p = os.path.abspath(path)
+    for _ in range(40):  # the kernel's limit on links followed
+        parent = os.path.realpath(os.path.dirname(p))
+        match = _FD_FOLDER.fullmatch(parent)
+        name = os.path.basename(p)
+        if match is not None:
+            ours = match.group(1) in ("self", "thread-self", str(os.getpid()))
+            return int(name) if ours and name.isdigit() else None
+        try:
+            link = os.readlink(os.path.join(parent, name))
+        except OSError:  # not a link (or not there): an ordinary path
+            return None
+        p = os.path.join(parent, link)
+    return None
+
+
 def _check_folder(path: str | os.PathLike[str], folder: Path) -> None:
     if not folder.is_dir():
-        shown = os.fspath(Path(path).parent) or "."
+        given = os.fspath(Path(path).parent) or "."
+        real_given = os.path.realpath(given)
+        # a link may point into another folder: name the one to create, not the link's
+        shown = given if real_given == os.fspath(folder) else os.fspath(folder)
         what = (
             f"the folder {shown!r} is not a folder"
             if folder.exists()
-            else f"the folder {shown!r} does not exist; create it first (mkdir -p {shown})"
+            else f"the folder {shown!r} does not exist; create it first "
+            f"(mkdir -p {shlex.quote(shown)})"
         )
         if folder.exists():
             raise _naming(NotADirectoryError(errno.ENOTDIR, what), path, what)
@@ -154,10 +192,10 @@ def _check_folder(path: str | os.PathLike[str], folder: Path) -> None:
 
 
 @contextmanager
-def _direct_open(path: str | os.PathLike[str], target: Path) -> Iterator[BinaryIO]:
-    """Write a device or a pipe in place (there is nothing to replace atomically)."""
+def _direct_open(path: str | os.PathLike[str], fd: int | None) -> Iterator[BinaryIO]:
+    """Write a device, a pipe or descriptor ``fd`` in place (nothing to replace atomically)."""
     try:
-        with open(target, "wb") as fh:
+        with open(path, "wb") if fd is None else os.fdopen(os.dup(fd), "wb") as fh:
             yield fh
             fh.flush()
     except OSError as exc:
@@ -173,22 +211,14 @@ def atomic_open(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     See the module docstring for the guarantees (atomic replace, modes, links, stale
     temporary files, devices, error messages).
     """
-    target = Path(os.path.realpath(path))
-    folder = target.parent
-    try:
-        st: os.stat_result | None = os.stat(target)
-    except OSError:
-        st = None  # a new file: the umask decides, as for open()
-    if st is not None and stat.S_ISDIR(st.st_mode):
-        raise IsADirectoryError(
-            errno.EISDIR, f"cannot write {os.fspath(path)!r}: it is a folder; pass a file name"
-        )
-    if st is not None and not stat.S_ISREG(st.st_mode):  # /dev/null, /dev/full, a pipe
-        with _direct_open(path, target) as fh:
+    st, fd = _target_stat(path)
+    if fd is not None or (st is not None and not stat.S_ISREG(st.st_mode)):
+        with _direct_open(path, fd) as fh:  # /dev/stdout, /dev/null, /dev/full, a pipe
             yield fh
         return
+    target = Path(os.path.realpath(path))
+    folder = target.parent
     mode = None if st is None else stat.S_IMODE(st.st_mode)
-    _check_folder(path, folder)
     stem = _tmp_stem(folder, target.name)
     _remove_stale(folder, stem)
     try:
@@ -217,6 +247,34 @@ def atomic_open(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
             raise _naming(exc, path, exc.strerror or str(exc)) from None
         raise
     _fsync_folder(folder)
+
+
+def _target_stat(path: str | os.PathLike[str]) -> tuple[os.stat_result | None, int | None]:
+    """``(stat of path or None, descriptor it names or None)``; a folder is refused."""
+    if not os.fspath(path):
+        raise FileNotFoundError(
+            errno.ENOENT, "cannot write '': the path is empty; pass a file name"
+        )
+    fd = _descriptor(path)
+    try:
+        st: os.stat_result | None = os.stat(path)  # through links, as open() would go
+    except OSError:
+        st = None  # a new file: the umask decides, as for open()
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(
+            errno.EISDIR, f"cannot write {os.fspath(path)!r}: it is a directory; pass a file name"
+        )
+    if fd is None and (st is None or stat.S_ISREG(st.st_mode)):
+        _check_folder(path, Path(os.path.realpath(path)).parent)
+    return st, fd
+
+
+def check_target(path: str | os.PathLike[str]) -> None:
+    """Raise what writing ``path`` would raise for a folder or a missing folder; else nothing.
+
+    For the command line, which calls it before the work whose result it would write.
+    """
+    _target_stat(path)
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:

@@ -152,11 +152,9 @@ def _rounds_to_use(model: RankBoostModel, rounds: int | None) -> int | None:
 
 
 def _check_output(path: str) -> None:
-    folder = Path(path).resolve().parent
-    if not folder.is_dir():
-        raise CLIError(f"cannot write {path!r}: folder {str(folder)!r} does not exist; create it.")
-    if Path(path).is_dir():
-        raise CLIError(f"cannot write {path!r}: it is a directory; pass a file name.")
+    from ._atomic import check_target  # the writer's own errors, before the work
+
+    check_target(path)
 
 
 def _cmd_train(args: argparse.Namespace) -> int:

@@ -164,9 +164,13 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _refuse_overwrite(output: str | None, *inputs: str | None) -> None:
-    """An output path that is one of the inputs is refused before anything is read."""
+    """Refuse, before anything is read, an output that is an input or cannot be written."""
     import os
 
+    from .._atomic import check_target
+
+    if output is not None:
+        check_target(output)
     for path in inputs:
         if output is None or path is None or not os.path.exists(output):
             continue

@@ -6,7 +6,6 @@ import functools
 import lzma
 import os
 from importlib import resources
-from pathlib import Path
 
 import numpy as np
 
@@ -142,14 +141,16 @@ def load_feature_names(path: str | os.PathLike[str], n_features: int | None = No
     r"""Feature names from a text file: one name per line, in column order.
 
     Blank lines and lines starting with ``#`` are skipped; surrounding white space is
-    removed. This is what ``rankboost train --feature-names FILE`` reads.
+    removed; the file may be compressed (gzip, bzip2, xz). This is what
+    ``rankboost train --feature-names FILE`` reads.
 
     Raises
     ------
     FileNotFoundError
         If the file does not exist.
     ValueError
-        If a name repeats, or ``n_features`` is given and the count differs.
+        If the file is not UTF-8 text (or damaged compressed data), a name repeats, or
+        ``n_features`` is given and the count differs.
 
     Examples
     --------
@@ -158,10 +159,17 @@ def load_feature_names(path: str | os.PathLike[str], n_features: int | None = No
     >>> load_feature_names("names.txt", 2)
     ['bm25_body', 'pagerank']
     """
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"feature names file {str(p)!r} does not exist.")
-    lines = [s.strip() for s in p.read_text(encoding="utf-8").splitlines()]
+    from ._io import read_bytes
+
+    p, data = read_bytes(path, "feature names file")  # gzip, bzip2, xz; damaged: ValueError
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"feature names file {str(p)!r} is not UTF-8 text ({exc.reason} at byte "
+            f"{exc.start}); write one name per line."
+        ) from None
+    lines = [s.strip() for s in text.splitlines()]
     names = [s for s in lines if s and not s.startswith("#")]
     seen: dict[str, int] = {}
     for i, name in enumerate(names):

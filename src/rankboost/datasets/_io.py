@@ -20,7 +20,19 @@ from pathlib import Path
 
 PathLike = str | os.PathLike[str]
 
-__all__ = ["PathLike", "compression", "decompression_errors", "open_binary", "read_bytes"]
+__all__ = [
+    "DamagedFileError",
+    "PathLike",
+    "compression",
+    "decompression_errors",
+    "open_binary",
+    "read_bytes",
+]
+
+
+class DamagedFileError(ValueError):
+    """A damaged or truncated compressed stream (a ``ValueError``: bad input, not I/O)."""
+
 
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
 
@@ -92,7 +104,7 @@ def decompression_errors(path: PathLike, what: str, kind: str | None) -> Iterato
         # gzip.BadGzipFile and bz2's "Invalid data stream" are OSErrors
         if isinstance(exc, OSError) and not isinstance(exc, gzip.BadGzipFile) and exc.errno:
             raise  # a real I/O error (EIO, ...), not the content
-        raise ValueError(
+        raise DamagedFileError(
             f"{what} {str(path)!r} holds damaged or truncated {kind} data ({exc}); "
             "download or compress it again."
         ) from None

@@ -133,6 +133,7 @@ def _load(path: str) -> tuple[Any, list[str] | None]:
 
 def run(args: argparse.Namespace) -> int:
     """Handle ``rankboost export``; return the exit status (0)."""
+    from .._atomic import check_target
     from . import export_model
 
     model, names = _load(args.model)
@@ -145,8 +146,9 @@ def run(args: argparse.Namespace) -> int:
             f"--rounds {rounds} is not between 0 and the {model.n_rounds} rounds in the model."
         )
     out = Path(args.output)
-    if out.is_dir() or not out.resolve().parent.is_dir():
-        raise ValueError(f"cannot write {args.output!r}: pass a file in an existing folder.")
+    check_target(
+        args.output
+    )  # the writer's own errors (a folder, a missing folder), before the work
     if out.exists() and os.path.samefile(out, args.model):
         raise ValueError(
             f"-o {args.output!r} is the model file itself; exporting would overwrite it. "

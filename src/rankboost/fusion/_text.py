@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -49,17 +50,60 @@ def write_text(path: PathLike, text: str) -> None:
     atomic_write_bytes(path, gzip.compress(text.encode("utf-8"), mtime=0))
 
 
-def check_ids(qid: Any, docid: Any, what: str) -> None:
-    """Refuse ids that a TREC file cannot hold: they would not read back as written."""
+def _bad_id(name: str, v: str, letor: bool) -> str | None:
+    """Why ``v`` (a ``name``) cannot be written, or None."""
+    if not v:
+        return "is empty"
+    if name == "qid" and v.startswith("#"):
+        return "starts with '#' (a comment line)"
+    if name == "qid" and letor and "#" in v:
+        return "has a '#' (the line's comment would start there)"
+    if _SPACE.search(v):
+        return "has whitespace"
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError:
+        return "is not encodable as UTF-8 (a lone surrogate)"
+    return None
+
+
+_SPACE = re.compile(r"\s")  # str.isspace's characters, the readers' field separators
+
+
+def check_ids(qid: Any, docid: Any, what: str, *, letor: bool = False) -> None:
+    """Refuse ids that a TREC file cannot hold: they would not read back as written.
+
+    ``letor``: the file is a LETOR aggregation file, where a qid may hold no ``#`` at all.
+    One pass over the joined ids (no Python loop over entries) when they are all fine; the
+    first bad entry is then looked for, to name it.
+    """
     for name, ids in (("qid", qid), ("docid", docid)):
-        for i, v in enumerate(ids.tolist()):
-            if not v or any(c.isspace() for c in v) or (name == "qid" and v.startswith("#")):
-                why = "empty" if not v else "starts with '#'" if v[0] == "#" else "has whitespace"
+        values = ids.tolist()
+        if _all_fine(name, values, letor):
+            continue
+        kind, rule = ("a LETOR aggregation", "hold") if letor else ("a TREC", "start with")
+        for i, v in enumerate(values):
+            why = _bad_id(name, v, letor)
+            if why is not None:
                 raise ValueError(
-                    f"{what}: {name} {v!r} (entry {i}) cannot be written to a TREC file: it is "
-                    f"{why}; ids must be non-empty, without whitespace, and a qid must not "
-                    "start with '#' (a comment line). Rename it first."
+                    f"{what}: {name} {v!r} (entry {i}) cannot be written to {kind} file: it "
+                    f"{why}. Ids must be non-empty UTF-8 text without whitespace, and a qid "
+                    f"must not {rule} '#'. Rename it first."
                 )
+
+
+def _all_fine(name: str, values: list[str], letor: bool) -> bool:
+    """Whether every id of ``values`` can be written (a few passes at C speed)."""
+    joined = "".join(values)
+    if not all(values) or _SPACE.search(joined):
+        return False
+    try:
+        joined.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    if name != "qid" or "#" not in joined:
+        return True
+    return not letor and not any(v.startswith("#") for v in values)
 
 
 #: The largest rank a file may give (ranks are exact in float64 up to 2**53).

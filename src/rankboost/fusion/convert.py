@@ -29,6 +29,7 @@ Examples
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -100,8 +101,25 @@ def _convert(args: argparse.Namespace) -> int:
     return _to_letor(args.inputs, args.qrels, args.output)
 
 
+#: an SVMlight/LETOR feature line: ``label qid:Q k:v`` with a value that is not a rank
+_FEATURE_LINE = re.compile(rb"(?m)^[ \t]*[-+]?\d+(?:\.\d*)?[ \t]+qid:\S+[ \t].*?\d:[-+]?\d*\.\d")
+
+
+def _looks_like_features(path: str) -> bool:
+    """Whether ``path`` reads (decompressed) as a feature file: a value with decimals."""
+    from ..datasets._io import open_binary
+
+    try:
+        with open_binary(Path(path)) as fh:
+            head = fh.read(1 << 16)
+    except (OSError, ValueError, EOFError):
+        return False
+    return _FEATURE_LINE.search(head) is not None
+
+
 def _to_trec(path: str, outdir: str) -> int:
     from .._cli_common import UsageError, refuse_overwriting_inputs
+    from ..datasets._io import DamagedFileError
     from .io import is_letor_agg, read_letor_agg, write_qrels, write_run
 
     out = Path(outdir)
@@ -114,8 +132,9 @@ def _to_trec(path: str, outdir: str) -> int:
     try:
         data = read_letor_agg(path)
     except ValueError as exc:
-        if is_letor_agg(path):
-            raise
+        damaged = isinstance(exc, DamagedFileError)
+        if damaged or is_letor_agg(path) or not _looks_like_features(path):
+            raise  # the reader's error says what is wrong (damaged, empty, another format)
         raise ValueError(
             f"{exc} {path!r} has no NULL rank: is it a feature file (SVMlight/LETOR)? Those "
             "are read by 'rankboost train/predict/evaluate'; 'convert --to trec' reads the "
@@ -142,14 +161,14 @@ def _to_trec(path: str, outdir: str) -> int:
 
 
 def _to_letor(paths: list[str], qrels_path: str, output: str) -> int:
+    from .._atomic import check_target
     from .._cli_common import refuse_overwriting_inputs
     from .io import read_qrels, read_runs, write_letor_agg
 
     refuse_overwriting_inputs(
         output, [("run file", p) for p in paths] + [("qrels file", qrels_path)]
     )
-    if Path(output).is_dir():
-        raise ValueError(f"cannot write {output!r}: it is a directory; pass a file name.")
+    check_target(output)  # the writer's own errors (a folder, a missing folder), before reading
     runs = read_runs(paths)
     qrels = read_qrels(qrels_path)
     write_letor_agg(output, runs, qrels)

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from ..datasets._dataset import RankingDataset
 from ..datasets._io import open_binary
-from ._text import PathLike, parse_grade, positive_int, read_lines, write_text
+from ._text import PathLike, check_ids, parse_grade, positive_int, read_lines, write_text
 from .run import Qrels, Run
 
 __all__ = ["AggData", "is_letor_agg", "read_letor_agg", "read_letor_agg_folds", "write_letor_agg"]
@@ -291,6 +291,9 @@ def write_letor_agg(path: PathLike, runs: Mapping[str, Run] | Sequence[Run], qre
     0 qid:7 1:NULL 2:1 #docid = b
     """
     run_list = list(runs.values()) if isinstance(runs, Mapping) else list(runs)
+    check_ids(qrels.qid, qrels.docid, "write_letor_agg: qrels", letor=True)
+    for i, run in enumerate(run_list):
+        check_ids(run.qid, run.docid, f"write_letor_agg: run {i + 1} ({run.name!r})", letor=True)
     keys: dict[tuple[str, str], int] = {}
     qorder: dict[str, int] = {}
     for q, d in zip(qrels.qid.tolist(), qrels.docid.tolist(), strict=True):
