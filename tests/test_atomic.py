@@ -499,3 +499,53 @@ def test_issue26_a_read_only_folder_names_the_users_path(tmp_path):
             assert ".tmp" not in message
         assert sorted(p.name for p in folder.iterdir()) == ["old.json"]
         assert (folder / "old.json").read_text() == "old\n"
+
+
+def test_no_module_writes_a_file_but_through_atomic_open():
+    """ "Every writer of the package goes through ``atomic_open``", read off the source: no
+    ``open`` for writing, ``Path.write_text``/``write_bytes`` or ``savefig`` to a path outside
+    ``rankboost._atomic`` (``savefig`` into an ``atomic_open`` file object is fine: its first
+    argument is then the object, a plain name, not a path expression)."""
+    import ast
+
+    src = Path(_atomic.__file__).parent
+    found = []
+    for path in sorted(src.rglob("*.py")):
+        if path.name == "_atomic.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            fn = node.func
+            name = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
+            where = f"{path.relative_to(src)}:{node.lineno}"
+            if name in ("write_text", "write_bytes") and isinstance(fn, ast.Attribute):
+                found.append(where)
+            elif name == "open" and len(node.args) >= 2:
+                mode = node.args[1]
+                if isinstance(mode, ast.Constant) and set(str(mode.value)) & set("wax+"):
+                    found.append(where)
+            elif name == "savefig" and node.args:
+                # to a name bound by ``with atomic_open(...) as name``, nothing else
+                first = node.args[0]
+                if not (isinstance(first, ast.Name) and _bound_by_atomic_open(path, first.id)):
+                    found.append(where)
+    assert found == []
+
+
+def _bound_by_atomic_open(path: Path, name: str) -> bool:
+    import ast
+
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.With):
+            for item in node.items:
+                call = item.context_expr
+                target = item.optional_vars
+                if (
+                    isinstance(call, ast.Call)
+                    and getattr(call.func, "id", getattr(call.func, "attr", "")) == "atomic_open"
+                    and isinstance(target, ast.Name)
+                    and target.id == name
+                ):
+                    return True
+    return False

@@ -84,11 +84,18 @@ def test_propensity_plot(letor, tmp_path):
         == 0
     )
     assert png.read_bytes()[:4] == b"\x89PNG"
-
-
-def _fails(argv, capsys, match):
-    capsys.readouterr()
+    # a picture matplotlib cannot write: a clean error, the old file kept, no temporary left
+    bad = tmp_path / "p.xyz"
+    bad.write_bytes(b"old")
+    argv = ["clicks", "propensity", str(log), "--plot", str(bad), "-o", str(tmp_path / "q.tsv")]
     assert main(argv) == 1
+    assert bad.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def _fails(argv, capsys, match, code=1):
+    capsys.readouterr()
+    assert main(argv) == code
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0, err
     assert "Traceback" not in err
@@ -152,9 +159,10 @@ def test_train_clicks_bad_input(letor, capsys, tmp_path):
     assert not out.exists()
     assert not (tmp_path / "x.tsv").exists()
     before = log.read_bytes()
-    _fails(["train", str(path), "--clicks", str(log), "-o", str(log)], capsys, "is the input")
-    _fails(["clicks", "simulate", str(path), "-o", str(path)], capsys, "is the input")
-    _fails(["clicks", "propensity", str(log), "-o", str(log)], capsys, "is the input")
+    # an output that is an input: a usage error (exit 2), as for every command
+    _fails(["train", str(path), "--clicks", str(log), "-o", str(log)], capsys, "is the input", 2)
+    _fails(["clicks", "simulate", str(path), "-o", str(path)], capsys, "is the input", 2)
+    _fails(["clicks", "propensity", str(log), "-o", str(log)], capsys, "is the input", 2)
     assert log.read_bytes() == before
 
 

@@ -542,8 +542,8 @@ def test_cli_unknown_format_is_a_usage_error(saved, tmp_path, capsys) -> None:
 
 def test_cli_refuses_to_overwrite_the_model(saved, capsys) -> None:
     before = saved.read_bytes()
-    assert main(["export", str(saved), "-f", "xgboost", "-o", str(saved)]) == 1
-    assert "is the model file itself" in capsys.readouterr().err
+    assert main(["export", str(saved), "-f", "xgboost", "-o", str(saved)]) == 2  # usage
+    assert "is the model file" in capsys.readouterr().err
     assert saved.read_bytes() == before
 
 

@@ -164,18 +164,17 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _refuse_overwrite(output: str | None, *inputs: str | None) -> None:
-    """Refuse, before anything is read, an output that is an input or cannot be written."""
-    import os
+    """Refuse, before anything is read, an output that is an input or cannot be written.
 
+    An output that is an input is a usage error (exit 2), as for every command.
+    """
     from .._atomic import check_target
+    from .._cli_common import refuse_overwriting_inputs
 
-    if output is not None:
-        check_target(output)
-    for path in inputs:
-        if output is None or path is None or not os.path.exists(output):
-            continue
-        if os.path.exists(path) and os.path.samefile(output, path):
-            raise ValueError(f"output {output!r} is the input {path!r}; write somewhere else.")
+    if output is None:
+        return
+    refuse_overwriting_inputs(output, [("input", path) for path in inputs if path is not None])
+    check_target(output)
 
 
 def click_fit_kwargs(args: argparse.Namespace, data: Any) -> dict[str, Any]:
@@ -283,8 +282,14 @@ def _cmd_propensity(args: argparse.Namespace) -> int:
         from .._compat import require
 
         plt = require("matplotlib.pyplot", "--plot")
+        from pathlib import Path
+
+        from .._atomic import atomic_open
+
         ax = prop.plot()
         ax.figure.tight_layout()
-        ax.figure.savefig(args.plot, dpi=120)
+        kind = Path(args.plot).suffix[1:].lower() or None  # None: matplotlib's default, png
+        with atomic_open(args.plot) as f:  # all of the picture or nothing, as every output
+            ax.figure.savefig(f, dpi=120, format=kind)
         plt.close(ax.figure)
     return 0

@@ -19,7 +19,6 @@ Examples
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -134,8 +133,11 @@ def _load(path: str) -> tuple[Any, list[str] | None]:
 def run(args: argparse.Namespace) -> int:
     """Handle ``rankboost export``; return the exit status (0)."""
     from .._atomic import check_target
+    from .._cli_common import refuse_overwriting_inputs
     from . import export_model
 
+    refuse_overwriting_inputs(args.output, [("model file", args.model)])
+    check_target(args.output)  # the writer's own errors (a folder, a missing folder), first
     model, names = _load(args.model)
     given = _names(args.feature_names)
     rounds = args.rounds
@@ -146,14 +148,6 @@ def run(args: argparse.Namespace) -> int:
             f"--rounds {rounds} is not between 0 and the {model.n_rounds} rounds in the model."
         )
     out = Path(args.output)
-    check_target(
-        args.output
-    )  # the writer's own errors (a folder, a missing folder), before the work
-    if out.exists() and os.path.samefile(out, args.model):
-        raise ValueError(
-            f"-o {args.output!r} is the model file itself; exporting would overwrite it. "
-            "Pass another output file."
-        )
     export_model(
         model,
         out,
