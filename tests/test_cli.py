@@ -185,6 +185,35 @@ def test_issue16_train_without_qid_says_so_once(tmp_path):
     one = RankBoostRanker(n_estimators=3).fit(X, y, qid=np.zeros(60))
     np.testing.assert_array_equal(load_model(tmp_path / "m.json").decision_function(X),
                                   one.predict(X))  # fmt: skip
+    # one query, one round: counted in the singular (issue 26: "1 queries")
+    out = _run("train", str(tmp_path / "t.txt"), "--rounds", "1", "-o", str(tmp_path / "o.json"))
+    assert "trained 1 round on 60 rows, 1 query, 3 features" in out.stdout, out.stdout
+    res = _run("evaluate", str(tmp_path / "o.json"), str(tmp_path / "t.txt"))
+    assert "(1 query, 60 rows, 1 round)" in res.stdout, res.stdout
+
+
+def test_a_reader_that_closes_the_pipe_ends_the_command_quietly(tmp_path):
+    """``rankboost info m.json | head -1``: exit 141 (128 + SIGPIPE), nothing on stderr (it
+    ended in "rankboost: error: Broken pipe", issue 26)."""
+    X = np.random.default_rng(0).random((30, 3))
+    dump_svmlight(tmp_path / "t.txt", X, np.round(2 * X[:, 0]), np.repeat([1, 2, 3], 10))
+    assert _run("train", str(tmp_path / "t.txt"), "--rounds", "3", "-q",
+                "-o", str(tmp_path / "m.json")).returncode == 0  # fmt: skip
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+    }
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "rankboost", "info", str(tmp_path / "m.json")],
+            stdout=write, stderr=subprocess.PIPE, text=True, env=env, timeout=120, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(write)
+    assert done.returncode == 141, done.stderr
+    assert done.stderr == ""
 
 
 def test_help_has_examples_and_python_m_works():

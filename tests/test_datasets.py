@@ -206,7 +206,9 @@ def test_load_svmlight_mixed_qid_presence(tmp_path):
 
 def test_load_svmlight_n_features_too_small(tmp_path):
     path = write(tmp_path / "a.txt", "1 qid:1 1:2\n1 qid:1 4:2\n")
-    with pytest.raises(ValueError, match=r"line 2: feature index 4 exceeds n_features=3"):
+    with pytest.raises(
+        ValueError, match=r"line 2: feature index 4 is above the 3 features expected"
+    ):
         load_svmlight(path, n_features=3)
 
 

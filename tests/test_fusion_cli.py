@@ -59,6 +59,9 @@ def test_cli_train_apply_evaluate_in_process(files, capsys) -> None:
     )
     fused = read_run(out)
     assert fused.rank.max() == 5
+    rows, queries = len(fused), len(fused.queries)
+    wrote = f"wrote a fused TREC run of {rows} rows, {queries} queries to {out}"
+    assert wrote in capsys.readouterr().err  # as predict says what it wrote (issue 26)
     assert Path(out).read_text().split("\n")[0].endswith(" fz")
     capsys.readouterr()
     assert (

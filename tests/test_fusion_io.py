@@ -324,6 +324,7 @@ def test_issue26_writers_refuse_ids_a_file_cannot_hold(tmp_path, writer, qid, do
     with pytest.raises(ValueError, match="cannot be written to a") as err:
         _writers()[writer](path, qids, docids)
     message = str(err.value)
+    assert message.startswith(f"{writer}: ")  # the function called (write_run said format_run)
     assert f"{which} {bad!r} (entry 1) cannot be written" in message
     assert f"it {why}" in message
     assert not path.exists()

@@ -253,6 +253,17 @@ def test_bad_input() -> None:
         LinearFusion.from_dict({**good, "weights": [1.0, -2.0]})
 
 
+def test_get_and_set_params_as_scikit_learn() -> None:
+    """``set_params`` (it had only ``get_params``): what a grid search over it sets."""
+    lin = LinearFusion()
+    assert lin.set_params(max_rounds=7, normalizer="rrf") is lin
+    assert lin.get_params()["max_rounds"] == 7
+    assert lin.get_params()["normalizer"] == "rrf"
+    assert LinearFusion(**lin.get_params()).get_params() == lin.get_params()
+    with pytest.raises(ValueError, match="LinearFusion has no parameter 'rounds'"):
+        lin.set_params(rounds=3)
+
+
 def test_linear_features_rows() -> None:
     a = Run(["q", "q"], ["d1", "d2"], [1, 2], [2.0, 1.0], name="a")
     b = Run(["q"], ["d3"], [1], [7.0], name="b")

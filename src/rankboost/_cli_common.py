@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 __all__ = [
+    "count",
     "PROG",
     "CLIError",
     "UsageError",
@@ -49,6 +50,11 @@ class UsageError(CLIError):
     """A usage error found after parsing (e.g. an output that is an input): exit status 2."""
 
     exit_status = 2
+
+
+def count(n: int, one: str, many: str) -> str:
+    """``n`` with its noun: ``count(1, "query", "queries")`` is ``"1 query"``."""
+    return f"{n} {one if n == 1 else many}"
 
 
 def one_line(text: object) -> str:

@@ -10,7 +10,8 @@ Exit status, the same for every subcommand (``fuse`` included):
 * 1 on an error in the data (missing, damaged or malformed file, wrong feature count);
 * 2 on a usage error: unknown option, a value out of its range (every numeric option's range
   is in ``--help``), unknown metric, an output path that is one of the inputs;
-* 130 when interrupted (Ctrl-C); no partial output file is left.
+* 130 when interrupted (Ctrl-C); no partial output file is left;
+* 141 (128 + SIGPIPE) when the reader of standard output closed it (``... | head``), quietly.
 
 Every error is one line on stderr, ``rankboost: error: ...``, saying what to do; every warning
 is one line, ``rankboost: warning: ...``; never a traceback for bad input.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 import warnings
@@ -31,6 +33,7 @@ from ._cli_common import (
     PROG,
     CLIError,
     UsageError,
+    count,
     int_at_least,
     interrupt_at_round_end,
     os_error_text,
@@ -217,10 +220,13 @@ def _cmd_train(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - start
     model = est.model_
     write_file(args.output, json.dumps(model.to_dict(), indent=1, allow_nan=False) + "\n")
-    _out(
-        f"trained {model.n_rounds} rounds on {train.n_samples} rows, {train.n_queries} "
-        f"queries, {train.n_features} features in {seconds:.1f} s; wrote {args.output}"
-    )
+    sizes = [
+        count(model.n_rounds, "round", "rounds"),
+        count(train.n_samples, "row", "rows"),
+        count(train.n_queries, "query", "queries"),
+        count(train.n_features, "feature", "features"),
+    ]
+    _out(f"trained {sizes[0]} on {', '.join(sizes[1:])} in {seconds:.1f} s; wrote {args.output}")
     if model.stop_reason:
         _out(f"note: {model.stop_reason}")
     if valid is not None:
@@ -284,7 +290,8 @@ def _write_trec(args: argparse.Namespace, data: RankingDataset, scores: Any) -> 
         write_run(args.output, run, tag=args.tag)
     except OSError as exc:
         raise CLIError(os_error_text(exc)) from None
-    _err(f"wrote a TREC run of {len(run)} rows, {len(run.queries)} queries to {args.output}")
+    sizes = f"{count(len(run), 'row', 'rows')}, {count(len(run.queries), 'query', 'queries')}"
+    _err(f"wrote a TREC run of {sizes} to {args.output}")
     return 0
 
 
@@ -309,7 +316,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     else:
         used = model.n_rounds if rounds is None else rounds
         _out(_table(["metric", "value"], [[k, float(v)] for k, v in res.items()]))
-        _out(f"({data.n_queries} queries, {data.n_samples} rows, {used} rounds)")
+        sizes = [count(data.n_queries, "query", "queries"), count(data.n_samples, "row", "rows")]
+        _out(f"({', '.join(sizes)}, {count(used, 'round', 'rounds')})")
         _out(format_conventions(options))
     return 0
 
@@ -666,8 +674,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     status : int
-        0 on success, 1 on an error in the data, 2 on a usage error, 130 when interrupted
-        (see the module docstring).
+        0 on success, 1 on an error in the data, 2 on a usage error, 130 when interrupted,
+        141 when the reader of the output closed it (see the module docstring).
 
     Examples
     --------
@@ -686,6 +694,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CLIError as exc:
         _err(f"{PROG}: error: {user_text(exc)}")
         return exc.exit_status
+    except BrokenPipeError:
+        # the reader of the output went away (rankboost info m.json | head): stop without a
+        # word, as a command killed by SIGPIPE, and keep Python's exit from flushing into it
+        _quiet_stdout()
+        return 141
     except OSError as exc:
         _err(f"{PROG}: error: {user_text(os_error_text(exc))}")
     except (ValueError, TypeError, ImportError) as exc:
@@ -698,6 +711,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         _err(f"\n{PROG}: interrupted")
         return 130
     return 1
+
+
+def _quiet_stdout() -> None:
+    """Point standard output at the null device (after its reader closed the pipe)."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real file descriptor (a test's capture)
+        pass
 
 
 def _show_warning(

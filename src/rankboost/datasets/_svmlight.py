@@ -77,7 +77,9 @@ def _find_bad_line(lines: list[bytes], n_features: int | None) -> tuple[int, str
                 if index <= prev:
                     return lineno, "feature indices must be increasing and unique"
                 if n_features is not None and index > n_features:
-                    return lineno, f"feature index {index} exceeds n_features={n_features}"
+                    return lineno, (
+                        f"feature index {index} is above the {n_features} features expected"
+                    )
                 prev = index
         except ValueError as exc:
             return lineno, str(exc)

@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .._cli_common import UsageError, int_at_least, refuse_overwriting_inputs
+from .._cli_common import UsageError, count, int_at_least, refuse_overwriting_inputs
 from .._cli_metrics import (
     add_metric_argument,
     add_metric_options,
@@ -436,6 +436,8 @@ def _apply(args: argparse.Namespace) -> int:
     runs = read_runs(args.runs)
     fused = model.fuse(runs, depth=args.depth, match="order" if args.by_order else "name")
     write_run(args.output, fused, tag=args.tag)
+    sizes = f"{count(len(fused), 'row', 'rows')}, {count(len(fused.queries), 'query', 'queries')}"
+    sys.stderr.write(f"wrote a fused TREC run of {sizes} to {args.output}\n")  # as predict
     return 0
 
 

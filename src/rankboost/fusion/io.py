@@ -169,8 +169,13 @@ def format_run(run: Run, *, tag: str | None = None, depth: int | None = None) ->
     1 Q0 d1 1 0.5 x
     1 Q0 d2 2 0.25 x
     """
+    return _run_text(run, tag, depth, "format_run")
+
+
+def _run_text(run: Run, tag: str | None, depth: int | None, caller: str) -> str:
+    """:func:`format_run`'s text; ``caller`` names the public function in errors."""
     label = "_".join((run.name if tag is None else tag).split()) or "run"
-    check_ids(run.qid, run.docid, "format_run")
+    check_ids(run.qid, run.docid, caller)
     srt = run.sorted()
     keep = np.ones(len(srt), dtype=bool) if depth is None else srt.rank <= depth
     return "".join(
@@ -214,7 +219,7 @@ def write_run(
     >>> read_run(path, name="x") == run
     True
     """
-    write_text(path, format_run(run, tag=tag, depth=depth))
+    write_text(path, _run_text(run, tag, depth, "write_run"))
 
 
 # ------------------------------------------------------------------ TREC qrels -----------

@@ -235,6 +235,14 @@ class LinearFusion:
         """The constructor parameters (scikit-learn convention)."""
         return {k: getattr(self, k) for k in _PARAMS}
 
+    def set_params(self, **params: Any) -> LinearFusion:
+        """Set constructor parameters (scikit-learn convention)."""
+        for k, v in params.items():
+            if k not in _PARAMS:
+                raise ValueError(f"LinearFusion has no parameter {k!r}; valid ones: {_PARAMS}.")
+            setattr(self, k, v)
+        return self
+
     def _check(self) -> None:
         own = "LinearFusion"
         if self.normalizer not in LINEAR_NORMALIZERS:
