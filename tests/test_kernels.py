@@ -79,6 +79,35 @@ def test_no_two_cached_kernels_share_a_cache_index():
     assert {b: n for b, n in bases.items() if len(n) > 1} == {}
 
 
+def test_drivers_pass_their_loop_index_as_int64():
+    """With ``parallel=True`` numba types a ``prange`` index as uint64 (int64 in the serial
+    copy): a driver that hands it bare to its per-unit helper compiles the helper twice
+    (``serial_and_parallel``'s docstring). Read off each driver's source."""
+    import ast
+    import inspect
+    import textwrap
+
+    bare = []
+    for name, (serial, _) in _driver_pairs().items():
+        tree = ast.parse(textwrap.dedent(inspect.getsource(serial.py_func)))
+        for loop in ast.walk(tree):
+            if not (
+                isinstance(loop, ast.For)
+                and isinstance(loop.iter, ast.Call)
+                and getattr(loop.iter.func, "id", "") == "prange"
+                and isinstance(loop.target, ast.Name)
+            ):
+                continue
+            index = loop.target.id
+            for call in (c for c in ast.walk(loop) if isinstance(c, ast.Call)):
+                if getattr(call.func, "attr", "") == "int64":  # np.int64(q): the cast itself
+                    continue
+                args = [*call.args, *(k.value for k in call.keywords)]
+                if any(isinstance(a, ast.Name) and a.id == index for a in args):
+                    bare.append(f"{name}: {ast.unparse(call)[:60]}")
+    assert bare == []
+
+
 def test_serial_and_parallel_refuses_a_closure():
     def factory(k: int) -> Any:
         def driver(x: np.ndarray) -> None:

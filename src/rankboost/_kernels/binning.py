@@ -29,7 +29,7 @@ def _gather_column(X: np.ndarray, rows: np.ndarray, first: int, k: int, out: np.
 
 def _gather_columns(X: np.ndarray, rows: np.ndarray, first: int, out: np.ndarray) -> None:
     for k in prange(out.shape[0]):
-        _gather_column(X, rows, first, k, out)
+        _gather_column(X, rows, first, np.int64(k), out)  # int64: see serial_and_parallel
 
 
 _gather_columns_serial, _gather_columns_parallel = serial_and_parallel(_gather_columns)
@@ -153,7 +153,7 @@ def _bin_rows(
     guide: np.ndarray, scale: np.ndarray, out: np.ndarray,
 ) -> None:  # fmt: skip
     for c in prange((rows.shape[0] + _CHUNK - 1) // _CHUNK):
-        _bin_chunk(X, rows, cuts, cut_starts, guide, scale, c, out)
+        _bin_chunk(X, rows, cuts, cut_starts, guide, scale, np.int64(c), out)
 
 
 _bin_rows_serial, _bin_rows_parallel = serial_and_parallel(_bin_rows)

@@ -138,7 +138,7 @@ def _histograms(codes: np.ndarray, pi: np.ndarray, scale: float, out: np.ndarray
     for g in prange(n_quads):
         _four_histograms(codes, pi, scale, 4 * g, out)
     for i in prange(4 * n_quads, d):
-        _feature_histogram(codes, pi, scale, i, out)
+        _feature_histogram(codes, pi, scale, np.int64(i), out)
 
 
 def _histograms_words(codes: np.ndarray, pi: np.ndarray, scale: float, out: np.ndarray) -> None:
@@ -148,7 +148,7 @@ def _histograms_words(codes: np.ndarray, pi: np.ndarray, scale: float, out: np.n
     for g in prange(n_quads):
         _four_histograms_words(codes, pi, scale, 4 * g, out)
     for i in prange(4 * n_quads, d):
-        _feature_histogram(codes, pi, scale, i, out)
+        _feature_histogram(codes, pi, scale, np.int64(i), out)
 
 
 _histograms_serial, _histograms_parallel = serial_and_parallel(_histograms)

@@ -240,7 +240,7 @@ def _refresh(
     out_log_mass: np.ndarray,
 ) -> None:  # fmt: skip
     for q in prange(layout[1].shape[0] - 1):
-        _refresh_query(h, alpha, layout, rows, levels, out_log_mass, q)
+        _refresh_query(h, alpha, layout, rows, levels, out_log_mass, np.int64(q))
 
 
 _refresh_serial, _refresh_parallel = serial_and_parallel(_refresh)
@@ -314,7 +314,7 @@ def _potential(
     out_pi: np.ndarray,
 ) -> None:  # fmt: skip
     for q in prange(layout[1].shape[0] - 1):
-        _potential_query(log_total, layout, rows, levels, factors, out_pi, q)
+        _potential_query(log_total, layout, rows, levels, factors, out_pi, np.int64(q))
 
 
 _potential_serial, _potential_parallel = serial_and_parallel(_potential)
@@ -459,7 +459,9 @@ def _binary_update(  # noqa: PLR0917  numba helper over one unit: its arrays and
     levels: Levels, factors: Factors, scratch: Scratch, out: Out,
 ) -> None:  # fmt: skip
     for q in prange(layout[1].shape[0] - 1):
-        _binary_update_query(h, alpha, log_total, layout, rows, levels, factors, scratch, out, q)
+        _binary_update_query(
+            h, alpha, log_total, layout, rows, levels, factors, scratch, out, np.int64(q)
+        )
 
 
 _binary_update_serial, _binary_update_parallel = serial_and_parallel(_binary_update)

@@ -135,7 +135,7 @@ def _level_pair_errors(
     tie_weight: float, out_errors: np.ndarray,
 ) -> None:  # fmt: skip
     for q in prange(qstart.shape[0] - 1):
-        _level_query(scores, level, qstart, lstart, tie_weight, q, out_errors)
+        _level_query(scores, level, qstart, lstart, tie_weight, np.int64(q), out_errors)
 
 
 _level_pair_errors_serial, _level_pair_errors_parallel = serial_and_parallel(_level_pair_errors)
@@ -213,7 +213,7 @@ def _graded_pair_errors(
     out_pairs: np.ndarray,
 ) -> None:
     for q in prange(starts.shape[0] - 1):
-        _graded_query(scores, labels, order, starts, tie_weight, q, out_errors, out_pairs)
+        _graded_query(scores, labels, order, starts, tie_weight, np.int64(q), out_errors, out_pairs)
 
 
 _graded_pair_errors_serial, _graded_pair_errors_parallel = serial_and_parallel(_graded_pair_errors)

@@ -134,7 +134,7 @@ def _pair_feature(codes: np.ndarray, pairs: Pairs, i: int, out: np.ndarray) -> N
 
 def _pair_sums(codes: np.ndarray, pairs: Pairs, out: np.ndarray) -> None:
     for i in prange(codes.shape[0]):
-        _pair_feature(codes, pairs, i, out)
+        _pair_feature(codes, pairs, np.int64(i), out)
 
 
 _pair_sums_serial, _pair_sums_parallel = serial_and_parallel(_pair_sums)
@@ -289,7 +289,7 @@ def _layered_sums(
     codes: np.ndarray, order: np.ndarray, layout: Layout, factors: Factors, out: np.ndarray
 ) -> None:
     for i in prange(codes.shape[0]):
-        _layered_feature(codes, order, layout, factors, i, out)
+        _layered_feature(codes, order, layout, factors, np.int64(i), out)
 
 
 _layered_sums_serial, _layered_sums_parallel = serial_and_parallel(_layered_sums)
