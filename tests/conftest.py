@@ -45,6 +45,8 @@ def _compile_each_cached_kernel_in_one_worker() -> None:
     except (ImportError, OSError):  # no flock here, or no temporary folder: compile as usual
         return
     compile_ = dispatcher.Dispatcher.compile
+    if getattr(compile_, "compiles_once", False):  # installed already (conftest imported twice)
+        return
 
     def compile_once(self, sig):
         if isinstance(self._cache, caching.NullCache):
@@ -55,6 +57,7 @@ def _compile_each_cached_kernel_in_one_worker() -> None:
             fcntl.flock(f, fcntl.LOCK_EX)  # released when f closes
             return compile_(self, sig)
 
+    compile_once.compiles_once = True  # type: ignore[attr-defined]
     dispatcher.Dispatcher.compile = compile_once
 
 

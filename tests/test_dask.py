@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rankboost as rb
-from conftest import letor_like
+from conftest import _compile_each_cached_kernel_in_one_worker, letor_like
 
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
@@ -36,6 +36,9 @@ def client():
             n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
         )
     c = distributed.Client(cluster)
+    # the Dask worker processes too wait for a kernel another process is compiling (both
+    # compiled every kernel a test needs on a cold cache)
+    c.run(_compile_each_cached_kernel_in_one_worker)
     yield c
     c.close()
     cluster.close()
