@@ -8,8 +8,10 @@ survived and the model equals the uninterrupted one.
 
 from __future__ import annotations
 
+import importlib.util
 import pickle
 import warnings
+from typing import Any
 
 import numpy as np
 import pytest
@@ -19,9 +21,13 @@ from hypothesis import strategies as st
 import rankboost as rb
 from conftest import _compile_each_cached_kernel_in_one_worker, letor_like
 
-da = pytest.importorskip("dask.array")
-distributed = pytest.importorskip("distributed")
-rbd = pytest.importorskip("rankboost.dask")
+if any(importlib.util.find_spec(m) is None for m in ("dask", "distributed")):
+    pytest.skip("dask and distributed are not installed", allow_module_level=True)
+# Imported by the ``client`` fixture, which every test here takes: when the module runs, in
+# one make-test worker, not at collection in each (about 3 s of CPU each on a cold start).
+da: Any = None
+distributed: Any = None
+rbd: Any = None
 
 # One make-test worker runs this module: one LocalCluster (the module's fixture), not one per
 # xdist worker, each with its own Dask worker processes importing and loading the kernels.
@@ -30,6 +36,12 @@ pytestmark = pytest.mark.xdist_group("dask")
 
 @pytest.fixture(scope="module")
 def client():
+    global da, distributed, rbd  # noqa: PLW0603  the module's imports, made when it runs
+    import dask.array as da
+    import distributed
+
+    import rankboost.dask as rbd
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         cluster = distributed.LocalCluster(
