@@ -70,6 +70,8 @@ def _chunks_at_queries(qid, k):
 
 
 def _dask(X, y, qid, k=3):
+    import dask.array as da  # here too: tests/test_exact_z.py calls it without the fixture
+
     chunks = _chunks_at_queries(qid, k)
     return (
         da.from_array(X, chunks=(chunks, X.shape[1])),
