@@ -104,6 +104,25 @@ def letor_like(
     return X[perm], y[perm].astype(float), qid[perm]
 
 
+def two_round_model():
+    """A two-round model over 3 features, built from arrays (no training): for the tests of
+    the commands that read a model, where what it learned does not matter."""
+    from rankboost.model import RankBoostModel
+
+    z = np.array([0.9, 0.8])
+    return RankBoostModel.from_arrays(
+        {
+            "feature": np.array([0, 1]),
+            "kind": np.zeros(2, dtype=np.int8),
+            "threshold": np.array([0.5, 0.3]),
+            "default": np.zeros(2),
+            "alpha": np.array([0.7, 0.2]),
+        },
+        {"r": z - 0.5, "z": z, "rloss": z / 2, "bound": np.cumprod(z)},
+        n_features=3,
+    )
+
+
 def train_quiet(*args, **kwargs):
     """``rankboost.train`` with TrainingStoppedWarning silenced (tests that check the
     warning call ``train`` directly)."""

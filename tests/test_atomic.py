@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import two_round_model
 from rankboost import _atomic
 from rankboost._atomic import atomic_open, atomic_write_text
 from rankboost.datasets import dump_svmlight
@@ -388,18 +389,7 @@ def inputs(tmp_path_factory):
     rng = np.random.default_rng(26)
     X = rng.random((40, 3))
     dump_svmlight(tmp / "d.txt", X, (X[:, 0] > 0.5).astype(float), np.repeat(np.arange(4), 10))
-    z = np.array([0.9, 0.8])
-    RankBoostModel.from_arrays(
-        {
-            "feature": np.array([0, 1]),
-            "kind": np.zeros(2, dtype=np.int8),
-            "threshold": np.array([0.5, 0.3]),
-            "default": np.zeros(2),
-            "alpha": np.array([0.7, 0.2]),
-        },
-        {"r": z - 0.5, "z": z, "rloss": z / 2, "bound": np.cumprod(z)},
-        n_features=3,
-    ).save(tmp / "m.json")
+    two_round_model().save(tmp / "m.json")
     for name in ("a", "b"):
         (tmp / f"{name}.run").write_text("1 Q0 d1 1 2.0 x\n1 Q0 d2 2 1.0 x\n")
     (tmp / "qrels.txt").write_text("1 0 d1 1\n1 0 d2 0\n")

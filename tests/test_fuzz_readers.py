@@ -31,6 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rankboost as rb
+from conftest import two_round_model
 from rankboost.cli import main
 from rankboost.clicks import read_click_log
 from rankboost.datasets import dump_svmlight, load_feature_names, load_query_file, load_svmlight
@@ -493,18 +494,7 @@ def cli_inputs(folder, valid_files) -> Path:
     dump_svmlight(tmp / "letor", X, (X[:, 0] * 3).round(), qid, docids=docids)
     rows = (f"{int(x[0] > 0.5)} 1:{x[0]!r} 2:{x[1]!r} 3:{x[2]!r}\n" for x in X.tolist())
     (tmp / "noqid").write_text("".join(rows))  # no qid: the groups come from the query file
-    z = np.array([0.9, 0.8])
-    RankBoostModel.from_arrays(
-        {
-            "feature": np.array([0, 1]),
-            "kind": np.zeros(2, dtype=np.int8),
-            "threshold": np.array([0.5, 0.3]),
-            "default": np.zeros(2),
-            "alpha": np.array([0.7, 0.2]),
-        },
-        {"r": z - 0.5, "z": z, "rloss": z / 2, "bound": np.cumprod(z)},
-        n_features=3,
-    ).save(tmp / "m.json")
+    two_round_model().save(tmp / "m.json")
     return tmp
 
 
