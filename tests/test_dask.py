@@ -540,3 +540,23 @@ def test_issue26_clone_and_grid_search(client):
     )
     assert dist.best_estimator_.client is client
     np.testing.assert_allclose(cv[0]["test_score"], cv[1]["test_score"], atol=1e-12)
+
+
+def test_what_a_worker_unpickles_imports_no_sklearn():
+    """A Dask worker imports ``rankboost.dask`` to run the blocks, checks and scoring the
+    client ships: without scikit-learn (2 s of CPU per worker process; the estimator is
+    imported on first use)."""
+    import subprocess
+    import sys
+
+    from rankboost.dask import _block, _data, _train
+
+    shipped = pickle.dumps([_block.WorkerBlocks, _data._check_partition, _train._score_chunk])
+    probe = (
+        "import pickle, sys; pickle.loads(sys.stdin.buffer.read()); "
+        "print(' '.join(m for m in ('sklearn', 'scipy.stats', 'pandas') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], input=shipped, capture_output=True, check=True
+    )
+    assert out.stdout.split() == []
