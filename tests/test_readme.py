@@ -72,10 +72,15 @@ def _write_trec(tmp: Path) -> None:
 
 
 def _write_movielens(tmp: Path) -> None:
+    """``ml-100k/u.data`` cut to the ratings of users 1-300 on movies 1-800 (27k of the 100k,
+    the same file format): the README example fits on all of it in about 16 s on a quiet
+    machine, on this cut in about 3 s, and every line of it runs the same."""
     if not ML100K.is_file():
         pytest.skip(f"MovieLens 100K absent ({ML100K}; ../shared data)")
+    lines = gzip.decompress(ML100K.read_bytes()).splitlines(keepends=True)
+    cut = [line for line in lines if int(line.split()[0]) <= 300 and int(line.split()[1]) <= 800]
     (tmp / "ml-100k").mkdir()
-    (tmp / "ml-100k" / "u.data").write_bytes(gzip.decompress(ML100K.read_bytes()))
+    (tmp / "ml-100k" / "u.data").write_bytes(b"".join(cut))
 
 
 def _write_svmlight(tmp: Path) -> None:
