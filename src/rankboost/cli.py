@@ -60,7 +60,8 @@ from .params import FEEDBACK_PARAMS, TRAIN_PARAMS, add_arguments
 
 # NOTE: numpy, numba, scipy and scikit-learn are imported inside the subcommand handlers, not
 # here, so that ``rankboost --help`` / ``--version`` and building the parser stay fast
-# (issue 16, item 10; benchmarks/bench_startup.py).
+# (issue 16, item 10; benchmarks/bench_startup.py). ``train`` and ``demo`` train through
+# rankboost._fit (RankBoostRanker.fit's steps) and never import scikit-learn (2 s).
 if TYPE_CHECKING:
     from .datasets import RankingDataset
     from .model import RankBoostModel

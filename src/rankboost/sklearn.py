@@ -1,9 +1,11 @@
 """scikit-learn adapter: :class:`RankBoostRanker`, a thin layer over :func:`rankboost.train`.
 
-The estimator stores its parameters and nothing else; ``fit`` validates them, groups the rows
-by query (``qid`` in any order, LightGBM-style ``group`` sizes, or a ``qid`` column of a
-pandas DataFrame), builds the feedback and calls the functional engine. Everything learned
-lives in ``model_`` (a :class:`~rankboost.model.RankBoostModel`).
+The estimator stores its parameters and nothing else; ``fit`` validates them and the input
+(scikit-learn's ``validate_data``), finds the queries (``qid`` in any order, LightGBM-style
+``group`` sizes, or a ``qid`` column of a pandas DataFrame) and calls
+:func:`rankboost._fit.fit_ranker`, which builds the feedback and the validation callbacks
+and runs the functional engine (``rankboost train`` calls it too). Everything learned lives
+in ``model_`` (a :class:`~rankboost.model.RankBoostModel`).
 """
 
 from __future__ import annotations
