@@ -243,6 +243,8 @@ def bad_files(letor):
         fh.write(b"1 qid:1 1:x\n")
     dump_svmlight(tmp / "wide.txt", np.ones((4, 9)), np.array([0, 1, 0, 1]), np.zeros(4, int))
     dump_svmlight(tmp / "flat.txt", np.eye(4), np.ones(4), np.zeros(4, int))
+    (tmp / "inf.txt").write_text("1 qid:1 1:0.5\n0 qid:1 1:0.1 3:inf\n")  # the reader takes it
+    (tmp / "nan_label.txt").write_text("1 qid:1 1:0.5\n0 qid:1 1:0.1\nnan qid:1 1:0.2\n")
     return tmp, model_path
 
 
@@ -260,6 +262,21 @@ ERRORS = [
         "folder .* does not exist",
     ),
     (["train", "{tmp}/flat.txt", "-o", "{tmp}/x.json"], 1, r"no crucial pair"),
+    (  # the command's own checks (it no longer imports scikit-learn's)
+        ["train", "{tmp}/inf.txt", "-o", "{tmp}/x.json"],
+        1,
+        r"X of training file '.*inf.txt' contains infinity \(first at row 1, column 2\)",
+    ),
+    (
+        ["train", "{tmp}/nan_label.txt", "-o", "{tmp}/x.json"],
+        1,
+        r"y of training file '.*nan_label.txt' contains NaN or infinity \(first at row 2\)",
+    ),
+    (
+        ["train", "{train}", "--valid", "{tmp}/inf.txt", "-o", "{tmp}/x.json"],
+        1,
+        r"X of validation file '.*inf.txt' contains infinity",
+    ),
     (["predict", "{model}", "{train}", "-o", "{tmp}"], 1, r"it is a directory"),
     (["predict", "{tmp}/missing.json", "{train}"], 1, r"model file .* does not exist; train one"),
     (["predict", "{tmp}/not_json.json", "{train}"], 1, r"cannot read model file .*not valid JSON"),

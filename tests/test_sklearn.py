@@ -163,8 +163,9 @@ def test_issue16_fit_without_qid_warns_one_query(data):
 def test_issue16_eval_set_without_eval_qid_warns_one_query(data):
     X, y, qid = data
     est = RankBoostRanker(n_estimators=5)
-    with pytest.warns(rb.OneQueryWarning, match=r"eval_set\[1\] has no query ids"):
+    with pytest.warns(rb.OneQueryWarning, match=r"eval_set\[1\] has no query ids") as record:
         est.fit(X, y, qid=qid, eval_set=[(X, y), (X[:50], y[:50])], eval_qid=[qid, None])
+    assert record[0].filename == __file__  # the caller's fit line (it was in sklearn.py)
     with warnings.catch_warnings():
         warnings.simplefilter("error", rb.OneQueryWarning)
         est.fit(X, y, qid=qid, eval_set=[(X[:50], y[:50])], eval_qid=[np.zeros(50)])

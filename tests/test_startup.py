@@ -18,9 +18,9 @@ import rankboost as rb
 HEAVY = ("numba", "scipy", "sklearn", "pandas")
 
 
-def _imported_after(code: str) -> list[str]:
-    """The HEAVY modules in ``sys.modules`` after running ``code`` in a fresh interpreter."""
-    probe = f"{code}\nimport sys\nprint(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+def _imported_after(code: str, modules: tuple[str, ...] = HEAVY) -> list[str]:
+    """The ``modules`` in ``sys.modules`` after running ``code`` in a fresh interpreter."""
+    probe = f"{code}\nimport sys\nprint(' '.join(m for m in {modules!r} if m in sys.modules))"
     out = subprocess.run(
         [sys.executable, "-c", probe], check=True, capture_output=True, text=True
     ).stdout
@@ -254,26 +254,28 @@ def model_and_data(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("startup26")
     rng = np.random.default_rng(26)
     X = rng.normal(size=(40, 3))
-    y = (X[:, 0] > 0).astype(int)
+    y = (X[:, 0] + rng.normal(size=40) > 0).astype(int)  # noisy: no round orders every pair
     qid = np.repeat(np.arange(4), 10)
     rb.train(X, rb.LayeredFeedback(y, qid), n_rounds=3).save(tmp / "m.json")
+    rb.load_model(tmp / "m.json")  # predict gets past the model (a perfect first round's
+    # r = 1 + 4e-16 was refused by the loader, so predict stopped there, importing nothing)
     dump_svmlight(tmp / "d.txt", X, y, qid)
     return tmp
 
 
 @pytest.mark.parametrize(
-    ("argv", "allowed"),
+    ("argv", "allowed", "status"),
     [
-        (["predict", "{tmp}/m.json", "{tmp}/d.txt"], set()),
-        (["predict", "{tmp}/m.json", "{tmp}/d.txt", "--format", "trec"], set()),
-        (["predict", "{tmp}/m.json", "{tmp}/no-such-file.txt"], set()),
-        (["predict", "{tmp}/no-such-model.json", "{tmp}/d.txt"], set()),
-        (["train", "{tmp}/no-such-file.txt", "-o", "{tmp}/x.json"], set()),
-        (["evaluate", "{tmp}/m.json", "{tmp}/d.txt"], {"numba", "scipy"}),  # metric kernels
+        (["predict", "{tmp}/m.json", "{tmp}/d.txt"], set(), 0),
+        (["predict", "{tmp}/m.json", "{tmp}/d.txt", "--format", "trec"], set(), 0),
+        (["predict", "{tmp}/m.json", "{tmp}/no-such-file.txt"], set(), 1),
+        (["predict", "{tmp}/no-such-model.json", "{tmp}/d.txt"], set(), 1),
+        (["train", "{tmp}/no-such-file.txt", "-o", "{tmp}/x.json"], set(), 1),
+        (["evaluate", "{tmp}/m.json", "{tmp}/d.txt"], {"numba", "scipy"}, 0),  # metric kernels
     ],
 )
 def test_issue26_predict_and_error_paths_import_neither_sklearn_nor_scipy(
-    model_and_data, argv, allowed
+    model_and_data, argv, allowed, status
 ):
     """``rankboost predict`` was 2.2 s of which 3 ms scoring: the rest importing scikit-learn
     for the SVMlight parser (issue 26). Timings: benchmarks/bench_startup.py --predict."""
@@ -283,6 +285,48 @@ def test_issue26_predict_and_error_paths_import_neither_sklearn_nor_scipy(
         "from rankboost.cli import main\n"
         "out, err = io.StringIO(), io.StringIO()\n"
         "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):\n"
-        f"    main({args!r})"
+        f"    status = main({args!r})\n"
+        f"assert status == {status}, err.getvalue()"  # the path meant, not an earlier error
     )
     assert set(_imported_after(code)) <= allowed
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["train", "{tmp}/d.txt", "--valid", "{tmp}/d.txt", "--early-stopping", "2", "--metric",
+         "map", "--rounds", "4", "-q", "-o", "{tmp}/valid.json"],
+        ["train", "{tmp}/noqid.txt", "--query-file", "{tmp}/groups.txt", "--feature-names",
+         "{tmp}/names.txt", "--rounds", "3", "-q", "-o", "{tmp}/names.json"],
+        ["demo", "--rounds", "3", "--quiet"],
+    ],
+)  # fmt: skip
+def test_train_and_demo_import_no_sklearn(tmp_path, argv):
+    """``rankboost train`` and ``demo`` spent 2 s of a small run importing scikit-learn (and
+    through it scipy.stats and pandas) for ``RankBoostRanker.fit``; they now call its
+    sklearn-free steps, ``rankboost._fit.fit_ranker``. The command must succeed: an early
+    error would import nothing."""
+    from rankboost.datasets import dump_svmlight
+
+    rng = np.random.default_rng(27)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] + rng.normal(size=40) > 0).astype(int)  # noisy: no round is perfect
+    dump_svmlight(tmp_path / "d.txt", X, y, np.repeat(np.arange(4), 10))
+    dump_svmlight(tmp_path / "noqid.txt", X, y, None)
+    (tmp_path / "groups.txt").write_text("10\n" * 4)
+    (tmp_path / "names.txt").write_text("a\nb\nc\n")
+    args = [a.format(tmp=tmp_path) for a in argv]
+    code = (
+        "import contextlib, io\n"
+        "from rankboost.cli import main\n"
+        "out, err = io.StringIO(), io.StringIO()\n"
+        "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):\n"
+        f"    status = main({args!r})\n"
+        "assert status == 0, err.getvalue()"
+    )
+    assert _imported_after(code, ("sklearn", "pandas", "scipy.stats")) == []
+    if argv[0] == "train":
+        model = rb.load_model(args[-1])
+        assert model.n_rounds > 0
+        assert (model.feature_names == ["a", "b", "c"]) == ("--feature-names" in argv)
+        assert (model.best_iteration is not None) == ("--early-stopping" in argv)

@@ -60,7 +60,8 @@ from .params import FEEDBACK_PARAMS, TRAIN_PARAMS, add_arguments
 
 # NOTE: numpy, numba, scipy and scikit-learn are imported inside the subcommand handlers, not
 # here, so that ``rankboost --help`` / ``--version`` and building the parser stay fast
-# (issue 16, item 10; benchmarks/bench_startup.py).
+# (issue 16, item 10; benchmarks/bench_startup.py). ``train`` and ``demo`` train through
+# rankboost._fit (RankBoostRanker.fit's steps) and never import scikit-learn (2 s).
 if TYPE_CHECKING:
     from .datasets import RankingDataset
     from .model import RankBoostModel
@@ -160,6 +161,29 @@ def _check_output(path: str) -> None:
     check_target(path)
 
 
+def _check_training(data: RankingDataset, what: str) -> tuple[Any, Any]:
+    """``(X, y)`` of a training file, checked (finite features, NaN = abstain; finite labels).
+
+    The command line's own checks before :func:`rankboost._fit.fit_ranker`, in place of
+    scikit-learn's (``import sklearn`` alone took 2 s of a small ``rankboost train``).
+    """
+    from ._validation import check_feature_matrix, check_labels
+
+    X = check_feature_matrix(data.X, name=f"X of {what}")
+    return X, check_labels(data.y, name=f"y of {what}", n_samples=X.shape[0])
+
+
+def _check_eval(what: str) -> Callable[[int, Any, Any], tuple[Any, Any]]:
+    """The check of a validation file's features (its labels are the monitor's to check)."""
+
+    def prepare(i: int, X: Any, qid: Any) -> tuple[Any, Any]:
+        from ._validation import check_feature_matrix
+
+        return check_feature_matrix(X, name=f"X of {what}"), qid
+
+    return prepare
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
     if args.early_stopping is not None and args.valid is None:
         raise UsageError("--early-stopping needs a validation file; pass --valid FILE.")
@@ -196,29 +220,38 @@ def _cmd_train(args: argparse.Namespace) -> int:
             "eval_qid": [valid_qid],
             "eval_metric": metrics,
             "early_stopping_rounds": args.early_stopping,
+            "prepare_eval": _check_eval(f"validation file {args.valid!r}"),
         }
     from .clicks.cli import click_fit_kwargs  # --clicks LOG: pairs from clicks (issue 25)
 
     fit_kw.update(click_fit_kwargs(args, train))
 
-    from .metrics import evaluate  # here, after the inputs: their errors come fast
-    from .sklearn import RankBoostRanker
+    from ._fit import fit_ranker  # here, after the inputs: their errors come fast
+    from .metrics import evaluate
+    from .params import params_of
 
-    est = RankBoostRanker(
-        n_estimators=args.n_rounds,
-        **{p.name: getattr(args, p.name) for p in TRAIN_PARAMS[1:] + FEEDBACK_PARAMS},
-        verbose=not args.quiet,
-    )
-    start = time.perf_counter()
     names = train.feature_names
     if args.feature_names is not None:  # one name per line (rankboost.datasets)
         from .datasets import load_feature_names
 
         names = load_feature_names(args.feature_names, train.n_features)
+    X, y = _check_training(train, f"training file {args.data!r}")
+    start = time.perf_counter()
     with interrupt_at_round_end() as check:
-        est.fit(train.X, train.y, qid=train_qid, feature_names=names, callbacks=[check], **fit_kw)
+        fitted = fit_ranker(  # the steps of RankBoostRanker.fit, without scikit-learn
+            X,
+            y,
+            train_qid,
+            params_of(args, f"{PROG} train"),
+            feedback=args.feedback,
+            normalize=args.normalize,
+            feature_names=names,
+            callbacks=[check],
+            verbose=not args.quiet,
+            **fit_kw,
+        )
     seconds = time.perf_counter() - start
-    model = est.model_
+    model = fitted.model
     write_file(args.output, json.dumps(model.to_dict(), indent=1, allow_nan=False) + "\n")
     sizes = [
         count(model.n_rounds, "round", "rounds"),
@@ -230,10 +263,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if model.stop_reason:
         _out(f"note: {model.stop_reason}")
     if valid is not None:
-        used = est.best_iteration_ or model.n_rounds
+        used = fitted.best_iteration or model.n_rounds
         scores = model.decision_function(valid.X, n_rounds=used)
         res = evaluate(valid.y, scores, valid.qid, metrics=list(dict.fromkeys(metrics)))
-        label = "best round" if est.best_iteration_ else "rounds"
+        label = "best round" if fitted.best_iteration else "rounds"
         _out()
         _out(_table(["split", label, *res], [["valid", used, *res.values()]]))
     return 0
@@ -387,36 +420,41 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    from ._fit import fit_ranker
     from .datasets import load_mq2008
     from .metrics import evaluate
-    from .sklearn import RankBoostRanker
+    from .params import params_of
 
     train, vali, test = load_mq2008(args.fold)
     _out(
         f"RankBoost on LETOR 4.0 MQ2008 fold {args.fold} (bundled): train {train.n_samples} "
         f"rows / {train.n_queries} queries, {train.n_features} features"
     )
-    est = RankBoostRanker(n_estimators=args.n_rounds, verbose=not args.quiet)
+    X, y = _check_training(train, f"MQ2008 fold {args.fold} train")
     start = time.perf_counter()
-    est.fit(
-        train.X,
-        train.y,
-        qid=train.qid,
+    fitted = fit_ranker(  # RankBoostRanker(n_estimators=...).fit(...), without scikit-learn
+        X,
+        y,
+        train.qid,
+        params_of(args, f"{PROG} demo"),
         eval_set=[(vali.X, vali.y)],
         eval_qid=[vali.qid],
         eval_metric="map",
         early_stopping_rounds=args.n_rounds,  # patience = all rounds: argmax of validation MAP
+        verbose=not args.quiet,
+        prepare_eval=_check_eval(f"MQ2008 fold {args.fold} vali"),
     )
     seconds = time.perf_counter() - start
-    best = est.best_iteration_
+    model, best = fitted.model, fitted.best_iteration
     _out(
-        f"trained {est.n_estimators_} rounds in {seconds:.1f} s; round count chosen on "
+        f"trained {model.n_rounds} rounds in {seconds:.1f} s; round count chosen on "
         f"validation MAP: {best}"
     )
     _out()
     rows = []
     for split, data in (("vali", vali), ("test", test)):
-        res = evaluate(data.y, est.predict(data.X), data.qid, metrics=list(DEFAULT_METRICS))
+        scores = model.decision_function(data.X, n_rounds=best)
+        res = evaluate(data.y, scores, data.qid, metrics=list(DEFAULT_METRICS))
         rows.append([split, best, *(float(v) for v in res.values())])
     _out(_table(["split", "rounds", "NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "MAP"], rows))
     _out()

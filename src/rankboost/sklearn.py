@@ -1,15 +1,16 @@
 """scikit-learn adapter: :class:`RankBoostRanker`, a thin layer over :func:`rankboost.train`.
 
-The estimator stores its parameters and nothing else; ``fit`` validates them, groups the rows
-by query (``qid`` in any order, LightGBM-style ``group`` sizes, or a ``qid`` column of a
-pandas DataFrame), builds the feedback and calls the functional engine. Everything learned
-lives in ``model_`` (a :class:`~rankboost.model.RankBoostModel`).
+The estimator stores its parameters and nothing else; ``fit`` validates them and the input
+(scikit-learn's ``validate_data``), finds the queries (``qid`` in any order, LightGBM-style
+``group`` sizes, or a ``qid`` column of a pandas DataFrame) and calls
+:func:`rankboost._fit.fit_ranker`, which builds the feedback and the validation callbacks
+and runs the functional engine (``rankboost train`` calls it too). Everything learned lives
+in ``model_`` (a :class:`~rankboost.model.RankBoostModel`).
 """
 
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -18,10 +19,10 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import as_float_matrix, forget_fit, group_sizes_to_qid
-from .callback import CallbackEnv, EvaluationMonitor, early_stopping
-from .engine import train_checked
-from .feedback import BipartiteFeedback, LayeredFeedback, PairFeedback
+from ._fit import FitResult, OneQueryWarning, fit_callbacks, fit_ranker, settle
+from ._fit import warn_one_query as _warn_one_query  # noqa: F401 (the Dask fit uses it)
+from ._validation import forget_fit, group_sizes_to_qid
+from .callback import CallbackEnv, EvaluationMonitor
 from .metrics import ndcg_score
 from .params import TrainParams, check_param, params_of
 
@@ -36,32 +37,6 @@ except ImportError:  # pragma: no cover - remove when the minimum scikit-learn i
 __all__ = ["OneQueryWarning", "RankBoostRanker"]
 
 QID_COLUMN = "qid"
-
-
-class OneQueryWarning(UserWarning):
-    """``fit`` got no query ids, so all the rows were taken as one query.
-
-    A ranker learns (and a validation set is scored) within queries. Without ``qid``,
-    ``group`` or a ``"qid"`` column every row is in one query, which training data almost
-    never means: the model and the validation scores look plausible and are wrong (the
-    LightGBM and XGBoost rankers refuse such input). To rank the rows as one query on
-    purpose pass ``qid=np.zeros(n_samples)`` (``eval_qid=[np.zeros(n_valid)]``), or
-    silence the category: ``warnings.filterwarnings("ignore",
-    category=rankboost.OneQueryWarning)``.
-    """
-
-
-def _warn_one_query(owner: str, what: str, how: str, n_rows: Any, stacklevel: int) -> None:
-    """Warn that ``what`` (``n_rows`` rows, no query ids) is taken as ONE query."""
-    n = str(n_rows) if isinstance(n_rows, (int, np.integer)) else "n_samples"
-    warnings.warn(
-        f"{owner}.fit: {what} has no query ids, so all its {n} rows are taken as ONE query "
-        f"(a ranker learns within queries: this is rarely meant). Pass {how}; to use one "
-        f"query on purpose pass np.zeros({n}) as its query ids; to silence this warning: "
-        "warnings.filterwarnings('ignore', category=rankboost.OneQueryWarning).",
-        OneQueryWarning,
-        stacklevel=stacklevel + 1,
-    )
 
 
 def _validate_data(est: BaseEstimator, X: Any, y: Any = "no_validation", **kw: Any) -> Any:
@@ -98,25 +73,6 @@ def _pop_qid(
     if group is not None:
         qid = group_sizes_to_qid(group, len(X) if not hasattr(X, "shape") else X.shape[0])
     return X, qid
-
-
-def _fit_names(columns: Any, names: Sequence[str] | None, n_features: int) -> Any:
-    """The feature names ``fit`` keeps: ``feature_names=``, else a DataFrame's columns."""
-    if names is None:
-        return columns
-    if isinstance(names, str) or not all(isinstance(n, str) and n for n in names):
-        raise TypeError(f"feature_names must be a list of non-empty str; got {names!r:.80}.")
-    names = list(names)
-    if len(names) != n_features or len(set(names)) != len(names):
-        raise ValueError(
-            f"feature_names must be {n_features} unique names, one per column of X; got "
-            f"{len(names)} ({len(set(names))} distinct)."
-        )
-    if columns is not None and [str(c) for c in columns] != names:
-        raise ValueError(
-            "feature_names differ from the columns of the DataFrame X; pass one of them."
-        )
-    return names
 
 
 class RankBoostRanker(BaseEstimator):
@@ -289,12 +245,6 @@ class RankBoostRanker(BaseEstimator):
         check_param("normalize", self.normalize, owner)
         return params_of(self, owner, {"n_rounds": "n_estimators"})
 
-    def _make_feedback(
-        self, y: NDArray[np.float64], qid: ArrayLike | None, sample_weight: ArrayLike | None
-    ) -> LayeredFeedback | PairFeedback:
-        cls = BipartiteFeedback if self.feedback == "bipartite" else LayeredFeedback
-        return cls(y, qid, normalize=self.normalize).with_sample_weight(sample_weight)
-
     def fit(
         self,
         X: ArrayLike,
@@ -377,44 +327,36 @@ class RankBoostRanker(BaseEstimator):
         if clicks is not None and y is None:
             y = np.zeros(len(X))  # labels are ignored with clicks= (issue 25)
         Xc, yc = _validate_data(self, X, y, y_numeric=True, reset=True)
-        if Xc.shape[0] < 2:
-            raise ValueError(
-                f"RankBoostRanker needs at least 2 samples to form a crucial pair; got "
-                f"{Xc.shape[0]} sample."
-            )
-        yc = np.asarray(yc, dtype=np.float64)
-        if qid is None and clicks is None:
-            _warn_one_query(
-                type(self).__name__, "X", "qid= (or group=, or a 'qid' column)", Xc.shape[0], 2
-            )
-        if init_score is not None and eval_set is not None:
-            raise ValueError(
-                f"{type(self).__name__}.fit got init_score= with eval_set=: the validation "
-                "metrics would score the learned H without the prior F0. Evaluate "
-                "F0 + predict(X) on the validation rows after fitting instead."
-            )
-        if clicks is None:
-            fb = self._make_feedback(yc, qid, sample_weight)
-        else:
-            from .clicks._sklearn import click_fit_feedback
-
-            fb, self.propensity_ = click_fit_feedback(clicks, propensity, Xc, sample_weight)
-
-        cbs, monitor = self._callbacks(
-            eval_set, eval_qid, eval_metric, early_stopping_rounds, callbacks
-        )
-        names = _fit_names(getattr(self, "feature_names_in_", None), feature_names, Xc.shape[1])
-        model = train_checked(
-            as_float_matrix(Xc),
-            fb,
+        fitted = fit_ranker(  # the steps the command line runs too (rankboost._fit)
+            Xc,
+            np.asarray(yc, dtype=np.float64),
+            qid,
             params,
-            callbacks=cbs or None,
-            feature_names=None if names is None else [str(n) for n in names],
-            verbose=bool(self.verbose),
-            stacklevel=3,
+            feedback=self.feedback,
+            normalize=self.normalize,
+            sample_weight=sample_weight,
             init_score=init_score,
+            eval_set=eval_set,
+            eval_qid=eval_qid,
+            eval_metric=eval_metric,
+            early_stopping_rounds=early_stopping_rounds,
+            callbacks=callbacks,
+            feature_names=feature_names,
+            columns=getattr(self, "feature_names_in_", None),
+            clicks=clicks,
+            propensity=propensity,
+            verbose=bool(self.verbose),
+            prepare_eval=self._prepare_eval,
+            owner=type(self).__name__,
         )
-        return self._set_fitted(model, monitor, early_stopping_rounds)
+        if clicks is not None:
+            self.propensity_ = fitted.propensity
+        return self._store(fitted)
+
+    def _prepare_eval(self, i: int, X: Any, qid: Any) -> tuple[Any, Any]:
+        """Validation set ``i``: its ``"qid"`` column popped, ``X`` checked as in ``predict``."""
+        X, qid = _pop_qid(X, qid, None, x_name=f"eval_set[{i}] X", owner="RankBoostRanker.fit")
+        return _validate_data(self, X, reset=False), qid
 
     def _callbacks(
         self,
@@ -424,24 +366,17 @@ class RankBoostRanker(BaseEstimator):
         early_stopping_rounds: int | None,
         callbacks: Sequence[Callable[[CallbackEnv], None]] | None,
     ) -> tuple[list[Callable[[CallbackEnv], None]], EvaluationMonitor | None]:
-        """The callbacks of ``fit``: the validation monitor, early stopping, the user's."""
-        owner = f"{type(self).__name__}.fit"
-        cbs: list[Callable[[CallbackEnv], None]] = []
-        monitor = None
-        if eval_set is not None:
-            monitor = self._make_monitor(eval_set, eval_qid, eval_metric)
-            cbs.append(monitor)
-        elif eval_qid is not None:
-            raise ValueError(f"{owner} got eval_qid= without eval_set=; pass both.")
-        if early_stopping_rounds is not None:
-            if monitor is None:
-                raise ValueError(
-                    f"{owner} got early_stopping_rounds={early_stopping_rounds!r} but no "
-                    "eval_set=; early stopping needs a validation set."
-                )
-            cbs.append(early_stopping(monitor, early_stopping_rounds))
-        cbs.extend(callbacks or [])
-        return cbs, monitor
+        """The callbacks of ``fit`` (:func:`rankboost._fit.fit_callbacks`; the Dask fit's)."""
+        return fit_callbacks(
+            type(self).__name__,
+            eval_set,
+            eval_qid,
+            eval_metric,
+            early_stopping_rounds,
+            callbacks,
+            self._prepare_eval,
+            stacklevel=3,  # the line that called fit
+        )
 
     def _set_fitted(
         self,
@@ -449,51 +384,20 @@ class RankBoostRanker(BaseEstimator):
         monitor: EvaluationMonitor | None,
         early_stopping_rounds: int | None,
     ) -> Any:
+        """Store a model trained with ``monitor`` (the Dask fit's last step)."""
+        best, evals_result = settle(model, monitor, early_stopping_rounds)
+        return self._store(FitResult(model, monitor, best, evals_result))
+
+    def _store(self, fitted: FitResult) -> Any:
         """Store what ``fit`` learned (``model_`` and the attributes derived from it)."""
-        best = None
-        if early_stopping_rounds is not None and monitor is not None:
-            best = model.best_iteration or monitor.best_iteration()
-            model.best_iteration = best
+        model = fitted.model
         self.model_ = model
         self.n_estimators_ = model.n_rounds
-        self.best_iteration_ = best
-        self.evals_result_ = {} if monitor is None else monitor.results
-        model.evals_result = self.evals_result_ or None  # saved with the model, for plots
+        self.best_iteration_ = fitted.best_iteration
+        self.evals_result_ = fitted.evals_result
         self.history_ = model.history
         self.feature_importances_ = model.feature_importances_
         return self
-
-    def _make_monitor(self, eval_set: Any, eval_qid: Any, eval_metric: Any) -> EvaluationMonitor:
-        if (
-            isinstance(eval_set, tuple)
-            and len(eval_set) == 2
-            and not isinstance(eval_set[0], tuple)
-        ):
-            eval_set = [eval_set]
-        sets = list(eval_set)
-        qids = [None] * len(sets) if eval_qid is None else list(eval_qid)
-        if len(qids) != len(sets):
-            raise ValueError(
-                f"RankBoostRanker.fit got {len(sets)} eval_set entries but {len(qids)} eval_qid "
-                "entries; pass one qid array (or None) per validation set."
-            )
-        prepared = []
-        for i, (item, q) in enumerate(zip(sets, qids, strict=True)):
-            if not isinstance(item, (tuple, list)) or len(item) != 2:
-                raise ValueError(f"eval_set[{i}] must be a pair (X, y); got {type(item).__name__}.")
-            Xv, yv = item
-            Xv, q = _pop_qid(Xv, q, None, x_name=f"eval_set[{i}] X", owner="RankBoostRanker.fit")
-            Xv = _validate_data(self, Xv, reset=False)
-            if q is None:
-                _warn_one_query(
-                    type(self).__name__,
-                    f"eval_set[{i}]",
-                    f"eval_qid=[...] with the query of each row of eval_set[{i}]",
-                    Xv.shape[0],
-                    3,
-                )
-            prepared.append((Xv, yv, q))
-        return EvaluationMonitor(prepared, eval_metric)
 
     # ------------------------------------------------------------------ prediction
     def _transform(self, X: Any, qid: ArrayLike | None, group: ArrayLike | None) -> Any:
