@@ -104,7 +104,7 @@ def _monitor(
     qids = [None] * len(sets) if eval_qid is None else list(eval_qid)
     if len(qids) != len(sets):
         raise ValueError(
-            f"RankBoostRanker.fit got {len(sets)} eval_set entries but {len(qids)} eval_qid "
+            f"{owner}.fit got {len(sets)} eval_set entries but {len(qids)} eval_qid "
             "entries; pass one qid array (or None) per validation set."
         )
     prepared = []
