@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -707,6 +708,29 @@ def test_issue15_tampered_model_api(files, tmp_path, field, value, match):
     path.write_text(json.dumps(data))
     with pytest.raises(ValueError, match=r"malformed model file: .*" + match):
         load_model(path)
+
+
+def test_a_perfect_first_round_saves_and_loads(tmp_path):
+    """A first round that orders every pair records r = 1 + 4e-16 (a sum of weights in
+    floating point): the loader refused the model the engine had just saved. Rounding is
+    allowed now; a damaged r (1.5, above) or rloss is still refused."""
+    rng = np.random.default_rng(26)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rb.TrainingStoppedWarning)
+        model = rb.train(X, rb.LayeredFeedback(y, np.repeat(np.arange(4), 10)), n_rounds=3)
+    assert model.history["r"][0] > 1  # what the engine computed, recorded as it is
+    model.save(tmp_path / "m.json")
+    back = load_model(tmp_path / "m.json")
+    np.testing.assert_array_equal(back.decision_function(X), model.decision_function(X))
+    data = json.loads((tmp_path / "m.json").read_text())
+    for field, value in (("r", 1 + 1e-6), ("r", -1 - 1e-6), ("rloss", 1 + 1e-6)):
+        data["history"][field][0] = value
+        (tmp_path / "t.json").write_text(json.dumps(data))
+        with pytest.raises(ValueError, match=rf"history.{field}\[0\] is {value!r}"):
+            load_model(tmp_path / "t.json")
+        data["history"][field][0] = model.history[field][0]
 
 
 @pytest.mark.parametrize(("field", "value", "match"), TAMPERED[:4] + TAMPERED[9:10])
