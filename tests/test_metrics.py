@@ -414,3 +414,23 @@ def test_matches_xgboost_ndcg():
         )
         ours = M.ndcg_score(y, s, qid, k=5, empty=empty)
         assert record["t"][metric][0] == pytest.approx(ours, abs=1e-6)
+
+
+def test_read_only_inputs_score_the_same_with_the_same_machine_code():
+    """Read-only arrays (pandas' copy-on-write columns, np.frombuffer) are another numba
+    type: the sorting kernel was compiled a second time for them (about 4 s)."""
+    from numba.core import types
+
+    from rankboost._kernels import ranking_metrics
+
+    rng = np.random.default_rng(7)
+    y, s = rng.integers(0, 3, 40).astype(float), rng.normal(size=40)
+    qid = np.repeat(np.arange(4), 10)
+    want = {t: M.ndcg_score(y, s, qid=qid, k=5, ties=t) for t in ("expected", "optimistic")}
+    y.flags.writeable = False
+    s.flags.writeable = False
+    for ties, value in want.items():
+        assert M.ndcg_score(y, s, qid=qid, k=5, ties=ties) == value
+    sigs = ranking_metrics.rank_within_queries.signatures
+    read_only = [a for sig in sigs for a in sig if isinstance(a, types.Array) and not a.mutable]
+    assert read_only == [], sigs

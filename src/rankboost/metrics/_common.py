@@ -138,6 +138,9 @@ def rank_queries(
     # Secondary key inside a tie block: worst labels first ("pessimistic"), best labels
     # first ("optimistic"); otherwise input order ("stable"; irrelevant for "expected").
     secondary = -labels if ties == "optimistic" else labels
+    # NOTE: a read-only array (pandas' copy-on-write columns, np.frombuffer) is another numba
+    # type: the kernel (and _sort_rows, _before) would be compiled again for it, about 4 s.
+    scores, secondary = (np.require(a, requirements="W") for a in (scores, secondary))
     rank_within_queries(
         codes, scores, secondary, ties in ("pessimistic", "optimistic"), n_queries, order, starts
     )
