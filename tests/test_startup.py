@@ -291,21 +291,20 @@ def test_issue26_predict_and_error_paths_import_neither_sklearn_nor_scipy(
     assert set(_imported_after(code)) <= allowed
 
 
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["train", "{tmp}/d.txt", "--valid", "{tmp}/d.txt", "--early-stopping", "2", "--metric",
-         "map", "--rounds", "4", "-q", "-o", "{tmp}/valid.json"],
-        ["train", "{tmp}/noqid.txt", "--query-file", "{tmp}/groups.txt", "--feature-names",
-         "{tmp}/names.txt", "--rounds", "3", "-q", "-o", "{tmp}/names.json"],
-        ["demo", "--rounds", "3", "--quiet"],
-    ],
-)  # fmt: skip
-def test_train_and_demo_import_no_sklearn(tmp_path, argv):
+TRAIN_AND_DEMO = [
+    ["train", "{tmp}/d.txt", "--valid", "{tmp}/d.txt", "--early-stopping", "2", "--metric",
+     "map", "--rounds", "4", "-q", "-o", "{tmp}/valid.json"],
+    ["train", "{tmp}/noqid.txt", "--query-file", "{tmp}/groups.txt", "--feature-names",
+     "{tmp}/names.txt", "--rounds", "3", "-q", "-o", "{tmp}/names.json"],
+    ["demo", "--rounds", "3", "--quiet"],
+]  # fmt: skip
+
+
+def test_train_and_demo_import_no_sklearn(tmp_path):
     """``rankboost train`` and ``demo`` spent 2 s of a small run importing scikit-learn (and
     through it scipy.stats and pandas) for ``RankBoostRanker.fit``; they now call its
-    sklearn-free steps, ``rankboost._fit.fit_ranker``. The command must succeed: an early
-    error would import nothing."""
+    sklearn-free steps, ``rankboost._fit.fit_ranker``. Each command must succeed (an early
+    error would import nothing); all three run in one fresh interpreter."""
     from rankboost.datasets import dump_svmlight
 
     rng = np.random.default_rng(27)
@@ -315,18 +314,20 @@ def test_train_and_demo_import_no_sklearn(tmp_path, argv):
     dump_svmlight(tmp_path / "noqid.txt", X, y, None)
     (tmp_path / "groups.txt").write_text("10\n" * 4)
     (tmp_path / "names.txt").write_text("a\nb\nc\n")
-    args = [a.format(tmp=tmp_path) for a in argv]
+    runs = [[a.format(tmp=tmp_path) for a in argv] for argv in TRAIN_AND_DEMO]
     code = (
         "import contextlib, io\n"
         "from rankboost.cli import main\n"
-        "out, err = io.StringIO(), io.StringIO()\n"
-        "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):\n"
-        f"    status = main({args!r})\n"
-        "assert status == 0, err.getvalue()"
+        f"for args in {runs!r}:\n"
+        "    out, err = io.StringIO(), io.StringIO()\n"
+        "    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):\n"
+        "        status = main(args)\n"
+        "    assert status == 0, (args, err.getvalue())"
     )
     assert _imported_after(code, ("sklearn", "pandas", "scipy.stats")) == []
-    if argv[0] == "train":
-        model = rb.load_model(args[-1])
-        assert model.n_rounds > 0
-        assert (model.feature_names == ["a", "b", "c"]) == ("--feature-names" in argv)
-        assert (model.best_iteration is not None) == ("--early-stopping" in argv)
+    for argv, args in zip(TRAIN_AND_DEMO, runs, strict=True):
+        if argv[0] == "train":
+            model = rb.load_model(args[-1])
+            assert model.n_rounds > 0
+            assert (model.feature_names == ["a", "b", "c"]) == ("--feature-names" in argv)
+            assert (model.best_iteration is not None) == ("--early-stopping" in argv)
