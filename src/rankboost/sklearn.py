@@ -20,7 +20,6 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from ._fit import FitResult, OneQueryWarning, fit_callbacks, fit_ranker, settle
-from ._fit import warn_one_query as _warn_one_query  # noqa: F401 (the Dask fit uses it)
 from ._validation import forget_fit, group_sizes_to_qid
 from .callback import CallbackEnv, EvaluationMonitor
 from .metrics import ndcg_score

@@ -17,9 +17,10 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import require
+from .._fit import warn_one_query
 from .._validation import forget_fit
 from ..callback import CallbackEnv
-from ..sklearn import RankBoostRanker, _warn_one_query
+from ..sklearn import RankBoostRanker
 
 __all__ = ["DaskRankBoostRanker"]
 
@@ -176,7 +177,7 @@ class DaskRankBoostRanker(RankBoostRanker):
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         if qid is None and not (hasattr(X, "columns") and "qid" in X.columns):
-            _warn_one_query(type(self).__name__, "X", "qid= (or a 'qid' column)", X.shape[0], 2)
+            warn_one_query(type(self).__name__, "X", "qid= (or a 'qid' column)", X.shape[0], 2)
         client = self._get_client()
         if eval_set is not None:  # the client scores the validation sets: bring them here
             eval_set = [(_local(client, Xv), np.asarray(_local(client, yv))) for Xv, yv in eval_set]
