@@ -189,6 +189,19 @@ def refuse_overwriting_inputs(output: str, inputs: Sequence[tuple[str, str]]) ->
             )
 
 
+def check_output(output: str, inputs: Sequence[tuple[str, str]]) -> None:
+    """The checks of a command's output, before anything is read or computed.
+
+    ``output`` is none of the ``(what, path)`` inputs (:func:`refuse_overwriting_inputs`, a
+    usage error) and the atomic writer can write it (:func:`rankboost._atomic.check_target`:
+    a folder, a missing folder, a name too long), so a command fails before its work.
+    """
+    from ._atomic import check_target  # on use: ``rankboost --help`` imports this module
+
+    refuse_overwriting_inputs(output, inputs)
+    check_target(output)
+
+
 @contextlib.contextmanager
 def interrupt_at_round_end() -> Iterator[Callable[[Any], None]]:
     """Ctrl-C during training ends it at the end of the current round; yields the callback.

@@ -33,11 +33,11 @@ from ._cli_common import (
     PROG,
     CLIError,
     UsageError,
+    check_output,
     count,
     int_at_least,
     interrupt_at_round_end,
     os_error_text,
-    refuse_overwriting_inputs,
     user_text,
 )
 from ._cli_common import one_line as _one_line
@@ -155,12 +155,6 @@ def _rounds_to_use(model: RankBoostModel, rounds: int | None) -> int | None:
 # ---------------------------------------------------------------------- commands
 
 
-def _check_output(path: str) -> None:
-    from ._atomic import check_target  # the writer's own errors, before the work
-
-    check_target(path)
-
-
 def _check_training(data: RankingDataset, what: str) -> tuple[Any, Any]:
     """``(X, y)`` of a training file, checked (finite features, NaN = abstain; finite labels).
 
@@ -199,8 +193,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     inputs = [("training file", args.data)]
     if args.valid is not None:
         inputs.append(("validation file", args.valid))
-    refuse_overwriting_inputs(args.output, inputs)
-    _check_output(args.output)
+    check_output(args.output, inputs)
     train = load_data(args.data, what="training file", query_file=args.query_file)
     train_qid = query_ids(train, args.data)
     metrics = list(args.metric or ["ndcg@10"])
@@ -274,10 +267,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 def _cmd_predict(args: argparse.Namespace) -> int:
     if args.output is not None:
-        refuse_overwriting_inputs(
-            args.output, [("model file", args.model), ("data file", args.data)]
-        )
-        _check_output(args.output)
+        check_output(args.output, [("model file", args.model), ("data file", args.data)])
     check_exists(args.data, "data file")
     model = load_model_file(args.model)
     data = load_data(args.data, n_features=model.n_features, query_file=args.query_file)

@@ -168,13 +168,11 @@ def _refuse_overwrite(output: str | None, *inputs: str | None) -> None:
 
     An output that is an input is a usage error (exit 2), as for every command.
     """
-    from .._atomic import check_target
-    from .._cli_common import refuse_overwriting_inputs
+    from .._cli_common import check_output
 
     if output is None:
         return
-    refuse_overwriting_inputs(output, [("input", path) for path in inputs if path is not None])
-    check_target(output)
+    check_output(output, [("input", path) for path in inputs if path is not None])
 
 
 def click_fit_kwargs(args: argparse.Namespace, data: Any) -> dict[str, Any]:

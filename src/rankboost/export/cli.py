@@ -132,12 +132,10 @@ def _load(path: str) -> tuple[Any, list[str] | None]:
 
 def run(args: argparse.Namespace) -> int:
     """Handle ``rankboost export``; return the exit status (0)."""
-    from .._atomic import check_target
-    from .._cli_common import refuse_overwriting_inputs
+    from .._cli_common import check_output
     from . import export_model
 
-    refuse_overwriting_inputs(args.output, [("model file", args.model)])
-    check_target(args.output)  # the writer's own errors (a folder, a missing folder), first
+    check_output(args.output, [("model file", args.model)])  # before the model is read
     model, names = _load(args.model)
     given = _names(args.feature_names)
     rounds = args.rounds

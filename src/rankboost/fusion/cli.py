@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .._cli_common import UsageError, count, int_at_least, refuse_overwriting_inputs
+from .._cli_common import UsageError, check_output, count, int_at_least
 from .._cli_metrics import (
     add_metric_argument,
     add_metric_options,
@@ -193,13 +193,11 @@ def _scale_value(text: str) -> float | str:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from .._atomic import check_target
     from .engines import check_export, export_linear
     from .io import read_runs
     from .linear import LinearFusion
 
-    refuse_overwriting_inputs(args.output, [("fusion model file", args.model)])
-    check_target(args.output)  # the writer's own errors, before the work
+    check_output(args.output, [("fusion model file", args.model)])  # before the work
     model = LinearFusion.load(args.model)
     body = export_linear(
         model, args.engine, rank_window_size=args.rank_window_size, approximate=args.approximate
@@ -373,13 +371,11 @@ def _help_handler(parser: argparse.ArgumentParser) -> Any:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from .._atomic import check_target
     from .io import read_qrels, read_runs
     from .learned import RankFusion
 
     inputs = [("run file", r) for r in args.runs] + [("qrels file", args.qrels)]
-    refuse_overwriting_inputs(args.output, inputs)
-    check_target(args.output)  # before training, not after
+    check_output(args.output, inputs)  # before training, not after
     runs = read_runs(args.runs, depth=args.depth)
     qrels = read_qrels(args.qrels)
     from ..params import FEEDBACK_PARAMS, TRAIN_PARAMS
@@ -425,13 +421,11 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _apply(args: argparse.Namespace) -> int:
-    from .._atomic import check_target
     from .io import read_runs, write_run
 
-    refuse_overwriting_inputs(
+    check_output(
         args.output, [("fusion model file", args.model)] + [("run file", r) for r in args.runs]
     )
-    check_target(args.output)
     model = _load_any(args.model)
     runs = read_runs(args.runs)
     fused = model.fuse(runs, depth=args.depth, match="order" if args.by_order else "name")

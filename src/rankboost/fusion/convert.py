@@ -161,14 +161,10 @@ def _to_trec(path: str, outdir: str) -> int:
 
 
 def _to_letor(paths: list[str], qrels_path: str, output: str) -> int:
-    from .._atomic import check_target
-    from .._cli_common import refuse_overwriting_inputs
+    from .._cli_common import check_output
     from .io import read_qrels, read_runs, write_letor_agg
 
-    refuse_overwriting_inputs(
-        output, [("run file", p) for p in paths] + [("qrels file", qrels_path)]
-    )
-    check_target(output)  # the writer's own errors (a folder, a missing folder), before reading
+    check_output(output, [("run file", p) for p in paths] + [("qrels file", qrels_path)])
     runs = read_runs(paths)
     qrels = read_qrels(qrels_path)
     write_letor_agg(output, runs, qrels)
