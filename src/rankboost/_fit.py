@@ -155,7 +155,11 @@ def fit_callbacks(
                 f"{owner}.fit got early_stopping_rounds={early_stopping_rounds!r} but no "
                 "eval_set=; early stopping needs a validation set."
             )
-        cbs.append(early_stopping(monitor, early_stopping_rounds))
+        with warnings.catch_warnings(record=True) as caught:  # shown at the user's fit line
+            warnings.simplefilter("always")
+            cbs.append(early_stopping(monitor, early_stopping_rounds))
+        for w in caught:
+            warnings.warn(w.message, w.category, stacklevel=stacklevel + 1)
     cbs.extend(callbacks or [])
     return cbs, monitor
 
