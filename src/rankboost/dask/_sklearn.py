@@ -167,6 +167,10 @@ class DaskRankBoostRanker(RankBoostRanker):
     >>> from rankboost.dask import DaskRankBoostRanker  # doctest: +SKIP
     >>> ranker = DaskRankBoostRanker(client=client, n_estimators=100)  # doctest: +SKIP
     >>> ranker.fit(X, y, qid=qid).predict(X_test).compute()  # doctest: +SKIP
+
+    LightGBM-style query sizes work too (``group``: one chunk of sizes per partition of X):
+
+    >>> ranker.fit(X, y, group=group).predict(X_test).compute()  # doctest: +SKIP
     """
 
     def __init__(
@@ -250,6 +254,27 @@ class DaskRankBoostRanker(RankBoostRanker):
         ``repartition=True`` moves rows so that each query lives in one partition;
         ``bins`` is passed to :func:`rankboost.dask.train`. ``init_score`` (a prior) is not
         supported by the distributed trainer yet: a ValueError says so.
+
+        Parameters
+        ----------
+        X, y, qid, sample_weight, eval_set, eval_qid, eval_metric, early_stopping_rounds
+            As :meth:`rankboost.RankBoostRanker.fit`; ``X``, ``y``, ``qid`` and
+            ``sample_weight`` as dask arrays (or ``X`` a dask DataFrame).
+        group : dask array, array-like of int or None, default=None
+            Group/query data, as LightGBM's ``DaskLGBMRanker.fit``: sizes of consecutive
+            queries, sum(group) = n_samples; exclusive with ``qid``. For example
+            ``group = [10, 20, 40]`` means 3 queries: rows 0-9, rows 10-29 and rows 30-69.
+            A dask array needs one chunk per row partition of ``X``: chunk k holds the
+            sizes of the queries of partition k (they sum to its rows). A numpy array or
+            list is cut at the partition boundaries of ``X``; a query across a boundary is
+            an error unless ``repartition=True``. Query j gets id j, as in
+            ``RankBoostRanker.fit(X, y, group=group)``: the model is the one
+            ``qid=`` with those ids trains.
+        eval_group : list of (dask) array-like of int or None, default=None
+            Group/query data of each ``eval_set``, as ``group`` (sizes of consecutive
+            queries, sum = the set's rows); exclusive with ``eval_qid``.
+        callbacks, repartition, bins, init_score
+            As above, and :func:`rankboost.dask.train`.
 
         Returns
         -------
