@@ -583,6 +583,19 @@ def test_issue28_group_dask_and_numpy_equal_qid(client):
     for group in (gd, sizes, sizes.tolist()):
         est = rbd.DaskRankBoostRanker(client=client, n_estimators=8).fit(Xd, yd, group=group)
         assert est.model_.to_dict() == by_qid.model_.to_dict()
+    # a dask DataFrame X: its partition lengths are counted, its feature names kept
+    dd, pd = pytest.importorskip("dask.dataframe"), pytest.importorskip("pandas")
+    df = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    bounds = np.cumsum((0, *Xd.chunks[0]))
+    parts = [
+        dd.from_pandas(df.iloc[a:b], npartitions=1)
+        for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+    ]
+    est = rbd.DaskRankBoostRanker(client=client, n_estimators=8).fit(dd.concat(parts), yd, group=gd)
+    assert list(est.feature_names_in_) == list(df.columns)
+    np.testing.assert_array_equal(
+        est.model_.decision_function(X), by_qid.model_.decision_function(X)
+    )
     local = rb.RankBoostRanker(n_estimators=8).fit(X, y, group=sizes)
     np.testing.assert_allclose(est.predict(Xd).compute(), local.predict(X), rtol=1e-12, atol=1e-12)
 
@@ -657,4 +670,8 @@ def test_issue28_bad_group(client):
         )
     with pytest.raises(ValueError, match="group must be a 1-D array of positive integers"):
         est.fit(Xd, yd, group=["a", "b"])
+    with pytest.raises(
+        ValueError, match=r"eval_group\[0\] \(eval_set\[0\] has \d+ rows\): group sizes"
+    ):
+        est.fit(Xd, yd, group=sizes, eval_set=[(X, y)], eval_group=[sizes[:-1]])
     assert not hasattr(est, "model_")

@@ -137,6 +137,14 @@ def _group_to_qid(client: Any, X: Any, group: Any, repartition: bool) -> Any:
     return da.concatenate(pieces)
 
 
+def _eval_qid(i: int, group: Any, n_rows: int) -> Any:
+    """Validation set ``i``'s query ids from its sizes (an error names ``eval_group[i]``)."""
+    try:
+        return group_sizes_to_qid(group, n_rows)
+    except ValueError as exc:
+        raise ValueError(f"eval_group[{i}] (eval_set[{i}] has {n_rows} rows): {exc}") from None
+
+
 class DaskRankBoostRanker(RankBoostRanker):
     """RankBoost ranker trained on a Dask cluster (:func:`rankboost.dask.train`).
 
@@ -329,8 +337,8 @@ class DaskRankBoostRanker(RankBoostRanker):
                         f"{len(eval_set)} sets; pass one group (or None) per set."
                     )
                 eval_qid = [
-                    None if g is None else group_sizes_to_qid(_local(client, g), len(yv))
-                    for g, (_, yv) in zip(eval_group, eval_set, strict=True)
+                    None if g is None else _eval_qid(i, _local(client, g), len(yv))
+                    for i, (g, (_, yv)) in enumerate(zip(eval_group, eval_set, strict=True))
                 ]
         cbs, monitor = self._callbacks(
             eval_set, eval_qid, eval_metric, early_stopping_rounds, callbacks
