@@ -53,10 +53,6 @@ def _check_sizes(group: Any) -> Any:
     return sizes.astype(np.int64)
 
 
-def _partition_qid(ids: Any, counts: Any) -> Any:
-    return np.repeat(ids, counts)
-
-
 def _group_to_qid(client: Any, X: Any, group: Any, repartition: bool) -> Any:
     """Per-row query ids (a dask array chunked like ``X``) from LightGBM-style ``group``.
 
@@ -132,7 +128,9 @@ def _group_to_qid(client: Any, X: Any, group: Any, repartition: bool) -> Any:
         last = int(np.searchsorted(starts, e, side="left"))  # queries starting before e
         ids = np.arange(first, last, dtype=np.int64)
         counts = np.minimum(ends[first:last], e) - np.maximum(starts[first:last], s)
-        part = dask.delayed(_partition_qid, pure=True)(ids, counts)
+        # np.repeat itself, not a function of this module: a worker that unpickles it
+        # imports no scikit-learn (this module imports the estimator)
+        part = dask.delayed(np.repeat, pure=True)(ids, counts)
         pieces.append(da.from_delayed(part, shape=(n,), dtype=np.int64))
     return da.concatenate(pieces)
 
