@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import pickle
+import re
 import warnings
 from typing import Any
 
@@ -560,3 +561,117 @@ def test_what_a_worker_unpickles_imports_no_sklearn():
         [sys.executable, "-c", probe], input=shipped, capture_output=True, check=True
     )
     assert out.stdout.split() == []
+
+
+def _group_data(seed=5):
+    """Small sorted letor-like data, its dask form (3 partitions at query boundaries), and
+    the group sizes: all, and per partition."""
+    X, y, qid = _sorted(*letor_like(n_queries=12, seed=seed))
+    Xd, yd, qd = _dask(X, y, qid)
+    _, sizes = np.unique(qid, return_counts=True)  # qid sorted: sizes in row order
+    per_part = [
+        np.unique(c, return_counts=True)[1] for c in np.split(qid, np.cumsum(Xd.chunks[0])[:-1])
+    ]
+    return X, y, qid, Xd, yd, qd, sizes, per_part
+
+
+def test_issue28_group_dask_and_numpy_equal_qid(client):
+    X, y, qid, Xd, yd, qd, sizes, per_part = _group_data()
+    by_qid = rbd.DaskRankBoostRanker(client=client, n_estimators=8).fit(Xd, yd, qid=qd)
+    gd = da.concatenate([da.from_array(p, chunks=len(p)) for p in per_part])
+    assert gd.numblocks[0] == Xd.numblocks[0]
+    for group in (gd, sizes, sizes.tolist()):
+        est = rbd.DaskRankBoostRanker(client=client, n_estimators=8).fit(Xd, yd, group=group)
+        assert est.model_.to_dict() == by_qid.model_.to_dict()
+    # a dask DataFrame X: its partition lengths are counted, its feature names kept
+    dd, pd = pytest.importorskip("dask.dataframe"), pytest.importorskip("pandas")
+    df = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    bounds = np.cumsum((0, *Xd.chunks[0]))
+    parts = [
+        dd.from_pandas(df.iloc[a:b], npartitions=1)
+        for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+    ]
+    est = rbd.DaskRankBoostRanker(client=client, n_estimators=8).fit(dd.concat(parts), yd, group=gd)
+    assert list(est.feature_names_in_) == list(df.columns)
+    np.testing.assert_array_equal(
+        est.model_.decision_function(X), by_qid.model_.decision_function(X)
+    )
+    local = rb.RankBoostRanker(n_estimators=8).fit(X, y, group=sizes)
+    np.testing.assert_allclose(est.predict(Xd).compute(), local.predict(X), rtol=1e-12, atol=1e-12)
+
+
+def test_issue28_group_straddling_numpy_and_repartition(client):
+    X, y, qid, Xd, yd, qd, sizes, _ = _group_data(seed=6)
+    # cut X inside query 1: its rows straddle partitions 0 and 1
+    cut = int(sizes[0]) + 2
+    Xs = da.from_array(X, chunks=((cut, len(y) - cut), X.shape[1]))
+    ys = da.from_array(y, chunks=((cut, len(y) - cut),))
+    est = rbd.DaskRankBoostRanker(client=client, n_estimators=5)
+    msg = rf"group: query 1 \(rows {sizes[0]} to .*\) straddles partitions 0 and 1 of X "
+    with pytest.raises(ValueError, match=msg):
+        est.fit(Xs, ys, group=sizes)
+    moved = est.fit(Xs, ys, group=sizes, repartition=True)
+    by_qid = rbd.DaskRankBoostRanker(client=client, n_estimators=5).fit(
+        Xs,
+        ys,
+        qid=da.from_array(np.repeat(np.arange(len(sizes)), sizes), chunks=((cut, len(y) - cut),)),
+        repartition=True,
+    )
+    assert moved.model_.to_dict() == by_qid.model_.to_dict()
+
+
+def test_issue28_eval_group_early_stopping_equals_eval_qid(client):
+    X, y, qid, Xd, yd, qd, sizes, per_part = _group_data(seed=7)
+    Xv, yv, qv = _sorted(*letor_like(n_queries=6, seed=8))
+    _, sv = np.unique(qv, return_counts=True)
+    kw = {"eval_set": [(Xv, yv)], "early_stopping_rounds": 3}
+    a = rbd.DaskRankBoostRanker(client=client, n_estimators=10).fit(
+        Xd, yd, qid=qd, eval_qid=[qv], **kw
+    )
+    b = rbd.DaskRankBoostRanker(client=client, n_estimators=10).fit(
+        Xd, yd, group=sizes, eval_group=[da.from_array(sv, chunks=3)], **kw
+    )
+    assert a.best_iteration_ == b.best_iteration_
+    assert a.evals_result_ == b.evals_result_
+    assert a.model_.to_dict() == b.model_.to_dict()
+
+
+def test_issue28_bad_group(client):
+    X, y, qid, Xd, yd, qd, sizes, per_part = _group_data()
+    est = rbd.DaskRankBoostRanker(client=client, n_estimators=3)
+    with pytest.raises(ValueError, match="got both qid= and group="):
+        est.fit(Xd, yd, qid=qd, group=sizes)
+    with pytest.raises(ValueError, match="got both eval_qid= and eval_group="):
+        est.fit(Xd, yd, group=sizes, eval_set=[(X, y)], eval_qid=[qid], eval_group=[sizes])
+    # a row of partition 1 counted in chunk 0 of group: chunk 0 sums to one row too many
+    bad = [p.copy() for p in per_part]
+    bad[0][0] += 1
+    bad[1][0] -= 1
+    gd = da.concatenate([da.from_array(p, chunks=len(p)) for p in bad])
+    rows = Xd.chunks[0]
+    msg = rf"the sizes in chunk 0 sum to {rows[0] + 1} but partition 0 of X has {rows[0]} rows"
+    with pytest.raises(ValueError, match=msg):
+        est.fit(Xd, yd, group=gd)
+    with pytest.raises(ValueError, match="group is a dask array of 1 chunks .* 3 row partitions"):
+        est.fit(Xd, yd, group=da.from_array(sizes, chunks=len(sizes)))
+    with pytest.raises(ValueError, match=f"group sizes sum to {len(y) - 1} but there are {len(y)}"):
+        est.fit(Xd, yd, group=np.r_[sizes[:-1], sizes[-1] - 1])
+    one_machine = rb.RankBoostRanker(n_estimators=3)
+    for g in (np.r_[sizes[:-1], 0], np.r_[sizes[:-2], -1, sizes[-1] + sizes[-2] + 1], sizes + 0.5):
+        with pytest.raises(ValueError, match="group") as expected:
+            one_machine.fit(X, y, group=g)
+        with pytest.raises(ValueError, match=re.escape(str(expected.value))):  # the same error
+            est.fit(Xd, yd, group=g)
+    with pytest.raises(ValueError, match="group sizes must all be positive"):  # a dask chunk
+        est.fit(
+            Xd,
+            yd,
+            group=da.concatenate([da.from_array(np.r_[p, 0], chunks=len(p) + 1) for p in per_part]),
+        )
+    with pytest.raises(ValueError, match="group must be a 1-D array of positive integers"):
+        est.fit(Xd, yd, group=["a", "b"])
+    with pytest.raises(
+        ValueError, match=r"eval_group\[0\] \(eval_set\[0\] has \d+ rows\): group sizes"
+    ):
+        est.fit(Xd, yd, group=sizes, eval_set=[(X, y)], eval_group=[sizes[:-1]])
+    assert not hasattr(est, "model_")

@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import require
 from .._fit import warn_one_query
-from .._validation import forget_fit
+from .._validation import forget_fit, group_sizes_to_qid
 from ..callback import CallbackEnv
 from ..sklearn import RankBoostRanker
 
@@ -35,6 +35,112 @@ def _names(names: list[str]) -> str:
     if len(names) <= 8:
         return repr(names)
     return "[" + ", ".join(map(repr, names[:8])) + f", ...] ({len(names)} names)"
+
+
+def _check_sizes(group: Any) -> Any:
+    """``group`` as int64 query sizes, with the checks (and errors) of the one-machine fit.
+
+    :func:`~rankboost._validation.group_sizes_to_qid` without the per-row ids it builds: it
+    is called only on sizes it refuses, to raise its own message.
+    """
+    sizes = np.asarray(group)
+    integral = sizes.dtype.kind in "iu" or (
+        sizes.dtype.kind == "f" and bool(np.all(np.mod(sizes, 1) == 0))
+    )
+    if sizes.ndim != 1 or not integral or not bool((sizes > 0).all()):
+        group_sizes_to_qid(group, -1)  # raises: not 1-D integral, or a size <= 0
+        raise ValueError(f"group must be positive query sizes; got {group!r}.")  # unreachable
+    return sizes.astype(np.int64)
+
+
+def _group_to_qid(client: Any, X: Any, group: Any, repartition: bool) -> Any:
+    """Per-row query ids (a dask array chunked like ``X``) from LightGBM-style ``group``.
+
+    A dask ``group``: chunk ``k`` holds the sizes of partition ``k``'s queries (as
+    LightGBM's ``DaskLGBMRanker``); any other: sizes of consecutive queries over all rows,
+    cut at ``X``'s partition boundaries. Query ``j`` gets id ``j``, as
+    ``RankBoostRanker.fit(X, y, group=group)`` numbers them; the ids are built on the
+    workers, partition by partition (only the sizes are in this process).
+    """
+    import dask
+
+    from ._data import as_dask_array, is_dask_collection, unknown_rows
+
+    da = require("dask.array", "DaskRankBoostRanker")
+    if hasattr(X, "columns") and "qid" in X.columns:
+        raise ValueError(
+            "DaskRankBoostRanker.fit: X has a 'qid' column and group= was given too; pass the "
+            "queries only once (drop the column, or leave group=None to use it)."
+        )
+    Xd = as_dask_array(X, "X", client=client)
+    if any(np.isnan(n) for n in Xd.chunks[0]):
+        raise unknown_rows("X")
+    rows = tuple(int(n) for n in Xd.chunks[0])
+    n_rows = sum(rows)
+    if is_dask_collection(group):
+        g = as_dask_array(group, "group", client=client)
+        blocks = list(g.to_delayed().ravel())
+        if g.ndim != 1 or len(blocks) != len(rows):
+            raise ValueError(
+                f"group is a dask array of {len(blocks)} chunks (shape {g.shape}) but X has "
+                f"{len(rows)} row partitions; as in LightGBM's DaskLGBMRanker, chunk k of "
+                "group holds the sizes of the queries of partition k of X (1-D, one chunk per "
+                "partition). Rechunk group, or pass a numpy array of sizes over all rows."
+            )
+        chunks = [np.asarray(c) for c in client.gather(client.compute(blocks))]
+        sizes = _check_sizes(np.concatenate(chunks))
+        start = 0
+        for k, c in enumerate(chunks):
+            total = int(sizes[start : start + len(c)].sum())
+            start += len(c)
+            if total != rows[k]:
+                raise ValueError(
+                    f"group: the sizes in chunk {k} sum to {total} but partition {k} of X has "
+                    f"{rows[k]} rows; chunk k of group must hold the sizes of exactly the "
+                    "queries of partition k (sum(chunk) = its rows)."
+                )
+    else:
+        sizes = _check_sizes(group)
+        if int(sizes.sum()) != n_rows:
+            raise ValueError(
+                f"group sizes sum to {int(sizes.sum())} but there are {n_rows} rows; they "
+                "must add up to the number of rows."
+            )
+    ends = np.cumsum(sizes)
+    starts = ends - sizes
+    bounds = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
+    if not repartition:
+        for k in range(len(rows) - 1):
+            b = int(bounds[k + 1])
+            j = int(np.searchsorted(ends, b, side="left"))
+            if j < len(ends) and starts[j] < b < ends[j]:
+                raise ValueError(
+                    f"group: query {j} (rows {starts[j]} to {ends[j] - 1}) straddles "
+                    f"partitions {k} and {k + 1} of X (partition {k} ends at row {b - 1}); "
+                    "a query must live in one partition. Rechunk X at query boundaries, "
+                    "pass a dask array group with one chunk of sizes per partition, or pass "
+                    "repartition=True."
+                )
+    pieces = []
+    for k, n in enumerate(rows):
+        s, e = int(bounds[k]), int(bounds[k + 1])
+        first = int(np.searchsorted(ends, s, side="right"))  # first query ending after s
+        last = int(np.searchsorted(starts, e, side="left"))  # queries starting before e
+        ids = np.arange(first, last, dtype=np.int64)
+        counts = np.minimum(ends[first:last], e) - np.maximum(starts[first:last], s)
+        # np.repeat itself, not a function of this module: a worker that unpickles it
+        # imports no scikit-learn (this module imports the estimator)
+        part = dask.delayed(np.repeat, pure=True)(ids, counts)
+        pieces.append(da.from_delayed(part, shape=(n,), dtype=np.int64))
+    return da.concatenate(pieces)
+
+
+def _eval_qid(i: int, group: Any, n_rows: int) -> Any:
+    """Validation set ``i``'s query ids from its sizes (an error names ``eval_group[i]``)."""
+    try:
+        return group_sizes_to_qid(group, n_rows)
+    except ValueError as exc:
+        raise ValueError(f"eval_group[{i}] (eval_set[{i}] has {n_rows} rows): {exc}") from None
 
 
 class DaskRankBoostRanker(RankBoostRanker):
@@ -67,6 +173,10 @@ class DaskRankBoostRanker(RankBoostRanker):
     >>> from rankboost.dask import DaskRankBoostRanker  # doctest: +SKIP
     >>> ranker = DaskRankBoostRanker(client=client, n_estimators=100)  # doctest: +SKIP
     >>> ranker.fit(X, y, qid=qid).predict(X_test).compute()  # doctest: +SKIP
+
+    LightGBM-style query sizes work too (``group``: one chunk of sizes per partition of X):
+
+    >>> ranker.fit(X, y, group=group).predict(X_test).compute()  # doctest: +SKIP
     """
 
     def __init__(
@@ -133,9 +243,11 @@ class DaskRankBoostRanker(RankBoostRanker):
         y: Any,
         *,
         qid: Any = None,
+        group: Any = None,
         sample_weight: Any = None,
         eval_set: Sequence[tuple[Any, Any]] | None = None,
         eval_qid: Sequence[Any] | None = None,
+        eval_group: Sequence[Any] | None = None,
         eval_metric: str | Callable[..., float] | Sequence[Any] = "ndcg@10",
         early_stopping_rounds: int | None = None,
         callbacks: Sequence[Callable[[CallbackEnv], None]] | None = None,
@@ -149,6 +261,27 @@ class DaskRankBoostRanker(RankBoostRanker):
         ``bins`` is passed to :func:`rankboost.dask.train`. ``init_score`` (a prior) is not
         supported by the distributed trainer yet: a ValueError says so.
 
+        Parameters
+        ----------
+        X, y, qid, sample_weight, eval_set, eval_qid, eval_metric, early_stopping_rounds
+            As :meth:`rankboost.RankBoostRanker.fit`; ``X``, ``y``, ``qid`` and
+            ``sample_weight`` as dask arrays (or ``X`` a dask DataFrame).
+        group : dask array, array-like of int or None, default=None
+            Group/query data, as LightGBM's ``DaskLGBMRanker.fit``: sizes of consecutive
+            queries, sum(group) = n_samples; exclusive with ``qid``. For example
+            ``group = [10, 20, 40]`` means 3 queries: rows 0-9, rows 10-29 and rows 30-69.
+            A dask array needs one chunk per row partition of ``X``: chunk k holds the
+            sizes of the queries of partition k (they sum to its rows). A numpy array or
+            list is cut at the partition boundaries of ``X``; a query across a boundary is
+            an error unless ``repartition=True``. Query j gets id j, as in
+            ``RankBoostRanker.fit(X, y, group=group)``: the model is the one
+            ``qid=`` with those ids trains.
+        eval_group : list of (dask) array-like of int or None, default=None
+            Group/query data of each ``eval_set``, as ``group`` (sizes of consecutive
+            queries, sum = the set's rows); exclusive with ``eval_qid``.
+        callbacks, repartition, bins, init_score
+            As above, and :func:`rankboost.dask.train`.
+
         Returns
         -------
         self : DaskRankBoostRanker
@@ -161,6 +294,16 @@ class DaskRankBoostRanker(RankBoostRanker):
                 "DaskRankBoostRanker.fit does not support init_score= (a prior F0) yet; "
                 "train on one machine with rankboost.RankBoostRanker.fit(..., init_score=F0), "
                 "or without the prior."
+            )
+        if qid is not None and group is not None:
+            raise ValueError(
+                "DaskRankBoostRanker.fit got both qid= and group=; pass only one (qid: one "
+                "query id per row in any order; group: sizes of consecutive queries)."
+            )
+        if eval_qid is not None and eval_group is not None:
+            raise ValueError(
+                "DaskRankBoostRanker.fit got both eval_qid= and eval_group=; pass only one "
+                "(eval_qid: query ids per row of each set; eval_group: query sizes)."
             )
         params = self._params()
         names = None
@@ -176,13 +319,25 @@ class DaskRankBoostRanker(RankBoostRanker):
             self.feature_names_in_ = names
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        if qid is None and not (hasattr(X, "columns") and "qid" in X.columns):
+        if qid is None and group is None and not (hasattr(X, "columns") and "qid" in X.columns):
             warn_one_query(type(self).__name__, "X", "qid= (or a 'qid' column)", X.shape[0], 2)
         client = self._get_client()
+        if group is not None:
+            qid = _group_to_qid(client, X, group, repartition)
         if eval_set is not None:  # the client scores the validation sets: bring them here
             eval_set = [(_local(client, Xv), np.asarray(_local(client, yv))) for Xv, yv in eval_set]
             if eval_qid is not None:
                 eval_qid = [None if q is None else np.asarray(_local(client, q)) for q in eval_qid]
+            elif eval_group is not None:
+                if len(eval_group) != len(eval_set):
+                    raise ValueError(
+                        f"eval_group has {len(eval_group)} entries but eval_set has "
+                        f"{len(eval_set)} sets; pass one group (or None) per set."
+                    )
+                eval_qid = [
+                    None if g is None else _eval_qid(i, _local(client, g), len(yv))
+                    for i, (g, (_, yv)) in enumerate(zip(eval_group, eval_set, strict=True))
+                ]
         cbs, monitor = self._callbacks(
             eval_set, eval_qid, eval_metric, early_stopping_rounds, callbacks
         )
