@@ -575,7 +575,7 @@ def _group_data(seed=5):
     return X, y, qid, Xd, yd, qd, sizes, per_part
 
 
-def test_issue28_group_dask_and_numpy_equal_qid(client):
+def test_group_dask_and_numpy_equal_qid(client):
     X, y, qid, Xd, yd, qd, sizes, per_part = _group_data()
     by_qid = rbd.DaskRankBoostRanker(client=client, n_estimators=8).fit(Xd, yd, qid=qd)
     gd = da.concatenate([da.from_array(p, chunks=len(p)) for p in per_part])
@@ -600,7 +600,7 @@ def test_issue28_group_dask_and_numpy_equal_qid(client):
     np.testing.assert_allclose(est.predict(Xd).compute(), local.predict(X), rtol=1e-12, atol=1e-12)
 
 
-def test_issue28_group_straddling_numpy_and_repartition(client):
+def test_group_straddling_numpy_and_repartition(client):
     X, y, qid, Xd, yd, qd, sizes, _ = _group_data(seed=6)
     # cut X inside query 1: its rows straddle partitions 0 and 1
     cut = int(sizes[0]) + 2
@@ -620,7 +620,7 @@ def test_issue28_group_straddling_numpy_and_repartition(client):
     assert moved.model_.to_dict() == by_qid.model_.to_dict()
 
 
-def test_issue28_eval_group_early_stopping_equals_eval_qid(client):
+def test_eval_group_early_stopping_equals_eval_qid(client):
     X, y, qid, Xd, yd, qd, sizes, per_part = _group_data(seed=7)
     Xv, yv, qv = _sorted(*letor_like(n_queries=6, seed=8))
     _, sv = np.unique(qv, return_counts=True)
@@ -636,7 +636,7 @@ def test_issue28_eval_group_early_stopping_equals_eval_qid(client):
     assert a.model_.to_dict() == b.model_.to_dict()
 
 
-def test_issue28_bad_group(client):
+def test_bad_dask_group(client):
     X, y, qid, Xd, yd, qd, sizes, per_part = _group_data()
     est = rbd.DaskRankBoostRanker(client=client, n_estimators=3)
     with pytest.raises(ValueError, match="got both qid= and group="):
