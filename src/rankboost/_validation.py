@@ -21,6 +21,7 @@ __all__ = [
     "check_qid",
     "check_scores",
     "forget_fit",
+    "check_group_sizes",
     "group_sizes_to_qid",
     "group_by_qid",
     "not_fitted",
@@ -184,6 +185,16 @@ def check_init_score(init_score: ArrayLike, n_samples: int) -> NDArray[np.float6
 
 def group_sizes_to_qid(group: ArrayLike, n_samples: int) -> NDArray[np.int64]:
     """Turn LightGBM-style group sizes (consecutive rows) into a per-row query id."""
+    sizes = check_group_sizes(group, n_samples)
+    return np.repeat(np.arange(sizes.shape[0], dtype=np.int64), sizes)
+
+
+def check_group_sizes(group: ArrayLike, n_samples: int | None = None) -> NDArray[np.int64]:
+    """LightGBM-style group sizes as int64, checked.
+
+    1-D positive integers (floats with integral values too) summing to ``n_samples`` (None:
+    any sum); the errors name ``group``.
+    """
     sizes = np.asarray(group)
     if (
         sizes.ndim != 1
@@ -197,12 +208,12 @@ def group_sizes_to_qid(group: ArrayLike, n_samples: int) -> NDArray[np.int64]:
     sizes = sizes.astype(np.int64)
     if (sizes <= 0).any():
         raise ValueError("group sizes must all be positive; a query cannot be empty.")
-    if int(sizes.sum()) != n_samples:
+    if n_samples is not None and int(sizes.sum()) != n_samples:
         raise ValueError(
             f"group sizes sum to {int(sizes.sum())} but there are {n_samples} rows; they must "
             "add up to the number of rows."
         )
-    return np.repeat(np.arange(sizes.shape[0], dtype=np.int64), sizes)
+    return sizes
 
 
 def check_qid(qid: ArrayLike | None, n_samples: int, *, name: str = "qid") -> NDArray[np.int64]:

@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import require
 from .._fit import warn_one_query
-from .._validation import forget_fit, group_sizes_to_qid
+from .._validation import check_group_sizes, forget_fit, group_sizes_to_qid
 from ..callback import CallbackEnv
 from ..sklearn import RankBoostRanker
 
@@ -35,22 +35,6 @@ def _names(names: list[str]) -> str:
     if len(names) <= 8:
         return repr(names)
     return "[" + ", ".join(map(repr, names[:8])) + f", ...] ({len(names)} names)"
-
-
-def _check_sizes(group: Any) -> Any:
-    """``group`` as int64 query sizes, with the checks (and errors) of the one-machine fit.
-
-    :func:`~rankboost._validation.group_sizes_to_qid` without the per-row ids it builds: it
-    is called only on sizes it refuses, to raise its own message.
-    """
-    sizes = np.asarray(group)
-    integral = sizes.dtype.kind in "iu" or (
-        sizes.dtype.kind == "f" and bool(np.all(np.mod(sizes, 1) == 0))
-    )
-    if sizes.ndim != 1 or not integral or not bool((sizes > 0).all()):
-        group_sizes_to_qid(group, -1)  # raises: not 1-D integral, or a size <= 0
-        raise ValueError(f"group must be positive query sizes; got {group!r}.")  # unreachable
-    return sizes.astype(np.int64)
 
 
 def _group_to_qid(client: Any, X: Any, group: Any, repartition: bool) -> Any:
@@ -88,7 +72,7 @@ def _group_to_qid(client: Any, X: Any, group: Any, repartition: bool) -> Any:
                 "partition). Rechunk group, or pass a numpy array of sizes over all rows."
             )
         chunks = [np.asarray(c) for c in client.gather(client.compute(blocks))]
-        sizes = _check_sizes(np.concatenate(chunks))
+        sizes = check_group_sizes(np.concatenate(chunks))
         start = 0
         for k, c in enumerate(chunks):
             total = int(sizes[start : start + len(c)].sum())
@@ -100,12 +84,7 @@ def _group_to_qid(client: Any, X: Any, group: Any, repartition: bool) -> Any:
                     "queries of partition k (sum(chunk) = its rows)."
                 )
     else:
-        sizes = _check_sizes(group)
-        if int(sizes.sum()) != n_rows:
-            raise ValueError(
-                f"group sizes sum to {int(sizes.sum())} but there are {n_rows} rows; they "
-                "must add up to the number of rows."
-            )
+        sizes = check_group_sizes(group, n_rows)
     ends = np.cumsum(sizes)
     starts = ends - sizes
     bounds = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
