@@ -146,7 +146,9 @@ def load_model_file(path: str) -> RankBoostModel:
     except IsADirectoryError:
         raise CLIError(f"model file {path!r} is a directory; pass a model file.") from None
     except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
-        kind = _json_format(path)
+        from .fusion._info import file_format  # this error path only
+
+        kind = file_format(path)
         if kind is not None and kind.startswith("rankboost-fusion"):
             family = " --family linear" if kind.endswith("-linear") else ""
             raise CLIError(
@@ -159,19 +161,6 @@ def load_model_file(path: str) -> RankBoostModel:
             f"cannot read model file {path!r}: {_one_line(str(exc))} "
             "Pass a model written by 'rankboost train' or RankBoostModel.save."
         ) from None
-
-
-def _json_format(path: str) -> str | None:
-    """The ``"format"`` field of the JSON file ``path``, if it has one (else None)."""
-    import json
-
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError, RecursionError):
-        return None
-    kind = data.get("format") if isinstance(data, dict) else None
-    return kind if isinstance(kind, str) else None
 
 
 def check_width(data: RankingDataset, model: RankBoostModel, path: str) -> None:

@@ -16,17 +16,23 @@ from typing import Any
 
 from ._persist import FORMAT_NAME
 
-__all__ = ["fusion_info_lines", "is_fusion_file"]
+__all__ = ["file_format", "fusion_info_lines", "is_fusion_file"]
 
 
-def is_fusion_file(path: str) -> bool:
-    """``True`` if ``path`` is a JSON file with ``"format": "rankboost-fusion"``."""
+def file_format(path: str) -> str | None:
+    """The ``"format"`` field of the JSON file ``path`` (None: unreadable, or none there)."""
     try:
         with Path(path).open(encoding="utf-8") as fh:
             data = json.load(fh)
     except (OSError, ValueError, RecursionError):
-        return False  # the model reader reports the problem
-    return isinstance(data, dict) and data.get("format") == FORMAT_NAME
+        return None  # the model reader reports the problem
+    kind = data.get("format") if isinstance(data, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def is_fusion_file(path: str) -> bool:
+    """``True`` if ``path`` is a JSON file with ``"format": "rankboost-fusion"``."""
+    return file_format(path) == FORMAT_NAME
 
 
 def _ranks(low: float, high: float) -> str:
