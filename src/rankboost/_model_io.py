@@ -118,16 +118,16 @@ def _check_loaded(model: Any) -> None:
     # r and rloss are sums of a distribution's weights (in [-1, 1] and [0, 1] exactly), summed
     # in floating point: a first round that orders every pair gives r = 1 + 4e-16 (the
     # engine records what it computed). Rounding is allowed, a damaged value is not.
-    ulp = _ROUNDING
+    tol = _ROUNDING
     checks = (
         ("rounds.alpha", r.alpha, np.isfinite(r.alpha), "finite"),
         ("rounds.default", r.default, (r.default >= 0) & (r.default <= 1), "in [0, 1]"),
-        ("history.r", st["r"], np.abs(st["r"]) <= 1 + ulp, "in [-1, 1]"),
+        ("history.r", st["r"], np.abs(st["r"]) <= 1 + tol, "in [-1, 1]"),
         ("history.z", st["z"], np.isfinite(st["z"]) & (st["z"] > 0), "finite and > 0"),
         (
             "history.rloss",
             st["rloss"],
-            (st["rloss"] >= -ulp) & (st["rloss"] <= 1 + ulp),
+            (st["rloss"] >= -tol) & (st["rloss"] <= 1 + tol),
             "in [0, 1]",
         ),
         ("history.bound", st["bound"], np.isfinite(st["bound"]) & (st["bound"] >= 0), ">= 0"),
