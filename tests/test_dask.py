@@ -190,7 +190,11 @@ def test_killed_worker_mid_training(client):
     from their rows and the rounds so far, and the model equals the uninterrupted one."""
     X, y, qid = _sorted(*letor_like(n_queries=40, seed=9))
     parts = _dask(X, y, qid, k=4)
+    # both trainings deal the partitions to the same 2 workers (the model is bit for bit the
+    # same on the same number of workers): on a loaded machine a worker can be away a moment
+    client.wait_for_workers(2, timeout=60)
     whole = _quiet(rbd.train, client, *parts, n_rounds=20)
+    client.wait_for_workers(2, timeout=60)
     cluster = client.cluster
     killed = []
 
