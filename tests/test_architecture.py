@@ -109,3 +109,31 @@ def test_issue21_two_convenience_circles_no_private_import_one_long_module():
     long = {p.relative_to(SRC).as_posix() for p in SRC.rglob("*.py")
             if len(p.read_text().splitlines()) > 600}  # fmt: skip
     assert long <= {"cli.py"}
+
+
+def test_issue37_no_import_circle_but_the_two_lazy_convenience_pairs():
+    """Issue 37: no circle of any length (``_rounds -> weak_rankers -> binning -> _rounds``
+    was one, through ``floor32``; it now lives on the ground floor, ``_float32``). The two
+    convenience pairs close only through a lazy import (``model.export``,
+    ``RankBoostRanker.plot_*``): without those two edges the graph has no strongly connected
+    component of more than one module."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    edges, _ = _package_graph()
+    lazy = {("rankboost.model", "rankboost.export"), ("rankboost.sklearn", "rankboost.plotting")}
+    assert all(b in edges[a] for a, b in lazy)
+    names = sorted(edges)
+    index = {name: i for i, name in enumerate(names)}
+    arcs = [(index[a], index[b]) for a, deps in edges.items() for b in deps if (a, b) not in lazy]
+    rows, cols = np.array(arcs).T
+    graph = csr_matrix((np.ones(len(arcs)), (rows, cols)), shape=(len(names), len(names)))
+    _, label = connected_components(graph, connection="strong")
+    circles = [
+        sorted(names[i] for i in np.flatnonzero(label == k))
+        for k in np.unique(label)
+        if np.count_nonzero(label == k) > 1
+    ]
+    assert circles == []
+    assert _imports("_float32") == set()
+    assert "_rounds" not in _imports("binning")

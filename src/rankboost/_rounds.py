@@ -5,9 +5,9 @@ ranker, its threshold or cuts, its default ``q_def`` and its weight ``alpha``);
 :class:`StepFunction` is the learned function ``H_i`` of one feature, compiled from the
 rounds by :func:`compile_steps`. Public through :mod:`rankboost.model`.
 
-The numeric domain is float32 (:mod:`rankboost.binning`): a feature value is rounded to
-float32 (:func:`to_float32`) before it is compared with a threshold or a cut, in training,
-here and in every export, so all of them take the same branch for every input.
+The numeric domain is float32 (:mod:`rankboost._float32`): a feature value is rounded to
+float32 before it is compared with a threshold or a cut, in training, here and in every
+export, so all of them take the same branch for every input.
 """
 
 from __future__ import annotations
@@ -20,17 +20,16 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._float32 import to_float32
 from .weak_rankers import FeatureRanker, ThresholdRanker, WeakRanker
 
 __all__ = [
     "HISTORY_KEYS",
-    "floor32",
     "KINDS",
     "STAT_KEYS",
     "Rounds",
     "StepFunction",
     "compile_steps",
-    "to_float32",
 ]
 
 #: The per-round records of :attr:`RankBoostModel.history` (which adds ``feature_label``).
@@ -40,46 +39,6 @@ STAT_KEYS = ("r", "z", "rloss", "bound")
 #: Names of the weak-ranker kinds: ``Rounds.kind[t]`` indexes this tuple.
 KINDS = ("threshold", "feature")
 KIND_THRESHOLD, KIND_FEATURE = 0, 1
-
-
-def floor32(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    """The largest float32 ``<= x`` for every ``x`` (as float64; NaN stays NaN).
-
-    For a float32 ``v``, ``v > x`` if and only if ``v > floor32(x)``: a threshold rounded
-    down this way makes the same decision on every float32 value.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from rankboost.binning import floor32  # defined here, public there
-    >>> floor32(np.array([0.1, 0.5, -np.inf, 1e300])).tolist()
-    [0.09999999403953552, 0.5, -inf, 3.4028234663852886e+38]
-    """
-    b = np.asarray(x, dtype=np.float64)
-    with np.errstate(over="ignore"):
-        f = b.astype(np.float32)
-    above = f.astype(np.float64) > b  # round-to-nearest went up: step one float32 down
-    f[above] = np.nextafter(f[above], np.float32(-np.inf))
-    out: NDArray[np.float64] = f.astype(np.float64)
-    return out
-
-
-def to_float32(x: ArrayLike) -> NDArray[np.float64]:
-    """``x`` rounded to float32 (to nearest, ties to even), as float64 numbers; NaN stays NaN.
-
-    The one numeric domain of rankboost: every comparison of a feature value with a
-    threshold is ``to_float32(x) > theta``, as XGBoost compares ``float(x)``.
-
-    Examples
-    --------
-    >>> to_float32([0.1, 1.0 + 2**-30]).tolist()
-    [0.10000000149011612, 1.0]
-    """
-    with np.errstate(over="ignore"):
-        out: NDArray[np.float64] = (
-            np.asarray(x, dtype=np.float64).astype(np.float32).astype(np.float64)
-        )
-    return out
 
 
 def frozen_array(a: NDArray[Any]) -> NDArray[Any]:

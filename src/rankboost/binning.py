@@ -47,9 +47,9 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
+from ._float32 import floor32
 from ._kernels import use_parallel
 from ._kernels.binning import bin_rows, gather_columns
-from ._rounds import floor32
 from ._validation import check_float32_range
 
 __all__ = [

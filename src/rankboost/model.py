@@ -27,6 +27,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._atomic import atomic_write_text
 from ._conventions import FEATURE_NUMBERING
+from ._float32 import to_float32
 from ._model_io import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -44,7 +45,6 @@ from ._rounds import (
     compile_steps,
     float_array,
     frozen_array,
-    to_float32,
 )
 from ._validation import check_feature_matrix, check_float32_range
 from .weak_rankers import WeakRanker

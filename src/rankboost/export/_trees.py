@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from .._rounds import floor32  # not ..binning: its numba kernels stay unimported
+from .._float32 import floor32  # not ..binning: its numba kernels stay unimported
 from ..model import RankBoostModel, StepFunction
 
 __all__ = [
