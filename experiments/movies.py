@@ -24,17 +24,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import time
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.linear_model import LinearRegression
 from threadpoolctl import threadpool_limits
 
 from rankboost import TrainingStoppedWarning
@@ -42,165 +39,24 @@ from rankboost.datasets import load_movielens
 from rankboost.metrics import (
     disagreement,
     expected_average_precision,
-    expected_coverage,
-    expected_prot,
-    ndcg_score,
-    precision_at_k,
 )
 from rankboost.recommend import RankBoostRecommender, user_ranking_problem
 
-try:  # optional real-world peer
-    from surprise import Dataset, KNNWithMeans, Reader
-
-    SURPRISE = True
-except ImportError:  # pragma: no cover
-    SURPRISE = False
-
-ROOT = Path(__file__).resolve().parents[1]
-# the shared data folder sits beside the repository (override with RANKBOOST_DATA)
-DATA = (
-    Path(
-        os.environ.get(
-            "RANKBOOST_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"
-        )
-    )
-    / "movielens"
-    / "ml-100k"
-    / "u.data.gz"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling modules below
+from movies_protocol import (  # noqa: E402
+    BASELINES,
+    DATA,
+    GOOD,
+    N_TARGETS,
+    ROOT,
+    SURPRISE,
+    Config,
+    half_split,
+    masked,
+    metrics_of,
+    surprise_scores,
 )
-GOOD = 4.0  # a test movie is "good" when the target rated it >= 4
-METRICS = ("disagreement", "AP", "PROT", "coverage", "NDCG@10", "P@10")
-N_TARGETS = 120
-
-
-# ----------------------------------------------------------------------------- protocol
-
-
-@dataclass
-class Config:
-    """One point of a study: targets, their train/test items, the feature users."""
-
-    label: str
-    targets: np.ndarray
-    train: dict[int, np.ndarray]  # target -> training item indices
-    test: dict[int, np.ndarray]  # target -> test item indices
-    features: np.ndarray
-
-
-def masked(R: sp.csr_matrix, cfg: Config) -> sp.csr_matrix:
-    """R without the targets' non-training ratings (nothing about the test can leak)."""
-    R = R.tolil(copy=True)
-    for u in cfg.targets:
-        keep = set(cfg.train[u].tolist())
-        for j in R.rows[u][:]:
-            if j not in keep:
-                R[u, j] = 0
-    out = sp.csr_matrix(R)
-    out.eliminate_zeros()  # MovieLens ratings are 1..5, so 0 only marks removed entries
-    return out
-
-
-def half_split(R, targets, rng):
-    """Study 1 and 2: a random half of each target's ratings is feedback, the rest test."""
-    train, test = {}, {}
-    for u in targets:
-        items = rng.permutation(R[u].indices)
-        h = items.shape[0] // 2
-        train[u], test[u] = np.sort(items[:h]), np.sort(items[h:])
-    return train, test
-
-
-# ----------------------------------------------------------------------------- baselines
-
-
-def vsim(Xtr, ytr, Xte, means):
-    """Vector similarity (Breese et al. 1998, eq. 1 and the cosine weight of section 2.1.2).
-
-    Weight of feature user f: cosine of the target's and f's ratings on co-rated training
-    movies. Prediction: sum_f w_f (v_fj - mean_f) / sum_f |w_f| over feature users who rated
-    movie j (the target's own mean is a constant and does not change its ranking); 0 when
-    nobody rated j.
-    """
-    M = ~np.isnan(Xtr)
-    X0 = np.where(M, Xtr, 0.0)
-    num = ytr @ X0
-    den = np.sqrt((ytr**2) @ M * (X0**2).sum(axis=0))
-    w = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
-    Mte = ~np.isnan(Xte)
-    dev = np.where(Mte, Xte - means, 0.0)
-    norm = Mte @ np.abs(w)
-    return np.divide(dev @ w, norm, out=np.zeros(Xte.shape[0]), where=norm > 0)
-
-
-def nearest_neighbour(Xtr, ytr, Xte, means):
-    """The single feature user whose ratings best order the target's training movies.
-
-    Score of a movie: the neighbour's rating, or the neighbour's mean rating when the
-    neighbour did not rate it (the default for unrated movies); the neighbour is the feature
-    user with the smallest training disagreement of that scoring rule (ties: lowest index).
-    """
-    d = Xtr.shape[1]
-    S = np.where(np.isnan(Xtr), means, Xtr)
-    n = ytr.shape[0]
-    dis = disagreement(np.tile(ytr, d), S.T.ravel(), np.repeat(np.arange(d), n), per_query=True)
-    f = int(np.argmin(dis))
-    return np.where(np.isnan(Xte[:, f]), means[f], Xte[:, f])
-
-
-def linear_regression(Xtr, ytr, Xte, means):
-    """Least squares on mean-centred ratings, 0 (= the feature user's mean) where unrated.
-
-    With more feature users than training movies, sklearn's lstsq returns the minimum-norm
-    solution.
-    """
-    A = np.where(np.isnan(Xtr), 0.0, Xtr - means)
-    B = np.where(np.isnan(Xte), 0.0, Xte - means)
-    return LinearRegression().fit(A, ytr).predict(B)
-
-
-BASELINES = {"VSIM": vsim, "NN": nearest_neighbour, "LinReg": linear_regression}
-
-
-def surprise_scores(Rtr, cfg):
-    """User-based KNNWithMeans (pearson, k=40) on feature users + targets' training ratings.
-
-    Similarities between two targets are zeroed after fitting, so every target's
-    neighbours are feature users only, as for the other methods.
-    """
-    users = np.concatenate([cfg.features, cfg.targets])
-    sub = Rtr[users].tocoo()
-    import pandas as pd
-
-    frame = pd.DataFrame({"u": users[sub.row], "i": sub.col, "r": sub.data})
-    data = Dataset.load_from_df(frame[["u", "i", "r"]], Reader(rating_scale=(1, 5)))
-    trainset = data.build_full_trainset()
-    algo = KNNWithMeans(k=40, sim_options={"name": "pearson", "user_based": True}, verbose=False)
-    algo.fit(trainset)
-    inner = np.array([trainset.to_inner_uid(int(u)) for u in cfg.targets])
-    algo.sim[np.ix_(inner, inner)] = 0.0
-    algo.sim[inner, inner] = 1.0
-    out = {}
-    for u in cfg.targets:
-        out[u] = np.array([algo.predict(int(u), int(j)).est for j in cfg.test[u]])
-    return out
-
-
-# ----------------------------------------------------------------------------- evaluation
-
-
-def metrics_of(y, s, q):
-    """Mean over targets of the four metrics (targets with no good test movie skipped)."""
-    kw = {"relevance_threshold": GOOD, "empty": "skip"}
-    return {
-        "disagreement": float(disagreement(y, s, q)),
-        "AP": float(expected_average_precision(y, s, q, **kw)),
-        "PROT": float(expected_prot(y, s, q, **kw)),
-        "coverage": float(expected_coverage(y, s, q, **kw)),
-        # standard recommender metrics on the held-out ratings (ties in expectation)
-        "NDCG@10": float(ndcg_score(y, s, q, k=10, gain="exp2")),
-        "P@10": float(precision_at_k(y, s, q, k=10, relevance_threshold=GOOD)),
-    }
-
+from movies_report import plot, seeds_table, size_table, table, write_atomic  # noqa: E402
 
 #: RankBoost configurations reported as separate rows. "paper" = the paper's learner
 #: (thresholds of single feature users, learned q_def, equal pair weights) with the rounds
@@ -508,132 +364,6 @@ def pilot(R, args):
     return "Pilot (disagreement / E[AP]):\n\n" + "\n".join(lines)
 
 
-# ----------------------------------------------------------------------------- output
-
-
-def seeds_table(
-    seeded, n_targets, best="RankBoost (best)", peers=("VSIM", "KNN (surprise)"),
-    title="Study 1", column="F", others=(),
-):  # fmt: skip
-    """A study over seeds: means, and a paired Wilcoxon test over (seed, target) pairs."""
-    from scipy.stats import wilcoxon
-
-    seeds = sorted(seeded)
-    labels = list(seeded[seeds[0]][0])
-    peers = [m for m in peers if m in seeded[seeds[0]][0][labels[0]]]
-    first = seeded[seeds[0]][0][labels[0]]
-    methods = [m for m in ("RankBoost (paper)", "RankBoost (users + crowd)", "RankBoost (best)",
-                           "RankBoost (pooled, ratings)", *others)
-                if m in first and m != best]  # fmt: skip
-    methods += [best, *peers]
-    head = [column] + [f"{m} dis." for m in methods]
-    for m in peers:
-        head.append(f"pooled - {m}: mean diff (p)")
-    head += [f"{m} E[AP] / E[PROT]" for m in (best, *peers)]
-    lines = [
-        f"#### {title} over seeds {seeds} ({len(seeds)} x {n_targets} targets)",
-        "",
-        "Means over seeds of each seed's mean over targets; the paired test compares the "
-        f"RankBoost row {best!r} with each peer target by target (Wilcoxon "
-        "signed-rank, two-sided, over every (seed, target) with a crucial test pair; "
-        "negative difference = RankBoost better).",
-        "",
-        "| " + " | ".join(head) + " |",
-        "|---|" + "---:|" * (len(head) - 1),
-    ]
-    for lab in labels:
-        cells = [lab]
-        for m in methods:
-            cells.append(f"{np.mean([seeded[sd][0][lab][m]['disagreement'] for sd in seeds]):.4f}")
-        for m in peers:
-            d = np.concatenate(
-                [seeded[sd][1][lab][best]["disagreement"] - seeded[sd][1][lab][m]["disagreement"]
-                 for sd in seeds]
-            )  # fmt: skip
-            d = d[np.isfinite(d)]
-            p = wilcoxon(d).pvalue if np.any(d != 0) else 1.0
-            cells.append(f"{d.mean():+.4f} ({p:.2g})")
-        for m in (best, *peers):
-            ap_ = np.mean([seeded[sd][0][lab][m]["AP"] for sd in seeds])
-            pr = np.mean([seeded[sd][0][lab][m]["PROT"] for sd in seeds])
-            cells.append(f"{ap_:.3f} / {pr:.3f}")
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def size_table(per, seed):
-    """Where RankBoost loses: mean disagreement by the target's number of training ratings."""
-    lab = list(per)[-1]
-    n = per[lab]["_n_train"]
-    methods = [m for m in ("RankBoost (paper)", "RankBoost (users + crowd)", "RankBoost (best)",
-                           "RankBoost (pooled, both)", "VSIM", "KNN (surprise)")
-               if m in per[lab]]  # fmt: skip
-    edges = [(0, 34), (35, 62), (63, 119), (120, 10**6)]
-    lines = [
-        f"#### Where RankBoost loses: study 1, {lab}, seed {seed}, by training ratings",
-        "",
-        "| training ratings | targets | " + " | ".join(methods) + " |",
-        "|---|---:|" + "---:|" * len(methods),
-    ]
-    for lo, hi in edges:
-        m_ = (n >= lo) & (n <= hi)
-        cells = [f"{np.nanmean(per[lab][m]['disagreement'][m_]):.4f}" for m in methods]
-        span = f"{lo}-{hi}" if hi < 10**6 else f"{lo}+"
-        lines.append(f"| {span} | {int(m_.sum())} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def table(title, rows):
-    methods = list(next(iter(rows.values())))
-    lines = [f"#### {title}", ""]
-    for metric in METRICS:
-        lines.append(
-            f"**{metric}** ({'lower' if metric == 'disagreement' else 'higher'} is better)"
-        )
-        lines.append("")
-        lines.append("| | " + " | ".join(methods) + " |")
-        lines.append("|---|" + "---:|" * len(methods))
-        for label, res in rows.items():
-            vals = [res[m][metric] for m in methods if m != "random"]
-            best = min(vals) if metric == "disagreement" else max(vals)
-            cells = []
-            for m in methods:
-                v = res[m][metric]
-                cells.append(f"**{v:.3f}**" if m != "random" and v == best else f"{v:.3f}")
-            lines.append(f"| {label} | " + " | ".join(cells) + " |")
-        lines.append("")
-    return "\n".join(lines)
-
-
-def plot(name, title, xlabel, rows, xs=None):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    labels = list(rows)
-    x = np.arange(len(labels)) if xs is None else np.asarray(xs)
-    methods = [m for m in next(iter(rows.values())) if m != "random"]
-    fig, axes = plt.subplots(2, 3, figsize=(14, 7))
-    axes = axes.ravel()
-    for ax, metric in zip(axes, METRICS, strict=True):
-        for m in methods:
-            ax.plot(x, [rows[lab][m][metric] for lab in labels], marker="o", label=m)
-        ax.plot(x, [rows[lab]["random"][metric] for lab in labels], "k--", label="random")
-        ax.set_title(metric)
-        ax.set_xlabel(xlabel)
-        if xs is None:
-            ax.set_xticks(x, labels, rotation=30)
-        ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    out = ROOT / "docs" / "img" / f"movies_{name}.png"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-
-
 def pooled_seeds(R, args):
     """The default pooled model in studies 1-3 over seeds, with paired tests (issue 24).
 
@@ -679,12 +409,6 @@ def pooled_seeds(R, args):
             if args.out:
                 write_atomic(args.out, text)
             print(text, flush=True)
-
-
-def write_atomic(path, text):
-    tmp = Path(str(path) + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def main(argv=None):

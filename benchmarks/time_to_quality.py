@@ -1,0 +1,346 @@
+"""Time to quality: validation NDCG@10 against wall time, RankBoost beside LightGBM (and XGBoost).
+
+Each learner trains on the training fold while a callback stamps the wall time at the end of
+every round / boosting iteration; afterwards the validation NDCG@10 of every prefix of the
+model (rounds ``1..t``, trees ``1..t``) is computed from staged scores, so the evaluation
+costs no training time. For each learner and fold the report gives
+
+* ``best vali``: its own best validation NDCG@10 over the budget;
+* ``t (s)``: the wall time from the start of the fit call (binning / Dataset construction
+  included) until its validation NDCG@10 first comes within ``--within`` (0.002) of that best,
+  and the iteration where that happens;
+* ``test``: the test NDCG@10 of the model cut at that iteration.
+
+Protocol: LETOR 4.0 MQ2008 (``../shared/data/letor4/MQ2008``, override with
+``RANKBOOST_DATA``), the folds given by ``--folds`` (default all five); NDCG@10 with gain
+``2**rel - 1``, pessimistic ties and queries without a relevant document counted 0
+(``rankboost.metrics``, the conventions of ``benchmarks/letor.py``). RankBoost:
+``rb.train(X, rb.LayeredFeedback(y, qid), n_rounds=--rounds)`` at its defaults, numba kernels
+compiled before the clock starts (one 2-round warm-up training); LightGBM ``lambdarank`` and
+XGBoost ``rank:ndcg`` at their defaults, ``--trees`` iterations. Every learner runs on
+``--threads`` threads (default 1: at 10k rows a second thread gains little, and on a shared
+machine an OpenMP thread waiting for a busy core costs the tree learners many times their
+time; the numba kernels' threads are set the same way). The learners of
+a fold run one after the other in one process, so they see the same machine load; the
+machine is shared, so quote ratios and medians over folds, not single times.
+
+Adding a learner (issue 36: XGBoost ``rank:ndcg`` is one; more datasets come the same way):
+write ``fit_<name>(train, budget, threads) -> Curve`` and add it to ``LEARNERS``.
+
+Run::
+
+    python benchmarks/time_to_quality.py                     # all 5 folds, table on stdout
+    python benchmarks/time_to_quality.py --folds 1 --plot docs/img/time_to_quality.png
+    python benchmarks/time_to_quality.py --write-results     # benchmarks/results/time_to_quality.*
+
+Needs the ``bench`` extra (LightGBM, XGBoost, matplotlib); a learner whose package is
+missing is skipped and said so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import machine_info, machine_line, markdown_table, report_result  # noqa: E402
+
+import rankboost as rb  # noqa: E402
+from rankboost.datasets import load_svmlight  # noqa: E402
+from rankboost.metrics import ndcg_score  # noqa: E402
+
+DATA = (
+    Path(
+        os.environ.get(
+            "RANKBOOST_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"
+        )
+    )
+    / "letor4"
+    / "MQ2008"
+)
+N_FEATURES = 46
+WITHIN = 0.002
+THREADS = 1  # every learner's threads (--threads)
+Split = tuple[np.ndarray, np.ndarray, np.ndarray]  # X, y, qid
+
+
+def ndcg10(y: np.ndarray, s: np.ndarray, qid: np.ndarray) -> float:
+    """NDCG@10 with the conventions of ``benchmarks/letor.py``."""
+    return float(ndcg_score(y, s, qid, k=10, gain="exp2", ties="pessimistic", empty="zero"))
+
+
+@dataclass
+class Curve:
+    """One training run: wall seconds since the fit call began at the end of iteration ``t``
+    (``seconds[t - 1]``) and the staged scores of iteration ``t`` on any matrix."""
+
+    seconds: np.ndarray
+    staged: Callable[[np.ndarray], list[np.ndarray]]  # X -> scores after 1, 2, ... iterations
+    predict: Callable[[np.ndarray], np.ndarray]  # X -> the whole model's own scores
+    version: str
+
+
+# --------------------------------------------------------------------------- learners
+
+
+def fit_rankboost(train: Split, budget: int, threads: int) -> Curve:
+    import numba
+
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    X, y, qid = train
+    stamps: list[float] = []
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rb.TrainingStoppedWarning)
+        model = rb.train(
+            X,
+            rb.LayeredFeedback(y, qid),
+            n_rounds=budget,
+            callbacks=[lambda env: stamps.append(time.perf_counter())],
+        )
+    seconds = np.asarray(stamps) - start
+
+    def staged(Xs: np.ndarray) -> list[np.ndarray]:
+        return [s.copy() for s in model.staged_decision_function(Xs)]
+
+    return Curve(seconds[: model.n_rounds], staged, model.decision_function, rb.__version__)
+
+
+def _grouped(split: Split) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    X, y, qid = split
+    order = np.argsort(qid, kind="stable")
+    _, first, sizes = np.unique(qid[order], return_index=True, return_counts=True)
+    return X[order], y[order], qid[order], sizes[np.argsort(first)]
+
+
+def fit_lightgbm(train: Split, budget: int, threads: int) -> Curve:
+    import lightgbm as lgb
+
+    X, y, _, sizes = _grouped(train)
+    params = {"objective": "lambdarank", "num_threads": threads, "verbose": -1}
+    stamps: list[float] = []
+    start = time.perf_counter()
+    ds = lgb.Dataset(X, label=y, group=sizes, params=params)
+    booster = lgb.train(
+        params,
+        ds,
+        num_boost_round=budget,
+        callbacks=[lambda env: stamps.append(time.perf_counter())],
+    )
+
+    def staged(Xs: np.ndarray) -> list[np.ndarray]:
+        trees = [booster.predict(Xs, start_iteration=i, num_iteration=1) for i in range(budget)]
+        return list(np.cumsum(trees, axis=0))
+
+    return Curve(np.asarray(stamps) - start, staged, booster.predict, lgb.__version__)
+
+
+def fit_xgboost(train: Split, budget: int, threads: int) -> Curve:
+    import xgboost as xgb
+
+    X, y, qid, _ = _grouped(train)
+    params = {"objective": "rank:ndcg", "tree_method": "hist", "nthread": threads}
+    stamps: list[float] = []
+
+    class Stamp(xgb.callback.TrainingCallback):
+        def after_iteration(self, model: Any, epoch: int, evals_log: Any) -> bool:
+            stamps.append(time.perf_counter())
+            return False
+
+    start = time.perf_counter()
+    booster = xgb.train(params, xgb.DMatrix(X, label=y, qid=qid), budget, callbacks=[Stamp()])
+
+    def staged(Xs: np.ndarray) -> list[np.ndarray]:
+        d = xgb.DMatrix(Xs)
+        # each tree's margin alone (the base score is added to every row of every tree: a
+        # constant, no change to any ranking)
+        trees = [
+            booster.predict(d, iteration_range=(i, i + 1), output_margin=True)
+            for i in range(budget)
+        ]
+        return list(np.cumsum(trees, axis=0))
+
+    def predict(Xs: np.ndarray) -> np.ndarray:
+        return booster.predict(xgb.DMatrix(Xs), output_margin=True)
+
+    return Curve(np.asarray(stamps) - start, staged, predict, xgb.__version__)
+
+
+# name -> (label, fit function, package it needs, budget option)
+LEARNERS: dict[str, tuple[str, Callable[[Split, int, int], Curve], str, str]] = {
+    "rankboost": ("RankBoost (defaults)", fit_rankboost, "rankboost", "rounds"),
+    "lightgbm": ("LightGBM lambdarank", fit_lightgbm, "lightgbm", "trees"),
+    "xgboost": ("XGBoost rank:ndcg", fit_xgboost, "xgboost", "trees"),
+}
+
+
+# --------------------------------------------------------------------------- protocol
+
+
+def load(fold: int, split: str) -> Split:
+    path = DATA / f"Fold{fold}" / f"{split}.txt.gz"
+    if not path.is_file():
+        sys.exit(f"time_to_quality: {path} not found; set RANKBOOST_DATA to the shared data")
+    ds = load_svmlight(path, n_features=N_FEATURES)
+    return np.ascontiguousarray(ds.X, dtype=np.float64), np.asarray(ds.y), np.asarray(ds.qid)
+
+
+def reached(vali: np.ndarray, within: float) -> int:
+    """Index of the first iteration whose validation NDCG@10 is within ``within`` of the best."""
+    return int(np.flatnonzero(vali >= vali.max() - within)[0])
+
+
+def run_fold(
+    fold: int, names: list[str], budgets: dict[str, int], within: float, threads: int
+) -> dict:
+    train, vali, test = (load(fold, s) for s in ("train", "vali", "test"))
+    out: dict[str, Any] = {}
+    for name in names:
+        label, fit, _, option = LEARNERS[name]
+        curve = fit(train, budgets[option], threads)
+        v = np.array([ndcg10(vali[1], s, vali[2]) for s in curve.staged(vali[0])])
+        i = reached(v, within)
+        s_test = curve.staged(test[0])[i]
+        out[name] = {
+            "label": label,
+            "version": curve.version,
+            "seconds": np.round(curve.seconds, 5).tolist(),
+            "vali_ndcg10": np.round(v, 6).tolist(),
+            "best_vali": float(v.max()),
+            "reached_iteration": i + 1,
+            "reached_seconds": float(curve.seconds[i]),
+            "test_ndcg10_there": ndcg10(test[1], s_test, test[2]),
+            "total_seconds": float(curve.seconds[-1]),
+        }
+        print(
+            f"fold {fold} {label}: best vali {v.max():.4f}, within {within} at iteration "
+            f"{i + 1} after {curve.seconds[i]:.2f} s (test {out[name]['test_ndcg10_there']:.4f});"
+            f" {len(v)} iterations in {curve.seconds[-1]:.2f} s",
+            file=sys.stderr,
+        )
+    return out
+
+
+def report(folds: dict[int, dict], names: list[str], within: float) -> str:
+    rows = []
+    for name in names:
+        per = [folds[f][name] for f in folds]
+        t = [p["reached_seconds"] for p in per]
+        rows.append(
+            [
+                per[0]["label"],
+                f"{np.mean([p['best_vali'] for p in per]):.4f}",
+                f"{np.median([p['reached_iteration'] for p in per]):.0f}",
+                f"{np.median(t):.2f}",
+                f"{np.mean([p['test_ndcg10_there'] for p in per]):.4f}",
+                f"{np.median([p['total_seconds'] for p in per]):.2f}",
+            ]
+        )
+    head = [
+        "learner",
+        "best vali NDCG@10 (mean)",
+        f"iteration within {within} (median)",
+        "t (s, median)",
+        "test NDCG@10 there (mean)",
+        "whole budget (s, median)",
+    ]
+    return f"MQ2008, folds {sorted(folds)}\n\n" + markdown_table(head, rows)
+
+
+def plot(folds: dict[int, dict], names: list[str], path: str, command: str, within: float) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fold = min(folds)
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    offsets = [(6, -26), (8, 8), (6, -30), (8, 20)]
+    for k, name in enumerate(names):
+        color, offset = f"C{k}", offsets[k % len(offsets)]
+        r = folds[fold][name]
+        seconds, v = np.asarray(r["seconds"]), np.asarray(r["vali_ndcg10"])
+        i = r["reached_iteration"] - 1
+        ax.plot(seconds, v, color=color, lw=1.4, label=f"{r['label']} ({len(v)} iterations)")
+        ax.plot(seconds[i], v[i], "o", color=color, ms=7)
+        ax.annotate(
+            f"{seconds[i]:.2f} s, it. {i + 1}\ntest {r['test_ndcg10_there']:.3f}",
+            (seconds[i], v[i]),
+            textcoords="offset points",
+            xytext=offset,
+            fontsize=8,
+            color=color,
+        )
+    ax.set_xscale("log")
+    ax.set_xlabel("wall time since the fit call began (s, log scale)")
+    ax.set_ylabel("validation NDCG@10")
+    ax.set_title(
+        f"LETOR 4.0 MQ2008 fold {fold}: time to quality "
+        f"(dot: first within {within} of its own best)",
+        fontsize=10,
+    )
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    fig.text(0.01, 0.01, command, fontsize=7, color="0.4")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.savefig(path, dpi=110)
+    print(f"wrote {path}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--folds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
+    parser.add_argument("--learners", nargs="+", default=list(LEARNERS), choices=list(LEARNERS))
+    parser.add_argument("--rounds", type=int, default=300, help="RankBoost rounds (300)")
+    parser.add_argument("--trees", type=int, default=300, help="trees per tree learner (300)")
+    parser.add_argument("--within", type=float, default=WITHIN)
+    parser.add_argument("--threads", type=int, default=THREADS, help="threads of every learner (1)")
+    parser.add_argument("--plot", metavar="PNG", help="plot the first fold's curves to PNG")
+    parser.add_argument("--write-results", action="store_true")
+    args = parser.parse_args(argv)
+    if args.plot:
+        import importlib.util
+
+        if importlib.util.find_spec("matplotlib") is None:
+            parser.error("--plot needs matplotlib: pip install -e '.[bench]'")
+    names = []
+    for name in args.learners:
+        package = LEARNERS[name][2]
+        try:
+            __import__(package)
+        except ImportError:
+            print(f"skipping {name}: {package} is not installed", file=sys.stderr)
+            continue
+        names.append(name)
+    # compile rankboost's numba kernels before any clock starts
+    rng = np.random.default_rng(0)
+    rb.train(rng.normal(size=(40, 3)), rb.LayeredFeedback(np.tile([0, 1, 2, 1], 10)), n_rounds=2)
+    budgets = {"rounds": args.rounds, "trees": args.trees}
+    folds = {f: run_fold(f, names, budgets, args.within, args.threads) for f in args.folds}
+    markdown = report(folds, names, args.within) + "\n\n" + machine_line(machine_info()) + "\n"
+    print(markdown)
+    argv_text = " ".join(sys.argv[1:] if argv is None else argv)
+    command = f"python benchmarks/time_to_quality.py {argv_text}".strip()
+    if args.plot:
+        plot(folds, names, args.plot, command, args.within)
+    data = {
+        "command": command,
+        "budgets": budgets,
+        "within": args.within,
+        "threads": args.threads,
+        "folds": folds,
+    }
+    report_result(args.write_results, "time_to_quality", markdown, data)
+
+
+if __name__ == "__main__":
+    main()
