@@ -209,17 +209,18 @@ def run_fold(
         curve = fit(train, budgets[option], threads)
         v = np.array([ndcg10(vali[1], s, vali[2]) for s in curve.staged(vali[0])])
         i = reached(v, within)
+        seconds = np.round(curve.seconds, 5)  # 10 us: the results file stays small
         s_test = curve.staged(test[0])[i]
         out[name] = {
             "label": label,
             "version": curve.version,
-            "seconds": np.round(curve.seconds, 5).tolist(),
+            "seconds": seconds.tolist(),
             "vali_ndcg10": np.round(v, 6).tolist(),
             "best_vali": float(v.max()),
             "reached_iteration": i + 1,
-            "reached_seconds": float(curve.seconds[i]),
+            "reached_seconds": float(seconds[i]),
             "test_ndcg10_there": ndcg10(test[1], s_test, test[2]),
-            "total_seconds": float(curve.seconds[-1]),
+            "total_seconds": float(seconds[-1]),
         }
         print(
             f"fold {fold} {label}: best vali {v.max():.4f}, within {within} at iteration "
