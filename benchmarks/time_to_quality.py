@@ -24,8 +24,9 @@ time; the numba kernels' threads are set the same way). The learners of
 a fold run one after the other in one process, so they see the same machine load; the
 machine is shared, so quote ratios and medians over folds, not single times.
 
-Adding a learner (issue 36: XGBoost ``rank:ndcg`` is one; more datasets come the same way):
-write ``fit_<name>(train, budget, threads) -> Curve`` and add it to ``LEARNERS``.
+Adding a learner (issue 36: XGBoost ``rank:ndcg`` is one): write ``fit_<name>(train, budget,
+threads) -> Curve`` and add it to ``LEARNERS``. Adding a dataset in LETOR's fold layout: one
+entry of ``DATASETS`` (``--dataset``).
 
 Run::
 
@@ -58,16 +59,11 @@ import rankboost as rb  # noqa: E402
 from rankboost.datasets import load_svmlight  # noqa: E402
 from rankboost.metrics import ndcg_score  # noqa: E402
 
-DATA = (
-    Path(
-        os.environ.get(
-            "RANKBOOST_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"
-        )
-    )
-    / "letor4"
-    / "MQ2008"
+DATA = Path(
+    os.environ.get("RANKBOOST_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data")
 )
-N_FEATURES = 46
+#: name -> (title, folder under DATA with Fold<k>/{train,vali,test}.txt.gz, number of features)
+DATASETS = {"mq2008": ("LETOR 4.0 MQ2008", "letor4/MQ2008", 46)}
 WITHIN = 0.002
 THREADS = 1  # every learner's threads (--threads)
 Split = tuple[np.ndarray, np.ndarray, np.ndarray]  # X, y, qid
@@ -186,11 +182,12 @@ LEARNERS: dict[str, tuple[str, Callable[[Split, int, int], Curve], str, str]] = 
 # --------------------------------------------------------------------------- protocol
 
 
-def load(fold: int, split: str) -> Split:
-    path = DATA / f"Fold{fold}" / f"{split}.txt.gz"
+def load(dataset: str, fold: int, split: str) -> Split:
+    _, folder, n_features = DATASETS[dataset]
+    path = DATA / folder / f"Fold{fold}" / f"{split}.txt.gz"
     if not path.is_file():
         sys.exit(f"time_to_quality: {path} not found; set RANKBOOST_DATA to the shared data")
-    ds = load_svmlight(path, n_features=N_FEATURES)
+    ds = load_svmlight(path, n_features=n_features)
     return np.ascontiguousarray(ds.X, dtype=np.float64), np.asarray(ds.y), np.asarray(ds.qid)
 
 
@@ -200,9 +197,9 @@ def reached(vali: np.ndarray, within: float) -> int:
 
 
 def run_fold(
-    fold: int, names: list[str], budgets: dict[str, int], within: float, threads: int
+    dataset: str, fold: int, names: list[str], budgets: dict[str, int], within: float, threads: int
 ) -> dict:
-    train, vali, test = (load(fold, s) for s in ("train", "vali", "test"))
+    train, vali, test = (load(dataset, fold, s) for s in ("train", "vali", "test"))
     out: dict[str, Any] = {}
     for name in names:
         label, fit, _, option = LEARNERS[name]
@@ -231,7 +228,7 @@ def run_fold(
     return out
 
 
-def report(folds: dict[int, dict], names: list[str], within: float) -> str:
+def report(dataset: str, folds: dict[int, dict], names: list[str], within: float) -> str:
     rows = []
     for name in names:
         per = [folds[f][name] for f in folds]
@@ -254,10 +251,12 @@ def report(folds: dict[int, dict], names: list[str], within: float) -> str:
         "test NDCG@10 there (mean)",
         "whole budget (s, median)",
     ]
-    return f"MQ2008, folds {sorted(folds)}\n\n" + markdown_table(head, rows)
+    return f"{DATASETS[dataset][0]}, folds {sorted(folds)}\n\n" + markdown_table(head, rows)
 
 
-def plot(folds: dict[int, dict], names: list[str], path: str, command: str, within: float) -> None:
+def plot(
+    dataset: str, folds: dict[int, dict], names: list[str], path: str, command: str, within: float
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -285,7 +284,7 @@ def plot(folds: dict[int, dict], names: list[str], path: str, command: str, with
     ax.set_xlabel("wall time since the fit call began (s, log scale)")
     ax.set_ylabel("validation NDCG@10")
     ax.set_title(
-        f"LETOR 4.0 MQ2008 fold {fold}: time to quality "
+        f"{DATASETS[dataset][0]} fold {fold}: time to quality "
         f"(dot: first within {within} of its own best)",
         fontsize=10,
     )
@@ -299,6 +298,7 @@ def plot(folds: dict[int, dict], names: list[str], path: str, command: str, with
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dataset", default="mq2008", choices=list(DATASETS))
     parser.add_argument("--folds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
     parser.add_argument("--learners", nargs="+", default=list(LEARNERS), choices=list(LEARNERS))
     parser.add_argument("--rounds", type=int, default=300, help="RankBoost rounds (300)")
@@ -326,15 +326,19 @@ def main(argv: list[str] | None = None) -> None:
     rng = np.random.default_rng(0)
     rb.train(rng.normal(size=(40, 3)), rb.LayeredFeedback(np.tile([0, 1, 2, 1], 10)), n_rounds=2)
     budgets = {"rounds": args.rounds, "trees": args.trees}
-    folds = {f: run_fold(f, names, budgets, args.within, args.threads) for f in args.folds}
-    markdown = report(folds, names, args.within) + "\n\n" + machine_line(machine_info()) + "\n"
+    folds = {
+        f: run_fold(args.dataset, f, names, budgets, args.within, args.threads) for f in args.folds
+    }
+    markdown = report(args.dataset, folds, names, args.within)
+    markdown += "\n\n" + machine_line(machine_info()) + "\n"
     print(markdown)
     argv_text = " ".join(sys.argv[1:] if argv is None else argv)
     command = f"python benchmarks/time_to_quality.py {argv_text}".strip()
     if args.plot:
-        plot(folds, names, args.plot, command, args.within)
+        plot(args.dataset, folds, names, args.plot, command, args.within)
     data = {
         "command": command,
+        "dataset": args.dataset,
         "budgets": budgets,
         "within": args.within,
         "threads": args.threads,

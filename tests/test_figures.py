@@ -64,10 +64,10 @@ def test_staged_scores_are_the_models_scores(ttq, name):
 
 
 def test_one_fold_of_mq2008(ttq, capsys):
-    if not (ttq.DATA / "Fold1" / "train.txt.gz").is_file():
-        pytest.skip(f"no MQ2008 at {ttq.DATA}")
+    if not (ttq.DATA / "letor4" / "MQ2008" / "Fold1" / "train.txt.gz").is_file():
+        pytest.skip(f"no MQ2008 in {ttq.DATA}")
     names = [n for n in ("rankboost", "lightgbm") if importlib.util.find_spec(n)]
-    out = ttq.run_fold(1, names, {"rounds": 5, "trees": 5}, 0.002, 1)
+    out = ttq.run_fold("mq2008", 1, names, {"rounds": 5, "trees": 5}, 0.002, 1)
     for name in names:
         r = out[name]
         v = np.asarray(r["vali_ndcg10"])
@@ -78,7 +78,8 @@ def test_one_fold_of_mq2008(ttq, capsys):
         assert np.all(v[:i] < v.max() - 0.002)
         assert r["reached_seconds"] == r["seconds"][i]
         assert 0.0 < r["test_ndcg10_there"] < 1.0
-    table = ttq.report({1: out}, names, 0.002)
+    table = ttq.report("mq2008", {1: out}, names, 0.002)
+    assert table.startswith("LETOR 4.0 MQ2008, folds [1]")
     assert "| RankBoost (defaults) |" in table
 
 
