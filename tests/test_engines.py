@@ -19,7 +19,7 @@ import pytest
 
 from rankboost.cli import main
 from rankboost.fusion import Qrels, Run, write_qrels, write_run
-from rankboost.fusion.engines import check_export, export_linear
+from rankboost.fusion.engines import check_export, compare_served, export_linear
 from rankboost.fusion.linear import LinearFusion
 
 DATA = json.loads((Path(__file__).parent / "data" / "engines_tiny.json").read_text())
@@ -118,29 +118,10 @@ def _train(runs: list[Run], normalizer: str, tmp_path: Path) -> tuple[LinearFusi
 
 
 def _same_top(ours: Run, served: Run, k: int) -> None:
-    """Every query: the served top ``k`` ids are fuse apply's, scores to 1e-6 relative.
-
-    Documents with exactly the same served score are a tie, which fuse apply orders by
-    document id and the engine by first appearance: within a tie the ids are compared as a
-    set (a tie cut by the top ``k``: the served ones are among fuse apply's tied ones).
-    """
-    a, b = ours.sorted(), served.sorted()
-    assert sorted(a.queries) == sorted(b.queries)
-    for q in a.queries:
-        da, sa = a.docid[a.qid == q].tolist(), a.score[a.qid == q]
-        ib, sb = b.docid[b.qid == q].tolist(), b.score[b.qid == q]
-        assert len(ib) == min(k, len(da)), q
-        np.testing.assert_allclose(sb, sa[: len(ib)], rtol=1e-6, err_msg=q)
-        start = 0
-        for end in [*np.flatnonzero(np.diff(sb) != 0) + 1, len(ib)]:
-            if end - start == 1 or end < len(ib):
-                assert set(ib[start:end]) == set(da[start:end]), (q, start)
-            else:  # the last tie may continue past k in fuse apply's list
-                tied = {
-                    d for d, x in zip(da, sa, strict=True) if abs(x - sb[start]) <= 1e-6 * abs(x)
-                }
-                assert set(ib[start:end]) <= tied, (q, start)
-            start = end
+    """Every query: the served top ``k`` ids are fuse apply's, scores to 1e-6 relative (ties
+    as sets: :func:`rankboost.fusion.engines.compare_served`)."""
+    assert sorted(ours.queries) == sorted(served.queries)
+    assert compare_served(ours, served, k) == []
 
 
 # ---------------------------------------------------------------------- exactness
@@ -312,3 +293,14 @@ def test_cli_refusal_exits_1_with_one_line(tmp_path, capsys) -> None:
     assert "'--normalizer dbsf'" in err[0]
     assert "Traceback" not in err[0]
     assert not (tmp_path / "o").exists()
+
+
+def test_compare_served_catches_a_swap_a_score_and_a_short_list() -> None:
+    ours = Run(["q"] * 3, ["a", "b", "c"], [1, 2, 3], [3.0, 2.0, 1.0])
+    assert compare_served(ours, Run(["q"] * 2, ["a", "b"], [1, 2], [3.0, 2.0]), 2) == []
+    swap = Run(["q"] * 2, ["b", "a"], [1, 2], [3.0, 2.0])
+    assert compare_served(ours, swap, 2) == ["query 'q': position 1 serves 'b', not 'a'"]
+    off = Run(["q"] * 2, ["a", "b"], [1, 2], [3.0, 2.00001])
+    assert compare_served(ours, off, 2) == ["query 'q': position 2 scores 2.00001, not 2.0"]
+    short = Run(["q"], ["a"], [1], [3.0])
+    assert compare_served(ours, short, 2) == ["query 'q': 1 documents served, not 2"]

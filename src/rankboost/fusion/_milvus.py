@@ -124,6 +124,8 @@ def milvus_search_args(
 def _plain(v: Any) -> Any:
     if isinstance(v, np.ndarray):
         return v.tolist()
+    if isinstance(v, Mapping) and set(v) == {"indices", "values"}:  # Qdrant's sparse form
+        return {int(k): float(x) for k, x in zip(v["indices"], v["values"], strict=True)}
     if isinstance(v, Mapping):
         return {int(k): float(x) for k, x in v.items()}
     return v

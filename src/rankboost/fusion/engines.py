@@ -52,6 +52,7 @@ from .run import Run
 __all__ = [
     "ENGINES",
     "check_export",
+    "compare_served",
     "elasticsearch_scores",
     "engine_fuse",
     "export_linear",
@@ -493,3 +494,56 @@ def _rankings(run: Run) -> dict[str, list[str]]:
     for q, d in zip(run.qid.tolist(), run.docid.tolist(), strict=True):
         out.setdefault(q, []).append(d)
     return out
+
+
+def compare_served(ours: Run, served: Run, k: int, rtol: float = 1e-6) -> list[str]:
+    """Queries where an engine's served top ``k`` is not ``ours``'s; empty when all agree.
+
+    Per query, the served list must have ``min(k, len(ours))`` documents whose scores equal
+    ours position by position to ``rtol`` (relative) and whose ids are ours, in order;
+    documents with exactly the same served score are a tie, which ``fuse apply`` orders by
+    document id and an engine by first appearance, so within a tie the ids are compared as
+    a set (a tie cut by the top ``k``: the served ones are among ours with that score).
+    Each entry says what differs.
+
+    Examples
+    --------
+    >>> from rankboost.fusion import Run
+    >>> from rankboost.fusion.engines import compare_served
+    >>> ours = Run(["q"] * 3, ["a", "b", "c"], [1, 2, 3], [2.0, 1.0, 1.0])
+    >>> compare_served(ours, Run(["q"] * 2, ["a", "c"], [1, 2], [2.0, 1.0]), 2)
+    []
+    >>> compare_served(ours, Run(["q"] * 2, ["b", "a"], [1, 2], [2.0, 1.0]), 2)
+    ["query 'q': position 1 serves 'b', not 'a'"]
+    """
+    a, b = ours.sorted(), served.sorted()
+    bad: list[str] = []
+    for q in a.queries:
+        da, sa = a.docid[a.qid == q].tolist(), a.score[a.qid == q]
+        ib, sb = b.docid[b.qid == q].tolist(), b.score[b.qid == q]
+        if len(ib) != min(k, len(da)):
+            bad.append(f"query {q!r}: {len(ib)} documents served, not {min(k, len(da))}")
+            continue
+        off = np.abs(sb - sa[: len(ib)]) > rtol * np.abs(sa[: len(ib)])
+        if off.any():
+            i = int(np.argmax(off))
+            bad.append(
+                f"query {q!r}: position {i + 1} scores {float(sb[i])!r}, not {float(sa[i])!r}"
+            )
+            continue
+        start, cut = 0, len(ib) < len(da)
+        for end in [*(np.flatnonzero(np.diff(sb) != 0) + 1).tolist(), len(ib)]:
+            got = set(ib[start:end])
+            if end < len(ib) or not cut:
+                ok = got == set(da[start:end])
+            else:  # the last tie may continue past k in ours
+                ok = got <= {d for d, x in zip(da, sa.tolist(), strict=True)
+                             if abs(x - sb[start]) <= rtol * abs(x)}  # fmt: skip
+            if not ok:
+                bad.append(f"query {q!r}: position {start + 1} serves {ib[start]!r}, not "
+                           f"{da[start]!r}")  # fmt: skip
+                break
+            start = end
+    for q in sorted(set(b.queries) - set(a.queries)):
+        bad.append(f"query {q!r}: served, but not in ours")
+    return bad
