@@ -14,7 +14,10 @@ Qdrant and Milvus Lite"):
 2. ``rankboost fuse train`` / ``fuse export`` on those files (the user's commands), then
    ``serve``: the engine answers every query with the exported request, written to
    ``DIR/served.run``, and compared with ``fuse apply`` on the same runs (ids and scores of
-   the top ``--limit``, NDCG@10 of both) beside the engine's own RRF.
+   the top ``--limit``, NDCG@10 of both) beside the engine's own RRF. ``fuse apply`` runs on
+   the lists the engine returns at serving time: equal scores (CISI has duplicate
+   documents) can come back in another order once the engine reopens its files, which
+   changes ranks (so RRF) but not what was trained.
 
 Usage::
 
@@ -248,6 +251,12 @@ def cmd_index(args: argparse.Namespace) -> None:
           f"{out}/dense.run, {out}/qrels")  # fmt: skip
 
 
+def _named(run: Any, name: str) -> Any:
+    from rankboost.fusion import Run
+
+    return Run(run.qid, run.docid, run.rank, run.score, name=name)
+
+
 def cmd_serve(args: argparse.Namespace) -> None:
     from rankboost.fusion import evaluate_run, read_qrels, read_run, write_run
     from rankboost.fusion.linear import LinearFusion
@@ -256,10 +265,17 @@ def cmd_serve(args: argparse.Namespace) -> None:
     qv = json.load(open(out / "queries.json"))
     body = json.load(open(args.request))
     model = LinearFusion.load(args.model)
-    runs = [read_run(out / f"{f}.run", name=n)
-            for f, n in zip(("bm25", "dense"), model.list_names_, strict=True)]  # fmt: skip
     qrels = read_qrels(out / "qrels")
     client = open_engine(args.engine, out, fresh=False)
+    # fuse apply on the runs the engine gives now: equal scores (CISI has duplicate documents)
+    # may come back in another order once the engine reopens its files, and RRF sees ranks
+    fresh = engine_runs(args.engine, client, qv, args.depth)
+    pairs = zip(("bm25", "dense"), model.list_names_, strict=True)
+    runs = [_named(fresh[f], n) for f, n in pairs]
+    moved = sum(
+        read_run(out / f"{f}.run").docid.tolist() != fresh[f].sorted().docid.tolist()
+        for f in ("bm25", "dense")
+    )
     t0 = time.perf_counter()
     got = served(args.engine, client, body, qv, args.limit)
     t1 = time.perf_counter()
@@ -292,6 +308,7 @@ def cmd_serve(args: argparse.Namespace) -> None:
         f"per query: learned fusion {1e3 * (t1 - t0) / n:.2f} ms, "
         f"engine RRF {1e3 * (t2 - t1) / n:.2f} ms"
     )
+    print(f"the engine's runs now: {moved} of 2 differ from the trained-on files (tie order)")
 
 
 def cmd_tiny(args: argparse.Namespace) -> None:
