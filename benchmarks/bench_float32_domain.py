@@ -55,7 +55,9 @@ def main() -> None:
         model.decision_function(Xte)
         predict_peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-        vals = [metrics(yva, s, qva)["ndcg@10"] for s in model.staged_decision_function(Xva)]
+        vals = [
+            metrics(yva, s, qva)["ndcg@10"] for s in model.staged_decision_function(Xva)
+        ]
         k = int(np.argmax(vals)) + 1
         row = {
             "fold": fold,
