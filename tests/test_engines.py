@@ -12,6 +12,7 @@ relative. Versions: the ``engines`` extra (qdrant-client 1.20, pymilvus 3.0, mil
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -282,19 +283,6 @@ def test_qdrant_client_without_the_formula_api(monkeypatch) -> None:
         qdrant_query_args(body, next(iter(_qdrant_queries().values())))
 
 
-def test_cli_refusal_exits_1_with_one_line(tmp_path, capsys) -> None:
-    path = tmp_path / "m.json"
-    _model("minmax", [1.0, 2.0]).save(path)
-    code = main(["fuse", "export", str(path), "--engine", "qdrant", "-o", str(tmp_path / "o")])
-    err = capsys.readouterr().err.strip().splitlines()
-    assert code == 1
-    assert len(err) == 1, err
-    assert err[0].startswith("rankboost: error:"), err
-    assert "'--normalizer dbsf'" in err[0]
-    assert "Traceback" not in err[0]
-    assert not (tmp_path / "o").exists()
-
-
 def test_compare_served_catches_a_swap_a_score_and_a_short_list() -> None:
     ours = Run(["q"] * 3, ["a", "b", "c"], [1, 2, 3], [3.0, 2.0, 1.0])
     assert compare_served(ours, Run(["q"] * 2, ["a", "b"], [1, 2], [3.0, 2.0]), 2) == []
@@ -304,3 +292,45 @@ def test_compare_served_catches_a_swap_a_score_and_a_short_list() -> None:
     assert compare_served(ours, off, 2) == ["query 'q': position 2 scores 2.00001, not 2.0"]
     short = Run(["q"], ["a"], [1], [3.0])
     assert compare_served(ours, short, 2) == ["query 'q': 1 documents served, not 2"]
+
+
+@pytest.mark.parametrize(
+    ("engine", "normalizer", "weights", "extra", "code", "match"),
+    [
+        ("qdrant", "minmax", [1.0, 2.0], [], 1, "'--normalizer dbsf'"),
+        ("qdrant", "rrf", [1.0, 2.0], ["--vectors", "a", "b", "c"], 1,
+         "3 vector names given .* model of 2 lists"),
+        ("milvus", "rrf", [1.0, 2.0], [], 1, "RRFRanker is unweighted"),
+        ("elasticsearch", "rrf", [1.0, 2.0], ["--vectors", "a", "b"], 2,
+         "--vectors names Qdrant's vectors"),
+    ],
+)  # fmt: skip
+def test_cli_export_errors(tmp_path, capsys, engine, normalizer, weights, extra, code, match):
+    """One ``rankboost: error:`` line, exit 1 for a model the engine cannot take, 2 for usage."""
+    path = tmp_path / "m.json"
+    _model(normalizer, weights).save(path)
+    out = tmp_path / "o.json"
+    assert main(["fuse", "export", str(path), "--engine", engine, "-o", str(out), *extra]) == code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("rankboost: error:"), err
+    assert re.search(match, err[0]), err
+    assert "Traceback" not in err[0]
+    assert not out.exists()
+
+
+def test_engine_normalisations_by_hand() -> None:
+    """dbsf: Qdrant's (sample sd, 0.5 for one or equal scores, no clipping); atan: Milvus's IP."""
+    from rankboost.fusion.features import normalise_scores
+
+    run = Run(["a"] * 3 + ["b", "c", "c"], ["x", "y", "z", "x", "x", "y"], [1, 2, 3, 1, 1, 2],
+              [3.0, 2.0, 1.0, 5.0, 4.0, 4.0])  # fmt: skip
+    # query a: mean 2, sample sd 1 -> (s - (2 - 3)) / 6
+    np.testing.assert_allclose(
+        normalise_scores(run, "dbsf"), [4 / 6, 3 / 6, 2 / 6, 0.5, 0.5, 0.5], rtol=1e-15
+    )
+    np.testing.assert_allclose(
+        normalise_scores(run, "atan"), 0.5 + np.arctan([3.0, 2, 1, 5, 4, 4]) / np.pi, rtol=1e-15
+    )
+    with pytest.raises(ValueError, match="method must be one of .*'dbsf', 'atan'"):
+        normalise_scores(run, "arctan")

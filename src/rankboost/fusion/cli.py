@@ -217,6 +217,11 @@ def _export(args: argparse.Namespace) -> int:
     from .io import read_runs
     from .linear import LinearFusion
 
+    if args.vectors is not None and args.engine not in ("qdrant", "milvus"):
+        raise UsageError(
+            f"--vectors names Qdrant's vectors or Milvus's fields; {args.engine} takes its "
+            "sub-queries in the model's order (drop --vectors)."
+        )
     check_output(args.output, [("fusion model file", args.model)])  # before the work
     model = LinearFusion.load(args.model)
     opts = {"rank_window_size": args.rank_window_size, "approximate": args.approximate,
