@@ -32,6 +32,9 @@ _EXTRAS = {
     "pandas": "pandas",
     "dask": "dask",
     "distributed": "dask",
+    "qdrant_client": "engines",
+    "pymilvus": "engines",
+    "milvus_lite": "engines",
 }
 
 

@@ -120,16 +120,34 @@ def register(subparsers: Any) -> None:
     # ---- export -------------------------------------------------------------------------
     p = sub.add_parser(
         "export",
-        help="write a --family linear model as a search engine's hybrid request or pipeline",
+        help="write a --family linear model as a search engine's hybrid request or pipeline "
+        "(Elasticsearch, OpenSearch, Qdrant, Milvus)",
     )
     p.add_argument("model", help="linear fusion model JSON written by 'fuse train --family linear'")
-    p.add_argument("--engine", required=True, choices=["elasticsearch", "opensearch"])
+    p.add_argument(
+        "--engine", required=True, choices=["elasticsearch", "opensearch", "qdrant", "milvus"]
+    )
     p.add_argument("-o", "--output", required=True, help="where to write the JSON body")
     p.add_argument(
         "--rank-window-size",
         type=int_at_least(1),
         default=100,
-        help="Elasticsearch: documents taken from each retriever (default 100)",
+        help="documents taken from each retriever (Elasticsearch's rank_window_size, the "
+        "limit of Qdrant's prefetches and Milvus's requests; default 100)",
+    )
+    p.add_argument(
+        "--vectors",
+        nargs="+",
+        metavar="NAME",
+        default=None,
+        help="Qdrant / Milvus: the collection's vector name (field) of each run, in the "
+        "model's order (default: the model's run names)",
+    )
+    p.add_argument(
+        "--limit",
+        type=int_at_least(1),
+        default=10,
+        help="Qdrant / Milvus: documents the fused request returns (default 10)",
     )
     p.add_argument(
         "--check-runs",
@@ -159,9 +177,11 @@ def _add_family_options(p: argparse.ArgumentParser) -> None:
     )
     f.add_argument(
         "--normalizer",
-        choices=["minmax", "rrf"],
+        choices=["minmax", "rrf", "dbsf", "atan"],
         default="minmax",
-        help="--family linear: per-query normalisation of every run (default minmax)",
+        help="--family linear: per-query normalisation of every run (default minmax); dbsf "
+        "and atan are Qdrant's DBSF and Milvus's arctan, for 'fuse export --engine qdrant' "
+        "and '--engine milvus'",
     )
     f.add_argument(
         "--prior",
@@ -197,23 +217,22 @@ def _export(args: argparse.Namespace) -> int:
     from .io import read_runs
     from .linear import LinearFusion
 
+    if args.vectors is not None and args.engine not in ("qdrant", "milvus"):
+        raise UsageError(
+            f"--vectors names Qdrant's vectors or Milvus's fields; {args.engine} takes its "
+            "sub-queries in the model's order (drop --vectors)."
+        )
     check_output(args.output, [("fusion model file", args.model)])  # before the work
     model = LinearFusion.load(args.model)
-    body = export_linear(
-        model, args.engine, rank_window_size=args.rank_window_size, approximate=args.approximate
-    )
+    opts = {"rank_window_size": args.rank_window_size, "approximate": args.approximate,
+            "vectors": args.vectors, "limit": args.limit}  # fmt: skip
+    body = export_linear(model, args.engine, **opts)
     if args.check_runs:
         n = check_export(model, read_runs(args.check_runs), args.engine, body)
         sys.stderr.write(
             f"rankboost fuse export: {args.engine} ranks the {n} queries as fuse apply\n"
         )
-    export_linear(
-        model,
-        args.engine,
-        args.output,
-        rank_window_size=args.rank_window_size,
-        approximate=args.approximate,
-    )
+    export_linear(model, args.engine, args.output, **opts)
     return 0
 
 

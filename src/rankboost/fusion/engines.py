@@ -19,7 +19,18 @@ engine / target             ``normalizer="minmax"``               ``normalizer="
                             document, lowest score 0.001: not
                             the same ranking; refused unless
                             ``approximate=True``)
+``"qdrant"``                refused (no per-query min/max in      nested ``rrf`` (k + 1) per
+                            Qdrant's formula); ``"dbsf"``:        list + ``FormulaQuery``
+                            nested ``dbsf`` + formula (exact)     (exact)
+``"milvus"``                refused; ``"atan"``:                  ``RRFRanker(k)`` if the
+                            ``WeightedRanker(norm_score=True)``   weights are equal (exact),
+                            on IP fields (exact)                  else refused
 ==========================  ====================================  =========================
+
+Elasticsearch and OpenSearch are *modelled* (evaluators written from their source, below);
+Qdrant (qdrant-client local mode) and Milvus Lite are *run* for real in the test suite
+(:mod:`rankboost.fusion._qdrant`, :mod:`rankboost.fusion._milvus`), and their evaluators here
+serve ``fuse export --check-runs``.
 
 Engines compute in 32-bit floats; the evaluators do too (numpy ``float32`` arithmetic is
 IEEE-754 single precision, as Java's ``float``), and the model keeps float32 weights.
@@ -41,13 +52,16 @@ from .run import Run
 __all__ = [
     "ENGINES",
     "check_export",
+    "compare_served",
     "elasticsearch_scores",
     "engine_fuse",
     "export_linear",
+    "milvus_scores",
     "opensearch_scores",
+    "qdrant_scores",
 ]
 
-ENGINES = ("elasticsearch", "opensearch")
+ENGINES = ("elasticsearch", "opensearch", "qdrant", "milvus")
 _F32 = np.float32
 # Java's Float.MIN_VALUE: the smallest positive float, which Elasticsearch's minmax
 # normaliser starts its running maximum from.
@@ -63,14 +77,16 @@ def export_linear(
     retrievers: list[Any] | None = None,
     rank_window_size: int = 100,
     approximate: bool = False,
+    vectors: list[str] | None = None,
+    limit: int = 10,
 ) -> dict[str, Any]:
-    """The engine request (Elasticsearch) or search pipeline (OpenSearch) of a linear fusion.
+    """The engine request (Elasticsearch, Qdrant, Milvus) or search pipeline (OpenSearch).
 
     Parameters
     ----------
     model : LinearFusion
         A fitted linear fusion.
-    engine : {"elasticsearch", "opensearch"}
+    engine : {"elasticsearch", "opensearch", "qdrant", "milvus"}
     path : path-like, default=None
         Also write the JSON there (atomic).
     retrievers : list, default=None
@@ -79,11 +95,17 @@ def export_linear(
         lists. Unused for OpenSearch, whose ``hybrid`` query lists the sub-queries in the
         model's order.
     rank_window_size : int, default=100
-        Elasticsearch: documents taken from each retriever (the runs' depth).
+        Documents taken from each retriever (the runs' depth): Elasticsearch's
+        ``rank_window_size``, the ``limit`` of Qdrant's prefetches and Milvus's requests.
     approximate : bool, default=False
         OpenSearch with min-max: the ``normalization-processor`` averages over the
         sub-queries that returned a document, not a weighted sum, so it ranks differently;
         True writes it anyway.
+    vectors : list of str, default=None
+        Qdrant: the collection's vector name of each list; Milvus: its vector field; None
+        uses the model's list names.
+    limit : int, default=10
+        Qdrant and Milvus: documents the fused request returns.
 
     Returns
     -------
@@ -103,6 +125,12 @@ def export_linear(
     """
     w = _model_weights(model)
     names = list(model.list_names_)
+    if engine in ("elasticsearch", "opensearch") and model.normalizer not in ("minmax", "rrf"):
+        raise ValueError(
+            f"export_linear: {engine} normalises with min-max or RRF, not the "
+            f"{model.normalizer!r} this model was trained with; train with normalizer='minmax' "
+            "or 'rrf' for this engine ('dbsf' is Qdrant's, 'atan' Milvus's)."
+        )
     if engine == "elasticsearch":
         subs = (
             retrievers
@@ -147,6 +175,16 @@ def export_linear(
             }
         out = {"description": f"rankboost linear fusion of {', '.join(names)}",
                "phase_results_processors": [proc]}  # fmt: skip
+    elif engine == "qdrant":
+        from ._qdrant import qdrant_body
+
+        out = qdrant_body(model, w.tolist(), vectors=vectors, limit=limit,
+                          depth=rank_window_size)  # fmt: skip
+    elif engine == "milvus":
+        from ._milvus import milvus_body
+
+        out = milvus_body(model, w.tolist(), fields=vectors, limit=limit,
+                          depth=rank_window_size)  # fmt: skip
     else:
         raise ValueError(f"engine must be one of {ENGINES}; got {engine!r}.")
     if path is not None:
@@ -348,12 +386,86 @@ def opensearch_scores(runs: RunsLike, pipeline: dict[str, Any]) -> dict[str, dic
     return out
 
 
+def _weighted_sum(
+    runs: RunsLike, weights: list[float], values: Any, owner: str
+) -> dict[str, dict[str, float]]:
+    """``sum_i weights[i] * values(run_i)`` per document (absent: nothing), then float32."""
+    items = as_run_list(runs, owner)
+    if len(weights) != len(items):
+        raise ValueError(
+            f"{owner}: the request fuses {len(weights)} lists and {len(items)} runs were given."
+        )
+    acc: dict[str, dict[str, float]] = {}
+    for run, w in zip(items, weights, strict=True):
+        srt = run.sorted()
+        for q, d, x in zip(srt.qid.tolist(), srt.docid.tolist(), values(srt).tolist(),
+                           strict=True):  # fmt: skip
+            m = acc.setdefault(q, {})
+            m[d] = m.get(d, 0.0) + float(w) * x
+    return {q: {d: float(_F32(x)) for d, x in m.items()} for q, m in acc.items()}
+
+
+def qdrant_scores(runs: RunsLike, body: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Scores Qdrant's local mode gives the runs' documents for a :mod:`._qdrant` request.
+
+    qdrant-client 1.20: each prefetch fuses its one list (``reciprocal_rank_fusion``:
+    ``1 / (pos + k)``, pos from 0; ``distribution_based_score_fusion``), then
+    ``_rescore_with_formula`` evaluates ``sum(mult(w_i, $score[i]))`` in Python floats with
+    the defaults for absent documents, and rounds to float32.
+    """
+    from .features import normalise_scores
+
+    weights = [float(t["mult"][0]) for t in body["query"]["formula"]["sum"]]
+    inner = body["prefetch"][0]["query"]
+    if "rrf" in inner:
+        k = int(inner["rrf"]["k"])
+
+        def values(r: Run) -> Any:
+            return 1.0 / (k - 1 + r.rank.astype(np.float64))
+    else:
+
+        def values(r: Run) -> Any:
+            return normalise_scores(r, "dbsf")
+
+    return _weighted_sum(runs, weights, values, "qdrant_scores")
+
+
+def milvus_scores(runs: RunsLike, body: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Scores Milvus Lite's ``hybrid_search`` gives the runs' documents (IP fields).
+
+    milvus-lite 3.2 ``MergeOp``: ``_merge_weighted`` sums ``w_i * (0.5 + atan(s) / pi)``
+    (``norm_score=True``, IP) over the lists that returned the document; ``_merge_rrf``
+    sums ``1 / (k + rank)``. Returned scores are float32; here times ``score_scale``.
+    """
+    rr = body["rerank"]
+    n = len(body["search"])
+    if rr["strategy"] == "weighted":
+        weights = [float(x) for x in rr["params"]["weights"]]
+        norm = bool(rr["params"].get("norm_score", False))
+
+        def values(r: Run) -> Any:
+            return 0.5 + np.arctan(r.score) / np.pi if norm else r.score
+    else:
+        weights, k = [1.0] * n, int(rr["params"]["k"])
+
+        def values(r: Run) -> Any:
+            return 1.0 / (k + r.rank.astype(np.float64))
+
+    out = _weighted_sum(runs, weights, values, "milvus_scores")
+    scale = float(body.get("score_scale", 1.0))
+    return {q: {d: x * scale for d, x in m.items()} for q, m in out.items()}
+
+
 def engine_fuse(runs: RunsLike, body: dict[str, Any], engine: str) -> Run:
     """The run an engine returns for ``body`` (ties by document id, as :meth:`Run.from_dict`)."""
     if engine == "elasticsearch":
         return Run.from_dict(elasticsearch_scores(runs, body), name=engine)
     if engine == "opensearch":
         return Run.from_dict(opensearch_scores(runs, body), name=engine)
+    if engine == "qdrant":
+        return Run.from_dict(qdrant_scores(runs, body), name=engine)
+    if engine == "milvus":
+        return Run.from_dict(milvus_scores(runs, body), name=engine)
     raise ValueError(f"engine must be one of {ENGINES}; got {engine!r}.")
 
 
@@ -382,3 +494,56 @@ def _rankings(run: Run) -> dict[str, list[str]]:
     for q, d in zip(run.qid.tolist(), run.docid.tolist(), strict=True):
         out.setdefault(q, []).append(d)
     return out
+
+
+def compare_served(ours: Run, served: Run, k: int, rtol: float = 1e-6) -> list[str]:
+    """Queries where an engine's served top ``k`` is not ``ours``'s; empty when all agree.
+
+    Per query, the served list must have ``min(k, len(ours))`` documents whose scores equal
+    ours position by position to ``rtol`` (relative) and whose ids are ours, in order;
+    documents with exactly the same served score are a tie, which ``fuse apply`` orders by
+    document id and an engine by first appearance, so within a tie the ids are compared as
+    a set (a tie cut by the top ``k``: the served ones are among ours with that score).
+    Each entry says what differs.
+
+    Examples
+    --------
+    >>> from rankboost.fusion import Run
+    >>> from rankboost.fusion.engines import compare_served
+    >>> ours = Run(["q"] * 3, ["a", "b", "c"], [1, 2, 3], [2.0, 1.0, 1.0])
+    >>> compare_served(ours, Run(["q"] * 2, ["a", "c"], [1, 2], [2.0, 1.0]), 2)
+    []
+    >>> compare_served(ours, Run(["q"] * 2, ["b", "a"], [1, 2], [2.0, 1.0]), 2)
+    ["query 'q': position 1 serves 'b', not 'a'"]
+    """
+    a, b = ours.sorted(), served.sorted()
+    bad: list[str] = []
+    for q in a.queries:
+        da, sa = a.docid[a.qid == q].tolist(), a.score[a.qid == q]
+        ib, sb = b.docid[b.qid == q].tolist(), b.score[b.qid == q]
+        if len(ib) != min(k, len(da)):
+            bad.append(f"query {q!r}: {len(ib)} documents served, not {min(k, len(da))}")
+            continue
+        off = np.abs(sb - sa[: len(ib)]) > rtol * np.abs(sa[: len(ib)])
+        if off.any():
+            i = int(np.argmax(off))
+            bad.append(
+                f"query {q!r}: position {i + 1} scores {float(sb[i])!r}, not {float(sa[i])!r}"
+            )
+            continue
+        start, cut = 0, len(ib) < len(da)
+        for end in [*(np.flatnonzero(np.diff(sb) != 0) + 1).tolist(), len(ib)]:
+            got = set(ib[start:end])
+            if end < len(ib) or not cut:
+                ok = got == set(da[start:end])
+            else:  # the last tie may continue past k in ours
+                ok = got <= {d for d, x in zip(da, sa.tolist(), strict=True)
+                             if abs(x - sb[start]) <= rtol * abs(x)}  # fmt: skip
+            if not ok:
+                bad.append(f"query {q!r}: position {start + 1} serves {ib[start]!r}, not "
+                           f"{da[start]!r}")  # fmt: skip
+                break
+            start = end
+    for q in sorted(set(b.queries) - set(a.queries)):
+        bad.append(f"query {q!r}: served, but not in ours")
+    return bad

@@ -24,6 +24,7 @@ from .run import Qrels, Run
 __all__ = [
     "FusionFeatures",
     "FusionWarning",
+    "ENGINE_NORMS",
     "SCORE_NORMS",
     "fusion_features",
     "grades_for",
@@ -83,6 +84,9 @@ def _rank_values(rank: NDArray[np.int64], rank_feature: str) -> NDArray[np.float
 
 #: Per-query score normalisations (:func:`normalise_scores`).
 SCORE_NORMS = ("minmax", "zscore", "rrf")
+#: The engines' own normalisations, for the linear family (:func:`normalise_scores`):
+#: Qdrant's DBSF and Milvus's arctan (``WeightedRanker(norm_score=True)`` on IP scores).
+ENGINE_NORMS = ("dbsf", "atan")
 RRF_K = 60
 
 
@@ -104,6 +108,24 @@ def _minmax_per_query(qcode: NDArray[np.int64], s: NDArray[np.float64], n_q: int
     return out
 
 
+def _dbsf_per_query(qcode: NDArray[np.int64], s: NDArray[np.float64], n_q: int) -> NDArray:
+    """Qdrant's DBSF: ``(s - (mean - 3 sd)) / (6 sd)``, sample sd; 0.5 for one or equal scores.
+
+    qdrant-client 1.20 ``hybrid/fusion.py`` ``distribution_based_score_fusion.normalize``
+    (``variance = sum((s - mean)**2) / (n - 1)``; ``n == 1`` or ``variance == 0``: 0.5; no
+    clipping, so a score beyond 3 sd falls outside [0, 1]).
+    """
+    cnt = np.bincount(qcode, minlength=n_q).astype(np.float64)
+    mean = np.bincount(qcode, s, minlength=n_q) / np.maximum(cnt, 1)
+    dev = s - mean[qcode]
+    var = (np.bincount(qcode, dev * dev, minlength=n_q) / np.maximum(cnt - 1, 1))[qcode]
+    out = np.full(s.shape[0], 0.5)
+    ok = (cnt[qcode] > 1) & (var > 0)
+    sd = np.sqrt(var[ok])
+    out[ok] = (s[ok] - (mean[qcode][ok] - 3 * sd)) / (6 * sd)
+    return out
+
+
 def _zscore_per_query(qcode: NDArray[np.int64], s: NDArray[np.float64], n_q: int) -> NDArray:
     cnt = np.bincount(qcode, minlength=n_q).astype(np.float64)
     mean = np.bincount(qcode, s, minlength=n_q) / np.maximum(cnt, 1)
@@ -122,12 +144,16 @@ def normalise_scores(run: Run, method: str, *, k: int = RRF_K) -> NDArray[np.flo
     ----------
     run : Run
         The list whose scores (or ranks) are normalised.
-    method : {"minmax", "zscore", "rrf"}
+    method : {"minmax", "zscore", "rrf", "dbsf", "atan"}
         ``"minmax"``: ``(s - min) / (max - min)`` over the query's entries, 1 for every entry
         when all the query's scores are equal (the value Elasticsearch's ``minmax``
         normaliser and OpenSearch's ``min_max`` technique give a single result);
         ``"zscore"``: ``(s - mean) / std`` (population std), 0 when all are equal;
-        ``"rrf"``: ``1 / (k + rank)``, the run's rank, as RRF (Cormack et al. 2009).
+        ``"rrf"``: ``1 / (k + rank)``, the run's rank, as RRF (Cormack et al. 2009);
+        ``"dbsf"``: Qdrant's distribution-based score fusion, ``(s - mean + 3 sd) / (6 sd)``
+        with the sample sd, 0.5 when the query has one score or all are equal;
+        ``"atan"``: ``0.5 + arctan(s) / pi``, Milvus's ``WeightedRanker(norm_score=True)`` on
+        IP scores (milvus-lite 3.2 ``function/ops/merge_op.py`` ``_normalize_func``).
     k : int, default=60
         RRF's rank constant.
 
@@ -141,13 +167,17 @@ def normalise_scores(run: Run, method: str, *, k: int = RRF_K) -> NDArray[np.flo
     >>> normalise_scores(run, "rrf", k=1).tolist()
     [0.5, 0.3333333333333333, 0.25, 0.5]
     """
-    if method not in SCORE_NORMS:
-        raise ValueError(f"method must be one of {SCORE_NORMS}; got {method!r}.")
+    if method not in SCORE_NORMS + ENGINE_NORMS:
+        raise ValueError(f"method must be one of {SCORE_NORMS + ENGINE_NORMS}; got {method!r}.")
     if method == "rrf":
         return 1.0 / (k + run.rank.astype(np.float64))
+    if method == "atan":
+        return 0.5 + np.arctan(run.score.astype(np.float64)) / np.pi
     qcode, n_q = _query_codes(run.qid)
     if method == "minmax":
         return _minmax_per_query(qcode, run.score, n_q)
+    if method == "dbsf":
+        return _dbsf_per_query(qcode, run.score, n_q)
     return _zscore_per_query(qcode, run.score, n_q)
 
 

@@ -51,7 +51,9 @@ __all__ = ["LINEAR_NORMALIZERS", "LinearFusion", "linear_features"]
 
 FORMAT_NAME = "rankboost-fusion-linear"
 FORMAT_VERSION = 1
-LINEAR_NORMALIZERS = ("minmax", "rrf")
+#: ``"dbsf"`` and ``"atan"`` are the engines' own (Qdrant's DBSF, Milvus's arctan): a model
+#: trained with one is served exactly by that engine (:mod:`rankboost.fusion.engines`).
+LINEAR_NORMALIZERS = ("minmax", "rrf", "dbsf", "atan")
 #: Prior scales tried by ``prior_scale="auto"`` (0 = no prior: boosting from scratch).
 PRIOR_SCALES = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0)
 
@@ -171,8 +173,10 @@ class LinearFusion:
 
     Parameters
     ----------
-    normalizer : {"minmax", "rrf"}, default="minmax"
-        Per-query normalisation of every list (see :mod:`rankboost.fusion.linear`).
+    normalizer : {"minmax", "rrf", "dbsf", "atan"}, default="minmax"
+        Per-query normalisation of every list (see :mod:`rankboost.fusion.linear` and
+        :func:`rankboost.fusion.features.normalise_scores`): ``"dbsf"`` is Qdrant's, ``"atan"``
+        Milvus's (IP scores), so ``fuse export`` hands those engines what was trained.
     rank_constant : int, default=60
         RRF's ``k`` (``normalizer="rrf"``).
     n_rounds : int or "auto", default="auto"
@@ -276,8 +280,17 @@ class LinearFusion:
             )
 
     def _unit(self, N: NDArray[np.float64]) -> NDArray[np.float64]:
-        """``h_i`` in [0, 1]: rrf values times ``k + 1`` (min-max values already are)."""
-        return N * (self.rank_constant + 1.0) if self.normalizer == "rrf" else N
+        """``h_i`` in [-1, 1]: rrf values times ``k + 1`` (min-max and atan values already are).
+
+        DBSF values fall outside [0, 1] for a score beyond 3 sd of its query's mean: they are
+        divided by their largest magnitude when it exceeds 1 (one factor for every list, so
+        the weights keep their meaning and ``F = N @ w`` ranks as ``H @ w``).
+        """
+        if self.normalizer == "rrf":
+            return N * (self.rank_constant + 1.0)
+        if self.normalizer == "dbsf" and N.size:
+            return N / max(1.0, float(np.abs(N).max()))
+        return N
 
     def fit(self, runs: RunsLike, qrels: Qrels | Mapping[str, Any]) -> LinearFusion:
         """Learn the weights from input lists and relevance judgements."""

@@ -1,0 +1,336 @@
+"""Learned fusion served by real engines: Qdrant (local mode) and Milvus Lite (issue 34).
+
+The tiny collection ``tests/data/engines_tiny.json`` (6 CISI queries, their top BM25 and
+dense documents: BM25 sparse vectors and 12-d dense vectors, written by
+``python experiments/engine_pipeline.py tiny``) is indexed in each engine; the engine's own
+``bm25`` and ``dense`` runs train a linear fusion of every family the engine can express;
+``fuse export`` writes the engine's request, and the engine's fused top ``LIMIT`` must equal
+``fuse apply``'s ranking of the same runs query by query: ids exactly, scores to 1e-6
+relative. Versions: the ``engines`` extra (qdrant-client 1.20, pymilvus 3.0, milvus-lite 3.2).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rankboost.cli import main
+from rankboost.fusion import Qrels, Run, write_qrels, write_run
+from rankboost.fusion.engines import check_export, compare_served, export_linear
+from rankboost.fusion.linear import LinearFusion
+
+DATA = json.loads((Path(__file__).parent / "data" / "engines_tiny.json").read_text())
+DEPTH, LIMIT, COLL = 8, 12, "tiny"
+FIELDS = ["bm25", "dense"]
+DIM = len(next(iter(DATA["docs"].values()))["dense"])
+QRELS = Qrels(*map(list, zip(*DATA["qrels"], strict=True)))
+
+
+# ---------------------------------------------------------------------- the engines
+@pytest.fixture(scope="module")
+def qdrant():
+    pytest.importorskip("qdrant_client", reason="the 'engines' extra is not installed")
+    from qdrant_client import QdrantClient, models
+
+    client = QdrantClient(":memory:")
+    client.create_collection(
+        COLL,
+        vectors_config={"dense": models.VectorParams(size=DIM, distance=models.Distance.DOT)},
+        sparse_vectors_config={"bm25": models.SparseVectorParams()},
+    )
+    points = [
+        models.PointStruct(id=i, payload={"docid": d},
+                           vector={"dense": v["dense"], "bm25": models.SparseVector(**v["bm25"])})
+        for i, (d, v) in enumerate(DATA["docs"].items())
+    ]  # fmt: skip
+    client.upsert(COLL, points)
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="module")
+def milvus(tmp_path_factory):
+    pytest.importorskip("pymilvus", reason="the 'engines' extra is not installed")
+    pytest.importorskip("milvus_lite", reason="the 'engines' extra is not installed")
+    from pymilvus import DataType, MilvusClient
+
+    client = MilvusClient(str(tmp_path_factory.mktemp("milvus") / "tiny.db"))
+    for name, metric in ((COLL, "IP"), ("cosine", "COSINE")):
+        schema = client.create_schema(auto_id=False)
+        schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=64)
+        schema.add_field("dense", DataType.FLOAT_VECTOR, dim=DIM)
+        schema.add_field("bm25", DataType.SPARSE_FLOAT_VECTOR)
+        ip = client.prepare_index_params()
+        ip.add_index("dense", index_type="FLAT", metric_type=metric)
+        ip.add_index("bm25", index_type="SPARSE_INVERTED_INDEX", metric_type="IP")
+        client.create_collection(name, schema=schema, index_params=ip)
+        client.insert(name, [{"id": d, "dense": v["dense"], "bm25": _pairs(v["bm25"])}
+                             for d, v in DATA["docs"].items()])  # fmt: skip
+    yield client
+    client.close()
+
+
+def _pairs(sp: dict) -> dict[int, float]:
+    return dict(zip(sp["indices"], sp["values"], strict=True))
+
+
+def _qdrant_queries() -> dict:
+    return {q: {"dense": v["dense"], "bm25": v["bm25"]} for q, v in DATA["queries"].items()}
+
+
+def _milvus_queries() -> dict:
+    return {q: {"dense": v["dense"], "bm25": _pairs(v["bm25"])} for q, v in DATA["queries"].items()}
+
+
+@pytest.fixture(scope="module")
+def qdrant_runs(qdrant):
+    from rankboost.fusion._qdrant import qdrant_run
+
+    qv = _qdrant_queries()
+    return [qdrant_run(qdrant, COLL, f, {q: v[f] for q, v in qv.items()}, DEPTH, id_field="docid")
+            for f in FIELDS]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def milvus_runs(milvus):
+    from rankboost.fusion._milvus import milvus_run
+
+    qv = _milvus_queries()
+    return [milvus_run(milvus, COLL, f, {q: v[f] for q, v in qv.items()}, DEPTH) for f in FIELDS]
+
+
+def _train(runs: list[Run], normalizer: str, tmp_path: Path) -> tuple[LinearFusion, list[str]]:
+    """``rankboost fuse train --family linear`` on the engine's runs (files named as fields)."""
+    paths = []
+    for r in runs:
+        paths.append(str(tmp_path / f"{r.name}.run"))
+        write_run(paths[-1], r)
+    write_qrels(tmp_path / "qrels", QRELS)
+    model = str(tmp_path / f"{normalizer}.json")
+    argv = ["fuse", "train", "--runs", *paths, "--qrels", str(tmp_path / "qrels"), "-o", model,
+            "--family", "linear", "--normalizer", normalizer, "--rounds", "5",
+            "--prior-scale", "1"]  # fmt: skip
+    assert main(argv) == 0
+    return LinearFusion.load(model), paths
+
+
+def _same_top(ours: Run, served: Run, k: int) -> None:
+    """Every query: the served top ``k`` ids are fuse apply's, scores to 1e-6 relative (ties
+    as sets: :func:`rankboost.fusion.engines.compare_served`)."""
+    assert sorted(ours.queries) == sorted(served.queries)
+    assert compare_served(ours, served, k) == []
+
+
+# ---------------------------------------------------------------------- exactness
+@pytest.mark.parametrize("normalizer", ["dbsf", "rrf"])
+def test_qdrant_serves_what_fuse_apply_ranks(qdrant, qdrant_runs, normalizer, tmp_path) -> None:
+    from rankboost.fusion._qdrant import qdrant_fused_run
+
+    trained, paths = _train(qdrant_runs, normalizer, tmp_path)
+    # the trained weights, then both lists counting (the formula really sums two scores)
+    for weights in (trained.weights_, np.array([0.37, 1.0])):
+        model = _model(normalizer, weights.tolist(), trained.list_names_)
+        model.save(tmp_path / "m.json")
+        out = tmp_path / "request.json"
+        argv = ["fuse", "export", str(tmp_path / "m.json"), "--engine", "qdrant",
+                "--vectors", *FIELDS, "--rank-window-size", str(DEPTH), "--limit", str(LIMIT),
+                "-o", str(out), "--check-runs", *paths]  # fmt: skip
+        assert main(argv) == 0
+        body = json.loads(out.read_text())
+        served = qdrant_fused_run(qdrant, COLL, body, _qdrant_queries(), id_field="docid")
+        _same_top(model.fuse(qdrant_runs, match="order"), served, LIMIT)
+
+
+@pytest.mark.parametrize("normalizer", ["atan", "rrf"])
+def test_milvus_serves_what_fuse_apply_ranks(milvus, milvus_runs, normalizer, tmp_path) -> None:
+    from rankboost.fusion._milvus import milvus_fused_run
+
+    trained, paths = _train(milvus_runs, normalizer, tmp_path)
+    # Milvus's RRFRanker has no weights: only an equal-weight rrf model is exported
+    others = [[0.75, 0.75]] if normalizer == "rrf" else [trained.weights_.tolist(), [0.37, 1.0]]
+    for weights in others:
+        model = _model(normalizer, weights, trained.list_names_)
+        model.save(tmp_path / "m.json")
+        out = tmp_path / "request.json"
+        argv = ["fuse", "export", str(tmp_path / "m.json"), "--engine", "milvus",
+                "--vectors", *FIELDS, "--rank-window-size", str(DEPTH), "--limit", str(LIMIT),
+                "-o", str(out), "--check-runs", *paths]  # fmt: skip
+        assert main(argv) == 0
+        body = json.loads(out.read_text())
+        served = milvus_fused_run(milvus, COLL, body, _milvus_queries())
+        _same_top(model.fuse(milvus_runs, match="order"), served, LIMIT)
+
+
+def test_qdrant_rrf_needs_k_plus_one(qdrant, qdrant_runs) -> None:
+    """Regression: Qdrant's RRF scores position p (from 0) 1 / (k + p), so ours is k + 1."""
+    from rankboost.fusion._qdrant import qdrant_fused_run
+
+    lin = _model("rrf", [1.0, 2.0])
+    body = export_linear(lin, "qdrant", vectors=FIELDS, rank_window_size=DEPTH, limit=LIMIT)
+    assert body["prefetch"][0]["query"] == {"rrf": {"k": 61}}
+    body["prefetch"][0]["query"] = body["prefetch"][1]["query"] = {"rrf": {"k": 60}}
+    served = qdrant_fused_run(qdrant, COLL, body, _qdrant_queries(), id_field="docid")
+    with pytest.raises(AssertionError):
+        _same_top(lin.fuse(qdrant_runs, match="order"), served, LIMIT)
+
+
+def test_milvus_scales_weights_into_its_range(milvus, milvus_runs) -> None:
+    """WeightedRanker takes weights in [0, 1]: divided by the largest, scores scaled back."""
+    from rankboost.fusion._milvus import milvus_fused_run
+
+    lin = _model("atan", [3.0, 1.5])
+    body = export_linear(lin, "milvus", vectors=FIELDS, rank_window_size=DEPTH, limit=LIMIT)
+    assert body["rerank"]["params"]["weights"] == [1.0, 0.5]
+    assert body["score_scale"] == 3.0
+    served = milvus_fused_run(milvus, COLL, body, _milvus_queries())
+    _same_top(lin.fuse(milvus_runs, match="order"), served, LIMIT)
+    assert check_export(lin, milvus_runs, "milvus", body) == len(DATA["queries"])
+
+
+# ---------------------------------------------------------------------- bad input
+def _model(normalizer: str, weights: list[float], names: list[str] = FIELDS) -> LinearFusion:
+    lin = LinearFusion(normalizer=normalizer)
+    lin.weights_ = np.asarray(weights, dtype=np.float64)
+    lin.list_names_ = list(names)
+    lin.n_lists_ = len(names)
+    lin.prior_scale_, lin.n_rounds_, lin.cv_results_ = 1.0, 0, None
+    return lin
+
+
+@pytest.mark.parametrize(
+    ("engine", "normalizer", "match"),
+    [
+        ("qdrant", "minmax", "no Qdrant request.*'--normalizer dbsf'"),
+        ("qdrant", "atan", "no Qdrant request.*no per-query min/max nor arctan"),
+        ("milvus", "minmax", "no Milvus ranker.*'--normalizer atan'"),
+        ("milvus", "dbsf", "no Milvus ranker"),
+        ("elasticsearch", "dbsf", "elasticsearch normalises with min-max or RRF"),
+        ("opensearch", "atan", "opensearch normalises with min-max or RRF"),
+    ],
+)
+def test_families_an_engine_cannot_express_are_refused(engine, normalizer, match) -> None:
+    with pytest.raises(ValueError, match=match):
+        export_linear(_model(normalizer, [1.0, 2.0]), engine)
+
+
+def test_milvus_refuses_weighted_rrf() -> None:
+    with pytest.raises(ValueError, match="RRFRanker is unweighted.*weights differ.*atan"):
+        export_linear(_model("rrf", [1.0, 2.0]), "milvus")
+
+
+@pytest.mark.parametrize("engine", ["qdrant", "milvus"])
+@pytest.mark.parametrize("bad", [float("nan"), -0.5])
+def test_nan_or_negative_weights(engine, bad) -> None:
+    with pytest.raises(ValueError, match="the engines take finite weights >= 0"):
+        export_linear(_model("rrf", [bad, 1.0]), engine)
+
+
+@pytest.mark.parametrize("engine", ["qdrant", "milvus"])
+def test_three_run_model_for_a_two_vector_request(engine) -> None:
+    lin = _model("rrf", [1.0, 1.0, 1.0], ["bm25", "dense", "splade"])
+    with pytest.raises(ValueError, match="2 (vector names|fields) given .* model of 3 lists"):
+        export_linear(lin, engine, vectors=FIELDS)
+
+
+def test_qdrant_vector_the_collection_lacks_and_dimension(qdrant) -> None:
+    from rankboost.fusion._qdrant import qdrant_fused_run
+
+    body = export_linear(_model("dbsf", [1.0, 1.0]), "qdrant", vectors=["bm25", "minilm"])
+    queries = {q: {"bm25": v["bm25"], "minilm": v["dense"]} for q, v in _qdrant_queries().items()}
+    with pytest.raises(ValueError, match="no vector named 'minilm' .*'dense', 'bm25'.*--vectors"):
+        qdrant_fused_run(qdrant, COLL, body, queries)
+    body = export_linear(_model("dbsf", [1.0, 1.0]), "qdrant", vectors=FIELDS)
+    short = {q: {**v, "dense": v["dense"][:-1]} for q, v in _qdrant_queries().items()}
+    with pytest.raises(ValueError, match=f"'dense' has dimension {DIM} but the query vector "
+                       f"has {DIM - 1}"):  # fmt: skip
+        qdrant_fused_run(qdrant, COLL, body, short)
+    with pytest.raises(ValueError, match="no query vector for 'dense'"):
+        qdrant_fused_run(qdrant, COLL, body, {q: {"bm25": v["bm25"]}
+                                              for q, v in _qdrant_queries().items()})  # fmt: skip
+
+
+def test_milvus_field_the_collection_lacks_dimension_and_metric(milvus) -> None:
+    from rankboost.fusion._milvus import milvus_fused_run
+
+    body = export_linear(_model("atan", [1.0, 1.0]), "milvus", vectors=["bm25", "minilm"])
+    queries = {q: {"bm25": v["bm25"], "minilm": v["dense"]} for q, v in _milvus_queries().items()}
+    with pytest.raises(ValueError, match="has no field 'minilm'.*--vectors"):
+        milvus_fused_run(milvus, COLL, body, queries)
+    body = export_linear(_model("atan", [1.0, 1.0]), "milvus", vectors=FIELDS)
+    short = {q: {**v, "dense": v["dense"][:-1]} for q, v in _milvus_queries().items()}
+    with pytest.raises(ValueError, match=f"'dense' has dimension {DIM} but the query vector "
+                       f"has {DIM - 1}"):  # fmt: skip
+        milvus_fused_run(milvus, COLL, body, short)
+    with pytest.raises(ValueError, match="'dense' is indexed with metric COSINE.*metric_type='IP'"):
+        milvus_fused_run(milvus, "cosine", body, _milvus_queries())
+
+
+def test_qdrant_client_without_the_formula_api(monkeypatch) -> None:
+    pytest.importorskip("qdrant_client", reason="the 'engines' extra is not installed")
+    from qdrant_client import models
+
+    from rankboost.fusion._qdrant import qdrant_query_args
+
+    body = export_linear(_model("dbsf", [1.0, 1.0]), "qdrant", vectors=FIELDS)
+    monkeypatch.delattr(models, "FormulaQuery")
+    with pytest.raises(
+        ImportError, match=r"lacks FormulaQuery.*pip install 'rankboost\[engines\]'"
+    ):
+        qdrant_query_args(body, next(iter(_qdrant_queries().values())))
+
+
+def test_compare_served_catches_a_swap_a_score_and_a_short_list() -> None:
+    ours = Run(["q"] * 3, ["a", "b", "c"], [1, 2, 3], [3.0, 2.0, 1.0])
+    assert compare_served(ours, Run(["q"] * 2, ["a", "b"], [1, 2], [3.0, 2.0]), 2) == []
+    swap = Run(["q"] * 2, ["b", "a"], [1, 2], [3.0, 2.0])
+    assert compare_served(ours, swap, 2) == ["query 'q': position 1 serves 'b', not 'a'"]
+    off = Run(["q"] * 2, ["a", "b"], [1, 2], [3.0, 2.00001])
+    assert compare_served(ours, off, 2) == ["query 'q': position 2 scores 2.00001, not 2.0"]
+    short = Run(["q"], ["a"], [1], [3.0])
+    assert compare_served(ours, short, 2) == ["query 'q': 1 documents served, not 2"]
+
+
+@pytest.mark.parametrize(
+    ("engine", "normalizer", "weights", "extra", "code", "match"),
+    [
+        ("qdrant", "minmax", [1.0, 2.0], [], 1, "'--normalizer dbsf'"),
+        ("qdrant", "rrf", [1.0, 2.0], ["--vectors", "a", "b", "c"], 1,
+         "3 vector names given .* model of 2 lists"),
+        ("milvus", "rrf", [1.0, 2.0], [], 1, "RRFRanker is unweighted"),
+        ("elasticsearch", "rrf", [1.0, 2.0], ["--vectors", "a", "b"], 2,
+         "--vectors names Qdrant's vectors"),
+    ],
+)  # fmt: skip
+def test_cli_export_errors(tmp_path, capsys, engine, normalizer, weights, extra, code, match):
+    """One ``rankboost: error:`` line, exit 1 for a model the engine cannot take, 2 for usage."""
+    path = tmp_path / "m.json"
+    _model(normalizer, weights).save(path)
+    out = tmp_path / "o.json"
+    assert main(["fuse", "export", str(path), "--engine", engine, "-o", str(out), *extra]) == code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("rankboost: error:"), err
+    assert re.search(match, err[0]), err
+    assert "Traceback" not in err[0]
+    assert not out.exists()
+
+
+def test_engine_normalisations_by_hand() -> None:
+    """dbsf: Qdrant's (sample sd, 0.5 for one or equal scores, no clipping); atan: Milvus's IP."""
+    from rankboost.fusion.features import normalise_scores
+
+    run = Run(["a"] * 3 + ["b", "c", "c"], ["x", "y", "z", "x", "x", "y"], [1, 2, 3, 1, 1, 2],
+              [3.0, 2.0, 1.0, 5.0, 4.0, 4.0])  # fmt: skip
+    # query a: mean 2, sample sd 1 -> (s - (2 - 3)) / 6
+    np.testing.assert_allclose(
+        normalise_scores(run, "dbsf"), [4 / 6, 3 / 6, 2 / 6, 0.5, 0.5, 0.5], rtol=1e-15
+    )
+    np.testing.assert_allclose(
+        normalise_scores(run, "atan"), 0.5 + np.arctan([3.0, 2, 1, 5, 4, 4]) / np.pi, rtol=1e-15
+    )
+    with pytest.raises(ValueError, match="method must be one of .*'dbsf', 'atan'"):
+        normalise_scores(run, "arctan")
