@@ -435,5 +435,7 @@ def test_cli_prior_options(tmp_path: Path) -> None:
     assert (fus.prior, fus.prior_scale_, fus.n_rounds_) == ("rrf", 2.0, 3)
     with pytest.raises(SystemExit):
         parser.parse_args([*base, "--prior-scale", "-1"])
-    with pytest.raises(ValueError, match="prior_scale='auto'"):
+    from rankboost.cli import UsageError
+
+    with pytest.raises(UsageError, match="--prior-scale auto .* with --rounds 3 pass a scale"):
         run(parser.parse_args([*base, "--prior", "combsum", "--rounds", "3"]))

@@ -313,9 +313,9 @@ def _add_training_options(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--max-rounds",
         type=TRAIN_PARAMS[0].parse,
-        default=defaults["max_rounds"],
+        default=None,
         metavar="T",
-        help=f"largest round count --rounds auto tries (default: {defaults['max_rounds']})",
+        help=f"largest round count --rounds auto tries (default: {_by_family('max_rounds')})",
     )
     g.add_argument(
         "--cv-folds",
@@ -331,6 +331,11 @@ def _add_training_options(p: argparse.ArgumentParser) -> None:
         ],
         defaults=defaults,
     )
+    for action in g._group_actions:  # the linear family has its own defaults
+        if action.dest in _FAMILY_DEFAULTED:
+            action.default = None
+            head = (action.help or "").rsplit(" (default: ", 1)[0]
+            action.help = f"{head} (default: {_by_family(action.dest)})"
     # NOTE: the names of earlier releases, kept working but not shown
     g.add_argument("--n-rounds", dest="n_rounds", type=rounds_value, help=argparse.SUPPRESS)
     g.add_argument(
@@ -370,12 +375,107 @@ def _help_handler(parser: argparse.ArgumentParser) -> Any:
     return handler
 
 
+#: ``fuse train`` options about the data or the output, not the model; every other option
+#: is a model option, which the chosen family either uses or refuses (issue 39).
+_NOT_MODEL = frozenset(
+    {"help", "runs", "qrels", "output", "depth", "common_queries", "quiet", "plot", "family"}
+)
+#: The model options ``--family linear`` uses (LinearFusion's parameters); it refuses the others.
+_LINEAR_USES = ("normalizer", "prior_scale", "n_rounds", "max_rounds", "learning_rate", "cv_folds")
+#: Options whose default depends on the family (None in the parser: the family's default).
+_FAMILY_DEFAULTED = ("max_rounds", "learning_rate")
+
+
+def _family_defaults(family: str) -> dict[str, Any]:
+    """The constructor defaults of the family's model class."""
+    import inspect
+
+    if family == "linear":
+        from .linear import LinearFusion as cls
+    else:
+        from .learned import RankFusion as cls  # type: ignore[assignment]
+    return {k: v.default for k, v in inspect.signature(cls).parameters.items()}
+
+
+def _by_family(name: str) -> str:
+    """``300 for --family boost, 100 for --family linear``: a help text's default."""
+    return ", ".join(f"{_family_defaults(f)[name]} for --family {f}" for f in ("boost", "linear"))
+
+
+def _train_options() -> dict[str, argparse.Action]:
+    """``fuse train``'s actions by destination (the first, shown one of each)."""
+    parser = argparse.ArgumentParser(prog="rankboost")
+    register(parser.add_subparsers(dest="command"))
+    fuse = parser._subparsers._group_actions[0].choices["fuse"]  # type: ignore[union-attr]
+    train = fuse._subparsers._group_actions[0].choices["train"]  # type: ignore[union-attr]
+    out: dict[str, argparse.Action] = {}
+    for action in train._actions:
+        out.setdefault(action.dest, action)
+    return out
+
+
+def _flag(action: argparse.Action, value: Any) -> str:
+    """The option as the user wrote it: ``--no-score-features``, ``--prior rrf``."""
+    if isinstance(action, argparse.BooleanOptionalAction):
+        return action.option_strings[0 if value else 1]
+    return f"{action.option_strings[0]} {value}"
+
+
+def _check_family_options(args: argparse.Namespace) -> None:
+    """Refuse (usage error, exit 2) a model option the chosen family does not use."""
+    family = args.family
+    actions = _train_options()
+    for dest, action in actions.items():
+        if dest in _NOT_MODEL or not action.option_strings:
+            continue
+        value = getattr(args, dest, action.default)
+        if value == action.default:
+            continue
+        flag = _flag(action, value)
+        if family == "linear" and dest == "prior":
+            raise UsageError(
+                f"{flag} is not an option of --family linear: it always starts from the sum of "
+                "its normalised scores (CombSUM for --normalizer minmax, RRF for rrf) times "
+                "--prior-scale (0 = no prior, auto = chosen by inner cross-validation); drop "
+                f"{flag}, or use --family boost."
+            )
+        if family == "linear" and dest not in _LINEAR_USES:
+            uses = ", ".join(actions[d].option_strings[0] for d in _LINEAR_USES)
+            raise UsageError(
+                f"{flag} is not an option of --family linear, a weighted sum of normalised "
+                f"scores (its options: {uses}); drop {flag}, or use --family boost."
+            )
+        if family != "linear" and dest == "normalizer":
+            raise UsageError(
+                f"{flag} is not an option of --family {family}: it normalises the scores of "
+                "--family linear (--family boost uses the ranks; see --score-features); drop "
+                f"{flag}, or add --family linear."
+            )
+    if family != "linear" and args.prior == "none" and args.prior_scale != "auto":
+        raise UsageError(
+            f"--prior-scale {args.prior_scale} with --family {family} scales --prior, which is "
+            "none: add --prior combsum or --prior rrf, or drop --prior-scale."
+        )
+    if family != "linear" and args.prior != "none" and args.prior_scale == "auto":
+        if args.n_rounds != "auto":
+            raise UsageError(
+                f"--prior-scale auto (the default) with --family {family} is chosen with the "
+                f"rounds by inner cross-validation (--rounds auto); with --rounds "
+                f"{args.n_rounds} pass a scale, e.g. --prior-scale 1."
+            )
+
+
 def _train(args: argparse.Namespace) -> int:
     from .io import read_qrels, read_runs
     from .learned import RankFusion
 
     inputs = [("run file", r) for r in args.runs] + [("qrels file", args.qrels)]
     check_output(args.output, inputs)  # before training, not after
+    _check_family_options(args)  # before the work too
+    family = _family_defaults(args.family)
+    for name in _FAMILY_DEFAULTED:
+        if getattr(args, name) is None:
+            setattr(args, name, family[name])
     runs = read_runs(args.runs, depth=args.depth)
     qrels = read_qrels(args.qrels)
     from ..params import FEEDBACK_PARAMS, TRAIN_PARAMS
@@ -391,7 +491,9 @@ def _train(args: argparse.Namespace) -> int:
         lin = LinearFusion(
             normalizer=args.normalizer,
             n_rounds=args.n_rounds,
-            max_rounds=min(args.max_rounds, 100) if args.n_rounds == "auto" else args.max_rounds,
+            max_rounds=args.max_rounds,
+            prior_scale=args.prior_scale,
+            learning_rate=args.learning_rate,
             cv_folds=args.cv_folds,
         ).fit(runs, qrels)
         lin.save(args.output)

@@ -302,7 +302,7 @@ class LinearFusion:
         T = self.max_rounds if self.n_rounds == "auto" else int(self.n_rounds)
         self.cv_results_: dict[str, Any] | None = None
         if self.n_rounds == "auto" or self.prior_scale == "auto":
-            fold = query_folds(y, qcode, self.cv_folds)
+            fold = self._folds(y, qcode)
             gain = np.maximum(y, 0)  # scored as trec_eval: a grade <= 0 is not relevant
             curves = np.zeros((len(scales), T + 1))
             for f in range(self.cv_folds):
@@ -329,6 +329,31 @@ class LinearFusion:
         self.list_names_ = [r.name for r in items]
         self.n_lists_ = len(items)
         return self
+
+    def _folds(self, y: NDArray[np.int64], qcode: NDArray[np.int64]) -> NDArray[np.int64]:
+        """The inner folds; too few usable queries is an error naming what is chosen by CV."""
+        try:
+            return query_folds(y, qcode, self.cv_folds)
+        except ValueError:
+            lo = np.full(int(qcode.max()) + 1, np.iinfo(np.int64).max)
+            hi = np.full_like(lo, np.iinfo(np.int64).min)
+            np.minimum.at(lo, qcode, y)
+            np.maximum.at(hi, qcode, y)
+            chosen, fixes = [], []
+            if self.n_rounds == "auto":
+                chosen.append("the rounds (n_rounds='auto', --rounds auto)")
+                fixes.append("an int number of rounds (n_rounds=20, --rounds 20)")
+            if self.prior_scale == "auto":
+                chosen.append("the prior's scale (prior_scale='auto', --prior-scale auto)")
+                fixes.append("a prior scale (prior_scale=1.0, --prior-scale 1)")
+            verb = "are" if len(chosen) > 1 else "is"
+            raise ValueError(
+                f"LinearFusion.fit: {' and '.join(chosen)} {verb} chosen by {self.cv_folds}-fold "
+                f"cross-validation over the training queries, which needs at least "
+                f"{self.cv_folds} judged queries with two different grades among the returned "
+                f"documents; there are {int(np.sum(lo < hi))}. Pass {' and '.join(fixes)}, or "
+                "fewer folds (cv_folds, --cv-folds)."
+            ) from None
 
     # ------------------------------------------------------------------ apply -------------
     def _check_fitted(self, runs: RunsLike, owner: str, match: str) -> list[Run]:
