@@ -406,12 +406,19 @@ def _train_options() -> dict[str, argparse.Action]:
     """``fuse train``'s actions by destination (the first, shown one of each)."""
     parser = argparse.ArgumentParser(prog="rankboost")
     register(parser.add_subparsers(dest="command"))
-    fuse = parser._subparsers._group_actions[0].choices["fuse"]  # type: ignore[union-attr]
-    train = fuse._subparsers._group_actions[0].choices["train"]  # type: ignore[union-attr]
+    train = _subparser(_subparser(parser, "fuse"), "train")
     out: dict[str, argparse.Action] = {}
     for action in train._actions:
         out.setdefault(action.dest, action)
     return out
+
+
+def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    """The subcommand ``name`` of ``parser``."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices[name]
+    raise KeyError(name)
 
 
 def _flag(action: argparse.Action, value: Any) -> str:
