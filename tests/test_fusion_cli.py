@@ -383,3 +383,76 @@ def test_issue39_linear_int_rounds_on_one_document_queries_names_the_prior_scale
     assert "there are 3" in err
     assert "--prior-scale 1" in err
     assert _main([*argv, "--prior-scale", "1", "-o", str(tmp_path / "m.json")], capsys)[0] == 0
+
+
+# ---------------------------------------------------------------------- issue 38
+def _runs_of_other_queries(tmp_path: Path) -> tuple[list[str], str]:
+    """Three runs; 'short' lacks q0 and q1 (as the MQ2008-agg runs of rankboost convert)."""
+    runs, qrels = _synthetic(seed=1, n_queries=12)
+    paths = []
+    for name, r in runs.items():
+        if name == "short":
+            m = ~((r.qid == "q0") | (r.qid == "q1"))
+            r = Run(r.qid[m], r.docid[m], r.rank[m], r.score[m], name=name)
+        paths.append(str(tmp_path / f"{name}.run"))
+        write_run(paths[-1], r)
+    write_qrels(tmp_path / "qrels.txt", qrels)
+    return paths, str(tmp_path / "qrels.txt")
+
+
+def test_issue38_common_queries_cuts_runs_of_other_queries(tmp_path, capsys) -> None:
+    """fuse train --family linear on runs of different query sets failed with no way out;
+    --common-queries keeps the queries every run covers and says how many it dropped, in
+    train, apply, evaluate and export --check-runs."""
+    from rankboost.fusion import FusionWarning, read_qrels, read_runs
+    from rankboost.fusion.linear import LinearFusion, keep_common_queries
+
+    runs, qrels = _runs_of_other_queries(tmp_path)
+    model = str(tmp_path / "lin.json")
+    train = ["fuse", "train", "--family", "linear", "--runs", *runs, "--qrels", qrels]
+    status, err = _main([*train, "-o", model], capsys)
+    assert status == 1
+    assert "cover different queries" in err
+    assert "--common-queries" in err
+    status, err = _main([*train, "--common-queries", "-o", model], capsys)
+    assert status == 0, err
+    said = "--common-queries kept the 10 queries every run covers and dropped 2 queries (e.g. 'q0')"
+    assert f"rankboost fuse train: {said}" in err
+    kept, dropped = keep_common_queries(list(read_runs(runs).values()))
+    assert dropped == ["q0", "q1"]
+    with pytest.warns(FusionWarning, match="2 judged queries are in none of the runs"):
+        want = LinearFusion().fit(kept, read_qrels(qrels))
+    assert LinearFusion.load(model).weights_.tolist() == want.weights_.tolist()
+    out = str(tmp_path / "fused.run")
+    status, err = _main(["fuse", "apply", model, "--runs", *runs, "-o", out], capsys)
+    assert status == 1
+    assert "--common-queries" in err
+    status, err = _main(["fuse", "apply", model, "--common-queries", "--runs", *runs, "-o", out],
+                        capsys)  # fmt: skip
+    assert status == 0
+    assert f"rankboost fuse apply: {said}" in err
+    assert read_run(out).queries == [f"q{i}" for i in range(2, 12)]
+    argv = ["fuse", "evaluate", model, "--common-queries", "--runs", *runs, "--qrels", qrels]
+    status, err = _main([*argv, "--json"], capsys)
+    assert status == 0
+    assert "warning" not in err  # the qrels are cut too: no "judged queries not in the run"
+    body = str(tmp_path / "es.json")
+    argv = ["fuse", "export", model, "--engine", "elasticsearch", "-o", body, "--check-runs"]
+    status, err = _main([*argv, *runs, "--common-queries"], capsys)
+    assert status == 0, err
+    assert "elasticsearch ranks the 10 queries as fuse apply" in err
+
+
+def test_issue38_common_queries_of_runs_without_a_common_query(tmp_path, capsys) -> None:
+    write_run(tmp_path / "a.run", Run(["q1"], ["d"], [1], name="a"))
+    write_run(tmp_path / "b.run", Run(["q2"], ["d"], [1], name="b"))
+    write_qrels(tmp_path / "q.txt", Qrels(["q1", "q2"], ["d", "d"], [1, 1]))
+    argv = ["fuse", "train", "--family", "linear", "--common-queries", "--qrels",
+            str(tmp_path / "q.txt"), "-o", str(tmp_path / "m.json"), "--runs",
+            str(tmp_path / "a.run"), str(tmp_path / "b.run")]  # fmt: skip
+    status, err = _main(argv, capsys)
+    assert status == 1
+    assert "the runs share no query (queries per run: 'a.run' 1, 'b.run' 1)" in err.replace(
+        str(tmp_path) + "/", ""
+    )
+    assert not (tmp_path / "m.json").exists()

@@ -74,6 +74,7 @@ def register(subparsers: Any) -> None:
         default=None,
         help="read only the top DEPTH of each run, an int >= 1 (default: all)",
     )
+    _add_common_queries(p)
     p.set_defaults(func=_train)
 
     # ---- apply --------------------------------------------------------------------------
@@ -89,6 +90,7 @@ def register(subparsers: Any) -> None:
         help="keep the top DEPTH per query, an int >= 1 (default: all)",
     )
     _add_by_order(p)
+    _add_common_queries(p)
     p.set_defaults(func=_apply)
 
     # ---- evaluate -----------------------------------------------------------------------
@@ -115,6 +117,7 @@ def register(subparsers: Any) -> None:
     )
     add_metric_options(p)
     _add_by_order(p)
+    _add_common_queries(p)
     p.set_defaults(func=_evaluate)
 
     # ---- export -------------------------------------------------------------------------
@@ -145,6 +148,7 @@ def register(subparsers: Any) -> None:
         help="OpenSearch min-max: write the normalization-processor although it ranks "
         "differently (a weighted mean over the sub-queries that returned a document)",
     )
+    _add_common_queries(p)
     p.set_defaults(func=_export)
 
 
@@ -192,6 +196,55 @@ def _scale_value(text: str) -> float | str:
     return value
 
 
+def _warn_degenerate(model: Any) -> None:
+    """Warn (FusionWarning) when a learned fusion is degenerate.
+
+    That is: a list's weight is 0, the ranking is one list's, or the model has at most one
+    round.
+    """
+    import warnings
+
+    from .features import FusionWarning
+
+    names = list(model.list_names_)
+    notes = []
+    if hasattr(model, "weights_"):
+        w = [float(x) for x in model.weights_]
+        used = [n for n, x in zip(names, w, strict=True) if x > 0]
+        zero = [n for n, x in zip(names, w, strict=True) if x <= 0]
+        if len(used) == 1 and len(names) > 1:
+            notes.append(
+                f"every weight is 0 but that of {used[0]!r}: the fused ranking is the ranking "
+                f"of {used[0]!r} alone"
+            )
+        elif zero:
+            they = "it does" if len(zero) == 1 else "they do"
+            notes.append(
+                f"{count(len(zero), 'list has', 'lists have')} weight 0 ({', '.join(zero[:5])}"
+                f"{', ...' if len(zero) > 5 else ''}): {they} not change the fused ranking, "
+                "and an engine would run the retriever for nothing"
+            )
+    rounds = int(model.n_rounds_)
+    if rounds <= 1:
+        what = (
+            "the prior alone (equal weights)"
+            if rounds == 0
+            else "one step on one list"
+            if hasattr(model, "weights_")
+            else "one weak ranker, so the fused score takes two values per query and the "
+            "documents tie in two groups"
+        )
+        notes.append(f"the model has {count(rounds, 'round', 'rounds')}: {what}")
+    hint = ", or set --rounds" if model.n_rounds == "auto" else ""
+    for note in notes:
+        warnings.warn(
+            f"degenerate fusion model: {note}. Check that the runs and the qrels are the "
+            f"intended ones (the same query ids){hint}.",
+            FusionWarning,
+            stacklevel=2,
+        )
+
+
 def _export(args: argparse.Namespace) -> int:
     from .engines import check_export, export_linear
     from .io import read_runs
@@ -199,11 +252,13 @@ def _export(args: argparse.Namespace) -> int:
 
     check_output(args.output, [("fusion model file", args.model)])  # before the work
     model = LinearFusion.load(args.model)
+    _warn_degenerate(model)
     body = export_linear(
         model, args.engine, rank_window_size=args.rank_window_size, approximate=args.approximate
     )
     if args.check_runs:
-        n = check_export(model, read_runs(args.check_runs), args.engine, body)
+        runs = _common_queries(args, read_runs(args.check_runs))
+        n = check_export(model, runs, args.engine, body)
         sys.stderr.write(
             f"rankboost fuse export: {args.engine} ranks the {n} queries as fuse apply\n"
         )
@@ -264,6 +319,44 @@ def _add_runs(p: argparse.ArgumentParser) -> None:
         help="TREC run files (qid Q0 docid rank score tag), gz ok; a model matches them to "
         "its lists by file name",
     )
+
+
+def _add_common_queries(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--common-queries",
+        action="store_true",
+        help="keep only the queries every run covers (how many were dropped is printed); "
+        "--family linear needs runs of the same queries, as an engine runs every retriever",
+    )
+
+
+def _common_queries(args: argparse.Namespace, runs: dict[str, Any], qrels: Any = None) -> Any:
+    """``--common-queries``: the runs (and qrels) cut to the queries every run covers."""
+    if not args.common_queries:
+        return runs if qrels is None else (runs, qrels)
+    import numpy as np
+
+    from .linear import keep_common_queries
+    from .run import Qrels
+
+    kept, dropped = keep_common_queries(list(runs.values()))
+    queries = kept[0].queries
+    example = f" (e.g. {dropped[0]!r})" if dropped else ""
+    sys.stderr.write(
+        f"rankboost fuse {args.fuse_command}: --common-queries kept the "
+        f"{count(len(queries), 'query', 'queries')} every run covers and dropped "
+        f"{count(len(dropped), 'query', 'queries')}{example}\n"
+    )
+    runs = dict(zip(runs, kept, strict=True))
+    if qrels is None:
+        return runs
+    m = np.isin(qrels.qid, np.asarray(queries))
+    if not m.any():
+        raise ValueError(
+            "--common-queries: the qrels judge none of the queries every run covers; check "
+            "that the query ids of the run files and the qrels file match."
+        )
+    return runs, Qrels(qrels.qid[m], qrels.docid[m], qrels.rel[m])
 
 
 def _add_by_order(p: argparse.ArgumentParser) -> None:
@@ -485,6 +578,7 @@ def _train(args: argparse.Namespace) -> int:
             setattr(args, name, family[name])
     runs = read_runs(args.runs, depth=args.depth)
     qrels = read_qrels(args.qrels)
+    runs, qrels = _common_queries(args, runs, qrels)
     from ..params import FEEDBACK_PARAMS, TRAIN_PARAMS
 
     training = {
@@ -504,6 +598,7 @@ def _train(args: argparse.Namespace) -> int:
             cv_folds=args.cv_folds,
         ).fit(runs, qrels)
         lin.save(args.output)
+        _warn_degenerate(lin)
         sys.stderr.write(
             f"rankboost fuse train: linear weights {lin.weights_.round(4).tolist()} (prior "
             f"scale {lin.prior_scale_}, {lin.n_rounds_} rounds)\n"
@@ -520,6 +615,7 @@ def _train(args: argparse.Namespace) -> int:
         **training,
     ).fit(runs, qrels)
     model.save(args.output)
+    _warn_degenerate(model)
     if model.cv_results_ is not None:
         sys.stderr.write(
             f"rankboost fuse train: --rounds auto chose {model.n_rounds_} rounds (mean "
@@ -536,7 +632,7 @@ def _apply(args: argparse.Namespace) -> int:
         args.output, [("fusion model file", args.model)] + [("run file", r) for r in args.runs]
     )
     model = _load_any(args.model)
-    runs = read_runs(args.runs)
+    runs = _common_queries(args, read_runs(args.runs))
     fused = model.fuse(runs, depth=args.depth, match="order" if args.by_order else "name")
     write_run(args.output, fused, tag=args.tag)
     sizes = f"{count(len(fused), 'row', 'rows')}, {count(len(fused.queries), 'query', 'queries')}"
@@ -565,7 +661,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     from .io import read_qrels, read_runs
 
     qrels = read_qrels(args.qrels)
-    runs = read_runs(args.runs)
+    runs, qrels = _common_queries(args, read_runs(args.runs), qrels)
     args.metric = list(dict.fromkeys(args.metric or ["ndcg@10", "map"]))
     options = metric_options(args, args.metric)
     rows: dict[str, dict[str, float]] = {}

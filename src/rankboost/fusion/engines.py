@@ -362,19 +362,113 @@ def check_export(model: Any, runs: RunsLike, engine: str, body: dict[str, Any]) 
 
     Raises ``ValueError`` naming the first query whose ranking differs, and how many do.
     """
-    ours = model.fuse(runs).sorted()
-    theirs = engine_fuse(runs, body, engine).sorted()
-    a = _rankings(ours)
-    b = _rankings(theirs)
+    a = _rankings(model.fuse(runs).sorted())
+    b = _rankings(engine_fuse(runs, body, engine).sorted())
     bad = sorted(q for q in set(a) | set(b) if a.get(q) != b.get(q))
     if bad:
         q = bad[0]
+        ours, theirs = a.get(q, []), b.get(q, [])
+        k = next((i for i, (x, y) in enumerate(zip(ours, theirs, strict=False)) if x != y), 0)
+        where = (
+            f"e.g. query {q!r}, rank {k + 1}: fuse apply puts {ours[k]!r} there, {engine} "
+            f"{theirs[k]!r}"
+            if k < min(len(ours), len(theirs))
+            else f"e.g. query {q!r}: {len(ours)} documents fused, {len(theirs)} by {engine}"
+        )
         raise ValueError(
             f"check_export: {engine} ranks {len(bad)} of {len(a)} queries differently from "
-            f"fuse apply (e.g. query {q!r}: ours {a.get(q, [])[:5]}..., engine "
-            f"{b.get(q, [])[:5]}...)."
+            f"fuse apply ({where}).{_why_different(model, runs, engine, body, bad)}"
         )
     return len(a)
+
+
+def _why_different(
+    model: Any, runs: RunsLike, engine: str, body: dict[str, Any], bad: list[str]
+) -> str:
+    """The cause of the differences when it is Elasticsearch's min-max of scores <= 0.
+
+    ``MinMaxScoreNormalizer`` starts its maximum at ``Float.MIN_VALUE`` (> 0): a list whose
+    scores are all <= 0 is not scaled to [0, 1] (a one-document list scores 0, where it
+    scores 1 with positive scores, in OpenSearch and in ``fuse apply``). Min-max is unchanged
+    by adding a constant to a query's scores, so the runs shifted to scores >= 1 show whether
+    this is the whole difference.
+    """
+    if getattr(model, "normalizer", None) == "rrf":
+        return _rank_gaps(model, runs, engine, body, bad)
+    if engine != "elasticsearch" or getattr(model, "normalizer", None) != "minmax":
+        return ""
+    items = as_run_list(runs, "check_export")
+    nonpositive = []
+    shifted = []
+    for r in items:
+        q = r.qid
+        order = np.argsort(q, kind="stable")
+        starts = np.flatnonzero(np.r_[True, q[order][1:] != q[order][:-1]])
+        top = np.maximum.reduceat(r.score[order], starts)
+        low = np.minimum.reduceat(r.score[order], starts)
+        if np.any(top <= 0):
+            nonpositive.append((r.name, int(np.sum(top <= 0)), len(starts)))
+        lift = np.empty_like(r.score)
+        lift[order] = np.repeat(1.0 - low, np.diff(np.r_[starts, len(q)]))
+        shifted.append(Run(r.qid, r.docid, r.rank, r.score + lift, name=r.name))
+    if not nonpositive:
+        return ""
+    a = _rankings(model.fuse(shifted).sorted())
+    b = _rankings(engine_fuse(shifted, body, engine).sorted())
+    still = sum(a.get(q) != b.get(q) for q in bad)
+    name, n_bad, n_q = nonpositive[0]
+    cause = (
+        f" Every one of these differences comes from scores <= 0 (the run {name!r} has only "
+        f"scores <= 0 in {n_bad} of its {n_q} queries"
+        if still == 0
+        else f" {len(bad) - still} of them come from scores <= 0 (the run {name!r} has only "
+        f"scores <= 0 in {n_bad} of its {n_q} queries"
+    )
+    return (
+        f"{cause}): Elasticsearch's minmax normaliser starts its maximum at Float.MIN_VALUE, "
+        "so such a list is not scaled to [0, 1] there (a one-document list scores 0 instead "
+        "of 1). Elasticsearch's own scores are never negative (Lucene requires scores >= 0), "
+        "so this comes from runs made elsewhere, such as 'rankboost convert' (score = -rank): "
+        "check the export with runs of the engine's retrievers, or add a constant to every "
+        "score of the runs so that they are > 0 (min-max does not change)."
+    )
+
+
+def _rank_gaps(
+    model: Any, runs: RunsLike, engine: str, body: dict[str, Any], bad: list[str]
+) -> str:
+    """The cause of the differences when the runs' ranks are not the positions 1..n.
+
+    ``fuse apply`` computes RRF from the rank column; the engines from the position of the
+    hit in the retriever's results, which is the rank column of a run an engine wrote.
+    """
+    items = as_run_list(runs, "check_export")
+    renumbered = []
+    gap = None
+    for r in items:
+        srt = r.sorted()
+        q = srt.qid
+        starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
+        first = np.repeat(starts, np.diff(np.r_[starts, len(q)]))
+        position = np.arange(len(q)) - first + 1
+        if gap is None and np.any(position != srt.rank):
+            k = int(np.flatnonzero(position != srt.rank)[0])
+            gap = (r.name, str(q[k]), srt.rank[first[k] : k + 1].tolist())
+        renumbered.append(Run(srt.qid, srt.docid, position, srt.score, name=r.name))
+    if gap is None:
+        return ""
+    a = _rankings(model.fuse(renumbered).sorted())
+    b = _rankings(engine_fuse(renumbered, body, engine).sorted())
+    still = sum(a.get(q) != b.get(q) for q in bad)
+    share = "Every one of these differences" if still == 0 else f"{len(bad) - still} of them"
+    return (
+        f" {share} comes from ranks that are not the positions 1, 2, 3, ... of the query's "
+        f"results (run {gap[0]!r}, query {gap[1]!r}: ranks {gap[2]}): the engine's RRF counts "
+        "the position of a hit among the retriever's results, 'fuse apply' the run's rank "
+        "column. A run written from an engine's results has ranks 1..n; these (such as "
+        "'rankboost convert' runs, which keep the LETOR ranks) do not: check the export with "
+        "runs of the engine's retrievers."
+    )
 
 
 def _rankings(run: Run) -> dict[str, list[str]]:

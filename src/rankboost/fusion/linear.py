@@ -47,7 +47,7 @@ from .features import (
 )
 from .run import Qrels, Run
 
-__all__ = ["LINEAR_NORMALIZERS", "LinearFusion", "linear_features"]
+__all__ = ["LINEAR_NORMALIZERS", "LinearFusion", "keep_common_queries", "linear_features"]
 
 FORMAT_NAME = "rankboost-fusion-linear"
 FORMAT_VERSION = 1
@@ -469,6 +469,39 @@ def _grades(qid: NDArray[np.str_], docid: NDArray[np.str_], qrels: Qrels) -> NDA
     return grades_for(FusionFeatures(np.empty((qid.shape[0], 0)), qid, docid, []), qrels)
 
 
+def keep_common_queries(runs: list[Run]) -> tuple[list[Run], list[str]]:
+    """The runs cut to the queries every one covers, and the dropped query ids (sorted).
+
+    Examples
+    --------
+    >>> from rankboost.fusion import Run
+    >>> from rankboost.fusion.linear import keep_common_queries
+    >>> a = Run(["q1", "q2", "q3"], ["d", "d", "d"], [1, 1, 1], name="a")
+    >>> b = Run(["q2", "q3", "q4"], ["d", "e", "d"], [1, 1, 1], name="b")
+    >>> kept, dropped = keep_common_queries([a, b])
+    >>> [r.queries for r in kept], dropped
+    ([['q2', 'q3'], ['q2', 'q3']], ['q1', 'q4'])
+    """
+    common = set(runs[0].queries)
+    for r in runs[1:]:
+        common &= set(r.queries)
+    dropped = sorted(set().union(*(r.queries for r in runs)) - common)
+    if not common:
+        sizes = ", ".join(f"{r.name!r} {len(r.queries)}" for r in runs)
+        raise ValueError(
+            f"the runs share no query (queries per run: {sizes}); --common-queries would keep "
+            "none: pass runs of the same queries."
+        )
+    if not dropped:
+        return list(runs), []
+    keep = np.asarray(sorted(common))
+    out = []
+    for r in runs:
+        m = np.isin(r.qid, keep)
+        out.append(Run(r.qid[m], r.docid[m], r.rank[m], r.score[m], name=r.name))
+    return out, dropped
+
+
 def _check_same_queries(items: list[Run], owner: str) -> None:
     """Every list must cover the same queries: a query one retriever skipped is an error.
 
@@ -486,5 +519,6 @@ def _check_same_queries(items: list[Run], owner: str) -> None:
                 f"{owner}: the runs {items[0].name!r} and {r.name!r} cover different queries "
                 f"({len(only_a)} only in the first, {len(only_b)} only in the second; e.g. "
                 f"{q!r} only in {side!r}). Every retriever of a hybrid search answers every "
-                "query: pass runs of the same queries (cut them with the same query list)."
+                "query: pass runs of the same queries (cut them with the same query list; "
+                "'rankboost fuse' keeps the queries every run covers with --common-queries)."
             )
