@@ -456,3 +456,17 @@ def test_issue38_common_queries_of_runs_without_a_common_query(tmp_path, capsys)
         str(tmp_path) + "/", ""
     )
     assert not (tmp_path / "m.json").exists()
+
+
+@pytest.mark.parametrize("family", ["boost", "linear"])
+def test_issue38_fuse_train_names_the_convention_of_its_held_out_ndcg(files, capsys, family):
+    """ "held-out NDCG@10 0.7179" was under another convention than fuse evaluate's default
+    (queries without a relevant document skipped, not counted 0): the line names it."""
+    tmp, runs, qrels = files
+    argv = ["fuse", "train", "--family", family, "--runs", *runs, "--qrels", qrels]
+    status, err = _main([*argv, "--max-rounds", "5", "-o", str(tmp / f"cv_{family}.json")], capsys)
+    assert status == 0
+    assert "held-out NDCG@10 " in err
+    assert "the inner folds' conventions: gain=exp2 (2^rel - 1), discount=log2" in err
+    assert "empty=skip (queries without relevant document left out)" in err
+    assert "'fuse evaluate' counts a query without relevant document as 0 (--empty zero)" in err

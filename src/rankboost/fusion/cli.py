@@ -565,6 +565,17 @@ def _check_family_options(args: argparse.Namespace) -> None:
             )
 
 
+#: How the inner folds score NDCG@10 (:func:`rankboost.fusion.cv_rounds`): not as
+#: ``fuse evaluate`` does by default, so the line says so (issue 38, item 2).
+_CV_CONVENTIONS = (
+    "rankboost fuse train: the inner folds' "
+    + format_conventions({"gain": "exp2", "discount": "log2", "ties": "expected", "empty": "skip"})
+    + "; over the documents the runs return. 'fuse evaluate' counts a query without relevant "
+    "document as 0 (--empty zero) and ranks the judged documents no run returned last, so "
+    "it prints another number for the same ranking\n"
+)
+
+
 def _train(args: argparse.Namespace) -> int:
     from .io import read_qrels, read_runs
     from .learned import RankFusion
@@ -603,6 +614,12 @@ def _train(args: argparse.Namespace) -> int:
             f"rankboost fuse train: linear weights {lin.weights_.round(4).tolist()} (prior "
             f"scale {lin.prior_scale_}, {lin.n_rounds_} rounds)\n"
         )
+        if lin.cv_results_ is not None:
+            best = float(lin.cv_results_["mean"].max())
+            sys.stderr.write(
+                f"rankboost fuse train: mean held-out NDCG@10 {best:.4f} over {args.cv_folds} "
+                "inner folds\n" + _CV_CONVENTIONS
+            )
         return 0
     model = RankFusion(
         prior=None if args.prior == "none" else args.prior,
@@ -620,7 +637,7 @@ def _train(args: argparse.Namespace) -> int:
         sys.stderr.write(
             f"rankboost fuse train: --rounds auto chose {model.n_rounds_} rounds (mean "
             f"held-out NDCG@10 {model.cv_results_['best_score']:.4f} over {args.cv_folds} "
-            f"inner folds, tried 1..{args.max_rounds})\n"
+            f"inner folds, tried 1..{args.max_rounds})\n" + _CV_CONVENTIONS
         )
     return 0
 
