@@ -268,10 +268,10 @@ _BASE = {"boost": ["--max-rounds", "5", "--cv-folds", "2"], "linear": ["--max-ro
 
 
 def _variants(family: str) -> list[tuple[str, list[str]]]:
-    from rankboost.fusion.cli import _train_options
+    from rankboost.fusion.cli import train_options
 
     out = []
-    for dest, action in _train_options().items():
+    for dest, action in train_options().items():
         if dest in _DATA_OPTIONS or dest == "family":
             continue
         if isinstance(action, argparse.BooleanOptionalAction):
@@ -470,3 +470,45 @@ def test_issue38_fuse_train_names_the_convention_of_its_held_out_ndcg(files, cap
     assert "the inner folds' conventions: gain=exp2 (2^rel - 1), discount=log2" in err
     assert "empty=skip (queries without relevant document left out)" in err
     assert "'fuse evaluate' counts a query without relevant document as 0 (--empty zero)" in err
+
+
+def test_issue38_a_model_of_the_wrong_family_says_which_command_takes_it(files, tmp_path, capsys):
+    """fuse export given a boost fusion or a ranking model, export given a linear fusion: the
+    error names the command for that model; info shows a linear fusion's learned weights."""
+    import numpy as np
+
+    import rankboost as rb
+    from rankboost.fusion.linear import LinearFusion
+
+    _, runs, qrels = files
+    boost, lin = str(tmp_path / "boost.json"), str(tmp_path / "lin.json")
+    head = ["fuse", "train", "--runs", *runs, "--qrels", qrels]
+    assert _main([*head, "--rounds", "3", "-o", boost], capsys)[0] == 0
+    assert _main([*head, "--family", "linear", "-o", lin], capsys)[0] == 0
+    ranking = str(tmp_path / "ranking.json")
+    X = np.arange(12.0).reshape(6, 2)
+    rb.train(X, rb.LayeredFeedback([0, 1, 2] * 2, [0, 0, 0, 1, 1, 1]), 2).save(ranking)
+    out = str(tmp_path / "es.json")
+    for model, says in (
+        (boost, f"'rankboost export {boost} --format es-xgboost -o OUT'"),
+        (ranking, "is a ranking model of 'rankboost train', not a fusion model"),
+    ):
+        status, err = _main(["fuse", "export", model, "--engine", "elasticsearch", "-o", out],
+                            capsys)  # fmt: skip
+        assert status == 1
+        assert says in err
+        assert "'rankboost fuse train --family linear'" in err
+    status, err = _main(["export", lin, "--format", "lightgbm", "-o", str(tmp_path / "m.txt")],
+                        capsys)  # fmt: skip
+    assert status == 1
+    assert f"'rankboost fuse export {lin} --engine elasticsearch -o OUT'" in err
+    from rankboost.cli import main
+
+    assert main(["info", lin, "--top", "0"]) == 0
+    shown = capsys.readouterr().out
+    fitted = LinearFusion.load(lin)
+    assert f"lists: 3, normalizer: minmax, prior scale: {fitted.prior_scale_:g}" in shown
+    for j, (name, w) in enumerate(zip(fitted.list_names_, fitted.weights_, strict=True)):
+        row = next(line for line in shown.splitlines() if name in line).split()
+        assert row[0] == str(j + 1)
+        assert float(row[2]) == pytest.approx(float(w), abs=1e-4)

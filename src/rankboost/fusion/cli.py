@@ -35,8 +35,17 @@ from .._cli_metrics import (
     format_conventions,
     metric_options,
 )
+from ._train_cli import (
+    CV_CONVENTIONS,
+    FAMILY_DEFAULTED,
+    by_family,
+    check_family_options,
+    common_queries,
+    family_defaults,
+    warn_degenerate,
+)
 
-__all__ = ["register", "rounds_value", "run"]
+__all__ = ["register", "rounds_value", "run", "train_options"]
 
 
 def register(subparsers: Any) -> None:
@@ -196,68 +205,20 @@ def _scale_value(text: str) -> float | str:
     return value
 
 
-def _warn_degenerate(model: Any) -> None:
-    """Warn (FusionWarning) when a learned fusion is degenerate.
-
-    That is: a list's weight is 0, the ranking is one list's, or the model has at most one
-    round.
-    """
-    import warnings
-
-    from .features import FusionWarning
-
-    names = list(model.list_names_)
-    notes = []
-    if hasattr(model, "weights_"):
-        w = [float(x) for x in model.weights_]
-        used = [n for n, x in zip(names, w, strict=True) if x > 0]
-        zero = [n for n, x in zip(names, w, strict=True) if x <= 0]
-        if len(used) == 1 and len(names) > 1:
-            notes.append(
-                f"every weight is 0 but that of {used[0]!r}: the fused ranking is the ranking "
-                f"of {used[0]!r} alone"
-            )
-        elif zero:
-            they = "it does" if len(zero) == 1 else "they do"
-            notes.append(
-                f"{count(len(zero), 'list has', 'lists have')} weight 0 ({', '.join(zero[:5])}"
-                f"{', ...' if len(zero) > 5 else ''}): {they} not change the fused ranking, "
-                "and an engine would run the retriever for nothing"
-            )
-    rounds = int(model.n_rounds_)
-    if rounds <= 1:
-        what = (
-            "the prior alone (equal weights)"
-            if rounds == 0
-            else "one step on one list"
-            if hasattr(model, "weights_")
-            else "one weak ranker, so the fused score takes two values per query and the "
-            "documents tie in two groups"
-        )
-        notes.append(f"the model has {count(rounds, 'round', 'rounds')}: {what}")
-    hint = ", or set --rounds" if model.n_rounds == "auto" else ""
-    for note in notes:
-        warnings.warn(
-            f"degenerate fusion model: {note}. Check that the runs and the qrels are the "
-            f"intended ones (the same query ids){hint}.",
-            FusionWarning,
-            stacklevel=2,
-        )
-
-
 def _export(args: argparse.Namespace) -> int:
     from .engines import check_export, export_linear
     from .io import read_runs
     from .linear import LinearFusion
 
     check_output(args.output, [("fusion model file", args.model)])  # before the work
+    _refuse_other_models(args.model)
     model = LinearFusion.load(args.model)
-    _warn_degenerate(model)
+    warn_degenerate(model)
     body = export_linear(
         model, args.engine, rank_window_size=args.rank_window_size, approximate=args.approximate
     )
     if args.check_runs:
-        runs = _common_queries(args, read_runs(args.check_runs))
+        runs = common_queries(args, read_runs(args.check_runs))
         n = check_export(model, runs, args.engine, body)
         sys.stderr.write(
             f"rankboost fuse export: {args.engine} ranks the {n} queries as fuse apply\n"
@@ -270,6 +231,26 @@ def _export(args: argparse.Namespace) -> int:
         approximate=args.approximate,
     )
     return 0
+
+
+def _refuse_other_models(path: str) -> None:
+    """``fuse export`` given a model of another command: say which command takes it."""
+    from ._info import file_format
+
+    kind = file_format(path)
+    if kind == "rankboost-fusion":
+        raise ValueError(
+            f"{path!r} is a fusion model of 'rankboost fuse train' (--family boost: steps on "
+            "the runs' ranks), which no engine's hybrid query computes: 'fuse export' writes a "
+            "model of 'rankboost fuse train --family linear' (train one); this one is written "
+            f"for an LTR plugin by 'rankboost export {path} --format es-xgboost -o OUT'."
+        )
+    if kind == "rankboost-model":
+        raise ValueError(
+            f"{path!r} is a ranking model of 'rankboost train', not a fusion model: write it "
+            f"for an LTR plugin with 'rankboost export {path} --format es-xgboost -o OUT'; "
+            "'fuse export' writes a model of 'rankboost fuse train --family linear'."
+        )
 
 
 def _load_any(path: str) -> Any:
@@ -330,35 +311,6 @@ def _add_common_queries(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _common_queries(args: argparse.Namespace, runs: dict[str, Any], qrels: Any = None) -> Any:
-    """``--common-queries``: the runs (and qrels) cut to the queries every run covers."""
-    if not args.common_queries:
-        return runs if qrels is None else (runs, qrels)
-    import numpy as np
-
-    from .linear import keep_common_queries
-    from .run import Qrels
-
-    kept, dropped = keep_common_queries(list(runs.values()))
-    queries = kept[0].queries
-    example = f" (e.g. {dropped[0]!r})" if dropped else ""
-    sys.stderr.write(
-        f"rankboost fuse {args.fuse_command}: --common-queries kept the "
-        f"{count(len(queries), 'query', 'queries')} every run covers and dropped "
-        f"{count(len(dropped), 'query', 'queries')}{example}\n"
-    )
-    runs = dict(zip(runs, kept, strict=True))
-    if qrels is None:
-        return runs
-    m = np.isin(qrels.qid, np.asarray(queries))
-    if not m.any():
-        raise ValueError(
-            "--common-queries: the qrels judge none of the queries every run covers; check "
-            "that the query ids of the run files and the qrels file match."
-        )
-    return runs, Qrels(qrels.qid[m], qrels.docid[m], qrels.rel[m])
-
-
 def _add_by_order(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--by-order",
@@ -408,7 +360,7 @@ def _add_training_options(p: argparse.ArgumentParser) -> None:
         type=TRAIN_PARAMS[0].parse,
         default=None,
         metavar="T",
-        help=f"largest round count --rounds auto tries (default: {_by_family('max_rounds')})",
+        help=f"largest round count --rounds auto tries (default: {by_family('max_rounds')})",
     )
     g.add_argument(
         "--cv-folds",
@@ -425,10 +377,10 @@ def _add_training_options(p: argparse.ArgumentParser) -> None:
         defaults=defaults,
     )
     for action in g._group_actions:  # the linear family has its own defaults
-        if action.dest in _FAMILY_DEFAULTED:
+        if action.dest in FAMILY_DEFAULTED:
             action.default = None
             head = (action.help or "").rsplit(" (default: ", 1)[0]
-            action.help = f"{head} (default: {_by_family(action.dest)})"
+            action.help = f"{head} (default: {by_family(action.dest)})"
     # NOTE: the names of earlier releases, kept working but not shown
     g.add_argument("--n-rounds", dest="n_rounds", type=rounds_value, help=argparse.SUPPRESS)
     g.add_argument(
@@ -468,35 +420,15 @@ def _help_handler(parser: argparse.ArgumentParser) -> Any:
     return handler
 
 
-#: ``fuse train`` options about the data or the output, not the model; every other option
-#: is a model option, which the chosen family either uses or refuses (issue 39).
-_NOT_MODEL = frozenset(
-    {"help", "runs", "qrels", "output", "depth", "common_queries", "quiet", "plot", "family"}
-)
-#: The model options ``--family linear`` uses (LinearFusion's parameters); it refuses the others.
-_LINEAR_USES = ("normalizer", "prior_scale", "n_rounds", "max_rounds", "learning_rate", "cv_folds")
-#: Options whose default depends on the family (None in the parser: the family's default).
-_FAMILY_DEFAULTED = ("max_rounds", "learning_rate")
+def train_options() -> dict[str, argparse.Action]:
+    """``fuse train``'s options (argparse actions) by destination, the first of each.
 
-
-def _family_defaults(family: str) -> dict[str, Any]:
-    """The constructor defaults of the family's model class."""
-    import inspect
-
-    if family == "linear":
-        from .linear import LinearFusion as cls
-    else:
-        from .learned import RankFusion as cls  # type: ignore[assignment]
-    return {k: v.default for k, v in inspect.signature(cls).parameters.items()}
-
-
-def _by_family(name: str) -> str:
-    """``300 for --family boost, 100 for --family linear``: a help text's default."""
-    return ", ".join(f"{_family_defaults(f)[name]} for --family {f}" for f in ("boost", "linear"))
-
-
-def _train_options() -> dict[str, argparse.Action]:
-    """``fuse train``'s actions by destination (the first, shown one of each)."""
+    Examples
+    --------
+    >>> from rankboost.fusion.cli import train_options
+    >>> train_options()["prior_scale"].option_strings
+    ['--prior-scale']
+    """
     parser = argparse.ArgumentParser(prog="rankboost")
     register(parser.add_subparsers(dest="command"))
     train = _subparser(_subparser(parser, "fuse"), "train")
@@ -514,82 +446,20 @@ def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentP
     raise KeyError(name)
 
 
-def _flag(action: argparse.Action, value: Any) -> str:
-    """The option as the user wrote it: ``--no-score-features``, ``--prior rrf``."""
-    if isinstance(action, argparse.BooleanOptionalAction):
-        return action.option_strings[0 if value else 1]
-    return f"{action.option_strings[0]} {value}"
-
-
-def _check_family_options(args: argparse.Namespace) -> None:
-    """Refuse (usage error, exit 2) a model option the chosen family does not use."""
-    family = args.family
-    actions = _train_options()
-    for dest, action in actions.items():
-        if dest in _NOT_MODEL or not action.option_strings:
-            continue
-        value = getattr(args, dest, action.default)
-        if value == action.default:
-            continue
-        flag = _flag(action, value)
-        if family == "linear" and dest == "prior":
-            raise UsageError(
-                f"{flag} is not an option of --family linear: it always starts from the sum of "
-                "its normalised scores (CombSUM for --normalizer minmax, RRF for rrf) times "
-                "--prior-scale (0 = no prior, auto = chosen by inner cross-validation); drop "
-                f"{flag}, or use --family boost."
-            )
-        if family == "linear" and dest not in _LINEAR_USES:
-            uses = ", ".join(actions[d].option_strings[0] for d in _LINEAR_USES)
-            raise UsageError(
-                f"{flag} is not an option of --family linear, a weighted sum of normalised "
-                f"scores (its options: {uses}); drop {flag}, or use --family boost."
-            )
-        if family != "linear" and dest == "normalizer":
-            raise UsageError(
-                f"{flag} is not an option of --family {family}: it normalises the scores of "
-                "--family linear (--family boost uses the ranks; see --score-features); drop "
-                f"{flag}, or add --family linear."
-            )
-    if family != "linear" and args.prior == "none" and args.prior_scale != "auto":
-        raise UsageError(
-            f"--prior-scale {args.prior_scale} with --family {family} scales --prior, which is "
-            "none: add --prior combsum or --prior rrf, or drop --prior-scale."
-        )
-    if family != "linear" and args.prior != "none" and args.prior_scale == "auto":
-        if args.n_rounds != "auto":
-            raise UsageError(
-                f"--prior-scale auto (the default) with --family {family} is chosen with the "
-                f"rounds by inner cross-validation (--rounds auto); with --rounds "
-                f"{args.n_rounds} pass a scale, e.g. --prior-scale 1."
-            )
-
-
-#: How the inner folds score NDCG@10 (:func:`rankboost.fusion.cv_rounds`): not as
-#: ``fuse evaluate`` does by default, so the line says so (issue 38, item 2).
-_CV_CONVENTIONS = (
-    "rankboost fuse train: the inner folds' "
-    + format_conventions({"gain": "exp2", "discount": "log2", "ties": "expected", "empty": "skip"})
-    + "; over the documents the runs return. 'fuse evaluate' counts a query without relevant "
-    "document as 0 (--empty zero) and ranks the judged documents no run returned last, so "
-    "it prints another number for the same ranking\n"
-)
-
-
 def _train(args: argparse.Namespace) -> int:
     from .io import read_qrels, read_runs
     from .learned import RankFusion
 
     inputs = [("run file", r) for r in args.runs] + [("qrels file", args.qrels)]
     check_output(args.output, inputs)  # before training, not after
-    _check_family_options(args)  # before the work too
-    family = _family_defaults(args.family)
-    for name in _FAMILY_DEFAULTED:
+    check_family_options(args, train_options())  # before the work too
+    family = family_defaults(args.family)
+    for name in FAMILY_DEFAULTED:
         if getattr(args, name) is None:
             setattr(args, name, family[name])
     runs = read_runs(args.runs, depth=args.depth)
     qrels = read_qrels(args.qrels)
-    runs, qrels = _common_queries(args, runs, qrels)
+    runs, qrels = common_queries(args, runs, qrels)
     from ..params import FEEDBACK_PARAMS, TRAIN_PARAMS
 
     training = {
@@ -609,7 +479,7 @@ def _train(args: argparse.Namespace) -> int:
             cv_folds=args.cv_folds,
         ).fit(runs, qrels)
         lin.save(args.output)
-        _warn_degenerate(lin)
+        warn_degenerate(lin)
         sys.stderr.write(
             f"rankboost fuse train: linear weights {lin.weights_.round(4).tolist()} (prior "
             f"scale {lin.prior_scale_}, {lin.n_rounds_} rounds)\n"
@@ -618,7 +488,7 @@ def _train(args: argparse.Namespace) -> int:
             best = float(lin.cv_results_["mean"].max())
             sys.stderr.write(
                 f"rankboost fuse train: mean held-out NDCG@10 {best:.4f} over {args.cv_folds} "
-                "inner folds\n" + _CV_CONVENTIONS
+                "inner folds\n" + CV_CONVENTIONS
             )
         return 0
     model = RankFusion(
@@ -632,12 +502,12 @@ def _train(args: argparse.Namespace) -> int:
         **training,
     ).fit(runs, qrels)
     model.save(args.output)
-    _warn_degenerate(model)
+    warn_degenerate(model)
     if model.cv_results_ is not None:
         sys.stderr.write(
             f"rankboost fuse train: --rounds auto chose {model.n_rounds_} rounds (mean "
             f"held-out NDCG@10 {model.cv_results_['best_score']:.4f} over {args.cv_folds} "
-            f"inner folds, tried 1..{args.max_rounds})\n" + _CV_CONVENTIONS
+            f"inner folds, tried 1..{args.max_rounds})\n" + CV_CONVENTIONS
         )
     return 0
 
@@ -649,7 +519,7 @@ def _apply(args: argparse.Namespace) -> int:
         args.output, [("fusion model file", args.model)] + [("run file", r) for r in args.runs]
     )
     model = _load_any(args.model)
-    runs = _common_queries(args, read_runs(args.runs))
+    runs = common_queries(args, read_runs(args.runs))
     fused = model.fuse(runs, depth=args.depth, match="order" if args.by_order else "name")
     write_run(args.output, fused, tag=args.tag)
     sizes = f"{count(len(fused), 'row', 'rows')}, {count(len(fused.queries), 'query', 'queries')}"
@@ -678,7 +548,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     from .io import read_qrels, read_runs
 
     qrels = read_qrels(args.qrels)
-    runs, qrels = _common_queries(args, read_runs(args.runs), qrels)
+    runs, qrels = common_queries(args, read_runs(args.runs), qrels)
     args.metric = list(dict.fromkeys(args.metric or ["ndcg@10", "map"]))
     options = metric_options(args, args.metric)
     rows: dict[str, dict[str, float]] = {}
