@@ -512,3 +512,43 @@ def test_issue38_a_model_of_the_wrong_family_says_which_command_takes_it(files, 
         row = next(line for line in shown.splitlines() if name in line).split()
         assert row[0] == str(j + 1)
         assert float(row[2]) == pytest.approx(float(w), abs=1e-4)
+
+
+@pytest.mark.parametrize("family", ["boost", "linear"])
+def test_issue38_fuse_train_shows_progress_over_its_inner_folds(files, tmp_path, capsys,
+                                                                monkeypatch, family):  # fmt: skip
+    """fuse train was silent for ~7 s (the inner folds of --rounds auto): a bar over the folds
+    (rankboost._compat.progress_bar, tqdm), none with --quiet."""
+    import rankboost._compat as compat
+
+    bars: list[dict] = []
+
+    class Bar:
+        def __init__(self, **kwargs) -> None:
+            self.record = {**kwargs, "updates": 0, "closed": False}
+            bars.append(self.record)
+
+        def update(self, n: int = 1) -> None:
+            self.record["updates"] += n
+
+        def close(self) -> None:
+            self.record["closed"] = True
+
+        def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
+            pass
+
+    monkeypatch.setattr(compat, "progress_bar", Bar)
+    _, runs, qrels = files
+    argv = ["fuse", "train", "--family", family, "--runs", *runs, "--qrels", qrels,
+            "--max-rounds", "4", "--cv-folds", "3", "-o", str(tmp_path / "m.json")]  # fmt: skip
+    assert _main(argv, capsys)[0] == 0
+    folds = [b for b in bars if b["desc"].startswith("inner CV folds")]
+    assert len(folds) == 1
+    assert folds[0]["total"] == 3
+    assert folds[0]["updates"] == 3
+    assert folds[0]["closed"]
+    assert not folds[0]["disable"]
+    bars.clear()
+    assert _main([*argv, "--quiet"], capsys)[0] == 0
+    assert bars
+    assert all(b["disable"] for b in bars)

@@ -84,6 +84,9 @@ def register(subparsers: Any) -> None:
         help="read only the top DEPTH of each run, an int >= 1 (default: all)",
     )
     _add_common_queries(p)
+    p.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress bars (inner folds, rounds)"
+    )
     p.set_defaults(func=_train)
 
     # ---- apply --------------------------------------------------------------------------
@@ -477,7 +480,7 @@ def _train(args: argparse.Namespace) -> int:
             prior_scale=args.prior_scale,
             learning_rate=args.learning_rate,
             cv_folds=args.cv_folds,
-        ).fit(runs, qrels)
+        ).fit(runs, qrels, verbose=not args.quiet)
         lin.save(args.output)
         warn_degenerate(lin)
         sys.stderr.write(
@@ -500,7 +503,7 @@ def _train(args: argparse.Namespace) -> int:
         max_rounds=args.max_rounds,
         cv_folds=args.cv_folds,
         **training,
-    ).fit(runs, qrels)
+    ).fit(runs, qrels, verbose=not args.quiet)
     model.save(args.output)
     warn_degenerate(model)
     if model.cv_results_ is not None:

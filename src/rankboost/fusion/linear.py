@@ -279,8 +279,14 @@ class LinearFusion:
         """``h_i`` in [0, 1]: rrf values times ``k + 1`` (min-max values already are)."""
         return N * (self.rank_constant + 1.0) if self.normalizer == "rrf" else N
 
-    def fit(self, runs: RunsLike, qrels: Qrels | Mapping[str, Any]) -> LinearFusion:
-        """Learn the weights from input lists and relevance judgements."""
+    def fit(
+        self, runs: RunsLike, qrels: Qrels | Mapping[str, Any], *, verbose: bool = False
+    ) -> LinearFusion:
+        """Learn the weights from input lists and relevance judgements.
+
+        ``verbose=True`` shows a progress bar over the inner cross-validation folds (tqdm).
+        """
+        from .. import _compat
         from ..metrics import ndcg_score
 
         forget_fit(self)  # a fit that raises leaves an unfitted LinearFusion, not a half state
@@ -305,6 +311,9 @@ class LinearFusion:
             fold = self._folds(y, qcode)
             gain = np.maximum(y, 0)  # scored as trec_eval: a grade <= 0 is not relevant
             curves = np.zeros((len(scales), T + 1))
+            bar = _compat.progress_bar(
+                total=self.cv_folds, disable=not verbose, desc="inner CV folds", stacklevel=2
+            )
             for f in range(self.cv_folds):
                 tr, va = (fold >= 0) & (fold != f), fold == f
                 fb = _Layered(y[tr], np.unique(qcode[tr], return_inverse=True)[1].reshape(-1))
@@ -313,6 +322,8 @@ class LinearFusion:
                     scores = H[va] @ W.T
                     for t in range(T + 1):
                         curves[s, t] += ndcg_score(gain[va], scores[:, t], qcode[va], k=10)
+                bar.update(1)
+            bar.close()
             curves /= self.cv_folds
             s_best, t_best = np.unravel_index(int(np.argmax(curves)), curves.shape)
             self.cv_results_ = {"mean": curves, "scales": list(scales)}
