@@ -4,7 +4,10 @@
 chosen ``--family`` does not use, so that no option is silently ignored (issue 39);
 :func:`family_defaults` gives the options whose default depends on the family;
 :func:`common_queries` is ``--common-queries``; :func:`warn_degenerate` warns about a
-degenerate learned model. :mod:`rankboost.fusion.cli` builds the parser and calls these.
+degenerate learned model; :func:`refuse_other_models` is ``fuse export``'s hint for a
+model of another command; :func:`check_plot` and :func:`plot_cv` are ``--plot``; and
+:data:`EXAMPLES` are the ``Examples`` of every ``fuse`` subcommand's ``--help``.
+:mod:`rankboost.fusion.cli` builds the parser and calls these.
 """
 
 from __future__ import annotations
@@ -18,14 +21,18 @@ from .._cli_metrics import format_conventions
 
 __all__ = [
     "CV_CONVENTIONS",
+    "EXAMPLES",
     "FAMILY_DEFAULTED",
     "LINEAR_USES",
     "NOT_MODEL",
     "by_family",
     "check_family_options",
+    "check_plot",
     "common_queries",
     "family_defaults",
     "option_text",
+    "plot_cv",
+    "refuse_other_models",
     "warn_degenerate",
 ]
 
@@ -198,3 +205,116 @@ CV_CONVENTIONS = (
     "document as 0 (--empty zero) and ranks the judged documents no run returned last, so "
     "it prints another number for the same ranking\n"
 )
+
+
+def refuse_other_models(path: str) -> None:
+    """``fuse export`` given a model of another command: say which command takes it."""
+    from ._info import file_format
+
+    kind = file_format(path)
+    if kind == "rankboost-fusion":
+        raise ValueError(
+            f"{path!r} is a fusion model of 'rankboost fuse train' (--family boost: steps on "
+            "the runs' ranks), which no engine's hybrid query computes: 'fuse export' writes a "
+            "model of 'rankboost fuse train --family linear' (train one); this one is written "
+            f"for an LTR plugin by 'rankboost export {path} --format es-xgboost -o OUT'."
+        )
+    if kind == "rankboost-model":
+        raise ValueError(
+            f"{path!r} is a ranking model of 'rankboost train', not a fusion model: write it "
+            f"for an LTR plugin with 'rankboost export {path} --format es-xgboost -o OUT'; "
+            "'fuse export' writes a model of 'rankboost fuse train --family linear'."
+        )
+
+
+# ------------------------------------------------------------------ --help examples ------
+_D = "../shared/data/letor4/MQ2008-agg/Fold1"
+#: The ``Examples`` epilog of each ``fuse`` subcommand's ``--help`` (issue 38, item 9): the
+#: LETOR 4.0 MQ2008-agg fold of docs/metasearch.md, runs written by ``rankboost convert``.
+EXAMPLES = {
+    "fuse": f"""examples:
+  rankboost convert {_D}/train.txt.gz --to trec -o train/
+  rankboost convert {_D}/test.txt.gz --to trec -o test/
+  rankboost fuse train --runs train/ranker*.run --qrels train/qrels.txt -o fusion.json
+  rankboost fuse apply fusion.json --runs test/ranker*.run -o fused.run
+  rankboost fuse evaluate fusion.json --runs test/ranker*.run --qrels test/qrels.txt
+  (docs/metasearch.md; docs/hybrid.md for the linear family and its engine exports)""",
+    "train": """examples:
+  rankboost fuse train --runs train/ranker*.run --qrels train/qrels.txt -o fusion.json
+  rankboost fuse train --runs train/ranker*.run --qrels train/qrels.txt -o fusion.json \\
+      --plot cv.png
+  rankboost fuse train --runs train/ranker*.run --qrels train/qrels.txt -o paper.json \\
+      --rounds 100 --no-missing-features
+  rankboost fuse train --family linear --common-queries --runs train/ranker06.run \\
+      train/ranker08.run --qrels train/qrels.txt -o lin.json""",
+    "apply": """examples:
+  rankboost fuse apply fusion.json --runs test/ranker*.run -o fused.run
+  rankboost fuse apply fusion.json --runs test/ranker*.run -o top10.run --depth 10
+  rankboost fuse apply lin.json --common-queries --runs test/ranker06.run \\
+      test/ranker08.run -o fused.run""",
+    "evaluate": """examples:
+  rankboost fuse evaluate fusion.json --runs test/ranker*.run --qrels test/qrels.txt
+  rankboost fuse evaluate fusion.json --runs test/ranker*.run --qrels test/qrels.txt \\
+      --metric ndcg@10 map --discount letor
+  rankboost fuse evaluate --runs fused.run test/ranker01.run --qrels test/qrels.txt""",
+    "export": """examples:
+  rankboost fuse export lin.json --engine elasticsearch -o es.json
+  rankboost fuse export lin.json --engine elasticsearch -o es.json --common-queries \\
+      --check-runs test/ranker06.run test/ranker08.run
+  rankboost fuse export rrf.json --engine opensearch -o pipeline.json""",
+}
+
+
+# ------------------------------------------------------------------ --plot ---------------
+def check_plot(args: argparse.Namespace) -> None:
+    """``--plot``, before the work: matplotlib is importable and an inner CV will run."""
+    import importlib.util
+
+    if args.plot is None:
+        return
+    if importlib.util.find_spec("matplotlib") is None:
+        raise UsageError(
+            "--plot needs the optional package matplotlib, which is not installed: "
+            "pip install matplotlib (or pip install -e '.[plot]' in a clone of rankboost)."
+        )
+    cv = args.n_rounds == "auto" or (args.family == "linear" and args.prior_scale == "auto")
+    if not cv:
+        raise UsageError(
+            f"--plot draws the inner cross-validation curve (held-out NDCG@10 per round), which "
+            f"--rounds {args.n_rounds} does not compute: use --rounds auto (up to --max-rounds)"
+            f"{', or --prior-scale auto' if args.family == 'linear' else ''}."
+        )
+
+
+def plot_cv(model: Any, path: str, command: str) -> None:
+    """Draw ``model.cv_results_`` (held-out NDCG@10 per round) to ``path`` (atomic write)."""
+    import io
+    from pathlib import Path
+
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    from .._atomic import atomic_write_bytes
+
+    cv = model.cv_results_
+    fig = Figure(figsize=(7, 4.2), layout="constrained")
+    ax = fig.add_subplot()
+    if "scales" in cv:  # prior or linear: one curve per prior scale, from round 0
+        mean = np.asarray(cv["mean"])
+        for s, c in enumerate(cv["scales"]):
+            ax.plot(np.arange(mean.shape[1]), mean[s], label=f"prior scale {c:g}")
+        ax.legend(fontsize="small")
+    else:
+        for k, row in enumerate(np.asarray(cv["per_fold"])):
+            ax.plot(
+                cv["n_rounds"], row, color="0.75", lw=0.8, label="inner folds" if k == 0 else None
+            )
+        ax.plot(cv["n_rounds"], cv["mean"], color="C0", label="mean")
+        ax.legend(fontsize="small")
+    ax.axvline(model.n_rounds_, color="C3", ls="--", lw=0.8)
+    ax.set_xlabel(f"rounds (chosen: {model.n_rounds_}, dashed)")
+    ax.set_ylabel("held-out NDCG@10 (inner folds)")
+    ax.set_title(command, fontsize="small")
+    buf = io.BytesIO()
+    fig.savefig(buf, format=Path(path).suffix.lstrip(".").lower() or "png")
+    atomic_write_bytes(path, buf.getvalue())

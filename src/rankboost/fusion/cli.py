@@ -37,11 +37,15 @@ from .._cli_metrics import (
 )
 from ._train_cli import (
     CV_CONVENTIONS,
+    EXAMPLES,
     FAMILY_DEFAULTED,
     by_family,
     check_family_options,
+    check_plot,
     common_queries,
     family_defaults,
+    plot_cv,
+    refuse_other_models,
     warn_degenerate,
 )
 
@@ -60,12 +64,19 @@ def register(subparsers: Any) -> None:
         "fuse",
         help="learn to combine ranked lists (meta-search / rank fusion)",
         description="Learned rank fusion with RankBoost (Freund et al. 2003, section 6.2).",
+        epilog=EXAMPLES["fuse"],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     fuse.set_defaults(func=_help_handler(fuse))
     sub = fuse.add_subparsers(dest="fuse_command", metavar="{train,apply,evaluate,export}")
 
     # ---- train --------------------------------------------------------------------------
-    p = sub.add_parser("train", help="fit a fusion model on runs + qrels, save it as JSON")
+    p = sub.add_parser(
+        "train",
+        help="fit a fusion model on runs + qrels, save it as JSON",
+        epilog=EXAMPLES["train"],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     _add_runs(p)
     p.add_argument("--qrels", required=True, help="TREC qrels file (qid 0 docid rel), gz ok")
     p.add_argument("-o", "--output", required=True, help="where to write the model (JSON)")
@@ -87,10 +98,22 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "-q", "--quiet", action="store_true", help="no progress bars (inner folds, rounds)"
     )
+    p.add_argument(
+        "--plot",
+        metavar="FILE",
+        default=None,
+        help="also draw the inner cross-validation curve (held-out NDCG@10 per round, the "
+        "one --rounds auto chooses from) to FILE (.png, .pdf, .svg; needs matplotlib)",
+    )
     p.set_defaults(func=_train)
 
     # ---- apply --------------------------------------------------------------------------
-    p = sub.add_parser("apply", help="fuse runs with a saved model, write a TREC run")
+    p = sub.add_parser(
+        "apply",
+        help="fuse runs with a saved model, write a TREC run",
+        epilog=EXAMPLES["apply"],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("model", help="fusion model JSON written by 'fuse train'")
     _add_runs(p)
     p.add_argument("-o", "--output", required=True, help="where to write the fused TREC run")
@@ -113,6 +136,8 @@ def register(subparsers: Any) -> None:
             "With MODEL: fuse --runs with it and evaluate the fused run. Without MODEL: "
             "evaluate every --runs file on its own."
         ),
+        epilog=EXAMPLES["evaluate"],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("model", nargs="?", default=None, help="fusion model JSON (optional)")
     _add_runs(p)
@@ -136,6 +161,8 @@ def register(subparsers: Any) -> None:
     p = sub.add_parser(
         "export",
         help="write a --family linear model as a search engine's hybrid request or pipeline",
+        epilog=EXAMPLES["export"],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("model", help="linear fusion model JSON written by 'fuse train --family linear'")
     p.add_argument("--engine", required=True, choices=["elasticsearch", "opensearch"])
@@ -214,7 +241,7 @@ def _export(args: argparse.Namespace) -> int:
     from .linear import LinearFusion
 
     check_output(args.output, [("fusion model file", args.model)])  # before the work
-    _refuse_other_models(args.model)
+    refuse_other_models(args.model)
     model = LinearFusion.load(args.model)
     warn_degenerate(model)
     body = export_linear(
@@ -234,26 +261,6 @@ def _export(args: argparse.Namespace) -> int:
         approximate=args.approximate,
     )
     return 0
-
-
-def _refuse_other_models(path: str) -> None:
-    """``fuse export`` given a model of another command: say which command takes it."""
-    from ._info import file_format
-
-    kind = file_format(path)
-    if kind == "rankboost-fusion":
-        raise ValueError(
-            f"{path!r} is a fusion model of 'rankboost fuse train' (--family boost: steps on "
-            "the runs' ranks), which no engine's hybrid query computes: 'fuse export' writes a "
-            "model of 'rankboost fuse train --family linear' (train one); this one is written "
-            f"for an LTR plugin by 'rankboost export {path} --format es-xgboost -o OUT'."
-        )
-    if kind == "rankboost-model":
-        raise ValueError(
-            f"{path!r} is a ranking model of 'rankboost train', not a fusion model: write it "
-            f"for an LTR plugin with 'rankboost export {path} --format es-xgboost -o OUT'; "
-            "'fuse export' writes a model of 'rankboost fuse train --family linear'."
-        )
 
 
 def _load_any(path: str) -> Any:
@@ -456,6 +463,9 @@ def _train(args: argparse.Namespace) -> int:
     inputs = [("run file", r) for r in args.runs] + [("qrels file", args.qrels)]
     check_output(args.output, inputs)  # before training, not after
     check_family_options(args, train_options())  # before the work too
+    check_plot(args)
+    if args.plot is not None:
+        check_output(args.plot, [*inputs, ("model output", args.output)])
     family = family_defaults(args.family)
     for name in FAMILY_DEFAULTED:
         if getattr(args, name) is None:
@@ -482,6 +492,8 @@ def _train(args: argparse.Namespace) -> int:
             cv_folds=args.cv_folds,
         ).fit(runs, qrels, verbose=not args.quiet)
         lin.save(args.output)
+        if args.plot is not None:
+            plot_cv(lin, args.plot, "rankboost fuse train --family linear")
         warn_degenerate(lin)
         sys.stderr.write(
             f"rankboost fuse train: linear weights {lin.weights_.round(4).tolist()} (prior "
@@ -505,6 +517,8 @@ def _train(args: argparse.Namespace) -> int:
         **training,
     ).fit(runs, qrels, verbose=not args.quiet)
     model.save(args.output)
+    if args.plot is not None:
+        plot_cv(model, args.plot, "rankboost fuse train")
     warn_degenerate(model)
     if model.cv_results_ is not None:
         sys.stderr.write(
