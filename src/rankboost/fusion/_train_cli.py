@@ -139,7 +139,8 @@ def family_defaults(family: str) -> dict[str, Any]:
 
 def by_family(name: str) -> str:
     """``300 for --family boost, 100 for --family linear``: a help text's default."""
-    return ", ".join(f"{family_defaults(f)[name]} for --family {f}" for f in ("boost", "linear"))
+    values = {f: family_defaults(f)[name] for f in ("boost", "linear")}
+    return ", ".join(f"{v:g} for --family {f}" for f, v in values.items())
 
 
 def option_text(action: argparse.Action, value: Any) -> str:
@@ -288,13 +289,12 @@ def check_plot(args: argparse.Namespace) -> None:
 
 def plot_cv(model: Any, path: str, command: str) -> None:
     """Draw ``model.cv_results_`` (held-out NDCG@10 per round) to ``path`` (atomic write)."""
-    import io
     from pathlib import Path
 
     import numpy as np
     from matplotlib.figure import Figure
 
-    from .._atomic import atomic_write_bytes
+    from .._atomic import atomic_open
 
     cv = model.cv_results_
     fig = Figure(figsize=(7, 4.2), layout="constrained")
@@ -315,6 +315,5 @@ def plot_cv(model: Any, path: str, command: str) -> None:
     ax.set_xlabel(f"rounds (chosen: {model.n_rounds_}, dashed)")
     ax.set_ylabel("held-out NDCG@10 (inner folds)")
     ax.set_title(command, fontsize="small")
-    buf = io.BytesIO()
-    fig.savefig(buf, format=Path(path).suffix.lstrip(".").lower() or "png")
-    atomic_write_bytes(path, buf.getvalue())
+    with atomic_open(path) as fh:
+        fig.savefig(fh, format=Path(path).suffix.lstrip(".").lower() or "png")
