@@ -596,8 +596,13 @@ def test_issue38_fuse_train_plot(files, tmp_path, capsys, monkeypatch) -> None:
     assert status == 2
     assert "--plot draws the inner cross-validation curve" in err
     assert "--rounds 3 does not compute" in err
+    status, err = _main([*head, "-o", str(model), "--plot", str(tmp_path / "cv.txt")], capsys)
+    assert status == 2
+    assert "--plot" in err
+    assert "(e.g. --plot cv.png)" in err
     status, err = _main([*head, "-o", str(model), "--plot", qrels], capsys)
     assert status == 2  # the plot would overwrite an input
+    assert "qrels" in err
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     status, err = _main([*head, "-o", str(model), "--plot", str(tmp_path / "p.png")], capsys)
     assert status == 2

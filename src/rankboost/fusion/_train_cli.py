@@ -278,6 +278,18 @@ def check_plot(args: argparse.Namespace) -> None:
             "--plot needs the optional package matplotlib, which is not installed: "
             "pip install matplotlib (or pip install -e '.[plot]' in a clone of rankboost)."
         )
+    from pathlib import Path
+
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    kinds = FigureCanvasBase.get_supported_filetypes()
+    suffix = Path(args.plot).suffix.lstrip(".").lower()
+    if suffix not in kinds:
+        raise UsageError(
+            f"--plot {args.plot}: the file type is read from the name's extension, and "
+            f"{'.' + suffix if suffix else 'no extension'} is not one matplotlib writes; use "
+            f"one of {', '.join('.' + k for k in sorted(kinds))} (e.g. --plot cv.png)."
+        )
     cv = args.n_rounds == "auto" or (args.family == "linear" and args.prior_scale == "auto")
     if not cv:
         raise UsageError(
@@ -316,4 +328,4 @@ def plot_cv(model: Any, path: str, command: str) -> None:
     ax.set_ylabel("held-out NDCG@10 (inner folds)")
     ax.set_title(command, fontsize="small")
     with atomic_open(path) as fh:
-        fig.savefig(fh, format=Path(path).suffix.lstrip(".").lower() or "png")
+        fig.savefig(fh, format=Path(path).suffix.lstrip(".").lower())

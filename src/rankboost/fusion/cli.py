@@ -463,9 +463,9 @@ def _train(args: argparse.Namespace) -> int:
     inputs = [("run file", r) for r in args.runs] + [("qrels file", args.qrels)]
     check_output(args.output, inputs)  # before training, not after
     check_family_options(args, train_options())  # before the work too
-    check_plot(args)
     if args.plot is not None:
         check_output(args.plot, [*inputs, ("model output", args.output)])
+    check_plot(args)
     family = family_defaults(args.family)
     for name in FAMILY_DEFAULTED:
         if getattr(args, name) is None:
