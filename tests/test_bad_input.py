@@ -887,7 +887,7 @@ def test_issue15_cli_warnings_are_one_readable_line(files, capsys, tmp_path):
     keep = qrels.qid != qrels.qid[0]  # one query of the runs is no longer judged
     write_qrels(tmp_path / "q.txt", Qrels(qrels.qid[keep], qrels.docid[keep], qrels.rel[keep]))
     argv = ["fuse", "train", "--runs", *map(str, runs), "--qrels", str(tmp_path / "q.txt")]
-    assert main([*argv, "-o", str(tmp_path / "f.json"), "--rounds", "3"]) == 0
+    assert main([*argv, "-o", str(tmp_path / "f.json"), "--rounds", "3", "-q"]) == 0  # no bar
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == len(runs)
     for line in lines:

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from rankboost.fusion import Qrels, Run
+from rankboost.fusion._engine_eval import _es_minmax
 from rankboost.fusion.engines import (
-    _es_minmax,
     check_export,
     elasticsearch_scores,
     engine_fuse,
@@ -435,5 +435,87 @@ def test_cli_prior_options(tmp_path: Path) -> None:
     assert (fus.prior, fus.prior_scale_, fus.n_rounds_) == ("rrf", 2.0, 3)
     with pytest.raises(SystemExit):
         parser.parse_args([*base, "--prior-scale", "-1"])
-    with pytest.raises(ValueError, match="prior_scale='auto'"):
+    from rankboost.cli import UsageError
+
+    with pytest.raises(UsageError, match="--prior-scale auto .* with --rounds 3 pass a scale"):
         run(parser.parse_args([*base, "--prior", "combsum", "--rounds", "3"]))
+
+
+def _one_document_runs(shift: float) -> tuple[list[Run], Qrels]:
+    """Two retrievers; 'b' returns one document for q0 (its min-max is 1 in fuse apply)."""
+    qs = ["q0"] * 3 + ["q1"] * 3
+    ds = ["x", "y", "z"] * 2
+    a = Run.from_scores(qs, ds, [shift - 1.0, shift - 2.0, shift - 3.0] * 2, name="a")
+    b = Run.from_scores(["q0", "q1", "q1", "q1"], ["z", "z", "y", "x"],
+                        [shift - 5.0, shift - 1.0, shift - 2.0, shift - 3.0], name="b")  # fmt: skip
+    return [a, b], Qrels(qs, ds, [1, 0, 1, 1, 0, 1])
+
+
+def test_issue38_check_export_says_why_scores_below_zero_rank_differently() -> None:
+    """A one-document list with a score <= 0 (rankboost convert writes -rank): Elasticsearch's
+    minmax gives it 0 (its running maximum starts at Float.MIN_VALUE), fuse apply 1; the check
+    failed with "ranks 1 of 2 queries differently" and no reason. It now names the cause and
+    what to do; with scores > 0 (what Elasticsearch returns) the two agree."""
+    from rankboost.fusion.engines import check_export, export_linear
+
+    lin = LinearFusion(normalizer="minmax")
+    lin.weights_, lin.list_names_, lin.n_lists_ = np.array([1.0, 0.75]), ["a", "b"], 2
+    body = export_linear(lin, "elasticsearch")
+    runs, _ = _one_document_runs(shift=0.0)
+    with pytest.raises(ValueError, match="ranks 1 of 2 queries differently") as err:
+        check_export(lin, runs, "elasticsearch", body)
+    text = str(err.value)
+    assert "query 'q0', rank 2: fuse apply puts 'z' there, elasticsearch 'y'" in text
+    assert "Every one of these differences comes from scores <= 0" in text
+    assert "Float.MIN_VALUE" in text
+    assert "add a constant to every score" in text
+    runs, _ = _one_document_runs(shift=10.0)
+    assert check_export(lin, runs, "elasticsearch", body) == 2
+
+
+def test_issue38_check_export_says_why_ranks_with_gaps_rank_differently() -> None:
+    """RRF: the engines count positions 1..n; runs that keep other ranks (LETOR-agg's) differ."""
+    from rankboost.fusion.engines import check_export, export_linear
+
+    lin = LinearFusion(normalizer="rrf", rank_constant=1)
+    lin.weights_, lin.list_names_, lin.n_lists_ = np.array([1.0, 1.0]), ["a", "b"], 2
+    a = Run(["q"] * 3, ["x", "y", "z"], [1, 2, 3], name="a")
+    b = Run(["q"] * 2, ["z", "y"], [1, 40], name="b")  # y: rank 40, the engine's position 2
+    for engine in ("elasticsearch", "opensearch"):
+        with pytest.raises(ValueError, match="ranks 1 of 1 queries differently") as err:
+            check_export(lin, [a, b], engine, export_linear(lin, engine))
+        assert "ranks that are not the positions 1, 2, 3" in str(err.value)
+        assert "run 'b', query 'q': ranks [1, 40]" in str(err.value)
+        b2 = Run(["q"] * 2, ["z", "y"], [1, 2], name="b")
+        assert check_export(lin, [a, b2], engine, export_linear(lin, engine)) == 1
+
+
+def test_issue38_fuse_train_and_export_warn_on_a_degenerate_model(tmp_path, capsys) -> None:
+    """A zero weight, a ranking that is one list's, a model of 0 or 1 round: a warning."""
+    from rankboost.cli import main
+    from rankboost.fusion import write_qrels, write_run
+
+    runs, qrels = _toy(seed=3)
+    paths = []
+    for r in runs:
+        paths.append(str(tmp_path / f"{r.name}.run"))
+        write_run(paths[-1], r)
+    write_qrels(tmp_path / "q.txt", qrels)
+    model = str(tmp_path / "lin.json")
+    head = ["fuse", "train", "--family", "linear", "--runs", *paths, "--qrels"]
+    argv = [*head, str(tmp_path / "q.txt"), "-o", model, "--prior-scale", "0", "--rounds", "1"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "rankboost: warning: degenerate fusion model: every weight is 0 but that of" in err
+    assert "the model has 1 round: one step on one list" in err
+    assert main(["fuse", "export", model, "--engine", "elasticsearch", "-o",
+                 str(tmp_path / "es.json")]) == 0  # fmt: skip
+    assert "the fused ranking is the ranking of" in capsys.readouterr().err
+    argv = [*head, str(tmp_path / "q.txt"), "-o", model, "--prior-scale", "1", "--rounds", "8"]
+    assert main(argv) == 0
+    assert "degenerate" not in capsys.readouterr().err
+    boost = ["fuse", "train", "--runs", *paths, "--qrels", str(tmp_path / "q.txt"), "--rounds"]
+    assert main([*boost, "1", "-o", str(tmp_path / "b.json")]) == 0
+    err = capsys.readouterr().err
+    assert "degenerate fusion model: the model has 1 round: one weak ranker" in err
+    assert "or set --rounds" not in err  # the user set it

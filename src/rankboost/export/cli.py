@@ -126,6 +126,13 @@ def _load(path: str) -> tuple[Any, list[str] | None]:
     if isinstance(data, dict) and data.get("format") == "rankboost-fusion":
         fusion = RankFusion.load(p)
         return fusion.model_, list(fusion.feature_names_)
+    if isinstance(data, dict) and data.get("format") == "rankboost-fusion-linear":
+        raise ValueError(
+            f"{path!r} is a linear fusion model of 'rankboost fuse train --family linear' (a "
+            "weighted sum of normalised scores, no boosting rounds to export): write it as a "
+            f"search engine's hybrid query with 'rankboost fuse export {path} --engine "
+            "elasticsearch -o OUT' (or --engine opensearch)."
+        )
     model = load_model(p)
     return model, model.feature_names
 

@@ -1,6 +1,9 @@
-"""``rankboost info`` for a fusion model file (``"format": "rankboost-fusion"``).
+"""``rankboost info`` for a fusion model file of either family.
 
-Prints the input lists, the importance of each list (the gain shares of its features) and
+A linear one (``"format": "rankboost-fusion-linear"``): its learned weights
+(:func:`linear_info_lines`). A boost one (``"format": "rankboost-fusion"``): the lines below.
+
+It prints the input lists, the importance of each list (the gain shares of its features) and
 each list's learned step function ``H_i`` (:meth:`RankBoostModel.step_functions`): the
 fused score is ``sum_i H_i(feature_i)``. Feature numbers are 1-based, as in LETOR and the
 rest of ``rankboost info``; the 0-based column (``model_.step_functions()`` keys, ``X``) is
@@ -16,7 +19,11 @@ from typing import Any
 
 from ._persist import FORMAT_NAME
 
-__all__ = ["file_format", "fusion_info_lines", "is_fusion_file"]
+#: ``LinearFusion``'s file format (rankboost.fusion.linear.FORMAT_NAME; not imported here,
+#: so that reading a file's format stays light).
+LINEAR_FORMAT = "rankboost-fusion-linear"
+
+__all__ = ["file_format", "fusion_info_lines", "is_fusion_file", "linear_info_lines"]
 
 
 def file_format(path: str) -> str | None:
@@ -31,8 +38,45 @@ def file_format(path: str) -> str | None:
 
 
 def is_fusion_file(path: str) -> bool:
-    """``True`` if ``path`` is a JSON file with ``"format": "rankboost-fusion"``."""
-    return file_format(path) == FORMAT_NAME
+    """``True`` if ``path`` is a JSON fusion model of either family.
+
+    That is ``"format": "rankboost-fusion"`` or ``"rankboost-fusion-linear"``.
+    """
+    return file_format(path) in (FORMAT_NAME, LINEAR_FORMAT)
+
+
+def linear_info_lines(path: str, table: Any, top: int) -> list[str]:
+    """The lines ``rankboost info`` prints for a linear fusion model: its learned weights.
+
+    ``top`` limits the rows (the largest weights first; 0 = every list, in the model's order).
+    """
+    from .linear import LinearFusion
+
+    lin = LinearFusion.load(path)
+    w = [float(x) for x in lin.weights_]
+    total = sum(w) or 1.0
+    norm = (
+        "min-max normalised score in the query (1 when all are equal)"
+        if lin.normalizer == "minmax"
+        else f"1 / ({lin.rank_constant} + rank)"
+    )
+    params = " ".join(f"{k}={v}" for k, v in lin.get_params().items())
+    out = [
+        f"linear fusion model: {path}",
+        f"lists: {lin.n_lists_}, normalizer: {lin.normalizer}, prior scale: "
+        f"{lin.prior_scale_:g}, rounds: {lin.n_rounds_}",
+        f"params: {params}",
+        f"fused score = sum over lists of weight x the list's {norm}; 0 where the list did not "
+        "return the document",
+        "",
+    ]
+    shown = list(range(lin.n_lists_))
+    if top:
+        shown = sorted(shown, key=lambda j: -w[j])[:top]
+    rows = [[j + 1, lin.list_names_[j], w[j], w[j] / total] for j in shown]
+    out.append(table(["list", "name", "weight", "share"], rows))
+    out += ["", f"export it: rankboost fuse export {path} --engine elasticsearch -o OUT"]
+    return out
 
 
 def _ranks(low: float, high: float) -> str:
@@ -65,6 +109,8 @@ def fusion_info_lines(path: str, table: Any, top: int) -> list[str]:
     from .._conventions import FEATURE_NUMBERING
     from .learned import RankFusion
 
+    if file_format(path) == LINEAR_FORMAT:
+        return linear_info_lines(path, table, top)
     fusion = RankFusion.load(path)
     model = fusion.model_
     names = fusion.feature_names_

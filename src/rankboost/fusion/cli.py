@@ -35,8 +35,22 @@ from .._cli_metrics import (
     format_conventions,
     metric_options,
 )
+from ._export_cli import add_export_parser
+from ._train_cli import (
+    CV_CONVENTIONS,
+    EXAMPLES,
+    FAMILY_DEFAULTED,
+    add_common_queries,
+    by_family,
+    check_family_options,
+    check_plot,
+    common_queries,
+    family_defaults,
+    plot_cv,
+    warn_degenerate,
+)
 
-__all__ = ["register", "rounds_value", "run"]
+__all__ = ["register", "rounds_value", "run", "train_options"]
 
 
 def register(subparsers: Any) -> None:
@@ -51,12 +65,19 @@ def register(subparsers: Any) -> None:
         "fuse",
         help="learn to combine ranked lists (meta-search / rank fusion)",
         description="Learned rank fusion with RankBoost (Freund et al. 2003, section 6.2).",
+        epilog=EXAMPLES["fuse"],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     fuse.set_defaults(func=_help_handler(fuse))
     sub = fuse.add_subparsers(dest="fuse_command", metavar="{train,apply,evaluate,export}")
 
     # ---- train --------------------------------------------------------------------------
-    p = sub.add_parser("train", help="fit a fusion model on runs + qrels, save it as JSON")
+    p = sub.add_parser(
+        "train",
+        help="fit a fusion model on runs + qrels, save it as JSON",
+        epilog=EXAMPLES["train"],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     _add_runs(p)
     p.add_argument("--qrels", required=True, help="TREC qrels file (qid 0 docid rel), gz ok")
     p.add_argument("-o", "--output", required=True, help="where to write the model (JSON)")
@@ -74,10 +95,26 @@ def register(subparsers: Any) -> None:
         default=None,
         help="read only the top DEPTH of each run, an int >= 1 (default: all)",
     )
+    add_common_queries(p)
+    p.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress bars (inner folds, rounds)"
+    )
+    p.add_argument(
+        "--plot",
+        metavar="FILE",
+        default=None,
+        help="also draw the inner cross-validation curve (held-out NDCG@10 per round, the "
+        "one --rounds auto chooses from) to FILE (.png, .pdf, .svg; needs matplotlib)",
+    )
     p.set_defaults(func=_train)
 
     # ---- apply --------------------------------------------------------------------------
-    p = sub.add_parser("apply", help="fuse runs with a saved model, write a TREC run")
+    p = sub.add_parser(
+        "apply",
+        help="fuse runs with a saved model, write a TREC run",
+        epilog=EXAMPLES["apply"],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("model", help="fusion model JSON written by 'fuse train'")
     _add_runs(p)
     p.add_argument("-o", "--output", required=True, help="where to write the fused TREC run")
@@ -89,6 +126,7 @@ def register(subparsers: Any) -> None:
         help="keep the top DEPTH per query, an int >= 1 (default: all)",
     )
     _add_by_order(p)
+    add_common_queries(p)
     p.set_defaults(func=_apply)
 
     # ---- evaluate -----------------------------------------------------------------------
@@ -99,6 +137,8 @@ def register(subparsers: Any) -> None:
             "With MODEL: fuse --runs with it and evaluate the fused run. Without MODEL: "
             "evaluate every --runs file on its own."
         ),
+        epilog=EXAMPLES["evaluate"],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("model", nargs="?", default=None, help="fusion model JSON (optional)")
     _add_runs(p)
@@ -115,55 +155,10 @@ def register(subparsers: Any) -> None:
     )
     add_metric_options(p)
     _add_by_order(p)
+    add_common_queries(p)
     p.set_defaults(func=_evaluate)
 
-    # ---- export -------------------------------------------------------------------------
-    p = sub.add_parser(
-        "export",
-        help="write a --family linear model as a search engine's hybrid request or pipeline "
-        "(Elasticsearch, OpenSearch, Qdrant, Milvus)",
-    )
-    p.add_argument("model", help="linear fusion model JSON written by 'fuse train --family linear'")
-    p.add_argument(
-        "--engine", required=True, choices=["elasticsearch", "opensearch", "qdrant", "milvus"]
-    )
-    p.add_argument("-o", "--output", required=True, help="where to write the JSON body")
-    p.add_argument(
-        "--rank-window-size",
-        type=int_at_least(1),
-        default=100,
-        help="documents taken from each retriever (Elasticsearch's rank_window_size, the "
-        "limit of Qdrant's prefetches and Milvus's requests; default 100)",
-    )
-    p.add_argument(
-        "--vectors",
-        nargs="+",
-        metavar="NAME",
-        default=None,
-        help="Qdrant / Milvus: the collection's vector name (field) of each run, in the "
-        "model's order (default: the model's run names)",
-    )
-    p.add_argument(
-        "--limit",
-        type=int_at_least(1),
-        default=10,
-        help="Qdrant / Milvus: documents the fused request returns (default 10)",
-    )
-    p.add_argument(
-        "--check-runs",
-        nargs="+",
-        metavar="RUN",
-        default=None,
-        help="TREC runs of the retrievers: fail unless the engine's formula ranks them exactly "
-        "as 'fuse apply' does",
-    )
-    p.add_argument(
-        "--approximate",
-        action="store_true",
-        help="OpenSearch min-max: write the normalization-processor although it ranks "
-        "differently (a weighted mean over the sub-queries that returned a document)",
-    )
-    p.set_defaults(func=_export)
+    add_export_parser(sub)
 
 
 def _add_family_options(p: argparse.ArgumentParser) -> None:
@@ -210,30 +205,6 @@ def _scale_value(text: str) -> float | str:
     if not value >= 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be 'auto' or a finite float >= 0; got {text!r}")
     return value
-
-
-def _export(args: argparse.Namespace) -> int:
-    from .engines import check_export, export_linear
-    from .io import read_runs
-    from .linear import LinearFusion
-
-    if args.vectors is not None and args.engine not in ("qdrant", "milvus"):
-        raise UsageError(
-            f"--vectors names Qdrant's vectors or Milvus's fields; {args.engine} takes its "
-            "sub-queries in the model's order (drop --vectors)."
-        )
-    check_output(args.output, [("fusion model file", args.model)])  # before the work
-    model = LinearFusion.load(args.model)
-    opts = {"rank_window_size": args.rank_window_size, "approximate": args.approximate,
-            "vectors": args.vectors, "limit": args.limit}  # fmt: skip
-    body = export_linear(model, args.engine, **opts)
-    if args.check_runs:
-        n = check_export(model, read_runs(args.check_runs), args.engine, body)
-        sys.stderr.write(
-            f"rankboost fuse export: {args.engine} ranks the {n} queries as fuse apply\n"
-        )
-    export_linear(model, args.engine, args.output, **opts)
-    return 0
 
 
 def _load_any(path: str) -> Any:
@@ -332,9 +303,9 @@ def _add_training_options(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--max-rounds",
         type=TRAIN_PARAMS[0].parse,
-        default=defaults["max_rounds"],
+        default=None,
         metavar="T",
-        help=f"largest round count --rounds auto tries (default: {defaults['max_rounds']})",
+        help=f"largest round count --rounds auto tries (default: {by_family('max_rounds')})",
     )
     g.add_argument(
         "--cv-folds",
@@ -350,6 +321,11 @@ def _add_training_options(p: argparse.ArgumentParser) -> None:
         ],
         defaults=defaults,
     )
+    for action in g._group_actions:  # the linear family has its own defaults
+        if action.dest in FAMILY_DEFAULTED:
+            action.default = None
+            head = (action.help or "").rsplit(" (default: ", 1)[0]
+            action.help = f"{head} (default: {by_family(action.dest)})"
     # NOTE: the names of earlier releases, kept working but not shown
     g.add_argument("--n-rounds", dest="n_rounds", type=rounds_value, help=argparse.SUPPRESS)
     g.add_argument(
@@ -389,14 +365,49 @@ def _help_handler(parser: argparse.ArgumentParser) -> Any:
     return handler
 
 
+def train_options() -> dict[str, argparse.Action]:
+    """``fuse train``'s options (argparse actions) by destination, the first of each.
+
+    Examples
+    --------
+    >>> from rankboost.fusion.cli import train_options
+    >>> train_options()["prior_scale"].option_strings
+    ['--prior-scale']
+    """
+    parser = argparse.ArgumentParser(prog="rankboost")
+    register(parser.add_subparsers(dest="command"))
+    train = _subparser(_subparser(parser, "fuse"), "train")
+    out: dict[str, argparse.Action] = {}
+    for action in train._actions:
+        out.setdefault(action.dest, action)
+    return out
+
+
+def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    """The subcommand ``name`` of ``parser``."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices[name]
+    raise KeyError(name)
+
+
 def _train(args: argparse.Namespace) -> int:
     from .io import read_qrels, read_runs
     from .learned import RankFusion
 
     inputs = [("run file", r) for r in args.runs] + [("qrels file", args.qrels)]
     check_output(args.output, inputs)  # before training, not after
+    check_family_options(args, train_options())  # before the work too
+    if args.plot is not None:
+        check_output(args.plot, [*inputs, ("model output", args.output)])
+    check_plot(args)
+    family = family_defaults(args.family)
+    for name in FAMILY_DEFAULTED:
+        if getattr(args, name) is None:
+            setattr(args, name, family[name])
     runs = read_runs(args.runs, depth=args.depth)
     qrels = read_qrels(args.qrels)
+    runs, qrels = common_queries(args, runs, qrels)
     from ..params import FEEDBACK_PARAMS, TRAIN_PARAMS
 
     training = {
@@ -410,14 +421,25 @@ def _train(args: argparse.Namespace) -> int:
         lin = LinearFusion(
             normalizer=args.normalizer,
             n_rounds=args.n_rounds,
-            max_rounds=min(args.max_rounds, 100) if args.n_rounds == "auto" else args.max_rounds,
+            max_rounds=args.max_rounds,
+            prior_scale=args.prior_scale,
+            learning_rate=args.learning_rate,
             cv_folds=args.cv_folds,
-        ).fit(runs, qrels)
+        ).fit(runs, qrels, verbose=not args.quiet)
         lin.save(args.output)
+        if args.plot is not None:
+            plot_cv(lin, args.plot, "rankboost fuse train --family linear")
+        warn_degenerate(lin)
         sys.stderr.write(
             f"rankboost fuse train: linear weights {lin.weights_.round(4).tolist()} (prior "
             f"scale {lin.prior_scale_}, {lin.n_rounds_} rounds)\n"
         )
+        if lin.cv_results_ is not None:
+            best = float(lin.cv_results_["mean"].max())
+            sys.stderr.write(
+                f"rankboost fuse train: mean held-out NDCG@10 {best:.4f} over {args.cv_folds} "
+                "inner folds\n" + CV_CONVENTIONS
+            )
         return 0
     model = RankFusion(
         prior=None if args.prior == "none" else args.prior,
@@ -428,13 +450,16 @@ def _train(args: argparse.Namespace) -> int:
         max_rounds=args.max_rounds,
         cv_folds=args.cv_folds,
         **training,
-    ).fit(runs, qrels)
+    ).fit(runs, qrels, verbose=not args.quiet)
     model.save(args.output)
+    if args.plot is not None:
+        plot_cv(model, args.plot, "rankboost fuse train")
+    warn_degenerate(model)
     if model.cv_results_ is not None:
         sys.stderr.write(
             f"rankboost fuse train: --rounds auto chose {model.n_rounds_} rounds (mean "
             f"held-out NDCG@10 {model.cv_results_['best_score']:.4f} over {args.cv_folds} "
-            f"inner folds, tried 1..{args.max_rounds})\n"
+            f"inner folds, tried 1..{args.max_rounds})\n" + CV_CONVENTIONS
         )
     return 0
 
@@ -446,7 +471,7 @@ def _apply(args: argparse.Namespace) -> int:
         args.output, [("fusion model file", args.model)] + [("run file", r) for r in args.runs]
     )
     model = _load_any(args.model)
-    runs = read_runs(args.runs)
+    runs = common_queries(args, read_runs(args.runs))
     fused = model.fuse(runs, depth=args.depth, match="order" if args.by_order else "name")
     write_run(args.output, fused, tag=args.tag)
     sizes = f"{count(len(fused), 'row', 'rows')}, {count(len(fused.queries), 'query', 'queries')}"
@@ -475,7 +500,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     from .io import read_qrels, read_runs
 
     qrels = read_qrels(args.qrels)
-    runs = read_runs(args.runs)
+    runs, qrels = common_queries(args, read_runs(args.runs), qrels)
     args.metric = list(dict.fromkeys(args.metric or ["ndcg@10", "map"]))
     options = metric_options(args, args.metric)
     rows: dict[str, dict[str, float]] = {}

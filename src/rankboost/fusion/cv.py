@@ -24,6 +24,7 @@ def cv_rounds(
     cv_folds: int = 5,
     seed: int = 0,
     pair_labels: NDArray[Any] | None = None,
+    progress: Any = None,
 ) -> dict[str, Any]:
     """Choose the number of boosting rounds by cross-validation over queries.
 
@@ -54,6 +55,8 @@ def cv_rounds(
     pair_labels : ndarray of shape (n_rows,), default=None
         The labels ``make_feedback`` orders (a query can train when they differ within it);
         None = ``y``. Bipartite feedback on grades passes ``y >= 1``.
+    progress : object with an ``update(n)`` method, default=None
+        Told after each fold (a progress bar: :func:`rankboost._compat.progress_bar`).
 
     Returns
     -------
@@ -103,6 +106,8 @@ def cv_rounds(
             curves[f, :] = ndcg_score(gain[va], np.zeros(int(va.sum())), qcode[va], k=10)
         else:
             curves[f, t + 1 :] = curves[f, t]
+        if progress is not None:
+            progress.update(1)
     mean = curves.mean(axis=0)
     best = int(np.argmax(mean))
     return {

@@ -271,10 +271,6 @@ class RankFusion:
                 "parameters are set on RankFusion itself (RankFusion(n_rounds=...)), and fit "
                 "takes only callbacks= and verbose=."
             )
-        # NOTE: imported here so that importing this module (the ``fuse train`` options read
-        # RankFusion's signature) does not import numba (issue 16, item 10).
-        from ..engine import train_checked
-
         coverage_warnings(items, qrels)
         feats = self.features(items)
         y = grades_for(feats, qrels)
@@ -287,14 +283,36 @@ class RankFusion:
         X, yj, qj = feats.X[judged], y[judged], feats.qid[judged]
         self.cv_results_: dict[str, Any] | None = None
         self.prior_scale_ = 0.0
+        from .. import _compat
+
+        verbose = bool(train_kwargs.get("verbose", False))
+        folds_bar = _compat.progress_bar(  # the inner folds of n_rounds="auto", then the fit's
+            total=int(self.cv_folds),
+            disable=not verbose or self.n_rounds != "auto",
+            desc="inner CV folds (--rounds auto)",
+            stacklevel=2,
+        )
+        try:
+            self._fit_judged(items, feats, judged, X, yj, qj, params, train_kwargs, folds_bar)
+        finally:
+            folds_bar.close()
+        return self
+
+    def _fit_judged(  # type: ignore[no-untyped-def]  # noqa: PLR0917  fit's validated pieces
+        self, items, feats, judged, X, yj, qj, params, train_kwargs, folds_bar
+    ) -> None:
+        # NOTE: imported here so that importing this module (the ``fuse train`` options read
+        # RankFusion's signature) does not import numba (issue 16, item 10).
+        from ..engine import train_checked
+
         if self.prior is not None:
             from .prior import fit_prior
 
-            fit_prior(self, items, feats, judged, X, yj, qj, params, train_kwargs)
+            fit_prior(self, items, feats, judged, X, yj, qj, params, train_kwargs, folds_bar)
             self.list_names_ = [r.name for r in items]
             self.feature_names_ = list(feats.feature_names)
             self.n_lists_ = len(items)
-            return self
+            return
         feedback = self._feedback(yj, qj)
         if self.n_rounds == "auto":
             self.cv_results_ = cv_rounds(
@@ -305,7 +323,9 @@ class RankFusion:
                 self._feedback,
                 cv_folds=int(self.cv_folds),
                 pair_labels=(yj >= 1) if self.feedback == "bipartite" else None,
+                progress=folds_bar,
             )
+            folds_bar.close()  # before the final model's own bar
             params = params.replace(n_rounds=int(self.cv_results_["best_n_rounds"]))
         self.model_ = train_checked(
             X,
@@ -314,13 +334,12 @@ class RankFusion:
             callbacks=train_kwargs.get("callbacks"),
             feature_names=feats.feature_names,
             verbose=bool(train_kwargs.get("verbose", False)),
-            stacklevel=3,
+            stacklevel=4,
         )
         self.n_rounds_ = int(self.model_.n_rounds)
         self.list_names_ = [r.name for r in items]
         self.feature_names_ = list(feats.feature_names)
         self.n_lists_ = len(items)
-        return self
 
     def _params(self) -> TrainParams:
         """The training parameters, validated (the one definition of rankboost.params).

@@ -47,7 +47,7 @@ from .features import (
 )
 from .run import Qrels, Run
 
-__all__ = ["LINEAR_NORMALIZERS", "LinearFusion", "linear_features"]
+__all__ = ["LINEAR_NORMALIZERS", "LinearFusion", "keep_common_queries", "linear_features"]
 
 FORMAT_NAME = "rankboost-fusion-linear"
 FORMAT_VERSION = 1
@@ -292,8 +292,14 @@ class LinearFusion:
             return N / max(1.0, float(np.abs(N).max()))
         return N
 
-    def fit(self, runs: RunsLike, qrels: Qrels | Mapping[str, Any]) -> LinearFusion:
-        """Learn the weights from input lists and relevance judgements."""
+    def fit(
+        self, runs: RunsLike, qrels: Qrels | Mapping[str, Any], *, verbose: bool = False
+    ) -> LinearFusion:
+        """Learn the weights from input lists and relevance judgements.
+
+        ``verbose=True`` shows a progress bar over the inner cross-validation folds (tqdm).
+        """
+        from .. import _compat
         from ..metrics import ndcg_score
 
         forget_fit(self)  # a fit that raises leaves an unfitted LinearFusion, not a half state
@@ -315,9 +321,12 @@ class LinearFusion:
         T = self.max_rounds if self.n_rounds == "auto" else int(self.n_rounds)
         self.cv_results_: dict[str, Any] | None = None
         if self.n_rounds == "auto" or self.prior_scale == "auto":
-            fold = query_folds(y, qcode, self.cv_folds)
+            fold = self._folds(y, qcode)
             gain = np.maximum(y, 0)  # scored as trec_eval: a grade <= 0 is not relevant
             curves = np.zeros((len(scales), T + 1))
+            bar = _compat.progress_bar(
+                total=self.cv_folds, disable=not verbose, desc="inner CV folds", stacklevel=2
+            )
             for f in range(self.cv_folds):
                 tr, va = (fold >= 0) & (fold != f), fold == f
                 fb = _Layered(y[tr], np.unique(qcode[tr], return_inverse=True)[1].reshape(-1))
@@ -326,6 +335,8 @@ class LinearFusion:
                     scores = H[va] @ W.T
                     for t in range(T + 1):
                         curves[s, t] += ndcg_score(gain[va], scores[:, t], qcode[va], k=10)
+                bar.update(1)
+            bar.close()
             curves /= self.cv_folds
             s_best, t_best = np.unravel_index(int(np.argmax(curves)), curves.shape)
             self.cv_results_ = {"mean": curves, "scales": list(scales)}
@@ -342,6 +353,31 @@ class LinearFusion:
         self.list_names_ = [r.name for r in items]
         self.n_lists_ = len(items)
         return self
+
+    def _folds(self, y: NDArray[np.int64], qcode: NDArray[np.int64]) -> NDArray[np.int64]:
+        """The inner folds; too few usable queries is an error naming what is chosen by CV."""
+        try:
+            return query_folds(y, qcode, self.cv_folds)
+        except ValueError:
+            lo = np.full(int(qcode.max()) + 1, np.iinfo(np.int64).max)
+            hi = np.full_like(lo, np.iinfo(np.int64).min)
+            np.minimum.at(lo, qcode, y)
+            np.maximum.at(hi, qcode, y)
+            chosen, fixes = [], []
+            if self.n_rounds == "auto":
+                chosen.append("the rounds (n_rounds='auto', --rounds auto)")
+                fixes.append("an int number of rounds (n_rounds=20, --rounds 20)")
+            if self.prior_scale == "auto":
+                chosen.append("the prior's scale (prior_scale='auto', --prior-scale auto)")
+                fixes.append("a prior scale (prior_scale=1.0, --prior-scale 1)")
+            verb = "are" if len(chosen) > 1 else "is"
+            raise ValueError(
+                f"LinearFusion.fit: {' and '.join(chosen)} {verb} chosen by {self.cv_folds}-fold "
+                f"cross-validation over the training queries, which needs at least "
+                f"{self.cv_folds} judged queries with two different grades among the returned "
+                f"documents; there are {int(np.sum(lo < hi))}. Pass {' and '.join(fixes)}, or "
+                "fewer folds (cv_folds, --cv-folds)."
+            ) from None
 
     # ------------------------------------------------------------------ apply -------------
     def _check_fitted(self, runs: RunsLike, owner: str, match: str) -> list[Run]:
@@ -457,6 +493,39 @@ def _grades(qid: NDArray[np.str_], docid: NDArray[np.str_], qrels: Qrels) -> NDA
     return grades_for(FusionFeatures(np.empty((qid.shape[0], 0)), qid, docid, []), qrels)
 
 
+def keep_common_queries(runs: list[Run]) -> tuple[list[Run], list[str]]:
+    """The runs cut to the queries every one covers, and the dropped query ids (sorted).
+
+    Examples
+    --------
+    >>> from rankboost.fusion import Run
+    >>> from rankboost.fusion.linear import keep_common_queries
+    >>> a = Run(["q1", "q2", "q3"], ["d", "d", "d"], [1, 1, 1], name="a")
+    >>> b = Run(["q2", "q3", "q4"], ["d", "e", "d"], [1, 1, 1], name="b")
+    >>> kept, dropped = keep_common_queries([a, b])
+    >>> [r.queries for r in kept], dropped
+    ([['q2', 'q3'], ['q2', 'q3']], ['q1', 'q4'])
+    """
+    common = set(runs[0].queries)
+    for r in runs[1:]:
+        common &= set(r.queries)
+    dropped = sorted(set().union(*(r.queries for r in runs)) - common)
+    if not common:
+        sizes = ", ".join(f"{r.name!r} {len(r.queries)}" for r in runs)
+        raise ValueError(
+            f"the runs share no query (queries per run: {sizes}); --common-queries would keep "
+            "none: pass runs of the same queries."
+        )
+    if not dropped:
+        return list(runs), []
+    keep = np.asarray(sorted(common))
+    out = []
+    for r in runs:
+        m = np.isin(r.qid, keep)
+        out.append(Run(r.qid[m], r.docid[m], r.rank[m], r.score[m], name=r.name))
+    return out, dropped
+
+
 def _check_same_queries(items: list[Run], owner: str) -> None:
     """Every list must cover the same queries: a query one retriever skipped is an error.
 
@@ -474,5 +543,6 @@ def _check_same_queries(items: list[Run], owner: str) -> None:
                 f"{owner}: the runs {items[0].name!r} and {r.name!r} cover different queries "
                 f"({len(only_a)} only in the first, {len(only_b)} only in the second; e.g. "
                 f"{q!r} only in {side!r}). Every retriever of a hybrid search answers every "
-                "query: pass runs of the same queries (cut them with the same query list)."
+                "query: pass runs of the same queries (cut them with the same query list; "
+                "'rankboost fuse' keeps the queries every run covers with --common-queries)."
             )

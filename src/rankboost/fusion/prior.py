@@ -96,6 +96,7 @@ def cv_prior(
     *,
     cv_folds: int = 5,
     seed: int = 0,
+    progress: Any = None,
 ) -> dict[str, Any]:
     """Choose the prior's scale and the rounds (0 allowed) by inner CV over queries (NDCG@10).
 
@@ -128,6 +129,8 @@ def cv_prior(
                 curves[s, t] += last
             if t < T:  # stopped early: the last model stays
                 curves[s, t + 1 :] += last if t else ndcg_score(y[va], base, qcode[va], k=10)
+        if progress is not None:
+            progress.update(1)
     curves /= cv_folds
     s_best, t_best = np.unravel_index(int(np.argmax(curves)), curves.shape)
     return {
@@ -139,7 +142,9 @@ def cv_prior(
     }
 
 
-def fit_prior(fusion: Any, items, feats, judged, X, yj, qj, params, train_kwargs) -> None:  # type: ignore[no-untyped-def]  # noqa: PLR0917  private, one caller (RankFusion.fit): its validated pieces
+def fit_prior(  # type: ignore[no-untyped-def]  # noqa: PLR0917  private, one caller (RankFusion.fit): its validated pieces
+    fusion: Any, items, feats, judged, X, yj, qj, params, train_kwargs, progress=None
+) -> None:
     """Fit ``c F_0 + H``: the scale and rounds by inner CV, then the model on all rows."""
     from ..engine import train_checked
     from ..params import ParameterError
@@ -148,7 +153,15 @@ def fit_prior(fusion: Any, items, feats, judged, X, yj, qj, params, train_kwargs
     if fusion.n_rounds == "auto":
         scales = PRIOR_SCALES if fusion.prior_scale == "auto" else (float(fusion.prior_scale),)
         fusion.cv_results_ = cv_prior(
-            X, yj, qj, F0, params, scales, fusion._feedback, cv_folds=int(fusion.cv_folds)
+            X,
+            yj,
+            qj,
+            F0,
+            params,
+            scales,
+            fusion._feedback,
+            cv_folds=int(fusion.cv_folds),
+            progress=progress,
         )
         scale, rounds = fusion.cv_results_["scale"], fusion.cv_results_["n_rounds"]
     else:
@@ -165,7 +178,7 @@ def fit_prior(fusion: Any, items, feats, judged, X, yj, qj, params, train_kwargs
         callbacks=train_kwargs.get("callbacks"),
         feature_names=feats.feature_names,
         verbose=bool(train_kwargs.get("verbose", False)),
-        stacklevel=4,
+        stacklevel=5,
         init_score=scale * F0,
     )
     fusion.prior_scale_ = float(scale)
