@@ -1,7 +1,8 @@
 """Optional dependencies, imported in one place (the shape of ``lightgbm/compat.py``).
 
 Each optional package has an ``*_INSTALLED`` flag; a missing one raises an ``ImportError``
-naming the exact ``pip install`` line only when a feature that needs it is used.
+naming the install line (:func:`install_hint`, the one every message uses) only when a
+feature that needs it is used.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ except ImportError:  # pragma: no cover - exercised only without tqdm
     _tqdm = None
     TQDM_INSTALLED = False
 
-__all__ = ["TQDM_INSTALLED", "ProgressBarWarning", "progress_bar", "require"]
+__all__ = ["TQDM_INSTALLED", "ProgressBarWarning", "install_hint", "progress_bar", "require"]
 
 
 class ProgressBarWarning(UserWarning):
@@ -32,7 +33,27 @@ _EXTRAS = {
     "pandas": "pandas",
     "dask": "dask",
     "distributed": "dask",
+    "onnx": "onnx",
+    "onnxruntime": "onnx",
 }
+
+
+def install_hint(module: str) -> str:
+    """The install line of the extra that brings the optional package ``module``.
+
+    One for an installed package and one for a clone of the repository (whose ``.venv``,
+    made by ``make``, has pip): every message about a missing optional package uses it.
+
+    Examples
+    --------
+    >>> print(install_hint("matplotlib.pyplot"))
+    pip install 'rankboost[plot]' (in a clone of the repository: .venv/bin/pip install -e '.[plot]')
+    """
+    extra = _EXTRAS.get(module.split(".")[0], module.split(".")[0])
+    return (
+        f"pip install 'rankboost[{extra}]' (in a clone of the repository: "
+        f".venv/bin/pip install -e '.[{extra}]')"
+    )
 
 
 def require(module: str, feature: str) -> Any:
@@ -42,10 +63,8 @@ def require(module: str, feature: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        extra = _EXTRAS.get(module.split(".")[0], module)
         raise ImportError(
-            f"{feature} needs the optional package '{module.split('.')[0]}': "
-            f"pip install 'rankboost[{extra}]'"
+            f"{feature} needs the optional package '{module.split('.')[0]}': {install_hint(module)}"
         ) from exc
 
 
@@ -74,7 +93,7 @@ def progress_bar(total: int, disable: bool, desc: str, stacklevel: int = 2) -> A
             _warned.add("tqdm")
             warnings.warn(
                 "verbose=True shows a progress bar only with the optional package 'tqdm': "
-                "pip install 'rankboost[progress]'",
+                + install_hint("tqdm"),
                 ProgressBarWarning,
                 stacklevel=stacklevel + 1,
             )

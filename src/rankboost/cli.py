@@ -79,6 +79,7 @@ examples:
   rankboost evaluate model.json test.txt --metric ndcg@10 --metric map
   rankboost info model.json
   rankboost convert agg.txt --to trec -o runs/       # LETOR-agg -> TREC runs + qrels
+  rankboost datasets write mq2008 mq2008/          # the bundled fold 1 as train/vali/test.txt
 
 Data files are SVMlight/LETOR ("2 qid:10 1:0.5 2:0.1 ... #docid = D"), optionally
 compressed (.gz, .bz2, .xz); LETOR 4.0 aggregation files ("1:3 2:NULL") load too, with
@@ -688,6 +689,9 @@ def _build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     from .clicks.cli import register as _register_clicks
 
     _register_clicks(sub)
+    from .datasets.cli import register as _register_datasets
+
+    _register_datasets(sub)
     return parser
 
 
