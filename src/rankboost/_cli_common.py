@@ -127,7 +127,8 @@ def _as_options(text: str) -> str:
 
 
 #: The longest error message printed whole (characters); a longer one is cut in its middle.
-MAX_ERROR_CHARS = 300
+#: (Messages name a file, often twice: 300 would cut those of long temporary paths.)
+MAX_ERROR_CHARS = 500
 
 
 def error_line(text: object) -> str:
@@ -141,14 +142,15 @@ def error_line(text: object) -> str:
     >>> error_line("bad value")
     'rankboost: error: bad value'
     >>> line = error_line("y" * 1000 + " Pass -o.")
-    >>> line[218:246], len(line)
-    ('... [709 characters cut] ...', 346)
+    >>> line[351:379], len(line)
+    ('... [509 characters cut] ...', 546)
     >>> line[-40:]
     'yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy Pass -o.'
     """
     text = one_line(text)
     if len(text) > MAX_ERROR_CHARS:
-        head, tail = MAX_ERROR_CHARS * 2 // 3, MAX_ERROR_CHARS // 3
+        head = MAX_ERROR_CHARS * 2 // 3
+        tail = MAX_ERROR_CHARS - head
         cut = len(text) - head - tail
         text = f"{text[:head]}... [{cut} characters cut] ...{text[-tail:]}"
     return f"{PROG}: error: {text}"
@@ -166,7 +168,7 @@ def did_you_mean(word: str, candidates: Sequence[str]) -> str:
     """
     import difflib
 
-    close = difflib.get_close_matches(word, list(dict.fromkeys(candidates)), n=3, cutoff=0.6)
+    close = difflib.get_close_matches(word, list(dict.fromkeys(candidates)), n=3, cutoff=0.7)
     if not close:
         return ""
     return " (did you mean " + " or ".join(repr(c) for c in close) + "?)"
