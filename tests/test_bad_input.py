@@ -1100,7 +1100,7 @@ def test_issue26_cli_usage_and_hints(files, capsys, tmp_path, monkeypatch):
     # a TREC run given to train, a ranking model given to fuse apply, features to convert
     status, line = _cli(capsys, "train", runs[0], "-o", tmp_path / "x.json", "-q")
     assert status == 1
-    assert "is a TREC run" in line
+    assert "looks like a TREC run" in line
     status, line = _cli(
         capsys, "fuse", "apply", tmp / "m.json", "--runs", *runs, "-o", tmp_path / "o"
     )

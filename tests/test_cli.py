@@ -377,8 +377,10 @@ def test_no_module_imports_the_cli_and_the_shared_helpers_import_no_command():
     common = _package_imports(src / "_cli_common.py")
     allowed = {"rankboost.metrics", "rankboost.metrics.parse_metric"}
     allowed |= {"rankboost._atomic", "rankboost._atomic.check_target"}  # check_output
+    allowed |= {"rankboost._compat", "rankboost._compat.install_hint"}  # missing packages
     assert common <= allowed, common
     assert _package_imports(src / "_atomic.py") == set()  # a leaf: no circle through it
+    assert _package_imports(src / "_compat.py") == set()
     # cli.py registers the command modules; they import none of each other
     commands = ["fusion/cli.py", "fusion/convert.py", "fusion/_info.py", "export/cli.py"]
     for name in commands:
@@ -668,3 +670,173 @@ def test_issue26_training_parameters_are_named_as_options(letor, tmp_path, capsy
     assert main([*argv, "--alpha", "rbplus", "--positive-cumulative"]) == 1
     line = _one_line_error(capsys.readouterr().err)
     assert "--alpha rbplus with --positive-cumulative is not defined" in line
+
+
+# ---------------------------------------------------------------------- issue 38: frictions
+
+
+def _status(argv: list[str]) -> int:
+    """The exit status of ``main(argv)``, argparse's usage errors (SystemExit) included."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+
+
+@pytest.mark.parametrize(
+    ("argv", "meant", "see"),
+    [
+        (["trian", "x.txt"], "'train'", "rankboost --help"),
+        (["predcit", "m.json", "x.txt"], "'predict'", "rankboost --help"),
+        (["train", "{train}", "--vaild", "v.txt"], "'--valid'", "rankboost train --help"),
+        (["predict", "m.json", "d.txt", "--fromat", "trec"], "'--format'", "predict --help"),
+        (["info", "m.json", "--hed=3"], "'--head'", "rankboost info --help"),
+        (["fuse", "trian"], "'train'", "rankboost fuse --help"),
+        (
+            ["fuse", "train", "--runs", "a", "--qrels", "q", "-o", "m", "--famly", "linear"],
+            "'--family'",
+            "rankboost fuse train --help",
+        ),
+        (["datasets", "wrte", "mq2008", "d"], "'write'", "rankboost datasets --help"),
+    ],
+)
+def test_issue38_typos_get_did_you_mean(letor, capsys, argv, meant, see):
+    """A mistyped command or option: status 2, the name meant and the help of its command."""
+    args = [a.format(train=letor[1]["train"]) for a in argv]
+    assert _status(args) == 2
+    line = _one_line_error(capsys.readouterr().err)
+    assert f"(did you mean {meant}?)" in line
+    assert f"{see}')" in line
+
+
+def test_issue38_no_suggestion_for_a_word_far_from_every_name(capsys):
+    assert _status(["xyzzy"]) == 2
+    line = _one_line_error(capsys.readouterr().err)
+    assert "invalid choice: 'xyzzy'" in line
+    assert "did you mean" not in line
+
+
+def test_issue38_long_error_lines_are_cut_saying_how_much(tmp_path, capsys):
+    """A 1 KB message keeps its start and its end (what to do) and says what was cut."""
+    from rankboost._cli_common import MAX_ERROR_CHARS
+
+    missing = tmp_path.joinpath(*["d" * 100] * 12, "m.json")  # named twice in the message
+    assert main(["info", str(missing)]) == 1
+    line = _one_line_error(capsys.readouterr().err)
+    cut = re.search(r"\.\.\. \[(\d+) characters cut\] \.\.\.", line)
+    assert cut is not None, line
+    assert len(line) <= len("rankboost: error: ") + MAX_ERROR_CHARS + len(cut.group(0))
+    assert line.startswith(f"rankboost: error: model file '{tmp_path}")
+    assert line.endswith("m.json'.")  # the fix, 'train one with ... -o PATH', ends it
+    full = f"model file {str(missing)!r} does not exist; train one with 'rankboost train DATA -o"
+    assert int(cut.group(1)) == len(f"{full} {str(missing)}'.") - MAX_ERROR_CHARS
+
+
+WRONG_FILES = {
+    # name: (content, what the message says it looks like)
+    "u.data": ("196\t242\t3\t881250949\n186\t302\t3\t891717742\n", "MovieLens ratings"),
+    "ratings.dat": ("1::1193::5::978300760\n", "MovieLens ratings"),
+    "ratings.csv": ("userId,movieId,rating,timestamp\n1,2,3.5,1112486027\n", "MovieLens"),
+    "qrels.txt": ("101 0 GX000-00-0000000 1\n101 0 GX000-01-0000000 0\n", "TREC qrels"),
+    "a.run": ("101 Q0 GX000-00-0000000 1 2.5 bm25\n", "a TREC run"),
+    "x.csv": ("f1,f2,label\n0.1,0.2,1\n", "a CSV file"),
+    "clicks.tsv": ("qid\tdocid\tposition\tclick\n1\tD1\t1\t0\n", "a click log"),
+    "other.json": ('{"hello": 1}\n', "a JSON file"),
+}
+
+
+@pytest.fixture(scope="module")
+def wrong_files(tmp_path_factory, bad_files):
+    tmp = tmp_path_factory.mktemp("wrong")
+    for name, (content, _) in WRONG_FILES.items():
+        (tmp / name).write_text(content)
+    return tmp, bad_files[1]
+
+
+@pytest.mark.parametrize("name", [*WRONG_FILES, "model"])
+def test_issue38_a_wrong_file_type_says_the_format_and_what_it_looks_like(
+    wrong_files, capsys, tmp_path, name
+):
+    """``train`` given another kind of file: the guess, the SVMlight line expected, status 1."""
+    tmp, model = wrong_files
+    path = model if name == "model" else tmp / name
+    looks = "a rankboost model (JSON)" if name == "model" else WRONG_FILES[name][1]
+    assert main(["train", str(path), "-o", str(tmp_path / "m.json"), "-q"]) == 1
+    line = _one_line_error(capsys.readouterr().err)
+    assert f"training file {str(path)!r} looks like {looks}" in line
+    assert "SVMlight/LETOR lines such as '2 qid:10 1:0.5 2:0.1 #docid = D'" in line
+    assert not (tmp_path / "m.json").exists()
+
+
+@pytest.mark.parametrize("name", ["u.data", "qrels.txt", "a.run", "data"])
+def test_issue38_a_wrong_file_as_model_says_what_it_looks_like(wrong_files, letor, capsys, name):
+    tmp, _ = wrong_files
+    data = letor[1]["train"]
+    path = data if name == "data" else tmp / name
+    for argv in (["predict", str(path), str(data)], ["info", str(path)]):
+        assert main(argv) == 1
+        line = _one_line_error(capsys.readouterr().err)
+        assert f"model file {str(path)!r} looks like " in line
+        assert "not a model (the JSON file 'rankboost train' writes)" in line
+    if name == "data":  # the arguments swapped
+        assert "an SVMlight/LETOR data file" in line
+        assert "check the argument order" in line
+
+
+def test_issue38_malformed_data_states_the_expected_format(bad_files, capsys, tmp_path):
+    tmp, _ = bad_files
+    assert main(["train", str(tmp / "malformed.txt"), "-o", str(tmp_path / "m.json")]) == 1
+    line = _one_line_error(capsys.readouterr().err)
+    assert "line 2" in line
+    assert "Expected SVMlight/LETOR lines such as '2 qid:10 1:0.5 2:0.1 #docid = D'" in line
+
+
+def test_issue38_plot_of_train_and_info(letor, tmp_path, capsys):
+    """``train --valid --plot`` and ``info --plot``: the learning curve, a real PNG."""
+    pytest.importorskip("matplotlib")
+    _, paths = letor
+    model, png = tmp_path / "m.json", tmp_path / "curve.png"
+    argv = ["train", str(paths["train"]), "--valid", str(paths["valid"]), "--rounds", "4"]
+    assert main([*argv, "-q", "-o", str(model), "--plot", str(png)]) == 0
+    assert f"wrote the plot to {png}" in capsys.readouterr().err
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    svg = tmp_path / "bound.svg"
+    assert main(["info", str(model), "--plot", str(svg), "--head", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "rounds: 4" in out
+    text = svg.read_text()
+    assert "<svg" in text
+    assert "bound prod Z_t" in text
+    assert "ndcg@10" in text  # the validation panel of a model from train --valid
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["train", "{tmp}/missing.txt", "-o", "{tmp}/m.json", "--plot", "{tmp}/p.png"],
+        ["info", "{tmp}/missing.json", "--plot", "{tmp}/p.png"],
+        ["clicks", "propensity", "{tmp}/missing.tsv", "--plot", "{tmp}/p.png"],
+    ],
+)
+def test_issue38_plot_without_matplotlib_is_a_usage_error_before_the_work(
+    tmp_path, capsys, monkeypatch, argv
+):
+    """Without matplotlib, ``--plot`` is refused first (status 2, the install lines); the
+    missing input is not even looked at. ``sys.modules[name] = None`` is how Python marks a
+    package as not importable."""
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert _status([a.format(tmp=tmp_path) for a in argv]) == 2
+    line = _one_line_error(capsys.readouterr().err)
+    assert "--plot needs the optional package 'matplotlib'" in line
+    assert "pip install 'rankboost[plot]'" in line
+    assert ".venv/bin/pip install -e '.[plot]'" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_issue38_plot_to_a_file_type_matplotlib_cannot_write(letor, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    _, paths = letor
+    argv = ["train", str(paths["train"]), "-o", str(tmp_path / "m.json"), "-q"]
+    assert main([*argv, "--plot", str(tmp_path / "curve.xyz")]) == 2
+    assert "matplotlib cannot write .xyz files" in _one_line_error(capsys.readouterr().err)
+    assert list(tmp_path.iterdir()) == []

@@ -84,12 +84,14 @@ def test_propensity_plot(letor, tmp_path):
         == 0
     )
     assert png.read_bytes()[:4] == b"\x89PNG"
-    # a picture matplotlib cannot write: a clean error, the old file kept, no temporary left
+    # a picture matplotlib cannot write: a usage error before the work (issue 38), the old
+    # file kept, no temporary left
     bad = tmp_path / "p.xyz"
     bad.write_bytes(b"old")
     argv = ["clicks", "propensity", str(log), "--plot", str(bad), "-o", str(tmp_path / "q.tsv")]
-    assert main(argv) == 1
+    assert main(argv) == 2
     assert bad.read_bytes() == b"old"
+    assert not (tmp_path / "q.tsv").exists()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
 
 

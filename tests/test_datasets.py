@@ -598,3 +598,67 @@ def test_movielens_missing_file(tmp_path):
 def test_ratings_dataset_rejects_mismatched_fields():
     with pytest.raises(ValueError, match="rating has shape"):
         RatingsDataset(np.arange(2), np.arange(2), np.zeros(3), np.arange(2))
+
+
+# ---------------------------------------------------------------------- rankboost datasets write
+
+
+def _provenance_sha256() -> dict[int, str]:
+    """The sha256 of each decompressed subset, from the table of PROVENANCE.md."""
+    import re
+
+    text = (Path(__file__).parents[1] / "src/rankboost/datasets/data/PROVENANCE.md").read_text()
+    cells = r"\| `MQ2008-S(\d)\.txt\.xz` \|.*\| `[0-9a-f]{64}` \| `([0-9a-f]{64})` \|"
+    rows = re.findall(cells, text)
+    return {int(k): h for k, h in rows}
+
+
+@pytest.mark.parametrize("fold", [1, 3])
+def test_datasets_write_mq2008_fold_files(tmp_path, capsys, fold):
+    """The written fold is LETOR's files (sha256 of PROVENANCE.md), read alike by sklearn."""
+    import hashlib
+
+    from rankboost.cli import main
+
+    out = tmp_path / "new" / "mq2008"  # missing folders are created
+    assert main(["datasets", "write", "mq2008", str(out), "--fold", str(fold)]) == 0
+    assert "train.txt, vali.txt, test.txt, feature_names.txt" in capsys.readouterr().out
+    sha = _provenance_sha256()
+    train_k, vali_k, test_k = _FOLDS[fold]
+    assert hashlib.sha256((out / "vali.txt").read_bytes()).hexdigest() == sha[vali_k]
+    assert hashlib.sha256((out / "test.txt").read_bytes()).hexdigest() == sha[test_k]
+    train, _, test = load_mq2008(fold)
+    X, y, qid = load_svmlight_file(str(out / "train.txt"), query_id=True, n_features=46)
+    np.testing.assert_array_equal(X.toarray(), train.X)
+    np.testing.assert_array_equal(y, train.y)
+    np.testing.assert_array_equal(qid, train.qid)
+    assert_same_dataset(load_svmlight(out / "test.txt"), test)
+    names = (out / "feature_names.txt").read_text().splitlines()
+    assert names == list(MQ2008_FEATURE_NAMES)
+
+
+def test_datasets_write_refuses_what_it_cannot_write(tmp_path, capsys):
+    """A file as DIR, existing outputs without --force: status 2 and nothing written."""
+    from rankboost.cli import main
+
+    a_file = write(tmp_path / "f.txt", "x")
+    assert main(["datasets", "write", "mq2008", str(a_file)]) == 2
+    assert "is a file; pass a folder" in capsys.readouterr().err
+    out = tmp_path / "d"
+    out.mkdir()
+    keep = write(out / "test.txt", "mine\n")
+    assert main(["datasets", "write", "mq2008", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rankboost: error:")
+    assert "already has test.txt; pass --force" in err
+    assert keep.read_text() == "mine\n"
+    assert sorted(os.listdir(out)) == ["test.txt"]
+    (out / "vali.txt").mkdir()
+    assert main(["datasets", "write", "mq2008", str(out), "--force"]) == 2
+    assert "vali.txt' is a folder" in capsys.readouterr().err
+    (out / "vali.txt").rmdir()
+    assert main(["datasets", "write", "mq2008", str(out), "--force"]) == 0
+    assert keep.read_text().startswith("0 qid:18219 ")  # fold 1 test = S5
+    with pytest.raises(SystemExit) as exc:
+        main(["datasets", "write", "mq2009", str(out)])
+    assert exc.value.code == 2

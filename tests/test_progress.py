@@ -157,3 +157,59 @@ def test_without_tqdm_quiet_training_does_not_warn(data, without_tqdm):
         warnings.simplefilter("always")
         rb.train(X, rb.LayeredFeedback(y, qid), 3)
     assert not [w for w in caught if issubclass(w.category, rb.ProgressBarWarning)]
+
+
+# ---------------------------------------------------------------------- issue 38, item 6
+
+
+class _Clock:
+    """A clock the test moves: tqdm reads time through ``bar._time``."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_issue38_first_round_says_compiling_and_gives_no_eta_from_it(data, monkeypatch):
+    """Round 1 (numba compiles) took 100 s, the next 1 s each: the time left is ~1 s a round
+    (it was 100 s a round: a 36-minute ETA for a 3-second training); the first bar of the
+    process says it is compiling, and then 'rankboost'."""
+    pytest.importorskip("tqdm")
+    import rankboost.engine as engine
+
+    monkeypatch.setattr(engine, "_ROUND_DONE", False, raising=False)  # a fresh process
+    real, bars, clock = compat.progress_bar, [], _Clock()
+
+    def keep(*args, **kwargs):
+        bar = real(*args, **kwargs)
+        bar._time = clock  # tqdm's clock, read by update, reset and format_dict
+        bar.start_t = bar.last_print_t = clock()
+        bar.mininterval = 0  # every update refreshes the rate
+        bars.append(bar)
+        return bar
+
+    seen: list[str] = []
+
+    def step(env) -> None:  # after each round, before the bar counts it
+        (bar,) = bars
+        seen.append(bar.desc)
+        clock.now += 1.0  # the time of a round after the first
+
+    monkeypatch.setattr(compat, "progress_bar", keep)
+    X, y, qid = data
+    clock.now += 100.0  # round 1
+    rb.train(X, rb.LayeredFeedback(y, qid), 6, callbacks=[step], verbose=True)
+    assert seen == ["rankboost (compiling kernels)"] + ["rankboost"] * 5
+    (bar,) = bars
+    assert bar.n == 6
+    assert bar.initial == 1  # the rate counts rounds 2..6 only
+    d = bar.format_dict
+    rate = (d["n"] - d["initial"]) / d["elapsed"]
+    assert rate > 0.5, d  # about 1 round/s (100 s of round 1 left out): not 0.01 round/s
+    # a second training in the process: no 'compiling'
+    bars.clear()
+    seen.clear()
+    rb.train(X, rb.LayeredFeedback(y, qid), 3, callbacks=[step], verbose=True)
+    assert seen == ["rankboost"] * 3

@@ -372,3 +372,49 @@ def test_matrix_input_keeps_int_positions():
         rec.recommend("1")
     with pytest.raises(ValueError, match="unknown item 25"):
         rec.predict(1, [25])
+
+
+# ----------------------------------------------------------------------------- progress
+
+
+def _bar_lines(err: str) -> list[str]:
+    """The states a tqdm bar printed (carriage returns end them)."""
+    return [s.strip() for s in err.replace("\r", "\n").splitlines() if s.strip()]
+
+
+def test_issue38_verbose_fit_shows_its_stages(capsys):
+    """Pooled ``fit(verbose=1)``: a tqdm bar naming each stage, full at the end (issue 38:
+    30-60 s on MovieLens 100K were silent); ``verbose=0`` prints nothing."""
+    pytest.importorskip("tqdm")
+    R = _ratings(8, n_users=30)
+    kw = {"n_estimators": 5, "rating_range": (1, 5), "n_folds": 2, "inner_folds": 2}
+    RankBoostRecommender(**kw).fit(R)
+    assert capsys.readouterr().err == ""
+    RankBoostRecommender(**kw, verbose=1).fit(R)
+    lines = _bar_lines(capsys.readouterr().err)
+    text = "\n".join(lines)
+    for stage in (
+        "choosing ease_lambda 1/5",
+        "cross-fitting the base recommenders 2/2",
+        "choosing the rounds (ratings), inner fold 2/2",
+        "training the pooled model (ratings,",
+        "training the pooled model (liked,",
+        "the base recommenders on all the ratings",
+    ):
+        assert f"RankBoostRecommender.fit: {stage}" in text, text
+    # 5 penalties + 2 folds + 2 models x (2 inner folds + 1) + all ratings = 14 steps, the
+    # last one starting after 13 (the bar, leave=False, is cleared when it closes)
+    last = [s for s in lines if "the base recommenders on all the ratings" in s]
+    assert "13/14" in last[0], text
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_issue38_verbose_per_user_fit_counts_the_targets(capsys, n_jobs):
+    pytest.importorskip("tqdm")
+    R = _ratings(6, n_users=40)
+    kw = {"feature_users": np.arange(20, 40), "n_estimators": 5, "n_jobs": n_jobs}
+    _fit(R, np.arange(12), verbose=1, **kw)
+    lines = _bar_lines(capsys.readouterr().err)
+    bar = [s for s in lines if s.startswith("RankBoostRecommender.fit")]  # not joblib's
+    assert "0/12" in bar[0], lines
+    assert "RankBoostRecommender.fit: one model per target user (12)" in bar[-1], lines

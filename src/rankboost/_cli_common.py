@@ -23,8 +23,12 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 __all__ = [
-    "count",
+    "MAX_ERROR_CHARS",
     "PROG",
+    "count",
+    "did_you_mean",
+    "error_line",
+    "require_option_package",
     "CLIError",
     "UsageError",
     "int_at_least",
@@ -120,6 +124,72 @@ def _as_options(text: str) -> str:
 
         text = re.sub(rf"(?<![\w.])({re.escape(p.name)})=(?:'([^']*)'|([\w.+-]+))", option, text)
     return text
+
+
+#: The longest error message printed whole (characters); a longer one is cut in its middle.
+#: (Messages name a file, often twice: 300 would cut those of long temporary paths.)
+MAX_ERROR_CHARS = 500
+
+
+def error_line(text: object) -> str:
+    """The line ``rankboost: error: ...`` that a command prints for ``text``: the one printer.
+
+    The message is put on one line; one longer than :data:`MAX_ERROR_CHARS` keeps its start
+    (what is wrong) and its end (what to do) and says how many characters were cut between.
+
+    Examples
+    --------
+    >>> error_line("bad value")
+    'rankboost: error: bad value'
+    >>> line = error_line("y" * 1000 + " Pass -o.")
+    >>> line[351:379], len(line)
+    ('... [509 characters cut] ...', 546)
+    >>> line[-40:]
+    'yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy Pass -o.'
+    """
+    text = one_line(text)
+    if len(text) > MAX_ERROR_CHARS:
+        head = MAX_ERROR_CHARS * 2 // 3
+        tail = MAX_ERROR_CHARS - head
+        cut = len(text) - head - tail
+        text = f"{text[:head]}... [{cut} characters cut] ...{text[-tail:]}"
+    return f"{PROG}: error: {text}"
+
+
+def did_you_mean(word: str, candidates: Sequence[str]) -> str:
+    """``" (did you mean 'x'?)"`` for the candidates close to a mistyped ``word``, or ``""``.
+
+    Examples
+    --------
+    >>> did_you_mean("trian", ["train", "predict", "info"])
+    " (did you mean 'train'?)"
+    >>> did_you_mean("xyz", ["train", "predict"])
+    ''
+    """
+    import difflib
+
+    close = difflib.get_close_matches(word, list(dict.fromkeys(candidates)), n=3, cutoff=0.7)
+    if not close:
+        return ""
+    return " (did you mean " + " or ".join(repr(c) for c in close) + "?)"
+
+
+def require_option_package(module: str, option: str) -> None:
+    """Raise :class:`UsageError` (status 2) when ``option`` needs a ``module`` not installed.
+
+    Called before a command reads or computes anything (``--plot`` without matplotlib), with
+    the install line of :func:`rankboost._compat.install_hint`; finding the package does not
+    import it.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        from ._compat import install_hint  # this error path only
+
+        raise UsageError(
+            f"{option} needs the optional package {module!r}, which is not installed: "
+            f"{install_hint(module)}; or leave out {option}."
+        )
 
 
 def os_error_text(exc: OSError) -> str:

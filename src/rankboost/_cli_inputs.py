@@ -10,7 +10,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._cli_common import PROG, CLIError, os_error_text
+from ._cli_common import (
+    PROG,
+    CLIError,
+    UsageError,
+    check_output,
+    os_error_text,
+    require_option_package,
+)
 from ._cli_common import one_line as _one_line
 
 if TYPE_CHECKING:
@@ -18,13 +25,114 @@ if TYPE_CHECKING:
     from .model import RankBoostModel
 
 __all__ = [
+    "SVMLIGHT_FORMAT",
     "check_exists",
+    "check_plot",
     "check_width",
+    "guess_format",
     "load_data",
     "load_model_file",
     "query_ids",
+    "save_plot",
     "write_file",
 ]
+
+
+#: What a data file of ``train``, ``predict`` and ``evaluate`` holds, said by their errors.
+#: (label, qid:QUERY, FEATURE:VALUE pairs numbered from 1, an optional comment)
+SVMLIGHT_FORMAT = "SVMlight/LETOR lines such as '2 qid:10 1:0.5 2:0.1 #docid = D'"
+
+_RATINGS_HINT = "ratings train rankboost.recommend.RankBoostRecommender (docs/movies.md)"
+
+
+def _first_lines(path: str, n: int = 5, size: int = 1 << 14) -> list[str]:
+    """The first ``n`` non-empty lines of ``path`` (decompressed; ``[]`` if unreadable)."""
+    from .datasets._io import open_binary
+
+    try:
+        with open_binary(path) as fh:
+            head = fh.read(size)
+    except (OSError, ValueError, EOFError):
+        return []
+    text = head.decode("utf-8", errors="replace")
+    lines = text.splitlines()
+    if len(head) == size and lines:
+        lines.pop()  # cut by the read
+    return [line.strip() for line in lines if line.strip()][:n]
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def guess_format(path: str) -> tuple[str, str] | None:
+    r"""``(what path looks like, what to do with it)`` from its first lines; None: no guess.
+
+    The one place the commands tell file types apart when a file does not read as they
+    expect: a rankboost model or fusion model (JSON), another JSON file, a TREC run, TREC
+    qrels, MovieLens ratings (``u.data``, ``ratings.dat``, ``ratings.csv``), a click log, a
+    CSV file, or SVMlight/LETOR data (given where a model was expected).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "u.data")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("196\t242\t3\t881250949\n")
+    >>> guess_format(path)[0]
+    'MovieLens ratings (user item rating timestamp)'
+    """
+    lines = _first_lines(path)
+    if not lines:
+        return None
+    first = lines[0]
+    if first[0] in "{[":
+        from .fusion._info import file_format  # JSON files only
+
+        kind = file_format(path) or ""
+        if kind == "rankboost-model":
+            return (
+                "a rankboost model (JSON)",
+                "it is the MODEL of 'rankboost predict MODEL DATA' (check the argument order)",
+            )
+        if kind.startswith("rankboost-fusion"):
+            return "a fusion model (JSON)", "it fuses runs: 'rankboost fuse apply MODEL --runs'"
+        return "a JSON file", "write the data as SVMlight (rankboost.datasets.dump_svmlight)"
+    fields = first.split()
+    lower = first.lower()
+    header = {w.strip("\"'") for w in lower.replace(",", " ").split()}
+    if len(fields) == 6 and fields[1].upper() == "Q0":
+        return (
+            "a TREC run (qid Q0 docid rank score tag)",
+            "runs are fused by 'rankboost fuse train --runs RUN ... --qrels QRELS'",
+        )
+    if "::" in first and len(first.split("::")) in (3, 4):
+        return "MovieLens ratings (user::item::rating::timestamp)", _RATINGS_HINT
+    if {"userid", "movieid", "rating"} <= header:
+        return "MovieLens ratings (CSV: userId,movieId,rating,...)", _RATINGS_HINT
+    if {"qid", "docid", "position", "click"} <= header:
+        return "a click log (qid docid position click)", "use it as 'rankboost train --clicks LOG'"
+    if len(fields) == 4 and all(f.isdigit() for f in fields) and "\t" in first:
+        if int(fields[3]) > 10**8 and len(fields[2]) <= 2:  # a Unix time, a small rating
+            return "MovieLens ratings (user item rating timestamp)", _RATINGS_HINT
+    if len(fields) == 4 and fields[1] in ("0", "Q0") and _is_number(fields[3]):
+        return (
+            "TREC qrels (qid 0 docid relevance)",
+            "judgments go with runs: 'rankboost fuse train --runs RUN ... --qrels QRELS'",
+        )
+    if "," in first and ":" not in first:
+        return "a CSV file", "write it as SVMlight with rankboost.datasets.dump_svmlight"
+    pairs = first.split("#", 1)[0].split()
+    if len(pairs) > 1 and _is_number(pairs[0]) and all(":" in f for f in pairs[1:]):
+        return (
+            "an SVMlight/LETOR data file",
+            "it is the DATA of 'rankboost predict MODEL DATA' (check the argument order)",
+        )
+    return None
 
 
 def check_exists(path: str, what: str) -> None:
@@ -60,33 +168,17 @@ def load_data(
             ) from None
         if is_letor_agg_file(path):  # LETOR 4.0 aggregation: NULL = not returned = abstain
             return load_agg(path, n_features, what)
-        if looks_like_trec_run(path):
+        guess = guess_format(path)
+        if guess is not None and not guess[0].startswith("an SVMlight"):
             raise CLIError(
-                f"{what} {path!r} is a TREC run (qid Q0 docid rank score tag), not SVMlight/"
-                "LETOR features; to learn from runs use 'rankboost fuse train --runs RUN ... "
-                "--qrels QRELS'."
+                f"{what} {path!r} looks like {guess[0]}, not {SVMLIGHT_FORMAT}: {guess[1]}."
             ) from None
         if n_features is not None and ("n_features" in msg or "feature index" in msg):
             raise CLIError(
                 f"{what} {path!r} has more features than the model's {n_features}: {msg} "
                 "Use data with the model's features, or retrain on it."
             ) from None
-        raise CLIError(f"cannot read {what} {path!r}: {msg}") from None
-
-
-def looks_like_trec_run(path: str) -> bool:
-    """Whether the first data line of ``path`` reads ``qid Q0 docid rank score tag``."""
-    from .datasets._io import open_binary
-
-    try:
-        with open_binary(path) as fh:
-            for raw in fh:
-                parts = raw.split()
-                if parts and not parts[0].startswith(b"#"):
-                    return len(parts) == 6 and parts[1].upper() == b"Q0"
-    except (OSError, ValueError):
-        pass
-    return False
+        raise CLIError(f"cannot read {what} {path!r}: {msg} Expected {SVMLIGHT_FORMAT}.") from None
 
 
 def query_ids(data: RankingDataset, path: str, query_flag: str = "--query-file") -> Any:
@@ -157,6 +249,13 @@ def load_model_file(path: str) -> RankBoostModel:
                 f"{' or export it by ' + repr('rankboost fuse export') if family else ''}; a model "
                 "for this command comes from 'rankboost train'."
             ) from None
+        guess = guess_format(path)
+        if guess is not None and not guess[0].startswith(("a rankboost model", "a JSON")):
+            hint = f": {guess[1]}" if guess[0].startswith("an SVMlight") else ""
+            raise CLIError(
+                f"model file {path!r} looks like {guess[0]}, not a model (the JSON file "
+                f"'rankboost train' writes){hint}."
+            ) from None
         raise CLIError(
             f"cannot read model file {path!r}: {_one_line(str(exc))} "
             "Pass a model written by 'rankboost train' or RankBoostModel.save."
@@ -178,3 +277,49 @@ def write_file(path: str, text: str) -> None:
         atomic_write_text(path, text)
     except OSError as exc:
         raise CLIError(os_error_text(exc)) from None
+
+
+def check_plot(path: str, inputs: list[tuple[str, str]], option: str = "--plot") -> None:
+    """The checks of a ``--plot PNG`` output, before any work (usage errors, status 2).
+
+    matplotlib is installed (else the install line, :func:`rankboost._compat.install_hint`),
+    the file type is one matplotlib writes (its suffix; none = PNG), and the path is none of
+    the ``(what, path)`` inputs and outputs and can be written.
+    """
+    require_option_package("matplotlib", option)
+    suffix = Path(path).suffix[1:].lower()
+    if suffix:
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        kinds = FigureCanvasBase.get_supported_filetypes()
+        if suffix not in kinds:
+            raise UsageError(
+                f"{option} {path!r}: matplotlib cannot write .{suffix} files; end the name "
+                f"with one of {', '.join('.' + k for k in sorted(kinds))}."
+            )
+    check_output(path, inputs)
+
+
+def save_plot(ax: Any, path: str) -> None:
+    """Save the figure of ``ax`` to ``path`` atomically (type from the suffix; none = PNG)."""
+    from ._atomic import atomic_open
+
+    kind = Path(path).suffix[1:].lower() or "png"
+    try:
+        with atomic_open(path) as fh:  # all of the picture or nothing, as every output
+            ax.figure.savefig(fh, dpi=120, format=kind)
+    except OSError as exc:
+        raise CLIError(os_error_text(exc)) from None
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(ax.figure)
+    sys.stderr.write(f"wrote the plot to {path}\n")
+
+
+def pyplot_offscreen() -> None:
+    """Draw without a window (the Agg backend) unless pyplot is imported already."""
+    if "matplotlib.pyplot" not in sys.modules:
+        import matplotlib
+
+        matplotlib.use("Agg")

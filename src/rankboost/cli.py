@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 import warnings
@@ -35,6 +36,8 @@ from ._cli_common import (
     UsageError,
     check_output,
     count,
+    did_you_mean,
+    error_line,
     int_at_least,
     interrupt_at_round_end,
     os_error_text,
@@ -43,10 +46,13 @@ from ._cli_common import (
 from ._cli_common import one_line as _one_line
 from ._cli_inputs import (
     check_exists,
+    check_plot,
     check_width,
     load_data,
     load_model_file,
+    pyplot_offscreen,
     query_ids,
+    save_plot,
     write_file,
 )
 from ._cli_metrics import (
@@ -79,6 +85,7 @@ examples:
   rankboost evaluate model.json test.txt --metric ndcg@10 --metric map
   rankboost info model.json
   rankboost convert agg.txt --to trec -o runs/       # LETOR-agg -> TREC runs + qrels
+  rankboost datasets write mq2008 mq2008/          # the bundled fold 1 as train/vali/test.txt
 
 Data files are SVMlight/LETOR ("2 qid:10 1:0.5 2:0.1 ... #docid = D"), optionally
 compressed (.gz, .bz2, .xz); LETOR 4.0 aggregation files ("1:3 2:NULL") load too, with
@@ -88,10 +95,52 @@ NULL = abstain. Exit status: 0 ok, 1 error in the data, 2 usage error
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line usage errors (exit status 2)."""
+    """argparse with one-line usage errors (exit status 2) that suggest the names meant.
+
+    A mistyped command or option gets "did you mean" (``difflib``; Python 3.11's argparse
+    has no ``suggest_on_error``): commands from the choices the error lists, options from
+    the parser of the command the arguments name (an unknown option is reported by the
+    top-level parser, which keeps the arguments for this).
+    """
+
+    _argv: Sequence[str] = ()
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._argv = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{PROG}: error: {_one_line(message)} (see '{self.prog} --help')\n")
+        text = _one_line(message) + self._suggestion(message)
+        prog = self._command_parser().prog  # an unknown option: the help of its command
+        self.exit(2, error_line(f"{text} (see '{prog} --help')") + "\n")
+
+    def _suggestion(self, message: str) -> str:
+        """``" (did you mean ...?)"`` for the mistyped command or option of ``message``."""
+        if "did you mean" in message or "maybe you meant" in message:  # Python >= 3.14
+            return ""
+        choice = re.search(r"invalid choice: '?([^'\s]*)'? \(choose from (.*)\)", message)
+        if choice is not None:
+            choices = [c.strip(" '\"") for c in choice.group(2).split(",")]
+            return did_you_mean(choice.group(1), choices)
+        unknown = re.match(r"unrecognized arguments: (.*)", message)
+        if unknown is None:
+            return ""
+        options = [o for o in self._command_parser()._option_string_actions if o != "--help"]
+        for word in unknown.group(1).split():
+            if word.startswith("-") and len(word) > 1:
+                hint = did_you_mean(word.split("=", 1)[0], options)
+                if hint:
+                    return hint
+        return ""
+
+    def _command_parser(self) -> argparse.ArgumentParser:
+        """The parser of the (sub)command that ``self._argv`` names (``fuse train``: its own)."""
+        parser: argparse.ArgumentParser = self
+        for word in self._argv:
+            subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+            if subparsers and word in subparsers[0].choices:
+                parser = subparsers[0].choices[word]
+        return parser
 
 
 # ---------------------------------------------------------------------- argument types
@@ -194,6 +243,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if args.valid is not None:
         inputs.append(("validation file", args.valid))
     check_output(args.output, inputs)
+    if args.plot is not None:
+        check_plot(args.plot, [*inputs, ("model output", args.output)])
     train = load_data(args.data, what="training file", query_file=args.query_file)
     train_qid = query_ids(train, args.data)
     metrics = list(args.metric or ["ndcg@10"])
@@ -262,7 +313,17 @@ def _cmd_train(args: argparse.Namespace) -> int:
         label = "best round" if fitted.best_iteration else "rounds"
         _out()
         _out(_table(["split", label, *res], [["valid", used, *res.values()]]))
+    if args.plot is not None:
+        _plot_training(model, args.plot, f"rankboost train {Path(args.data).name}")
     return 0
+
+
+def _plot_training(model: Any, path: str, title: str) -> None:
+    """``--plot``: the training rloss, its bound ``prod Z_t`` and the validation metrics."""
+    pyplot_offscreen()
+    from .plotting import plot_training
+
+    save_plot(plot_training(model, title=title), path)
 
 
 def _cmd_predict(args: argparse.Namespace) -> int:
@@ -350,6 +411,10 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
     from .model import KINDS
 
+    if args.plot is not None:
+        check_plot(args.plot, [("model file", args.model)])
+        _plot_training(_boosted_model(args.model), args.plot, Path(args.model).name)
+
     try:
         from .fusion._info import fusion_info_lines, is_fusion_file
     except ImportError:  # pragma: no cover - the fusion subpackage is optional
@@ -407,6 +472,23 @@ def _cmd_info(args: argparse.Namespace) -> int:
     ]  # fmt: skip
     _out(_table(headers, rows))
     return 0
+
+
+def _boosted_model(path: str) -> Any:
+    """The RankBoost model in ``path``: a ranking model, or a learned fusion model's."""
+    from .fusion._info import file_format
+
+    kind = file_format(path) or ""
+    if kind == "rankboost-fusion":
+        from .fusion import RankFusion
+
+        return RankFusion.load(path)
+    if kind.startswith("rankboost-fusion"):
+        raise UsageError(
+            f"{path!r} is a linear fusion model, which has no boosting rounds to plot; leave "
+            "out --plot."
+        )
+    return load_model_file(path)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -522,6 +604,12 @@ def _register_train(sub: Any) -> None:
     p.add_argument(
         "--feature-names", metavar="FILE", help="one feature name per line, kept in the model"
     )
+    p.add_argument(
+        "--plot",
+        metavar="PNG",
+        help="also plot the training rloss, its bound prod Z_t and (with --valid) the "
+        "validation metrics per round (needs matplotlib; .png, .pdf, .svg, ...)",
+    )
     _add_train_options(p)
     from .clicks.cli import add_train_arguments  # --clicks, --propensity (issue 25)
 
@@ -616,6 +704,12 @@ def _register_info(sub: Any) -> None:
         metavar="N",
         help="round rows, an int >= 0 (default 10, 0 = all)",
     )
+    p.add_argument(
+        "--plot",
+        metavar="PNG",
+        help="also plot the training rloss and its bound prod Z_t per round, and the "
+        "validation metrics a model from 'train --valid' keeps (needs matplotlib)",
+    )
 
 
 def _register_demo(sub: Any) -> None:
@@ -688,6 +782,9 @@ def _build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     from .clicks.cli import register as _register_clicks
 
     _register_clicks(sub)
+    from .datasets.cli import register as _register_datasets
+
+    _register_datasets(sub)
     return parser
 
 
@@ -720,7 +817,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.showwarning = _show_warning  # restored when the block ends
             return int(args.func(args))
     except CLIError as exc:
-        _err(f"{PROG}: error: {user_text(exc)}")
+        _err(error_line(user_text(exc)))
         return exc.exit_status
     except BrokenPipeError:
         # the reader of the output went away (rankboost info m.json | head): stop without a
@@ -728,11 +825,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         _quiet_stdout()
         return 141
     except OSError as exc:
-        _err(f"{PROG}: error: {user_text(os_error_text(exc))}")
+        _err(error_line(user_text(os_error_text(exc))))
     except (ValueError, TypeError, ImportError) as exc:
-        _err(f"{PROG}: error: {user_text(exc)}")
+        _err(error_line(user_text(exc)))
     except MemoryError:
-        _err(f"{PROG}: error: out of memory; the input is too large for this machine.")
+        _err(error_line("out of memory; the input is too large for this machine."))
     except KeyboardInterrupt:
         # NOTE: on a line of its own: the terminal's "^C" or a progress bar interrupted
         # before it ended its line may be on the current one

@@ -204,6 +204,11 @@ def progress_postfix(callbacks: Sequence[Callable[[CallbackEnv], None]]) -> str:
     return " ".join(parts)
 
 
+#: Whether a training round has run in this process: the first one compiles the numba
+#: kernels (or loads them from numba's cache), which the progress bar says.
+_ROUND_DONE = False
+
+
 def run_loop(
     bst: Booster,
     params: TrainParams,
@@ -220,12 +225,15 @@ def run_loop(
     n_rounds = params.n_rounds
     stop_reason: str | None = None
     best_iteration: int | None = None
+    global _ROUND_DONE  # noqa: PLW0603  one flag per process: has a round run yet?
+    first = "rankboost (compiling kernels)" if not _ROUND_DONE else "rankboost"
     bar = _compat.progress_bar(
-        total=n_rounds, disable=not verbose, desc="rankboost", stacklevel=stacklevel
+        total=n_rounds, disable=not verbose, desc=first, stacklevel=stacklevel
     )
     try:
         for it in range(n_rounds):
             rec = bst.update()
+            _ROUND_DONE = True
             if rec is None:
                 stop_reason = bst.stop_reason
                 break
@@ -243,6 +251,8 @@ def run_loop(
                     if postfix:
                         bar.set_postfix_str(postfix, refresh=False)
             bar.update(1)
+            if it == 0:  # round 1 compiled (or loaded) the kernels: no rate or ETA from it
+                _compat.restart_clock(bar, "rankboost")
             if rec.perfect:
                 if it + 1 < n_rounds:
                     stop_reason = (

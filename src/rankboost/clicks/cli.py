@@ -257,6 +257,10 @@ def _cmd_propensity(args: argparse.Namespace) -> int:
 
     _refuse_overwrite(args.output, args.log, args.data)
     _refuse_overwrite(args.plot, args.log, args.data)
+    if args.plot:  # matplotlib and the file type, before the work (status 2)
+        from .._cli_inputs import check_plot
+
+        check_plot(args.plot, [("click log", args.log)])
     log = read_click_log(args.log)
     X = None
     if args.data is not None:

@@ -43,13 +43,42 @@ _FOLDS: dict[int, tuple[tuple[int, int, int], int, int]] = {
 }
 
 
+def _subset_bytes(k: int) -> bytes:
+    """The text of bundled subset ``S{k}``, as LETOR wrote it."""
+    resource = resources.files("rankboost.datasets") / "data" / f"MQ2008-S{k}.txt.xz"
+    with resource.open("rb") as fh:
+        return lzma.decompress(fh.read())
+
+
+def mq2008_fold_files(fold: int = 1) -> dict[str, bytes]:
+    """The files ``train.txt``, ``vali.txt`` and ``test.txt`` of MQ2008 ``Fold{fold}``.
+
+    Byte for byte the official LETOR 4.0 files (``PROVENANCE.md``): what ``rankboost
+    datasets write mq2008 DIR`` writes, for LightGBM, XGBoost, RankLib or scikit-learn's
+    ``load_svmlight_file(..., query_id=True)``.
+
+    Examples
+    --------
+    >>> from rankboost.datasets._bundled import mq2008_fold_files
+    >>> files = mq2008_fold_files(1)
+    >>> sorted(files), files["test.txt"][:22]
+    (['test.txt', 'train.txt', 'vali.txt'], b'0 qid:18219 1:0.052893')
+    """
+    if isinstance(fold, bool) or not isinstance(fold, int | np.integer) or fold not in _FOLDS:
+        raise ValueError(f"mq2008_fold_files: fold must be one of 1, 2, 3, 4, 5; got {fold!r}.")
+    train, vali, test = _FOLDS[int(fold)]
+    return {
+        "train.txt": b"".join(_subset_bytes(k) for k in train),
+        "vali.txt": _subset_bytes(vali),
+        "test.txt": _subset_bytes(test),
+    }
+
+
 @functools.cache
 def _load_subset(k: int) -> RankingDataset:
     """Parse bundled subset ``S{k}`` once; callers must copy before handing it out."""
     name = f"MQ2008-S{k}.txt.xz"
-    resource = resources.files("rankboost.datasets") / "data" / name
-    with resource.open("rb") as fh:
-        data = lzma.decompress(fh.read())
+    data = _subset_bytes(k)
     subset = parse_svmlight_bytes(data, f"bundled {name}", n_features=46)
     for array in (subset.X, subset.y, subset.qid, subset.docids):
         if array is not None:

@@ -122,7 +122,13 @@ def _load(path: str) -> tuple[Any, list[str] | None]:
         raise FileNotFoundError(
             f"model file {path!r} does not exist; train one with 'rankboost train DATA -o {path}'."
         )
-    data = read_json(p)  # strict JSON, one clear error (deep nesting, NaN, not UTF-8, ...)
+    try:
+        data = read_json(p)  # strict JSON, one clear error (deep nesting, NaN, not UTF-8, ...)
+    except ValueError:
+        from .._cli_inputs import load_model_file
+
+        load_model_file(path)  # says what the file looks like (data, qrels, ...) if it can
+        raise
     if isinstance(data, dict) and data.get("format") == "rankboost-fusion":
         fusion = RankFusion.load(p)
         return fusion.model_, list(fusion.feature_names_)

@@ -36,6 +36,8 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 from scipy.linalg import lapack
 
+from .._compat import Steps
+
 __all__ = [
     "BASE_RECOMMENDERS",
     "EASE_LAMBDAS",
@@ -270,6 +272,7 @@ def choose_ease_lambda(
     lambdas: tuple[float, ...] = EASE_LAMBDAS,
     n_folds: int = 5,
     k: int = 10,
+    steps: Steps | None = None,
 ) -> tuple[float, dict[float, float]]:
     """EASE's penalty with the best NDCG@k on a validation split of the ratings ``R``.
 
@@ -279,7 +282,9 @@ def choose_ease_lambda(
     (binary gain, ideal DCG of ``min(#relevant, k)`` hits; users without one are left
     out): the top-N task of :meth:`RankBoostRecommender.recommend`. Ties of the mean: the
     first of ``lambdas``. Returns the chosen ``lambda`` and the mean NDCG@k of each.
+    ``steps`` counts one step per ``lambda`` (a fit's progress bar).
     """
+    steps = steps or Steps(0, disable=True, desc="")
     n_users, n_items = R.shape
     n_u = np.diff(R.indptr)
     rows = np.repeat(np.arange(n_users), n_u)
@@ -304,11 +309,13 @@ def choose_ease_lambda(
     idcg = np.cumsum(disc)[np.minimum(rel.sum(axis=1), kk) - 1]
     gram = _gram(B)
     value: dict[float, float] = {}
-    for lam in lambdas:
+    for i, lam in enumerate(lambdas):
+        steps.start(f"choosing ease_lambda {i + 1}/{len(lambdas)}")
         S = np.asarray(B[users] @ _ease_weights(gram, float(lam)))
         S[seen] = -np.inf
         top = np.argsort(-S, axis=1, kind="stable")[:, :kk]
         hit = np.take_along_axis(rel, top, axis=1)
         value[float(lam)] = float(np.mean((hit * disc).sum(axis=1) / idcg))
+        steps.done()
     best = max(value.values())
     return next(lam for lam in value if value[lam] == best), value

@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from joblib import Parallel, delayed, effective_n_jobs
 from numpy.typing import NDArray
 
+from .._compat import Steps
 from .._kernels import numba_threads
 from ..engine import TrainingStoppedWarning, train_checked
 from ..feedback import LayeredFeedback, PairFeedback
@@ -196,8 +197,10 @@ def _fit_chunk(
     params: TrainParams,
     design: Design,
     means: NDArray[np.float64],
+    steps: Steps | None = None,
 ) -> list[tuple[int, RankBoostModel, NDArray[np.float64] | None]]:
     """Train the models of a chunk of target users (runs in a joblib worker)."""
+    steps = steps or Steps(0, disable=True, desc="")
     out = []
     column_of = np.full(R.shape[0], -1, dtype=np.int64)
     with numba_threads(1), warnings.catch_warnings():
@@ -211,6 +214,7 @@ def _fit_chunk(
             X, w = _design_matrix(X, means[feats], design, y=row.data)
             model = train_checked(X, _feedback(row.data, design.pair_weight), params)
             out.append((user, model, w))
+            steps.done()
     return out
 
 
@@ -275,18 +279,32 @@ def fit_per_user(
     n_jobs: int,
     verbose: int,
 ) -> list[tuple[int, RankBoostModel, NDArray[np.float64] | None]]:
-    """Train every planned target's model (joblib over chunks of targets), in plan order."""
+    """Train every planned target's model (joblib over chunks of targets), in plan order.
+
+    ``verbose``: a progress bar over the targets (each chunk's as it ends with ``n_jobs``).
+    """
     by_item = R.T.tocsr()
-    if n_jobs == 1 or len(plan) < 2:
-        results = _fit_chunk(by_item, R, plan, params, design, means)
-    else:
-        # a few chunks per worker: balances uneven users, ships the matrix once a chunk
-        n_chunks = min(len(plan), 4 * n_jobs)
-        chunks = [plan[i::n_chunks] for i in range(n_chunks)]
-        parts = Parallel(n_jobs=n_jobs, verbose=verbose)(
-            delayed(_fit_chunk)(by_item, R, c, params, design, means) for c in chunks
-        )
-        results = [r for part in parts for r in part]
+    steps = Steps(len(plan), not verbose, "RankBoostRecommender.fit", stacklevel=4)
+    steps.start(f"one model per target user ({len(plan)})")
+    try:
+        if n_jobs == 1 or len(plan) < 2:
+            results = _fit_chunk(by_item, R, plan, params, design, means, steps)
+        else:
+            # a few chunks per worker: balances uneven users, ships the matrix once a chunk
+            n_chunks = min(len(plan), 4 * n_jobs)
+            chunks = [plan[i::n_chunks] for i in range(n_chunks)]
+            try:  # joblib >= 1.3: the chunks as they end, for the progress bar
+                parallel = Parallel(n_jobs=n_jobs, verbose=verbose, return_as="generator")
+            except TypeError:  # pragma: no cover - older joblib: the bar fills at the end
+                parallel = Parallel(n_jobs=n_jobs, verbose=verbose)
+            results = []
+            for part in parallel(
+                delayed(_fit_chunk)(by_item, R, c, params, design, means) for c in chunks
+            ):
+                results.extend(part)
+                steps.done(len(part))
+    finally:
+        steps.close()
     order = {u: i for i, (u, _) in enumerate(plan)}
     results.sort(key=lambda r: order[r[0]])
     return results

@@ -36,6 +36,7 @@ import scipy.sparse as sp
 from joblib import Parallel, delayed
 from numpy.typing import NDArray
 
+from .._compat import Steps
 from .._kernels import numba_threads
 from ..engine import TrainingStoppedWarning, train_checked
 from ..feedback import BipartiteFeedback, LayeredFeedback
@@ -151,6 +152,7 @@ def pooled_problem(
     negatives: float,
     rng: np.random.Generator,
     held_unrated: int = 0,
+    steps: Steps | None = None,
 ) -> PooledProblem:
     """The cross-fitted rows of every target (rated items, plus sampled unrated ones).
 
@@ -159,6 +161,7 @@ def pooled_problem(
     per target (``held``) let the inner CV rank a held-out user's rated items among many
     unrated ones, as top-N does, without training on them.
     """
+    steps = steps or Steps(0, disable=True, desc="")
     fold = entry_folds(R, n_folds, rng)
     n_u = np.diff(R.indptr)
     rows = np.repeat(np.arange(R.shape[0]), n_u)
@@ -186,6 +189,7 @@ def pooled_problem(
     names = tuple(base["names"])
     X = np.empty((u.shape[0], len(names)))
     for k in range(n_folds):
+        steps.start(f"cross-fitting the base recommenders {k + 1}/{n_folds}")
         mask = fold != k
         Rk = sp.csr_matrix((R.data[mask], R.indices[mask], np.concatenate(
             [[0], np.cumsum(np.bincount(rows[mask], minlength=R.shape[0]))]
@@ -193,6 +197,7 @@ def pooled_problem(
         model = BaseScores(**base).fit(Rk)
         mine = np.flatnonzero(f == k)
         if mine.shape[0] == 0:
+            steps.done()
             continue
         # score the rows of fold k, a block of users at a time
         by_user = mine[np.argsort(u[mine], kind="stable")]
@@ -204,6 +209,7 @@ def pooled_problem(
             sel = by_user[(uu >= bu[0]) & (uu <= bu[-1])]
             S = model.scores(bu)
             X[sel] = S[np.searchsorted(bu, u[sel]), it[sel]]
+        steps.done()
     liked = (y > 0) & (y >= 1.0 + user_means(R)[u] - lo - 1e-9)
     order = np.lexsort((it, u))
     return PooledProblem(X[order], y[order], u[order], np.concatenate(held)[order], liked[order])
@@ -235,6 +241,7 @@ def select_rounds(
     inner_folds: int,
     rng: np.random.Generator,
     prior: NDArray[np.float64] | None = None,
+    steps: Steps | None = None,
 ) -> tuple[int, NDArray[np.float64]]:
     """The number of rounds with the best mean held-out NDCG@10 over folds of users.
 
@@ -246,6 +253,7 @@ def select_rounds(
     Returns the best round (1-based; 0 = the prior alone) and the mean curve (one value
     per round; with a prior, index 0 is the prior alone).
     """
+    steps = steps or Steps(0, disable=True, desc="")
     g = _inner_groups(problem.qid, inner_folds, rng)
     start = 0 if prior is None else 1
     width = params.n_rounds + start
@@ -254,7 +262,9 @@ def select_rounds(
         valid = g == k
         train = ~valid & ~problem.held
         labels = problem.labels(kind)
+        steps.start(f"choosing the rounds ({kind}), inner fold {k + 1}/{inner_folds}")
         if not valid.any() or labels[train].max() == labels[train].min():
+            steps.done()
             continue
         gain = problem.gains(kind)[valid]
         f0 = None if prior is None else prior[train]
@@ -270,6 +280,7 @@ def select_rounds(
         full = np.full(width, curve[-1] if curve.size else np.nan)
         full[: curve.shape[0]] = curve  # a stopped run keeps its last value
         curves.append(full)
+        steps.done()
     if not curves:
         return params.n_rounds, np.full(width, np.nan)
     mean = np.mean(curves, axis=0)
@@ -305,6 +316,7 @@ def _fit_kind(  # noqa: PLR0917  private helper of train_pooled
     random_state: int,
     prior: int | None,
     scales: tuple[float, ...],
+    steps: Steps,
 ) -> PooledFit:
     """One model: rounds (and the prior's multiplier, best mean curve) by inner CV."""
     cv = inner_folds is not None and np.unique(prob.qid).shape[0] >= inner_folds
@@ -316,14 +328,17 @@ def _fit_kind(  # noqa: PLR0917  private helper of train_pooled
         for c in scales:
             f0 = None if prior is None else c * np.nan_to_num(prob.X[:, prior])
             inner_rng = np.random.default_rng([random_state, 1])
-            rounds, curve = select_rounds(prob, kind, params, int(inner_folds), inner_rng, f0)  # type: ignore[arg-type]
+            folds = int(inner_folds)  # type: ignore[arg-type]
+            rounds, curve = select_rounds(prob, kind, params, folds, inner_rng, f0, steps)
             if np.nanmax(curve) > best_value:
                 best_value, best_c, best_rounds, best_curve = np.nanmax(curve), c, rounds, curve
     if prob.held.any():
         prob = prob.subset(~prob.held)  # evaluation rows only
     f0 = None if prior is None else best_c * np.nan_to_num(prob.X[:, prior])
     p = params.replace(n_rounds=max(best_rounds, 1))
+    steps.start(f"training the pooled model ({kind}, {p.n_rounds} rounds)")
     model = _train_quiet(prob.X, prob.feedback(kind), p, feature_names=None, init_score=f0)
+    steps.done()
     scale = best_c if prior is not None else 0.0
     return PooledFit(model, best_curve, min(best_rounds, model.n_rounds), prior, scale)
 
@@ -399,6 +414,7 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
     random_state: int,
     prior: str | None = None,
     prior_scale: float | None = None,
+    steps: Steps | None = None,
 ) -> tuple[dict[str, PooledFit], BaseScores, int]:
     """The pooled model(s), the base recommenders on all of ``R``, and the number of rows.
 
@@ -419,12 +435,13 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
     the one of :data:`PRIOR_SCALES` whose inner-CV curve peaks highest (0.25 without
     inner CV); 0 rounds (EASE alone) is a candidate of the inner CV.
     """
+    steps = steps or Steps(0, disable=True, desc="")
     rng = np.random.default_rng(random_state)
     sampled = "rated" if feedback in ("auto", "liked") else feedback
     held = HELD_UNRATED if inner_folds is not None and sampled != "ratings" else 0
     problem = pooled_problem(
         R, targets, base, n_folds=n_folds, feedback=sampled, negatives=negatives, rng=rng,
-        held_unrated=held,
+        held_unrated=held, steps=steps,
     )  # fmt: skip
     kinds = ("ratings", TOP_N) if feedback == "auto" else (feedback,)
     fits: dict[str, PooledFit] = {}
@@ -444,8 +461,11 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
             scales: tuple[float, ...] = (float(prior_scale),)
         else:
             scales = PRIOR_SCALES if inner_folds is not None else (0.25,)
-        fits[kind] = _fit_kind(prob, kind, params, inner_folds, random_state, col, scales)
-    return fits, BaseScores(**base).fit(R), int((~problem.held).sum())
+        fits[kind] = _fit_kind(prob, kind, params, inner_folds, random_state, col, scales, steps)
+    steps.start("the base recommenders on all the ratings")
+    scores = BaseScores(**base).fit(R)
+    steps.done()
+    return fits, scores, int((~problem.held).sum())
 
 
 def _has_pair(y: NDArray[np.float64], qid: NDArray[np.int64]) -> bool:
@@ -477,6 +497,25 @@ def pooled_targets(
     return fitted, skipped
 
 
+def _n_steps(rec: Any, names: tuple[str, ...]) -> int:
+    """The steps of a pooled fit's progress bar (``verbose``), as :func:`train_pooled` runs.
+
+    EASE's penalties (``ease_lambda="auto"``), the cross-fitting folds, per model the inner
+    CV runs (per prior multiplier) and its training, and the base recommenders on all of R.
+    """
+    from ._base import EASE_LAMBDAS
+
+    ease = len(EASE_LAMBDAS) if "ease" in names and isinstance(rec.ease_lambda, str) else 0
+    kinds = ("ratings", TOP_N) if rec.feedback == "auto" else (rec.feedback,)
+    runs = 0
+    for kind in kinds:
+        scales = 1
+        if rec.prior == "ease" and kind != "ratings" and rec.prior_scale is None:
+            scales = len(PRIOR_SCALES)
+        runs += (rec.inner_folds or 0) * scales + 1
+    return ease + rec.n_folds + runs + 1
+
+
 def fit_estimator(  # noqa: PLR0917  private, one caller (RankBoostRecommender._fit_pooled)
     rec: Any,
     R: sp.csr_matrix,
@@ -497,15 +536,21 @@ def fit_estimator(  # noqa: PLR0917  private, one caller (RankBoostRecommender._
         "pool": feats,
     }
     rec.ease_lambda_ = None
-    if "ease" in base["names"]:
-        lam = rec.ease_lambda
-        if isinstance(lam, str):  # "auto": on a validation split of the ratings
-            lam = choose_ease_lambda(R, rec.random_state)[0]
-        base["ease_lambda"] = rec.ease_lambda_ = float(lam)
-    fits, scores, n_rows = train_pooled(
-        R, fitted, base, params, rec.feedback, rec.n_folds, float(rec.negatives),
-        rec.inner_folds, rec.random_state, rec.prior, rec.prior_scale,
-    )  # fmt: skip
+    steps = Steps(
+        _n_steps(rec, base["names"]), not rec.verbose, "RankBoostRecommender.fit", stacklevel=3
+    )
+    try:
+        if "ease" in base["names"]:
+            lam = rec.ease_lambda
+            if isinstance(lam, str):  # "auto": on a validation split of the ratings
+                lam = choose_ease_lambda(R, rec.random_state, steps=steps)[0]
+            base["ease_lambda"] = rec.ease_lambda_ = float(lam)
+        fits, scores, n_rows = train_pooled(
+            R, fitted, base, params, rec.feedback, rec.n_folds, float(rec.negatives),
+            rec.inner_folds, rec.random_state, rec.prior, rec.prior_scale, steps,
+        )  # fmt: skip
+    finally:
+        steps.close()
     top_n = fits.get(TOP_N if rec.feedback == "auto" else rec.feedback, next(iter(fits.values())))
     by_rating = fits.get("ratings", top_n)
     model = top_n.model

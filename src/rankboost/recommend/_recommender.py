@@ -139,7 +139,9 @@ class RankBoostRecommender(BaseEstimator):
         joblib workers over target users (None = 1, -1 = all cores) in per_user fits and
         :meth:`recommend_all`; results are bit-identical for every ``n_jobs``.
     verbose : int, default=0
-        joblib verbosity.
+        Progress: from 1, a progress bar over the stages of ``fit`` (needs tqdm: each
+        stage named, e.g. ``choosing ease_lambda 2/5``, or the target users of a per_user
+        fit); also the joblib verbosity of the ``n_jobs`` workers.
 
     Attributes
     ----------
