@@ -43,12 +43,13 @@ def test_convex_weights_are_the_grid_best() -> None:
 
 def test_auto_keeps_convex_unless_a_family_wins_by_one_se() -> None:
     runs, qrels = _toy(n_q=20, seed=3)
-    auto = AutoFusion(candidates=("convex", "rrf", "linear"), cv_folds=4).fit(runs, qrels)
+    auto = AutoFusion(candidates=("convex", "rrf", "linear"), fallback="convex", cv_folds=4,
+                      threshold_se=1.0).fit(runs, qrels)  # fmt: skip
     table = auto.selection_["candidates"]
     assert set(table) == {"convex", "rrf", "linear"}
     assert table["convex"]["diff"] == 0.0
     best = max(table, key=lambda c: table[c]["mean"])
-    won = best != "convex" and table[best]["diff"] > table[best]["se"]
+    won = best != "convex" and table[best]["diff"] > 1.0 * table[best]["se"]
     assert auto.family_ == (best if won else "convex")
     # the final model is the chosen family refitted on all queries
     if auto.family_ == "convex":
@@ -65,7 +66,7 @@ def test_auto_switches_when_a_family_clearly_wins() -> None:
     good = Run.from_scores(qs, ds, np.tile([6.0, 5, 4, 3, 2, 1], 12), name="good")
     bad = Run.from_scores(qs, ds, np.tile([1.0, 2, 3, 4, 5, 6], 12), name="bad")
     qrels = Qrels(qs, ds, rel)
-    auto = AutoFusion(candidates=("rrf", "convex"), fallback="rrf", cv_folds=3)
+    auto = AutoFusion(candidates=("rrf", "convex"), fallback="rrf", cv_folds=3, threshold_se=2.0)
     auto.fit([good, bad], qrels)
     assert auto.family_ == "convex"
     w = auto.model_.weights_  # the weight nearest 50/50 that orders every query perfectly
@@ -133,6 +134,8 @@ def test_cli_auto_refuses_boost_options(tmp_path: Path, capsys) -> None:
         ({"fallback": "boost", "candidates": ("convex", "rrf")}, "fallback"),
         ({"cv_folds": 1}, "cv_folds"),
         ({"max_rounds": 0}, "max_rounds"),
+        ({"threshold_se": -1.0}, "threshold_se"),
+        ({"threshold_se": float("nan")}, "threshold_se"),
     ],
 )
 def test_bad_parameters(params, match) -> None:

@@ -312,13 +312,13 @@ def dense_rows(docs: dict[str, str], queries: dict[str, str], depth: int = DEPTH
     return [r for i, q in enumerate(qids) for r in _top(S[i], doc_ids, q, depth)]
 
 
-def write_dense_run(rows: list[tuple], path: Path) -> None:
-    """Write the dense run as a gzipped TREC run (reproducible bytes: no name, mtime 0)."""
+def write_dense_run(rows: list[tuple], path: Path, tag: str = "minilm") -> None:
+    """Write a run as a gzipped TREC run (reproducible bytes: no name, mtime 0)."""
     rank: dict[str, int] = {}
     lines = []
     for q, d, s in rows:
         rank[q] = rank.get(q, 0) + 1
-        lines.append(f"{q} Q0 {d} {rank[q]} {s!r} minilm\n")
+        lines.append(f"{q} Q0 {d} {rank[q]} {s!r} {tag}\n")
     path.parent.mkdir(parents=True, exist_ok=True)
     buf = io.BytesIO()
     with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=9) as gz:

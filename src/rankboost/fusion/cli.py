@@ -156,9 +156,9 @@ def _add_family_options(p: argparse.ArgumentParser) -> None:
         default="boost",
         help="boost: RankBoost over rank features (default); linear: a weighted sum of "
         "normalised scores that 'fuse export' hands to Elasticsearch / OpenSearch; auto: "
-        "chosen among the tuned convex combination of min-max scores, linear, boost, boost "
-        "from the CombSUM prior and RRF by inner cross-validation (--cv-folds), keeping the "
-        "convex combination unless another wins by more than one standard error",
+        "chosen among linear, the tuned convex combination of min-max scores, boost, boost "
+        "from the CombSUM prior and RRF by inner cross-validation (--cv-folds), keeping "
+        "linear unless another wins by more than two standard errors",
     )
     f.add_argument(
         "--normalizer",
@@ -440,8 +440,8 @@ def _train_auto(args: argparse.Namespace, runs: Any, qrels: Any) -> int:
     rows = ", ".join(f"{k} {v['mean']:.4f}" for k, v in table.items())
     sys.stderr.write(
         f"rankboost fuse train: --family auto chose {auto.family_} (mean held-out NDCG@10 over "
-        f"{args.cv_folds} inner folds: {rows}; kept the convex combination unless another "
-        "family beat it by more than one standard error)\n"
+        f"{args.cv_folds} inner folds: {rows}; {auto.fallback} is kept unless another family "
+        f"beats it by more than {auto.threshold_se:g} standard errors)\n"
     )
     return 0
 
