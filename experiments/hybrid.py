@@ -32,6 +32,8 @@ Run: ``PYTHONPATH=src .venv/bin/python experiments/hybrid.py --write-docs`` (wri
 between the ``results`` markers of ``docs/hybrid.md`` and ``docs/img/hybrid_*.png``; without it,
 it only prints). ``--select`` prints the table of configurations scored by cross-validation
 on the training folds only (how the defaults of ``rankboost fuse`` were chosen).
+``--loco`` (issue 33) runs BM25 + all-MiniLM-L6-v2 on CISI, MED, CACM and LISA with defaults
+chosen leave-one-collection-out (``hybridlib/loco.py``; docs/hybrid.md).
 """
 
 from __future__ import annotations
