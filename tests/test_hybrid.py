@@ -96,3 +96,23 @@ def test_smoke_slice(hybrid, tmp_path: Path) -> None:
         lin = LinearFusion(normalizer=norm, n_rounds=5, prior_scale=1.0).fit(pair, qrels_te_all)
         for engine in engines:
             assert check_export(lin, pair, engine, export_linear(lin, engine)) == 15
+
+
+@pytest.mark.parametrize(
+    ("name", "n_docs", "n_queries", "n_rel"),
+    [("med", 1033, 30, 696), ("cacm", 3204, 52, 796), ("lisa", 5999, 35, 379)],
+)
+def test_loco_collections_and_committed_runs(hybrid, name, n_docs, n_queries, n_rel) -> None:
+    """The committed collections parse to their known sizes; the committed runs cover them."""
+    from hybridlib.corpora import LOADERS, dense_path, dense_run
+
+    docs, queries, qrels = LOADERS[name]()
+    assert (len(docs), len(queries), sum(len(v) for v in qrels.values())) == (
+        n_docs, n_queries, n_rel)  # fmt: skip
+    assert all(d in docs for v in qrels.values() for d in v)
+    assert all(queries[q].strip() for q in queries)
+    dense = dense_run(docs, queries, rebuild=False, collection=name)
+    assert sorted(dense.queries) == sorted(queries)
+    assert dense_path(name).is_file()
+    assert len(dense) == 100 * n_queries
+    assert set(dense.docid.tolist()) <= set(docs)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .._lazy import lazy_attribute, lazy_dir
 
 if TYPE_CHECKING:
+    from .auto import AutoFusion
     from .evaluation import evaluate_run, run_arrays
     from .io import (
         AggData,
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 # rankboost.fusion.cli to register ``fuse``) does not import numba through ``evaluation``
 # (issue 16, item 10). Name -> submodule holding it.
 _LAZY = {
+    "AutoFusion": ".auto",
     **dict.fromkeys(["evaluate_run", "run_arrays"], ".evaluation"),
     **dict.fromkeys(
         [
@@ -88,6 +90,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "AggData",
+    "AutoFusion",
     "FusionFeatures",
     "FusionWarning",
     "LinearFusion",

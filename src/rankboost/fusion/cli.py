@@ -165,10 +165,13 @@ def _add_family_options(p: argparse.ArgumentParser) -> None:
     f = p.add_argument_group("model family and prior")
     f.add_argument(
         "--family",
-        choices=["boost", "linear"],
+        choices=["boost", "linear", "auto"],
         default="boost",
         help="boost: RankBoost over rank features (default); linear: a weighted sum of "
-        "normalised scores that 'fuse export' hands to Elasticsearch / OpenSearch",
+        "normalised scores that 'fuse export' hands to Elasticsearch / OpenSearch; auto: "
+        "chosen among linear, the tuned convex combination of min-max scores, boost, boost "
+        "from the CombSUM prior and RRF by inner cross-validation (--cv-folds), keeping "
+        "linear unless another wins by more than two standard errors",
     )
     f.add_argument(
         "--normalizer",
@@ -415,6 +418,8 @@ def _train(args: argparse.Namespace) -> int:
         for q in TRAIN_PARAMS + FEEDBACK_PARAMS
         if hasattr(args, q.name)
     }
+    if args.family == "auto":
+        return _train_auto(args, runs, qrels)
     if args.family == "linear":
         from .linear import LinearFusion
 
@@ -461,6 +466,27 @@ def _train(args: argparse.Namespace) -> int:
             f"held-out NDCG@10 {model.cv_results_['best_score']:.4f} over {args.cv_folds} "
             f"inner folds, tried 1..{args.max_rounds})\n" + CV_CONVENTIONS
         )
+    return 0
+
+
+def _train_auto(args: argparse.Namespace, runs: Any, qrels: Any) -> int:
+    """``fuse train --family auto``: :class:`rankboost.fusion.auto.AutoFusion`."""
+    from .auto import AutoFusion
+
+    if args.prior != "none" or args.n_rounds != "auto":
+        raise UsageError(
+            "--family auto chooses the family and its rounds by inner cross-validation; "
+            "--prior and --rounds T belong to --family boost (drop them, or pass --family boost)."
+        )
+    auto = AutoFusion(cv_folds=args.cv_folds, max_rounds=min(args.max_rounds, 100)).fit(runs, qrels)
+    auto.save(args.output)
+    table = auto.selection_["candidates"]
+    rows = ", ".join(f"{k} {v['mean']:.4f}" for k, v in table.items())
+    sys.stderr.write(
+        f"rankboost fuse train: --family auto chose {auto.family_} (mean held-out NDCG@10 over "
+        f"{args.cv_folds} inner folds: {rows}; {auto.fallback} is kept unless another family "
+        f"beats it by more than {auto.threshold_se:g} standard errors)\n"
+    )
     return 0
 
 

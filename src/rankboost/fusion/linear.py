@@ -309,7 +309,7 @@ class LinearFusion:
             qrels = Qrels.from_dict(qrels)
         if not isinstance(qrels, Qrels):
             raise TypeError(f"LinearFusion.fit: qrels must be a Qrels; got {type(qrels).__name__}.")
-        _check_same_queries(items, "LinearFusion.fit")
+        check_same_queries(items, "LinearFusion.fit")
         coverage_warnings(items, qrels)
         N, qid, docid = linear_features(items, self.normalizer, self.rank_constant)
         y = _grades(qid, docid, qrels)
@@ -393,7 +393,7 @@ class LinearFusion:
             )
         if match == "name":
             items = match_by_name(self.list_names_, [r.name for r in items], items, owner)
-        _check_same_queries(items, owner)
+        check_same_queries(items, owner)
         return items
 
     def decision_function(
@@ -526,7 +526,7 @@ def keep_common_queries(runs: list[Run]) -> tuple[list[Run], list[str]]:
     return out, dropped
 
 
-def _check_same_queries(items: list[Run], owner: str) -> None:
+def check_same_queries(items: list[Run], owner: str) -> None:
     """Every list must cover the same queries: a query one retriever skipped is an error.
 
     A query missing from a list would be fused as if that retriever returned nothing, which

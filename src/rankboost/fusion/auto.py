@@ -1,0 +1,398 @@
+"""Choose the fusion family by inner cross-validation over the training queries.
+
+:class:`AutoFusion` (``rankboost fuse train --family auto``) fits every candidate family on
+the training queries of each inner fold and scores the held-out queries (NDCG@10 over the
+documents the runs return, as :func:`rankboost.fusion.cv_rounds`). The candidates
+(:data:`CANDIDATES`) are
+
+* ``"convex"``: the convex combination of min-max normalised scores, its weights tuned on
+  the training queries over a grid of the simplex (:func:`convex_weights`); with two runs
+  ``w, 1 - w`` for ``w`` in 0, 0.05, ..., 1, which includes each run alone;
+* ``"linear"``: :class:`LinearFusion` (RankBoost over min-max scores from the 50/50 convex
+  prior; its own inner cross-validation may keep the prior alone, 0 rounds);
+* ``"boost"``: :class:`RankFusion` (boosted rank features);
+* ``"boost_combsum"``: :class:`RankFusion` boosting from the CombSUM prior (0 rounds
+  allowed, so it can stay the prior);
+* ``"rrf"``: reciprocal rank fusion, ``k = 60`` (nothing learned).
+
+The choice is ``fallback`` unless another candidate beats it by more than ``threshold_se``
+standard errors of the per-query differences over the held-out queries: an inner
+cross-validation over a few dozen queries is noisy, and a family that wins it by noise loses
+on the next collection. The chosen family is then refitted on all training queries.
+
+The defaults (``fallback="linear"``, ``threshold_se=2``) were chosen on four collections
+(CISI, MED, CACM, LISA; BM25 + all-MiniLM-L6-v2) and checked leave-one-collection-out
+(docs/hybrid.md, ``experiments/hybrid.py --loco``): with them the choice stayed ``linear`` in
+all 20 outer folds; with ``fallback="convex"`` and one standard error it switched family in
+6 of 20 folds and lost 0.006 NDCG@10 to the tuned convex combination (p = 0.03).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._validation import forget_fit, not_fitted
+from ..model import atomic_write_text, read_json
+from ..params import ParameterError
+from .features import RunsLike, as_run_list, grades_for
+from .run import Qrels, Run
+
+__all__ = ["CANDIDATES", "AutoFusion", "convex_weights"]
+
+#: The families :class:`AutoFusion` chooses among, in order of preference on equal scores.
+CANDIDATES = ("convex", "linear", "boost", "boost_combsum", "rrf")
+#: Grid steps of :func:`convex_weights` per number of runs (more runs, coarser grid).
+_GRID_STEPS = {1: 1, 2: 20, 3: 10, 4: 5, 5: 4}
+
+
+def _simplex_grid(m: int) -> NDArray[np.float64]:
+    """Weights ``w >= 0`` summing to 1 on a grid (every vertex, i.e. each run alone, included)."""
+    steps = _GRID_STEPS.get(m, 2)
+    pts = [c for c in itertools.product(range(steps + 1), repeat=m) if sum(c) == steps]
+    return np.asarray(pts, dtype=np.float64) / steps
+
+
+def convex_weights(
+    N: NDArray[np.float64], y: NDArray[np.int64], qid: NDArray[Any]
+) -> tuple[NDArray[np.float64], float]:
+    """The convex weights of the normalised score columns ``N`` with the best mean NDCG@10.
+
+    ``N[d, i]`` is run ``i``'s min-max normalised score of row ``d`` (0 where it did not return
+    the document), ``y`` the grades, ``qid`` the query of each row. The weights are searched on
+    a grid of the simplex (step 1/20 for two runs, 1/10 for three, coarser beyond); ties go to
+    the weights closest to equal.
+
+    Returns
+    -------
+    weights : ndarray of shape (n_runs,)
+    score : float
+        Their mean NDCG@10 over the queries.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankboost.fusion.auto import convex_weights
+    >>> N = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    >>> w, s = convex_weights(N, np.array([1, 0, 0]), np.zeros(3))
+    >>> bool(w[0] > w[1]), s
+    (True, 1.0)
+    """
+    from ..metrics import ndcg_score
+
+    grid = _simplex_grid(N.shape[1])
+    # ties: the weights nearest the uniform ones first (the 50/50 sum of two runs)
+    grid = grid[np.argsort(np.abs(grid - 1.0 / N.shape[1]).sum(axis=1), kind="stable")]
+    scores = np.array([ndcg_score(np.maximum(y, 0), N @ w, qid, k=10) for w in grid])
+    best = int(np.argmax(scores))
+    return grid[best], float(scores[best])
+
+
+def _make(name: str, max_rounds: int) -> Any:
+    from .learned import RankFusion
+    from .linear import LinearFusion
+
+    if name == "linear":
+        return LinearFusion(max_rounds=max_rounds)
+    if name == "boost":
+        return RankFusion(max_rounds=max_rounds)
+    if name == "boost_combsum":
+        return RankFusion(prior="combsum", max_rounds=max_rounds)
+    raise AssertionError(name)  # pragma: no cover - convex and rrf are built by _fit_one
+
+
+def _fixed_linear(items: list[Run], weights: NDArray[np.float64], normalizer: str) -> Any:
+    """A fitted :class:`LinearFusion` with the given weights (no boosting rounds)."""
+    from .linear import LinearFusion
+
+    lin = LinearFusion(normalizer=normalizer, n_rounds=0, prior_scale=1.0)
+    lin.weights_ = np.asarray(weights, dtype=np.float32).astype(np.float64)
+    lin.prior_scale_ = 1.0
+    lin.n_rounds_ = 0
+    lin.list_names_ = [r.name for r in items]
+    lin.n_lists_ = len(items)
+    lin.cv_results_ = None
+    return lin
+
+
+def _fit_one(name: str, items: list[Run], qrels: Qrels, max_rounds: int = 100) -> Any:
+    """Fit candidate ``name`` on ``items`` (cut to the judged training queries) and ``qrels``."""
+    import warnings
+
+    from .features import FusionWarning
+    from .linear import linear_features
+
+    if name == "rrf":
+        return _fixed_linear(items, np.ones(len(items)), "rrf")
+    if name == "convex":
+        N, qid, docid = linear_features(items, "minmax")
+        y = grades_for(_rows(qid, docid), qrels)
+        w, _ = convex_weights(N, y, qid)
+        return _fixed_linear(items, w, "minmax")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FusionWarning)
+        return _make(name, max_rounds).fit(items, qrels)
+
+
+def _rows(qid: NDArray[Any], docid: NDArray[Any]) -> Any:
+    from .features import FusionFeatures
+
+    return FusionFeatures(np.empty((qid.shape[0], 0)), qid, docid, [])
+
+
+def _cut(items: list[Run], queries: set[str]) -> list[Run]:
+    keep = np.asarray(sorted(queries))
+    out = []
+    for r in items:
+        m = np.isin(r.qid, keep)
+        out.append(Run(r.qid[m], r.docid[m], r.rank[m], r.score[m], name=r.name))
+    return out
+
+
+def _per_query_ndcg(model: Any, items: list[Run], qrels: Qrels) -> dict[str, float]:
+    """NDCG@10 of each query of ``items`` fused by ``model``, over the returned documents."""
+    from ..metrics import ndcg_score
+
+    fused = model.fuse(items)
+    y = grades_for(_rows(fused.qid, fused.docid), qrels)
+    qs = np.unique(fused.qid)
+    vals = ndcg_score(np.maximum(y, 0), fused.score, fused.qid, k=10, per_query=True)
+    return dict(zip(qs.tolist(), np.asarray(vals).tolist(), strict=True))
+
+
+class AutoFusion:
+    """Pick the fusion family by inner cross-validation over the training queries.
+
+    Parameters
+    ----------
+    candidates : sequence of str, default=CANDIDATES
+        Families to choose among (see :mod:`rankboost.fusion.auto`); must include
+        ``fallback``.
+    fallback : str, default="linear"
+        The family kept unless another beats it by more than ``threshold_se`` standard
+        errors of the per-query differences of held-out NDCG@10.
+    cv_folds : int, default=5
+        Inner folds over the judged training queries (queries with a relevant and a
+        non-relevant returned document).
+    threshold_se : float, default=2.0
+        A candidate replaces ``fallback`` only when its mean held-out NDCG@10 exceeds the
+        fallback's by more than ``threshold_se`` standard errors of the per-query differences.
+    max_rounds : int, default=100
+        ``max_rounds`` of the learned candidates (their own inner cross-validation chooses
+        the rounds up to it); 100 keeps ``fuse train`` within seconds to a minute.
+
+    Attributes
+    ----------
+    family_ : str
+        The chosen family.
+    model_ : LinearFusion or RankFusion
+        The chosen family refitted on all training queries (it does the fusing).
+    selection_ : dict
+        ``"mean"`` and ``"se"`` (held-out NDCG@10 and the standard error of its difference to
+        the fallback) per candidate, ``"n_queries"``, ``"cv_folds"``, ``"family"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankboost.fusion import Qrels, Run
+    >>> from rankboost.fusion.auto import AutoFusion
+    >>> qs = np.repeat([f"q{i}" for i in range(10)], 4)
+    >>> ds = np.tile(["a", "b", "c", "d"], 10)
+    >>> good = Run(qs, ds, np.tile([1, 2, 3, 4], 10), np.tile([4.0, 3, 2, 1], 10), name="good")
+    >>> bad = Run(qs, ds, np.tile([4, 3, 2, 1], 10), np.tile([1.0, 2, 3, 4], 10), name="bad")
+    >>> auto = AutoFusion(candidates=("convex", "rrf"), fallback="convex").fit([good, bad],
+    ...                   Qrels(qs, ds, np.tile([1, 1, 0, 0], 10)))
+    >>> auto.family_, auto.model_.weights_.round(2).tolist()  # ties: nearest to 50/50
+    ('convex', [0.55, 0.45])
+    """
+
+    def __init__(
+        self,
+        *,
+        candidates: tuple[str, ...] | list[str] = CANDIDATES,
+        fallback: str = "linear",
+        cv_folds: int = 5,
+        max_rounds: int = 100,
+        threshold_se: float = 2.0,
+    ) -> None:
+        self.candidates = candidates
+        self.fallback = fallback
+        self.cv_folds = cv_folds
+        self.max_rounds = max_rounds
+        self.threshold_se = threshold_se
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor parameters (scikit-learn convention)."""
+        return {k: getattr(self, k) for k in _PARAMS}
+
+    def set_params(self, **params: Any) -> AutoFusion:
+        """Set constructor parameters (scikit-learn convention)."""
+        for k, v in params.items():
+            if k not in _PARAMS:
+                raise ValueError(f"AutoFusion has no parameter {k!r}; valid ones: {_PARAMS}.")
+            setattr(self, k, v)
+        return self
+
+    def _check(self) -> list[str]:
+        cands = list(self.candidates) if not isinstance(self.candidates, str) else []
+        bad = [c for c in cands if c not in CANDIDATES]
+        if not cands or bad:
+            raise ParameterError(
+                f"The 'candidates' parameter of AutoFusion must be a non-empty list of "
+                f"{CANDIDATES}; got {self.candidates!r} instead."
+            )
+        if self.fallback not in cands:
+            raise ParameterError(
+                f"The 'fallback' parameter of AutoFusion must be one of the candidates "
+                f"{cands}; got {self.fallback!r} instead."
+            )
+        t = self.threshold_se
+        if (
+            isinstance(t, bool)
+            or not isinstance(t, (int, float))
+            or not (np.isfinite(t) and t >= 0)
+        ):
+            raise ParameterError(
+                f"The 'threshold_se' parameter of AutoFusion must be a finite float >= 0; got "
+                f"{t!r} instead."
+            )
+        for name, lo in (("cv_folds", 2), ("max_rounds", 1)):
+            k = getattr(self, name)
+            if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < lo:
+                raise ParameterError(
+                    f"The {name!r} parameter of AutoFusion must be an int >= {lo}; got {k!r} "
+                    "instead."
+                )
+        return list(dict.fromkeys(cands))
+
+    def fit(self, runs: RunsLike, qrels: Qrels | Mapping[str, Any]) -> AutoFusion:
+        """Choose the family on inner folds of the training queries, then refit it on all."""
+        from .cv import query_folds
+        from .features import coverage_warnings
+        from .linear import check_same_queries
+
+        forget_fit(self)
+        cands = self._check()
+        items = as_run_list(runs, "AutoFusion.fit")
+        if isinstance(qrels, Mapping):
+            qrels = Qrels.from_dict(qrels)
+        if not isinstance(qrels, Qrels):
+            raise TypeError(f"AutoFusion.fit: qrels must be a Qrels; got {type(qrels).__name__}.")
+        check_same_queries(items, "AutoFusion.fit")
+        coverage_warnings(items, qrels)
+        judged_q = set(items[0].queries) & set(qrels.queries)
+        if not judged_q:
+            raise ValueError(
+                "AutoFusion.fit: no query of the runs is judged in the qrels; check that the "
+                "query ids of the run files and the qrels file match."
+            )
+        items = _cut(items, judged_q)
+        from .linear import linear_features
+
+        _, qid, docid = linear_features(items, "minmax")
+        y = grades_for(_rows(qid, docid), qrels)
+        uq, qcode = np.unique(qid, return_inverse=True)
+        qcode = qcode.reshape(-1).astype(np.int64)
+        fold_row = query_folds((y >= 1).astype(np.int64), qcode, int(self.cv_folds))
+        fold_q = np.full(uq.shape[0], -1)
+        fold_q[qcode] = fold_row
+        per_q: dict[str, dict[str, float]] = {c: {} for c in cands}
+        for f in range(int(self.cv_folds)):
+            tr = {str(q) for q, g in zip(uq, fold_q, strict=True) if g >= 0 and g != f}
+            va = {str(q) for q, g in zip(uq, fold_q, strict=True) if g == f}
+            tr_items, va_items = _cut(items, tr), _cut(items, va)
+            for c in cands:
+                model = _fit_one(c, tr_items, qrels, int(self.max_rounds))
+                per_q[c].update(_per_query_ndcg(model, va_items, qrels))
+        qs = sorted(per_q[self.fallback])
+        base = np.array([per_q[self.fallback][q] for q in qs])
+        table: dict[str, dict[str, float]] = {}
+        for c in cands:
+            v = np.array([per_q[c][q] for q in qs])
+            d = v - base
+            se = float(d.std(ddof=1) / np.sqrt(d.size)) if d.size > 1 else 0.0
+            table[c] = {"mean": float(v.mean()), "diff": float(d.mean()), "se": se}
+        family = self.fallback
+        best = max(cands, key=lambda c: (table[c]["mean"], -cands.index(c)))
+        if best != self.fallback and table[best]["diff"] > self.threshold_se * table[best]["se"]:
+            family = best
+        self.family_ = family
+        self.selection_: dict[str, Any] = {
+            "family": family,
+            "rule": f"{self.threshold_se} standard errors over the fallback",
+            "fallback": self.fallback,
+            "cv_folds": int(self.cv_folds),
+            "n_queries": len(qs),
+            "candidates": table,
+            "params": {
+                k: (list(v) if isinstance(v, tuple) else v) for k, v in self.get_params().items()
+            },  # fmt: skip
+        }
+        self.model_ = _fit_one(family, items, qrels, int(self.max_rounds))
+        self.list_names_ = list(self.model_.list_names_)
+        return self
+
+    def _fitted(self, owner: str) -> Any:
+        if not hasattr(self, "model_"):
+            raise not_fitted(owner, self)
+        return self.model_
+
+    def fuse(self, runs: RunsLike, *, depth: int | None = None, match: str = "name") -> Run:
+        """Fuse the lists with the chosen family (see its ``fuse``)."""
+        return self._fitted("AutoFusion.fuse").fuse(runs, depth=depth, match=match)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The chosen model's dict, with the selection table under ``"selection"``."""
+        out = dict(self._fitted("AutoFusion.to_dict").to_dict())
+        out["selection"] = self.selection_
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any) -> AutoFusion:
+        """Rebuild from :meth:`to_dict` output (a linear or boosted fusion model)."""
+        from .learned import RankFusion
+        from .linear import FORMAT_NAME, LinearFusion
+
+        if not isinstance(data, dict) or not isinstance(data.get("selection"), dict):
+            raise ValueError('not an AutoFusion model: the JSON has no "selection" object.')
+        sel = data["selection"]
+        model: Any
+        if data.get("format") == FORMAT_NAME:
+            model = LinearFusion.from_dict(data)
+        else:
+            model = RankFusion.from_dict(data)
+        family = sel.get("family")
+        if family not in CANDIDATES:
+            raise ValueError(f"malformed AutoFusion model: family {family!r} is not one of "
+                             f"{CANDIDATES}.")  # fmt: skip
+        auto = cls(fallback=str(sel.get("fallback", "linear")))
+        if isinstance(sel.get("params"), dict):
+            auto.set_params(**{k: v for k, v in sel["params"].items() if k in _PARAMS})
+        auto.family_, auto.selection_, auto.model_ = family, sel, model
+        auto.list_names_ = list(model.list_names_)
+        return auto
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the chosen model (readable by ``fuse apply``) and its selection table (atomic)."""
+        atomic_write_text(path, json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> AutoFusion:
+        """Load a model written by :meth:`save`."""
+        p = Path(path)
+        if not p.exists():
+            raise FileNotFoundError(f"{path}: no such file")
+        return cls.from_dict(read_json(p, "fusion model file", "fusion model"))
+
+    def __repr__(self) -> str:
+        return "AutoFusion(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in _PARAMS) + ")"
+
+
+_PARAMS = ("candidates", "fallback", "cv_folds", "max_rounds", "threshold_se")

@@ -1,0 +1,167 @@
+"""``AutoFusion`` / ``fuse train --family auto``: the family chosen by inner CV (issue 33)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rankboost.cli import main as cli_main
+from rankboost.fusion import FusionWarning, Qrels, Run, read_run, write_qrels, write_run
+from rankboost.fusion.auto import AutoFusion, convex_weights
+from rankboost.fusion.linear import LinearFusion, linear_features
+from rankboost.metrics import ndcg_score
+from rankboost.params import ParameterError
+from test_fusion_linear import _toy
+
+
+def _brute_convex(runs: list[Run], qrels: Qrels) -> tuple[float, float]:
+    """The first best weight of run a on the grid 0.5 +- k/20 (nearest to 0.5 first)."""
+    from rankboost.fusion.auto import _rows
+    from rankboost.fusion.features import grades_for
+
+    N, qid, docid = linear_features(runs, "minmax")
+    y = grades_for(_rows(qid, docid), qrels)
+    grid = sorted((k / 20 for k in range(21)), key=lambda a: abs(a - 0.5))
+    scores = [ndcg_score(y, N @ np.array([a, 1 - a]), qid, k=10) for a in grid]
+    return grid[int(np.argmax(scores))], float(max(scores))
+
+
+def test_convex_weights_are_the_grid_best() -> None:
+    runs, qrels = _toy(n_q=12, seed=7)
+    a, best = _brute_convex(runs, qrels)
+    from rankboost.fusion.auto import _rows
+    from rankboost.fusion.features import grades_for
+
+    N, qid, docid = linear_features(runs, "minmax")
+    w, s = convex_weights(N, grades_for(_rows(qid, docid), qrels), qid)
+    assert w.tolist() == pytest.approx([a, 1 - a], abs=1e-12)
+    assert s == pytest.approx(best, abs=1e-12)
+
+
+def test_auto_keeps_convex_unless_a_family_wins_by_one_se() -> None:
+    runs, qrels = _toy(n_q=20, seed=3)
+    auto = AutoFusion(candidates=("convex", "rrf", "linear"), fallback="convex", cv_folds=4,
+                      threshold_se=1.0).fit(runs, qrels)  # fmt: skip
+    table = auto.selection_["candidates"]
+    assert set(table) == {"convex", "rrf", "linear"}
+    assert table["convex"]["diff"] == 0.0
+    best = max(table, key=lambda c: table[c]["mean"])
+    won = best != "convex" and table[best]["diff"] > 1.0 * table[best]["se"]
+    assert auto.family_ == (best if won else "convex")
+    # the final model is the chosen family refitted on all queries
+    if auto.family_ == "convex":
+        a, _ = _brute_convex(runs, qrels)
+        assert auto.model_.weights_.tolist() == pytest.approx([a, 1 - a], abs=1e-6)
+
+
+def test_auto_switches_when_a_family_clearly_wins() -> None:
+    # a perfect run and a reversed one: the convex weight 1 on the perfect run wins every
+    # query, RRF (equal weights) ties them; with rrf as the fallback, convex must replace it
+    qs = np.repeat([f"q{i}" for i in range(12)], 6)
+    ds = np.tile([f"d{j}" for j in range(6)], 12)
+    rel = np.tile([1, 1, 0, 0, 0, 0], 12)
+    good = Run.from_scores(qs, ds, np.tile([6.0, 5, 4, 3, 2, 1], 12), name="good")
+    bad = Run.from_scores(qs, ds, np.tile([1.0, 2, 3, 4, 5, 6], 12), name="bad")
+    qrels = Qrels(qs, ds, rel)
+    auto = AutoFusion(candidates=("rrf", "convex"), fallback="rrf", cv_folds=3, threshold_se=2.0)
+    auto.fit([good, bad], qrels)
+    assert auto.family_ == "convex"
+    w = auto.model_.weights_  # the weight nearest 50/50 that orders every query perfectly
+    assert w.tolist() == pytest.approx([0.55, 0.45], abs=1e-6)
+    fused = auto.fuse([good, bad])
+    assert fused.docid[(fused.qid == "q0") & (fused.rank <= 2)].tolist() == ["d0", "d1"]
+
+
+def test_save_load_round_trip_and_cli(tmp_path: Path, capsys) -> None:
+    runs, qrels = _toy(n_q=12, seed=5)
+    paths = []
+    for r in runs:
+        paths.append(str(tmp_path / f"{r.name}.run"))
+        write_run(paths[-1], r)
+    write_qrels(tmp_path / "q.txt", qrels)
+    model = str(tmp_path / "auto.json")
+    qrels_path = str(tmp_path / "q.txt")
+    argv = ["fuse", "train", "--family", "auto", "--runs", *paths, "--qrels", qrels_path,
+            "-o", model, "--cv-folds", "3", "--max-rounds", "10"]  # fmt: skip
+    assert cli_main(argv) == 0
+    err = capsys.readouterr().err
+    assert "--family auto chose" in err
+    auto = AutoFusion.load(model)
+    assert auto.family_ in err
+    data = json.loads(Path(model).read_text())
+    assert data["selection"]["family"] == auto.family_
+    assert set(data["selection"]["candidates"]) == {
+        "convex", "linear", "boost", "boost_combsum", "rrf"}  # fmt: skip
+    again = AutoFusion.from_dict(auto.to_dict())
+    read = [read_run(p) for p in paths]
+    assert again.fuse(read, match="order").docid.tolist() == auto.fuse(
+        read, match="order").docid.tolist()  # fmt: skip
+    assert again.max_rounds == 10
+    assert again.cv_folds == 3
+    # fuse apply reads the file as the chosen family's model
+    out = str(tmp_path / "fused.run")
+    assert cli_main(["fuse", "apply", model, "--runs", *paths, "-o", out]) == 0
+    assert read_run(out).docid.tolist() == auto.fuse(read, match="order").docid.tolist()
+
+
+def test_cli_auto_refuses_boost_options(tmp_path: Path, capsys) -> None:
+    runs, qrels = _toy(n_q=6, seed=1)
+    paths = []
+    for r in runs:
+        paths.append(str(tmp_path / f"{r.name}.run"))
+        write_run(paths[-1], r)
+    write_qrels(tmp_path / "q.txt", qrels)
+    base = ["fuse", "train", "--family", "auto", "--runs", *paths, "--qrels",
+            str(tmp_path / "q.txt"), "-o", str(tmp_path / "m.json")]  # fmt: skip
+    for extra in (["--prior", "combsum"], ["--rounds", "20"]):
+        assert cli_main(base + extra) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1
+        assert err[0].startswith("rankboost: error:")
+        assert "--family auto" in err[0]
+    assert not (tmp_path / "m.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"candidates": ("convex", "magic")}, "candidates"),
+        ({"candidates": ()}, "candidates"),
+        ({"candidates": "convex"}, "candidates"),
+        ({"fallback": "boost", "candidates": ("convex", "rrf")}, "fallback"),
+        ({"cv_folds": 1}, "cv_folds"),
+        ({"max_rounds": 0}, "max_rounds"),
+        ({"threshold_se": -1.0}, "threshold_se"),
+        ({"threshold_se": float("nan")}, "threshold_se"),
+    ],
+)
+def test_bad_parameters(params, match) -> None:
+    runs, qrels = _toy(n_q=6)
+    with pytest.raises(ParameterError, match=match):
+        AutoFusion(**params).fit(runs, qrels)
+
+
+def test_bad_inputs() -> None:
+    runs, qrels = _toy(n_q=6)
+    # runs of different queries
+    a, b = runs
+    keep = a.qid != "q0"
+    cut = Run(a.qid[keep], a.docid[keep], a.rank[keep], a.score[keep], name="a")
+    with pytest.raises(ValueError, match="cover different queries"):
+        AutoFusion().fit([cut, b], qrels)
+    # no judged query
+    with (
+        pytest.raises(ValueError, match="no query of the runs is judged"),
+        pytest.warns(FusionWarning),
+    ):
+        AutoFusion().fit(runs, Qrels(["x"], ["d0"], [1]))
+    # fewer usable queries than folds
+    with pytest.raises(ValueError, match="at least 10"):
+        AutoFusion(cv_folds=10).fit(runs, qrels)
+    with pytest.raises(ValueError, match="not fitted"):
+        AutoFusion().fuse(runs)
+    with pytest.raises(ValueError, match="selection"):
+        AutoFusion.from_dict(LinearFusion(n_rounds=2, prior_scale=1.0).fit(runs, qrels).to_dict())
