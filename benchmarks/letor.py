@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 import time
 import warnings
@@ -63,6 +62,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
     add_write_results,
+    data_file,
     library_metrics,
     machine_info,
     machine_line,
@@ -73,16 +73,6 @@ from _common import (  # noqa: E402
 
 import rankboost as rb  # noqa: E402
 
-# the shared data folder sits beside the repository (override with RANKBOOST_DATA)
-DATA = (
-    Path(
-        os.environ.get(
-            "RANKBOOST_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"
-        )
-    )
-    / "letor4"
-    / "MQ2008"
-)
 N_FEATURES = 46
 N_ROUNDS = 300
 N_TREES = 100
@@ -99,7 +89,7 @@ REFERENCE_ROWS = [
 
 
 def load_split(fold: int, split: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    path = DATA / f"Fold{fold}" / f"{split}.txt.gz"
+    path = data_file(f"letor4/MQ2008/Fold{fold}/{split}.txt.gz")
     try:
         from rankboost.datasets import load_svmlight
 
