@@ -411,13 +411,13 @@ def _format_log(  # noqa: PLR0917  numba kernel: the shown lists of a chunk of s
     prefix_at: np.ndarray,
     rows: np.ndarray,
     clicks: np.ndarray,
-    first_session: int,
+    session: np.ndarray,
     out: np.ndarray,
 ) -> int:
     r"""TSV lines ``qid docid position click session 1`` of a ``(sessions, shown)`` chunk.
 
     ``prefix[prefix_at[r]:prefix_at[r + 1]]`` = ``"qid\tdocid\t"`` of feature row ``r``;
-    ``rows[i, j]`` the row shown at position ``j + 1`` of session ``first_session + i``
+    ``rows[i, j]`` the row shown at position ``j + 1`` of session number ``session[i]``
     (-1: none, the list is shorter). Returns the bytes written.
     """
     k = 0
@@ -433,7 +433,7 @@ def _format_log(  # noqa: PLR0917  numba kernel: the shown lists of a chunk of s
             out[k] = 9
             out[k + 1] = 49 if clicks[i, j] else 48
             out[k + 2] = 9
-            k = _put_int(out, k + 3, first_session + i)
+            k = _put_int(out, k + 3, session[i])
             out[k] = 9
             out[k + 1] = 49
             out[k + 2] = 10

@@ -160,30 +160,33 @@ class _ChunkReader:
             bar.update(seen)
             while True:
                 block = fh.read(_CHUNK)
-                data = carry + block if carry else block
-                if block:
-                    cut = data.rfind(b"\n") + 1
-                    if cut == 0:
-                        carry = data
-                        continue
-                    data, carry = data[:cut], data[cut:]
-                line = self._chunk(data, line)
+                if not block:
+                    line = self._chunk(carry, 0, len(carry), line)
+                    bar.update(raw.tell() - seen)
+                    break
+                first = block.find(b"\n") + 1
+                if first == 0:  # no line ends in this block
+                    carry += block
+                    continue
+                # the line the previous block cut, then this block's whole lines, in place
+                line = self._chunk(carry + block[:first], 0, len(carry) + first, line)
+                last = block.rfind(b"\n") + 1
+                line = self._chunk(block, first, last, line)
+                carry = block[last:]
                 now = raw.tell()
                 bar.update(now - seen)
                 seen = now
-                if not block:
-                    break
         bar.close()
         return self._finish()
 
-    def _chunk(self, data: bytes, line: int) -> int:
-        """Parse whole lines ``data`` (its first line is the file's ``line``); the next line."""
-        if not data:
+    def _chunk(self, data: bytes, lo: int, hi: int, line: int) -> int:
+        """Parse the whole lines ``data[lo:hi]`` (the first is the file's ``line``); the next."""
+        if hi <= lo:
             return line
-        if b'"' in data:
+        if data.find(b'"', lo, hi) >= 0:
             raise _QuotedFields
-        buf = np.frombuffer(data, dtype=np.uint8)
-        n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+        buf = np.frombuffer(data, dtype=np.uint8, count=hi - lo, offset=lo)
+        n_lines = data.count(b"\n", lo, hi) + (0 if data[hi - 1] == 10 else 1)
         n_cols = len(self.cols)
         at = np.empty(n_lines, dtype=np.int64)
         start = np.empty((n_cols, n_lines), dtype=np.int64)
@@ -201,14 +204,15 @@ class _ChunkReader:
         for c, name in enumerate(self.cols):
             s, e = start[c, :n], end[c, :n]  # rows of C-ordered arrays: contiguous
             if name in _NUMBER_COLUMNS:
-                self.parts[name].append(self._numbers(data, buf, s, e, name, lines))
+                self.parts[name].append(self._numbers(data, lo, buf, s, e, name, lines))
             else:
-                self.parts[name].append(self._hashes(data, buf, s, e, name))
+                self.parts[name].append(self._hashes(buf, s, e, name))
         return line + n_lines
 
     def _numbers(
         self,
         data: bytes,
+        lo: int,
         buf: NDArray[np.uint8],
         s: NDArray[np.int64],
         e: NDArray[np.int64],
@@ -220,7 +224,7 @@ class _ChunkReader:
         if _k._parse_numbers(buf, s, e, _k._POW10, out, flag):
             for r in np.flatnonzero(flag):  # rare: exponents, inf, long numbers or text
                 try:
-                    text = data[s[r] : e[r]].decode("utf-8")
+                    text = data[lo + s[r] : lo + e[r]].decode("utf-8")
                 except UnicodeDecodeError as exc:
                     raise ValueError(
                         f"click log {str(self.p)!r} is not UTF-8 text ({exc}; line {lines[r]})."
@@ -230,7 +234,6 @@ class _ChunkReader:
 
     def _hashes(
         self,
-        data: bytes,
         buf: NDArray[np.uint8],
         s: NDArray[np.int64],
         e: NDArray[np.int64],

@@ -278,8 +278,9 @@ def simulate_to_file(  # noqa: PLR0913  simulate_clicks' keywords, plus the file
 ) -> tuple[int, int, int, Propensity]:
     """:func:`simulate_clicks` written to a TSV file chunk by chunk (memory: one chunk).
 
-    The sessions and clicks are those of :func:`simulate_clicks` with the same arguments,
-    written in session order (``session`` = the session's number); the file is replaced
+    The sessions and clicks are those of :func:`simulate_clicks` with the same arguments
+    (``session`` = the session's number), written ``chunk_sessions`` at a time, each chunk's
+    sessions grouped by query (repeated lists compress well); the file is replaced
     atomically, ``.gz`` gzip-compressed.
 
     Returns
@@ -328,8 +329,11 @@ def simulate_to_file(  # noqa: PLR0913  simulate_clicks' keywords, plus the file
         for lo in range(0, n_sessions, chunk_sessions):
             hi = min(lo + chunk_sessions, n_sessions)
             rows, clicks = setup.chunk(setup.draws(lo, hi), lo, hi)
+            # the chunk's sessions grouped by query: repeated lists compress well
+            order = np.argsort(setup.pick[lo:hi], kind="stable")
+            rows, clicks = rows[order], clicks[order]
             buf = np.empty(rows.size * (longest + 48), dtype=np.uint8)
-            m = _k._format_log(prefix, prefix_at, rows, clicks, lo, buf)
+            m = _k._format_log(prefix, prefix_at, rows, clicks, lo + order, buf)
             out.write(buf[:m].tobytes())
             n_rows += int(np.count_nonzero(rows >= 0))
             n_clicks += int(np.count_nonzero(clicks))
