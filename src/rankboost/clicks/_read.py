@@ -121,6 +121,7 @@ class _ChunkReader:
     def __init__(self, p: Path, delimiter: str | None, verbose: bool) -> None:
         self.p, self.delimiter, self.verbose = p, delimiter, verbose
         self.ids: dict[str, _Ids] = {}
+        self.first_bad: dict[str, tuple[Any, ...]] = {}
         self.parts: dict[str, list[NDArray[Any]]] = {}
 
     def read(self) -> ClickLog:
@@ -204,7 +205,8 @@ class _ChunkReader:
         for c, name in enumerate(self.cols):
             s, e = start[c, :n], end[c, :n]  # rows of C-ordered arrays: contiguous
             if name in _NUMBER_COLUMNS:
-                self.parts[name].append(self._numbers(data, lo, buf, s, e, name, lines))
+                values = self._numbers(data, lo, buf, s, e, name, lines)
+                self.parts[name].append(self._checked(values, name, lines))
             else:
                 self.parts[name].append(self._hashes(buf, s, e, name))
         return line + n_lines
@@ -231,6 +233,28 @@ class _ChunkReader:
                     ) from None
                 out[r] = _parse_numbers(np.array([text]), name, self.p, [int(lines[r])])[0]
         return out
+
+    def _checked(self, f: NDArray[np.float64], name: str, lines: NDArray[np.int64]) -> NDArray[Any]:
+        """A chunk's numbers as the log keeps them, its first bad value noted per check.
+
+        ``position`` becomes int64 and ``click`` uint8; the errors are raised at the end in
+        the order :meth:`ClickLog.from_arrays` checks (every position, then every click).
+        """
+        if name == "count":
+            bad = np.flatnonzero(~np.isfinite(f) | (f <= 0))
+            if bad.size:
+                self.first_bad.setdefault("count", (int(lines[bad[0]]), f[bad[0]]))
+            return f
+        bad = np.flatnonzero(~np.isfinite(f) | (np.mod(f, 1) != 0))
+        if bad.size:
+            self.first_bad.setdefault(f"{name} integer", (int(lines[bad[0]]), f[bad[0]]))
+            f = np.where(np.isfinite(f), np.floor(f), 0.0)
+        v = f.astype(np.int64)
+        bad = np.flatnonzero(v < 1) if name == "position" else np.flatnonzero((v != 0) & (v != 1))
+        if bad.size:
+            first = self.first_bad.setdefault(name, (int(lines[bad[0]]), v[bad[0]], 0))
+            self.first_bad[name] = (first[0], first[1], first[2] + bad.size)
+        return v if name == "position" else v.astype(np.uint8)
 
     def _hashes(
         self,
@@ -269,7 +293,9 @@ class _ChunkReader:
     def _finish(self) -> ClickLog:
         p = self.p
         source = f"click log {str(p)!r}"
-        col = {k: np.concatenate(v) if v else np.empty(0) for k, v in self.parts.items()}
+        col: dict[str, Any] = {
+            k: np.concatenate(v) if v else np.empty(0) for k, v in self.parts.items()
+        }
         self.parts.clear()
         where = col.pop("line").astype(np.int64)
         n = where.shape[0]
@@ -299,30 +325,28 @@ class _ChunkReader:
                 except UnicodeDecodeError as exc:
                     raise ValueError(f"click log {str(p)!r} is not UTF-8 text ({exc}).") from None
             codes[name] = names, rank[col.pop(name)]
-        pos = _checked_int(col["position"], "position", source, where)
-        bad = np.flatnonzero(pos < 1)
-        if bad.size:
+        bad = self.first_bad
+        if "position integer" in bad:
+            ln, v = bad["position integer"]
+            raise ValueError(f"{source}: position must be an integer; line {ln} has {str(v)!r}.")
+        if "position" in bad:
+            ln, v, k = bad["position"]
             raise ValueError(
-                f"{source}: position must be >= 1 (1 = top of the shown list); {bad.size} rows "
-                f"have a smaller one, first at line {where[bad[0]]} (position {pos[bad[0]]}). "
+                f"{source}: position must be >= 1 (1 = top of the shown list); {k} rows "
+                f"have a smaller one, first at line {ln} (position {v}). "
                 "If your positions start at 0, add 1."
             )
-        clk = _checked_int(col["click"], "click", source, where)
-        bad = np.flatnonzero((clk != 0) & (clk != 1))
-        if bad.size:
-            raise ValueError(
-                f"{source}: click must be 0 or 1; line {where[bad[0]]} has {clk[bad[0]]}."
-            )
-        if "count" in col:
-            cnt = col["count"]
-            bad = np.flatnonzero(~np.isfinite(cnt) | (cnt <= 0))
-            if bad.size:
-                raise ValueError(
-                    f"{source}: count must be a positive number; line {where[bad[0]]} has "
-                    f"{cnt[bad[0]]!r}."
-                )
-        else:
-            cnt = np.ones(n)
+        if "click integer" in bad:
+            ln, v = bad["click integer"]
+            raise ValueError(f"{source}: click must be an integer; line {ln} has {str(v)!r}.")
+        if "click" in bad:
+            ln, v, _ = bad["click"]
+            raise ValueError(f"{source}: click must be 0 or 1; line {ln} has {v}.")
+        if "count" in bad:
+            ln, v = bad["count"]
+            raise ValueError(f"{source}: count must be a positive number; line {ln} has {v!r}.")
+        pos, clk = col["position"], col["click"]
+        cnt = col["count"] if "count" in col else np.ones(n)
         qnames, qcode = codes["qid"]
         dnames, dcode = codes["docid"]
         scode = codes["session"][1] if "session" in codes else None
@@ -343,14 +367,6 @@ class _Ids:
 
 class _HashCollision(Exception):
     """Two different ids with one 64-bit hash (never seen in practice): use the csv path."""
-
-
-def _checked_int(f: NDArray[np.float64], name: str, source: str, where: NDArray[np.int64]) -> Any:
-    bad = np.flatnonzero(~np.isfinite(f) | (np.mod(f, 1) != 0))
-    if bad.size:
-        text = str(f[bad[0]])
-        raise ValueError(f"{source}: {name} must be an integer; line {where[bad[0]]} has {text!r}.")
-    return f.astype(np.int64)
 
 
 def _read_with_csv(p: Path, delimiter: str | None) -> ClickLog:
