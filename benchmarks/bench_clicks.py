@@ -68,7 +68,7 @@ def _child(kind: str, log: str, features: str, warm: str | None) -> None:
     elif kind == "simulate":
         from rankboost.cli import main as cli_main
 
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         n = warm or "1"
         code = cli_main(["clicks", "simulate", features, "--sessions", n, "-q", "-o", log])
         out["seconds"] = time.perf_counter() - t
