@@ -727,3 +727,21 @@ def test_simulate_to_file_in_chunks_is_simulate_clicks(tmp_path, model):
         )
 
     assert sessions(log) == sessions(sim.log)
+
+
+def test_reader_falls_back_to_the_csv_module_on_a_hash_collision(tmp_path, monkeypatch):
+    """Two ids with one 64-bit hash (forced here) must not merge: the csv path reads it."""
+    import rankboost.clicks._read as read_module
+    import reference_click_log as old
+
+    path = tmp_path / "log.tsv"
+    path.write_text(_random_log_text(np.random.default_rng(3), 50))
+    calls = []
+
+    def collide(*args):
+        calls.append(1)
+        return 0  # "entry 0 differs from its id's bytes"
+
+    monkeypatch.setattr(read_module._k, "_same_bytes", collide)
+    _same_log(read_click_log(path), old.read_click_log(path))
+    assert calls
