@@ -31,7 +31,7 @@ _POSITIVE_INT = int_at_least(1)
 # progress bars only where a step can take seconds (small inputs stay quiet on stderr)
 _BAR_LOG_BYTES = 4 << 20  # a click log file larger than this: a bar while reading
 _BAR_ENTRIES = 1_000_000  # a log with this many rows: a bar over the EM iterations
-_BAR_SESSIONS = 200_000  # simulating this many sessions: a bar over them
+_BAR_SESSIONS = 100_000  # simulating this many sessions (the default): a bar over them
 
 
 def _log_bar(args: argparse.Namespace, path: str) -> bool:
