@@ -320,9 +320,18 @@ class ClickLog:
         # the distinct (qid, docid) of the log, matched once each
         n_d = max(int(self.docid_names.shape[0]), 1)
         pk = self.qid_code.astype(np.int64) * n_d + self.docid_code
-        upk, inv = np.unique(pk, return_inverse=True)
+        space = int(self.qid_names.shape[0]) * n_d
+        if space <= 4 * pk.shape[0] + 1_000_000:  # np.unique by a table over (qid, docid)
+            index = np.zeros(space, dtype=np.int64)
+            index[pk] = 1
+            upk = np.flatnonzero(index)
+            index[upk] = np.arange(upk.shape[0])
+            inv = index[pk]
+            del index
+        else:
+            upk, inv = np.unique(pk, return_inverse=True)
+            inv = inv.ravel()
         del pk
-        inv = inv.ravel()
         uq, ud = self.qid_names[upk // n_d], self.docid_names[upk % n_d]
         lkey = np.char.add(np.char.add(uq, "\x1f"), ud)
         at = np.searchsorted(sk, lkey)
