@@ -90,7 +90,10 @@ SLOW_DATA = [
     ),
     ("experiments/movies_topn.py --seeds 0", "seed"),
     ("experiments/movies_prior_pilot.py --seeds 0 --scales 0.1", "0.1"),
-    ("experiments/movies.py --pilot --n-targets 5 --no-surprise --n-jobs 1", "rounds"),
+    (
+        "experiments/movies.py --pilot --n-targets 5 --no-surprise --n-jobs 1",
+        "Pilot (disagreement / E[AP])",
+    ),
     ("experiments/hybrid.py --select cisi --no-ranx", "cisi"),
     ("experiments/variants.py --quick", "quick"),
 ]
