@@ -4,7 +4,7 @@
 no test ran it. Each script here runs as a user runs it, ``python <script> <tiny options>`` in
 a subprocess (never its internals: experiments are being split into modules), and the test
 asserts on what it prints. The fast ones run in every ``make test`` (seconds each); the ones
-that take minutes even at their smallest size are marked ``slow`` and run only with
+that take 10 s to minutes even at their smallest size are marked ``slow`` and run only with
 ``RANKBOOST_SLOW_SMOKE=1`` (their commands are listed below, so a skipped one is visible).
 
 The data scripts need ``../shared/data`` (see its README.md); without it they must stop with
@@ -53,7 +53,7 @@ needs_data = pytest.mark.skipif(
 slow = [
     pytest.mark.slow,
     pytest.mark.skipif(
-        not SLOW, reason="minutes even at its smallest size: RANKBOOST_SLOW_SMOKE=1"
+        not SLOW, reason="10 s to minutes even at its smallest size: RANKBOOST_SLOW_SMOKE=1"
     ),
 ]
 
