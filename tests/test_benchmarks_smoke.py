@@ -95,7 +95,7 @@ SLOW_DATA = [
         "Pilot (disagreement / E[AP])",
     ),
     ("experiments/hybrid.py --select cisi --no-ranx", "cisi"),
-    ("experiments/variants.py --quick", "quick"),
+    ("experiments/variants.py --quick", "Made by `PYTHONPATH=src .venv/bin/python experiments/"),
 ]
 
 
