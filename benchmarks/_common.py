@@ -24,6 +24,41 @@ import numpy as np
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
+# --------------------------------------------------------------------------- data
+
+#: The shared data folder: ``../shared/data`` beside the repository, or ``$RANKBOOST_DATA``.
+SHARED_DATA = Path(
+    os.environ.get("RANKBOOST_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
+)
+#: Where each top-level folder of the shared data comes from (its README.md has the details).
+PROVENANCE = {
+    "letor4": "LETOR 4.0 MQ2008 / MQ2008-agg / MQ2007-agg (Microsoft Research Asia, Qin & Liu, "
+    "arXiv:1306.2597)",
+    "movielens": "MovieLens 100K (GroupLens, University of Minnesota, grouplens.org)",
+    "lightgbm_lambdarank": "LightGBM's examples/lambdarank data (github.com/microsoft/LightGBM)",
+    "cisi": "the CISI test collection (University of Glasgow IR group)",
+}
+
+
+def data_file(relative: str, script: str | None = None) -> Path:
+    """The shared data file ``relative`` (e.g. ``"letor4/MQ2008/Fold1/train.txt.gz"``).
+
+    When it is missing, exit with status 1 and one line saying which file, which data set it
+    belongs to and where the folder comes from, instead of a traceback later.
+    """
+    path = SHARED_DATA / relative
+    if not path.exists():
+        import sys
+
+        name = script or Path(sys.argv[0]).name
+        what = PROVENANCE.get(relative.split("/")[0], "a public data set")
+        raise SystemExit(
+            f"{name}: error: needs {path}, part of {what}; it is not there. The data sets live "
+            f"in ../shared/data beside the repository (its README.md says where each comes "
+            f"from); put a copy there or set RANKBOOST_DATA to its folder."
+        )
+    return path
+
 
 # --------------------------------------------------------------------------- timing
 

@@ -9,6 +9,7 @@ engine uses its parallel kernels). Each size times both drivers alternately in o
 
 from __future__ import annotations
 
+import argparse
 import os
 import time
 
@@ -22,6 +23,10 @@ SIZES = [(46, 7_000), (136, 10_000), (136, 50_000), (136, 200_000), (136, 1_000_
 
 
 def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--smoke", action="store_true", help="the smallest size, 2 repeats (tests)")
+    args = p.parse_args()
+    sizes, repeats = (SIZES[:1], 2) if args.smoke else (SIZES, 15)
     rng = np.random.default_rng(0)
     print(
         f"numba {numba.__version__}, threading layer {numba.config.THREADING_LAYER!r}, "
@@ -30,14 +35,14 @@ def main() -> None:
     )
     print("| features x rows | elements | serial ms | parallel ms | parallel / serial |")
     print("|---|---|---|---|---|")
-    for d, n in SIZES:
+    for d, n in sizes:
         codes = rng.integers(0, 256, (d, n)).astype(np.uint8)
         pi = rng.normal(size=n)
         out = np.empty((d, 256))
         _histograms_serial(codes, pi, 1.0, out)
         _histograms_parallel(codes, pi, 1.0, out)
         times: dict[str, list[float]] = {"serial": [], "parallel": []}
-        for _ in range(15):
+        for _ in range(repeats):
             for name, kernel in (
                 ("serial", _histograms_serial),
                 ("parallel", _histograms_parallel),

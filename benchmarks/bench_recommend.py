@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import (  # noqa: E402
     add_write_results,
+    data_file,
     machine_info,
     machine_line,
     markdown_table,
@@ -57,9 +58,9 @@ from rankboost.datasets import load_movielens  # noqa: E402
 from rankboost.metrics import ndcg_score, precision_at_k  # noqa: E402
 from rankboost.recommend import RankBoostRecommender  # noqa: E402
 
-# the data path and the configurations reported in docs/movies.md, defined once there
+# the configurations reported in docs/movies.md, defined once there
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
-from movies import BEST, DATA, GOOD, PAPER  # noqa: E402
+from movies import BEST, GOOD, PAPER  # noqa: E402
 
 
 def reset_peak() -> None:
@@ -108,7 +109,7 @@ def held_out_metrics(test: sp.csr_matrix, users: np.ndarray, score_of: Any) -> t
 
 
 def movielens(n_jobs: int) -> tuple[list[list[Any]], dict[str, Any]]:
-    R, _, _ = load_movielens(DATA).to_matrix()
+    R, _, _ = load_movielens(data_file("movielens/ml-100k/u.data.gz")).to_matrix()
     train, test = split(R, 0.2, seed=0)
     users = np.arange(R.shape[0])
     rows, data = [], {}

@@ -20,13 +20,13 @@ import numpy as np
 from rankboost.datasets import load_movielens
 from rankboost.recommend import RankBoostRecommender
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
-from movies import DATA  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import data_file  # noqa: E402
 
 
 def main(repeats: int = 2) -> None:
     warnings.simplefilter("ignore")
-    R, _, _ = load_movielens(DATA).to_matrix()
+    R, _, _ = load_movielens(data_file("movielens/ml-100k/u.data.gz")).to_matrix()
     rec = RankBoostRecommender(rating_range=(1, 5), n_estimators=50, inner_folds=None).fit(R)
     rec.recommend_all(k=10)  # warm: numba compilation, caches
     rec.recommend(0, k=10)

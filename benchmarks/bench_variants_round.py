@@ -14,6 +14,7 @@ Run:
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -23,7 +24,9 @@ import numpy as np
 import rankboost as rb
 from rankboost.datasets import load_svmlight
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "letor4" / "MQ2008"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import data_file  # noqa: E402
+
 VARIANTS = {
     "abs_r + r (default)": {},
     "exact_z + exact": {"criterion": "exact_z", "alpha": "exact"},
@@ -33,10 +36,14 @@ VARIANTS = {
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DATA / "Fold1" / "train.txt.gz")
+    parser.add_argument(
+        "--data", type=Path, default=None, help="default: ../shared/data MQ2008 Fold1 train"
+    )
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
+    if args.data is None:
+        args.data = data_file("letor4/MQ2008/Fold1/train.txt.gz")
     ds = load_svmlight(args.data)
     X = np.asarray(ds.X.todense() if hasattr(ds.X, "todense") else ds.X)
     fb = rb.LayeredFeedback(ds.y, ds.qid)

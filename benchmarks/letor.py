@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 import time
 import warnings
@@ -63,6 +62,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
     add_write_results,
+    data_file,
     library_metrics,
     machine_info,
     machine_line,
@@ -73,16 +73,6 @@ from _common import (  # noqa: E402
 
 import rankboost as rb  # noqa: E402
 
-# the shared data folder sits beside the repository (override with RANKBOOST_DATA)
-DATA = (
-    Path(
-        os.environ.get(
-            "RANKBOOST_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"
-        )
-    )
-    / "letor4"
-    / "MQ2008"
-)
 N_FEATURES = 46
 N_ROUNDS = 300
 N_TREES = 100
@@ -99,7 +89,7 @@ REFERENCE_ROWS = [
 
 
 def load_split(fold: int, split: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    path = DATA / f"Fold{fold}" / f"{split}.txt.gz"
+    path = data_file(f"letor4/MQ2008/Fold{fold}/{split}.txt.gz")
     try:
         from rankboost.datasets import load_svmlight
 
@@ -463,18 +453,30 @@ def main() -> None:
     p.add_argument("--quick", action="store_true", help="normalize comparison + GBDTs only")
     p.add_argument("--no-all", action="store_true", help='skip thresholds="all"')
     p.add_argument(
+        "--smoke",
+        action="store_true",
+        help="fold 1 only, 5 rounds / trees, the --quick configurations: seconds, for tests",
+    )
+    p.add_argument(
         "--learning-rate-study",
         action="store_true",
         help="only the shrinkage study: nu in {1, 0.5, 0.1}, budget 300/nu (letor_learning_rate.*)",
     )
     add_write_results(p)
     args = p.parse_args()
+    n_folds = 5
+    if args.smoke:
+        global N_ROUNDS, N_TREES  # noqa: PLW0603  the script's constants, shrunk for a smoke run
+        N_ROUNDS, N_TREES, n_folds = 5, 5, 1
+        args.quick, args.write_results = True, False
     info = machine_info()
     print(machine_line(info), flush=True)
     ev = Evaluator()
     t0 = time.perf_counter()
-    folds = [{s: load_split(i, s) for s in ("train", "vali", "test")} for i in range(1, 6)]
-    print(f"loaded 5 folds in {time.perf_counter() - t0:.1f} s", flush=True)
+    folds = [
+        {s: load_split(i, s) for s in ("train", "vali", "test")} for i in range(1, n_folds + 1)
+    ]
+    print(f"loaded {n_folds} folds in {time.perf_counter() - t0:.1f} s", flush=True)
     # warm-up: numba compilation / cache loading outside the timed fits
     Xw, yw, qw = folds[0]["train"]
     rb.train(Xw[:500], rb.LayeredFeedback(yw[:500], qw[:500]), n_rounds=2)
@@ -511,7 +513,7 @@ def main() -> None:
     results: dict[str, Any] = {"machine": info, "rankboost": {}, "gbdt": {}}
     for name, params in configs:
         t = time.perf_counter()
-        res = run_rankboost(folds, ev, **dict(params))
+        res = run_rankboost(folds, ev, n_rounds=N_ROUNDS, **dict(params))
         res["params"] = params
         results["rankboost"][name] = res
         m = mean_metrics(res["by_ndcg"])
@@ -564,7 +566,7 @@ def main() -> None:
     rows_map = []
     for name, res in results["rankboost"].items():
         m = mean_metrics(res["by_map"])
-        m3 = mean_metrics(res["at_300"])
+        m3 = mean_metrics(res[f"at_{N_ROUNDS}"])
         rows_map.append(
             [name, f"{np.mean(res['k_map']):.0f}"]
             + [m[k] for k in METRIC_KEYS]
@@ -588,7 +590,10 @@ def main() -> None:
             [name] + [f"{m['ndcg@10']:.4f} / {m['map']:.4f}" for m in res["by_fixed"]] + ["-"]
         )
     table_folds = markdown_table(
-        ["model"] + [f"Fold{i} NDCG@10 / MAP" for i in range(1, 6)] + ["rounds chosen"], fold_rows
+        ["model"]
+        + [f"Fold{i} NDCG@10 / MAP" for i in range(1, len(folds) + 1)]
+        + ["rounds chosen"],
+        fold_rows,
     )
 
     verdict_lines = []

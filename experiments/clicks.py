@@ -46,6 +46,7 @@ from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
+from _data import data_file  # noqa: E402
 
 import rankboost as rb  # noqa: E402
 from rankboost.clicks import (  # noqa: E402
@@ -58,7 +59,6 @@ from rankboost.datasets import load_svmlight  # noqa: E402
 from rankboost.metrics import ndcg_score  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("RANKBOOST_DATA", ROOT.parent / "shared" / "data"))
 N_ROUNDS = 300
 
 
@@ -74,9 +74,9 @@ def test_scores(te: Any, s: Any) -> dict[str, Any]:
 
 def load(dataset: str, fold: int) -> tuple[Any, Any, Any]:
     if dataset == "mq2008":
-        d = DATA / "letor4" / "MQ2008" / f"Fold{fold}"
+        d = data_file(f"letor4/MQ2008/Fold{fold}/train.txt.gz").parent
         return tuple(load_svmlight(d / f"{s}.txt.gz") for s in ("train", "vali", "test"))  # type: ignore[return-value]
-    d = DATA / "lightgbm_lambdarank"
+    d = data_file("lightgbm_lambdarank/rank.train.gz").parent
     tr = load_svmlight(d / "rank.train.gz", query_file=d / "rank.train.query.gz")
     te = load_svmlight(d / "rank.test.gz", query_file=d / "rank.test.query.gz")
     uq = np.unique(tr.qid)

@@ -48,9 +48,9 @@ from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
+from _data import data_file  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "letor4"
 DOCS = ROOT / "docs"
 DATASETS = ("MQ2008-agg", "MQ2007-agg")
 KS = (1, 2, 5, 10, 20, 30)
@@ -149,7 +149,7 @@ def run_fold(dataset: str, fold: int, n_rounds: int = N_ROUNDS) -> dict[str, Any
     from rankboost.fusion.io import read_letor_agg_folds
 
     t0 = time.perf_counter()
-    data = read_letor_agg_folds(DATA / dataset / f"Fold{fold}")
+    data = read_letor_agg_folds(data_file(f"letor4/{dataset}/Fold{fold}/train.txt.gz").parent)
     runs = {s: data[s].to_runs() for s in data}
     qrels = {s: data[s].to_qrels() for s in data}
     ev = {s: Split(data[s]) for s in data}

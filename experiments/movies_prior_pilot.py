@@ -24,7 +24,8 @@ from rankboost.datasets import load_movielens
 from rankboost.recommend import RankBoostRecommender
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from movies_topn import DATA, per_user_metrics, split  # noqa: E402
+from _data import data_file  # noqa: E402
+from movies_topn import per_user_metrics, split  # noqa: E402
 
 
 def main(argv=None):
@@ -33,7 +34,7 @@ def main(argv=None):
     ap.add_argument("--scales", default="0.1,0.25,0.5,cv")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
-    R, _, _ = load_movielens(DATA).to_matrix()
+    R, _, _ = load_movielens(data_file("movielens/ml-100k/u.data.gz")).to_matrix()
     scales = [None if s == "cv" else float(s) for s in args.scales.split(",")]
     res = {s: [] for s in scales}
     for seed in [int(s) for s in args.seeds.split(",")]:

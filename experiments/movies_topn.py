@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 import warnings
@@ -44,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from _data import data_file
 from scipy.stats import wilcoxon
 from threadpoolctl import threadpool_limits
 
@@ -51,9 +51,6 @@ from rankboost import TrainingStoppedWarning
 from rankboost.datasets import load_movielens
 from rankboost.recommend import RankBoostRecommender
 from rankboost.recommend._base import BaseScores
-
-_SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-DATA = Path(os.environ.get("RANKBOOST_DATA", _SHARED)) / "movielens" / "ml-100k" / "u.data.gz"
 
 
 def split(R: sp.csr_matrix, seed: int, frac: float = 0.2):
@@ -369,7 +366,7 @@ def main(argv=None):
             ap.error(f"--from-json {args.from_json}: not a saved --json run ({exc})")
         plot(summary, args.plot, command)
         return
-    R, _, _ = load_movielens(DATA).to_matrix()
+    R, _, _ = load_movielens(data_file("movielens/ml-100k/u.data.gz")).to_matrix()
     seeds = [int(s) for s in args.seeds.split(",") if s]
     if args.validate:
         print(validate(R, seeds))

@@ -489,3 +489,259 @@ def test_debiased_training_runs_on_a_simulated_log(rng):
         rb.RankBoostRanker().fit(X, None, clicks=ClickLog.from_arrays([1], ["a"], [1], [1]))
     with pytest.raises(TypeError, match="clicks= must be a rankboost.clicks.ClickLog"):
         rb.RankBoostRanker().fit(X, None, clicks="log.tsv")
+
+
+# --------------------------------------------------------------------------- streaming reader
+# issue 40: the numba reader must give what the csv reader gave (tests/reference_click_log.py,
+# the code before it): the same arrays, rows, pairs, models and error messages.
+
+
+def _random_log_text(rng, n_sessions, *, sep="\t", shuffle=False, extras=True):
+    """A log with repeated queries and documents, sessions without clicks, counts."""
+    lines = []
+    for s in range(n_sessions):
+        q = int(rng.integers(0, 6))
+        m = int(rng.integers(1, 7))
+        docs = rng.choice(12, size=m, replace=False)
+        clicks = rng.random(m) < (0.0 if s % 5 == 0 else 0.4)  # every 5th: no click
+        count = int(rng.integers(1, 4))
+        for k in range(m):
+            lines.append(
+                [str(q), f"d{q}_{docs[k]}", str(k + 1), str(int(clicks[k])), f"s{s}", str(count)]
+            )
+    if shuffle:
+        lines = [lines[i] for i in rng.permutation(len(lines))]
+    body = [sep.join(r) for r in lines]
+    if extras:  # blank lines, spaces around fields, a CRLF line
+        body.insert(len(body) // 2, "")
+        body.insert(len(body) // 3, "   ")
+        body[1] = body[1].replace(sep, f" {sep} ") + "\r"
+    return (
+        sep.join(["qid", "docid", "position", "click", "session", "count"])
+        + "\n"
+        + "\n".join(body)
+        + "\n"
+    )
+
+
+def _same_log(new, old):
+    for name in ("qid", "docid", "position", "click", "count", "starts", "line"):
+        a, b = getattr(new, name), getattr(old, name)
+        assert a.dtype.kind == b.dtype.kind, name
+        np.testing.assert_array_equal(a, b, err_msg=name)
+
+
+@pytest.mark.parametrize(
+    ("sep", "shuffle", "suffix"),
+    [("\t", False, ".tsv"), ("\t", True, ".tsv.gz"), (",", True, ".csv"), (",", False, ".csv.bz2")],
+)
+def test_reader_matches_the_csv_reader(tmp_path, sep, shuffle, suffix):
+    import bz2
+
+    import reference_click_log as old
+
+    rng = np.random.default_rng(len(suffix) + shuffle)
+    text = _random_log_text(rng, 300, sep=sep, shuffle=shuffle)
+    path = tmp_path / f"log{suffix}"
+    data = text.encode()
+    if suffix.endswith(".gz"):
+        data = gzip.compress(data)
+    elif suffix.endswith(".bz2"):
+        data = bz2.compress(data)
+    path.write_bytes(data)
+    new_log, old_log = read_click_log(path), old.read_click_log(path)
+    _same_log(new_log, old_log)
+    # matched to feature rows in a shuffled order, then pairs, propensities and a model
+    keys = sorted(set(zip(old_log.qid.tolist(), old_log.docid.tolist(), strict=True)))
+    keys = [keys[i] for i in rng.permutation(len(keys))] + [("77", "extra")]
+    fq, fd = [k[0] for k in keys], [k[1] for k in keys]
+    new_m, old_m = new_log.match(fq, fd), old_log.match(fq, fd)
+    np.testing.assert_array_equal(new_m.row, old_m.row)
+    X = rng.normal(size=(len(keys), 4))
+    prop = Propensity.from_table([1.0, 0.8, 0.5, 0.4, 0.3, 0.2])
+    for kind in ("all_shown", "skip_above", "last_click_skip_above"):
+        a, b = click_pairs(new_m, prop, pairs=kind), click_pairs(old_m, prop, pairs=kind)
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_array_equal(a[1], b[1])  # bit for bit: same summation order
+    m_new = rb.train(X, click_feedback(new_m, prop), 8)
+    m_old = rb.train(X, click_feedback(old_m, prop), 8)
+    np.testing.assert_array_equal(m_new.decision_function(X), m_old.decision_function(X))
+    em = estimate_propensity(new_log, method="em")  # documents by (qid, docid) codes
+    em_old = estimate_propensity(
+        ClickLog.from_arrays(
+            old_log.qid,
+            old_log.docid,
+            old_log.position,
+            old_log.click,
+            session=np.repeat(np.arange(old_log.n_sessions), np.diff(old_log.starts)),
+            count=old_log.count,
+        ),
+        method="em",
+    )
+    np.testing.assert_array_equal(em.values, em_old.values)
+
+
+def test_reader_in_several_chunks_and_quoted_fields(tmp_path, monkeypatch):
+    import rankboost.clicks._read as log_module
+    import reference_click_log as old
+
+    rng = np.random.default_rng(7)
+    text = _random_log_text(rng, 200, shuffle=True)
+    path = tmp_path / "log.tsv"
+    path.write_text(text)
+    monkeypatch.setattr(log_module, "_CHUNK", 97)  # lines cut across reads, ids seen again
+    _same_log(read_click_log(path), old.read_click_log(path))
+    quoted = tmp_path / "quoted.csv"  # quotes: the csv module reads it
+    quoted.write_text('qid,docid,position,click\n"1","a, b",1,0\n1,"c",2,1\n')
+    log = read_click_log(quoted)
+    assert log.docid.tolist() == ["a, b", "c"]
+    _same_log(log, old.read_click_log(quoted))
+
+
+def test_reader_numbers_like_numpy(tmp_path):
+    """Numbers the fast parser leaves to Python (exponents, +, long) read as before."""
+    import reference_click_log as old
+
+    path = tmp_path / "log.tsv"
+    path.write_text(
+        "qid\tdocid\tposition\tclick\tcount\n"
+        "1\ta\t1.0\t0\t2.5e0\n1\tb\t+2\t1\t2.5\n"
+        "2\ta\t1\t1\t0.30000000000000004441\n2\tb\t2\t0\t0.30000000000000004441\n"
+    )
+    new, ref = read_click_log(path), old.read_click_log(path)
+    _same_log(new, ref)
+    assert new.count.tolist() == [2.5, 2.5, 0.30000000000000004, 0.30000000000000004]
+
+
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        ("1\ta\t1\t0\n1\tb\t2\n", "line 3: 3 fields but the header has 4"),
+        ("1\ta\t1\t0\n\n1\tb\tx\t1\n", "line 4: position must be a number; got 'x'"),
+        ("1\ta\t1\t0\n1\tb\t2.5\t1\n", "position must be an integer; line 3 has '2.5'"),
+        ("1\ta\t0\t0\n", "position must be >= 1"),
+        ("1\ta\t1\t2\n", "click must be 0 or 1; line 2 has 2"),
+        (
+            "1\ta\t1\t0\n1\ta\t2\t1\n",
+            "docid a is shown twice in one session of qid 1 (lines 2 and 3",
+        ),
+        ("1\ta\t1\t0\n1\tb\t1\t1\n", "repeat a position of their session, first lines 2 and 3"),
+        (
+            "1\ta\t1\t0\n1\tb\t3\t1\n",
+            "a click at position 3 (line 3, qid 1) is on a position not shown",
+        ),
+        ("", "has no entries"),
+    ],
+)
+def test_reader_errors_as_before(tmp_path, body, needle):
+    import reference_click_log as old
+
+    path = tmp_path / "log.tsv.gz"
+    path.write_bytes(gzip.compress(("qid\tdocid\tposition\tclick\n" + body).encode()))
+    with pytest.raises(ValueError, match="click log") as new_err:
+        read_click_log(path)
+    with pytest.raises(ValueError, match="click log") as old_err:
+        old.read_click_log(path)
+    assert needle in str(new_err.value)
+    assert str(new_err.value) == str(old_err.value)
+
+
+def test_reader_truncated_gzip_and_empty(tmp_path):
+    path = tmp_path / "log.tsv.gz"
+    text = _random_log_text(np.random.default_rng(1), 2000)
+    data = gzip.compress(text.encode())
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="damaged or truncated gzip"):
+        read_click_log(path)
+    empty = tmp_path / "empty.tsv"
+    empty.write_bytes(b"")
+    with pytest.raises(ValueError, match="is empty or has no header"):
+        read_click_log(empty)
+    header_only = tmp_path / "head.tsv"
+    header_only.write_text("\ufeffqid\tdocid\tposition\tclick\n\n")
+    with pytest.raises(ValueError, match="has no entries"):
+        read_click_log(header_only)
+
+
+def test_reader_and_estimator_progress(tmp_path, monkeypatch):
+    import rankboost._compat as compat
+
+    bars = []
+
+    class Bar:
+        def __init__(self, total, desc):
+            self.total, self.desc, self.n, self.closed = total, desc, 0, False
+
+        def update(self, n=1):
+            self.n += n
+
+        def close(self):
+            self.closed = True
+
+    def fake(total, disable, desc, **kwargs):
+        bars.append(Bar(total, desc))
+        return bars[-1]
+
+    monkeypatch.setattr(compat, "progress_bar", fake)
+    path = tmp_path / "log.tsv.gz"
+    path.write_bytes(gzip.compress(_random_log_text(np.random.default_rng(2), 300).encode()))
+    log = read_click_log(path, verbose=True)
+    estimate_propensity(log, method="em", verbose=True, max_iter=5)
+    read_bar, em_bar = bars
+    assert read_bar.desc == "reading click log"
+    assert read_bar.closed
+    assert read_bar.n == read_bar.total == path.stat().st_size
+    assert em_bar.closed
+    assert 1 <= em_bar.n <= 5
+
+
+@pytest.mark.parametrize("model", ["pbm", "cascade"])
+def test_simulate_to_file_in_chunks_is_simulate_clicks(tmp_path, model):
+    from rankboost.clicks import simulate_to_file
+
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 3, 120)
+    qid = np.repeat(np.arange(12), 10)
+    scores = rng.normal(size=120)
+    docids = np.array([f"doc{i}" for i in range(120)])
+    sim = simulate_clicks(y, qid, scores, 500, model=model, docids=docids, random_state=3)
+    path = tmp_path / "log.tsv.gz"
+    n, rows, clicks, truth = simulate_to_file(
+        path, y, qid, scores, 500, model=model, docids=docids, random_state=3, chunk_sessions=64
+    )
+    assert (n, rows, clicks) == (sim.log.n_sessions, sim.log.n_entries, int(sim.log.n_clicks))
+    np.testing.assert_array_equal(truth.values, sim.propensity.values)
+    log = read_click_log(path)
+
+    def sessions(lg):
+        return sorted(
+            tuple(
+                zip(
+                    lg.qid[a:b].tolist(),
+                    lg.docid[a:b].tolist(),
+                    lg.click[a:b].tolist(),
+                    strict=True,
+                )
+            )
+            for a, b in zip(lg.starts[:-1], lg.starts[1:], strict=True)
+        )
+
+    assert sessions(log) == sessions(sim.log)
+
+
+def test_reader_falls_back_to_the_csv_module_on_a_hash_collision(tmp_path, monkeypatch):
+    """Two ids with one 64-bit hash (forced here) must not merge: the csv path reads it."""
+    import rankboost.clicks._read as read_module
+    import reference_click_log as old
+
+    path = tmp_path / "log.tsv"
+    path.write_text(_random_log_text(np.random.default_rng(3), 50))
+    calls = []
+
+    def collide(*args):
+        calls.append(1)
+        return 0  # "entry 0 differs from its id's bytes"
+
+    monkeypatch.setattr(read_module._k, "_same_bytes", collide)
+    _same_log(read_click_log(path), old.read_click_log(path))
+    assert calls

@@ -328,6 +328,34 @@ def test_frame_with_custom_column_names_and_int_ids():
     del pd
 
 
+def test_long_frame_without_columns_is_refused_with_the_columns_to_pass():
+    """Issue 40: MovieLens' (userId, movieId, rating, timestamp) rows without columns= were
+    read as a 100,000-user matrix (a 74.5 GiB user-user table, or an All-NaN error)."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    n = 400
+    df = pd.DataFrame(
+        {
+            "userId": rng.integers(1, 60, n),
+            "movieId": rng.integers(1, 200, n),
+            "rating": rng.integers(1, 6, n).astype(float),
+            "timestamp": rng.integers(8 * 10**8, 9 * 10**8, n),
+        }
+    ).drop_duplicates(["userId", "movieId"])
+    rec = RankBoostRecommender(mode="per_user", rating_range=(1, 5))
+    needle = r"name its columns with columns=\('userId', 'movieId', 'rating'\)"
+    with pytest.raises(ValueError, match=needle):
+        rec.fit(df)
+    with pytest.raises(ValueError, match="looks like a table of \\(user, item, rating\\) rows"):
+        rec.fit(df[["userId", "movieId", "rating"]])
+    # named, it is read as rows; a wide matrix of whole ratings is still a matrix
+    rec.fit(df, columns=("userId", "movieId", "rating"), target_users=[int(df.userId.iloc[0])])
+    wide = pd.DataFrame(rng.integers(1, 6, (60, 4)).astype(float), columns=list("abcd"))
+    RankBoostRecommender(mode="per_user", rating_range=(1, 5), n_estimators=3).fit(
+        wide, target_users=[0]
+    )
+
+
 def test_unknown_labels_are_named():
     df = _frame(_ratings(6, n_users=10, n_items=25))
     rec = _fit(df, ["u01"], n_estimators=5)

@@ -144,3 +144,356 @@ def _fill_pairs(  # noqa: PLR0917  numba helper over one unit: its arrays and bo
 
 _count_pairs_serial, _count_pairs_parallel = serial_and_parallel(_count_pairs)
 _fill_pairs_serial, _fill_pairs_parallel = serial_and_parallel(_fill_pairs)
+
+
+# --------------------------------------------------------------------------- log reading
+#
+# The reader (``rankboost.clicks._log``) hands a chunk of whole lines of a TSV/CSV file as a
+# uint8 array. ``_tokenize`` splits it in one pass: per kept line (blank lines are skipped)
+# its line index within the chunk, and per wanted field its stripped byte span; ``_hash_spans``
+# turns the spans of an id column into 64-bit FNV-1a hashes, ``_parse_numbers`` the spans of
+# a number column into float64 (exactly, for plain decimals; anything else is flagged for the
+# Python parser), ``_same_bytes`` checks that equal hashes hold equal bytes.
+
+_FNV_OFFSET = np.uint64(14695981039346656037)
+_FNV_PRIME = np.uint64(1099511628211)
+
+
+@njit(cache=True)
+def _is_space(b: int, sep: int) -> bool:
+    return b != sep and (b == 32 or b == 9 or b == 13 or b == 11 or b == 12)
+
+
+@njit(cache=True)
+def _tokenize(  # noqa: PLR0917  numba kernel: the chunk and its output arrays, unpacked by the reader
+    buf: np.ndarray,
+    sep: int,
+    width: int,
+    wanted: np.ndarray,
+    out_line: np.ndarray,
+    out_start: np.ndarray,
+    out_end: np.ndarray,
+    bad: np.ndarray,
+) -> int:
+    r"""Split ``buf`` (lines ending in ``\n``; the last one may not) into fields.
+
+    ``wanted[j]`` = the output column of field ``j`` (-1: not kept). For the ``r``-th kept
+    line: ``out_line[r]`` = its 0-based line index in the chunk, ``out_start/out_end[c, r]``
+    the stripped span of its field for column ``c``. Returns the number of kept lines, or
+    ``-1`` with ``bad = (line index, field count)`` of the first line whose field count is
+    not ``width``.
+    """
+    n = buf.shape[0]
+    i = 0
+    line = 0
+    r = 0
+    while i < n:
+        fields = 0
+        nonblank = False
+        while True:  # one field per iteration
+            s = i
+            while i < n and buf[i] != sep and buf[i] != 10:
+                i += 1
+            e = i
+            while s < e and _is_space(buf[s], sep):
+                s += 1
+            while e > s and _is_space(buf[e - 1], sep):
+                e -= 1
+            if e > s:
+                nonblank = True
+            if fields < width and wanted[fields] >= 0 and r < out_line.shape[0]:
+                out_start[wanted[fields], r] = s
+                out_end[wanted[fields], r] = e
+            fields += 1
+            if i < n and buf[i] == sep:
+                i += 1
+                continue
+            break
+        i += 1  # past the newline
+        if nonblank:
+            if fields != width:
+                bad[0] = line
+                bad[1] = fields
+                return -1
+            out_line[r] = line
+            r += 1
+        line += 1
+    return r
+
+
+@njit(cache=True)
+def _hash_spans(buf: np.ndarray, start: np.ndarray, end: np.ndarray, out: np.ndarray) -> None:
+    """``out[r]`` = 64-bit FNV-1a hash of ``buf[start[r]:end[r]]``."""
+    for r in range(start.shape[0]):
+        h = _FNV_OFFSET
+        for k in range(start[r], end[r]):
+            h = (h ^ np.uint64(buf[k])) * _FNV_PRIME
+        out[r] = h
+
+
+@njit(cache=True)
+def _slot(x: np.uint64, mask: np.uint64) -> int:
+    """Table slot of hash ``x``: its bits mixed (splitmix64's finalizer), then masked."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    x = x ^ (x >> np.uint64(31))
+    return np.int64(x & mask)
+
+
+@njit(cache=True)
+def _rehash(keys: np.ndarray, n_keys: int, slots: np.ndarray) -> None:
+    """Fill the empty open-addressing table ``slots`` (-1) with codes ``0..n_keys-1``."""
+    mask = np.uint64(slots.shape[0] - 1)
+    for c in range(n_keys):
+        j = _slot(keys[c], mask)
+        while slots[j] >= 0:
+            j = (j + 1) & np.int64(mask)
+        slots[j] = c
+
+
+@njit(cache=True)
+def _intern(  # noqa: PLR0917  numba kernel: the hashes, the table and the outputs
+    h: np.ndarray,
+    slots: np.ndarray,
+    keys: np.ndarray,
+    n_keys: int,
+    codes: np.ndarray,
+    new_at: np.ndarray,
+) -> int:
+    """Code every hash: a known one its code, a new one ``n_keys``, ``n_keys + 1``, ...
+
+    ``slots`` (a power of two, more than twice the codes after the call) is an
+    open-addressing table of codes, ``keys[c]`` the hash of code ``c`` (room for the new
+    ones). ``new_at`` receives the entries that introduced a new code. Returns how many.
+    """
+    mask = np.uint64(slots.shape[0] - 1)
+    n_new = 0
+    for r in range(h.shape[0]):
+        x = h[r]
+        j = _slot(x, mask)
+        while True:
+            c = slots[j]
+            if c < 0:
+                slots[j] = n_keys
+                keys[n_keys] = x
+                codes[r] = n_keys
+                new_at[n_new] = r
+                n_new += 1
+                n_keys += 1
+                break
+            if keys[c] == x:
+                codes[r] = c
+                break
+            j = (j + 1) & np.int64(mask)
+    return n_new
+
+
+@njit(cache=True)
+def _same_bytes(  # noqa: PLR0917  numba kernel: the chunk, its spans, the known ids
+    buf: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    codes: np.ndarray,
+    names: np.ndarray,
+    names_at: np.ndarray,
+) -> int:
+    """The first ``r`` whose span differs from the bytes of its code's id, else -1.
+
+    ``names[names_at[c]:names_at[c + 1]]`` are the bytes of the id of code ``c``.
+    """
+    for r in range(start.shape[0]):
+        a = start[r]
+        c = codes[r]
+        b = names_at[c]
+        m = end[r] - a
+        if m != names_at[c + 1] - b:
+            return r
+        for k in range(m):
+            if buf[a + k] != names[b + k]:
+                return r
+    return -1
+
+
+@njit(cache=True)
+def _gather_spans(buf: np.ndarray, start: np.ndarray, end: np.ndarray, out: np.ndarray) -> None:
+    """Concatenate the spans ``buf[start[r]:end[r]]`` into ``out``."""
+    k = 0
+    for r in range(start.shape[0]):
+        for i in range(start[r], end[r]):
+            out[k] = buf[i]
+            k += 1
+
+
+@njit(cache=True)
+def _padded(blob: np.ndarray, at: np.ndarray, width: int, out: np.ndarray) -> None:
+    """``out[c, :]`` = the bytes of id ``c`` (``blob[at[c]:at[c + 1]]``), zero-padded."""
+    for c in range(at.shape[0] - 1):
+        m = at[c + 1] - at[c]
+        for i in range(m):
+            out[c, i] = blob[at[c] + i]
+        for i in range(m, width):
+            out[c, i] = 0
+
+
+@njit(cache=True)
+def _session_runs(qcode: np.ndarray, scode: np.ndarray, pos: np.ndarray, first: np.ndarray) -> int:
+    """Runs of equal ``(qcode, scode)``: their starts in ``first``; -1 unless positions rise.
+
+    Returns the number of runs, or -1 when some run's positions do not strictly increase
+    (then the caller sorts every entry).
+    """
+    n = qcode.shape[0]
+    k = 0
+    for i in range(n):
+        if i == 0 or qcode[i] != qcode[i - 1] or scode[i] != scode[i - 1]:
+            first[k] = i
+            k += 1
+        elif pos[i] <= pos[i - 1]:
+            return -1
+    return k
+
+
+@njit(cache=True)
+def _first_duplicate(starts: np.ndarray, codes: np.ndarray, out: np.ndarray) -> None:
+    """The first session showing one code twice: ``out = (a, b)``, else ``(-1, -1)``.
+
+    ``a < b`` are the first two entries of the session's smallest repeated code (what a
+    stable sort of ``(session, code)`` finds first).
+    """
+    out[0] = -1
+    out[1] = -1
+    for s in range(starts.shape[0] - 1):
+        lo = starts[s]
+        hi = starts[s + 1]
+        if hi - lo < 2:
+            continue
+        best = -1
+        if hi - lo <= 32:  # short lists: compare every pair, no allocation
+            for i in range(lo, hi):
+                for j in range(i + 1, hi):
+                    if codes[i] == codes[j] and (best < 0 or codes[i] < codes[best]):
+                        best = i
+                        out[0] = i
+                        out[1] = j
+                        break
+        else:
+            order = np.argsort(codes[lo:hi], kind="mergesort")
+            for i in range(1, hi - lo):
+                if codes[lo + order[i]] == codes[lo + order[i - 1]]:
+                    best = i
+                    out[0] = lo + order[i - 1]
+                    out[1] = lo + order[i]
+                    break
+        if best >= 0:
+            return
+
+
+@njit(cache=True)
+def _put_int(out: np.ndarray, k: int, v: int) -> int:
+    """Write the decimal digits of ``v >= 0`` at ``out[k:]``; return the next offset."""
+    if v == 0:
+        out[k] = 48
+        return k + 1
+    m = 0
+    t = v
+    while t > 0:
+        t //= 10
+        m += 1
+    for i in range(m - 1, -1, -1):
+        out[k + i] = 48 + v % 10
+        v //= 10
+    return k + m
+
+
+@njit(cache=True)
+def _format_log(  # noqa: PLR0917  numba kernel: the shown lists of a chunk of sessions
+    prefix: np.ndarray,
+    prefix_at: np.ndarray,
+    rows: np.ndarray,
+    clicks: np.ndarray,
+    session: np.ndarray,
+    out: np.ndarray,
+) -> int:
+    r"""TSV lines ``qid docid position click session 1`` of a ``(sessions, shown)`` chunk.
+
+    ``prefix[prefix_at[r]:prefix_at[r + 1]]`` = ``"qid\tdocid\t"`` of feature row ``r``;
+    ``rows[i, j]`` the row shown at position ``j + 1`` of session number ``session[i]``
+    (-1: none, the list is shorter). Returns the bytes written.
+    """
+    k = 0
+    for i in range(rows.shape[0]):
+        for j in range(rows.shape[1]):
+            r = rows[i, j]
+            if r < 0:
+                continue
+            for b in range(prefix_at[r], prefix_at[r + 1]):
+                out[k] = prefix[b]
+                k += 1
+            k = _put_int(out, k, j + 1)
+            out[k] = 9
+            out[k + 1] = 49 if clicks[i, j] else 48
+            out[k + 2] = 9
+            k = _put_int(out, k + 3, session[i])
+            out[k] = 9
+            out[k + 1] = 49
+            out[k + 2] = 10
+            k += 3
+    return k
+
+
+_POW10 = 10.0 ** np.arange(23)
+
+
+@njit(cache=True)
+def _parse_numbers(
+    buf: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    pow10: np.ndarray,
+    out: np.ndarray,
+    flag: np.ndarray,
+) -> int:
+    """Parse the spans as ``[-]digits[.digits]`` into ``out``; flag the others.
+
+    Exact (one correctly rounded division of two exact doubles) for up to 15 significant
+    digits and 22 decimals; anything else (exponents, ``inf``, long numbers, text) sets
+    ``flag[r] = 1`` for the caller's parser. Returns the number of flagged spans.
+    """
+    n_flag = 0
+    for r in range(start.shape[0]):
+        s = start[r]
+        e = end[r]
+        neg = False
+        if s < e and buf[s] == 45:  # '-'
+            neg = True
+            s += 1
+        mant = 0
+        digits = 0
+        decimals = 0
+        seen_dot = False
+        ok = s < e
+        for k in range(s, e):
+            b = buf[k]
+            if 48 <= b <= 57:
+                if digits > 0 or b != 48:
+                    digits += 1
+                mant = mant * 10 + (b - 48)
+                if seen_dot:
+                    decimals += 1
+            elif b == 46 and not seen_dot:
+                seen_dot = True
+            else:
+                ok = False
+                break
+        if ok and (e - s == 1 and seen_dot):
+            ok = False  # "." alone
+        if not ok or digits > 15 or decimals > 22:
+            flag[r] = 1
+            out[r] = np.nan
+            n_flag += 1
+            continue
+        v = float(mant)
+        if decimals:
+            v = v / pow10[decimals]
+        out[r] = -v if neg else v
+    return n_flag

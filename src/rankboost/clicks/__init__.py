@@ -10,7 +10,8 @@
 * :func:`estimate_propensity`: ``p_k`` from the log itself, EM or regression-EM (Wang et al.
   2018) or intervention harvesting (Agarwal et al. 2019, :func:`intervention_counts`);
   :func:`read_propensity` for a user table; :meth:`Propensity.plot`.
-* :func:`simulate_clicks` and :func:`production_ranker`: the standard simulation protocol.
+* :func:`simulate_clicks` and :func:`production_ranker`: the standard simulation protocol;
+  :func:`simulate_to_file` writes the same log chunk by chunk (10^7 sessions in bounded memory).
 * :func:`register`: the ``rankboost clicks`` subcommands (``simulate``, ``propensity``).
 
 See docs/clicks.md.
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from .._lazy import lazy_attribute, lazy_dir
 
 if TYPE_CHECKING:
-    from ._log import REQUIRED_COLUMNS, ClickLog, read_click_log
+    from ._log import REQUIRED_COLUMNS, ClickLog
     from ._pairs import PAIR_EXTRACTIONS, click_feedback, click_pairs, resolve_propensity
     from ._propensity import (
         EYE_TRACKING,
@@ -32,11 +33,13 @@ if TYPE_CHECKING:
         intervention_counts,
         read_propensity,
     )
+    from ._read import read_click_log
     from ._simulate import (
         SimulatedClicks,
         examination,
         production_ranker,
         simulate_clicks,
+        simulate_to_file,
         write_click_log,
     )
     from .cli import register
@@ -46,7 +49,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "REQUIRED_COLUMNS": "._log",
     "ClickLog": "._log",
-    "read_click_log": "._log",
+    "read_click_log": "._read",
     "PAIR_EXTRACTIONS": "._pairs",
     "click_feedback": "._pairs",
     "click_pairs": "._pairs",
@@ -60,6 +63,7 @@ _LAZY = {
     "examination": "._simulate",
     "production_ranker": "._simulate",
     "simulate_clicks": "._simulate",
+    "simulate_to_file": "._simulate",
     "write_click_log": "._simulate",
     "register": ".cli",
 }
@@ -92,5 +96,6 @@ __all__ = [
     "register",
     "resolve_propensity",
     "simulate_clicks",
+    "simulate_to_file",
     "write_click_log",
 ]

@@ -1,4 +1,4 @@
-"""Click logs: the :class:`ClickLog` arrays, the TSV/CSV reader and the feature-row match.
+"""Click logs: the :class:`ClickLog` arrays and the feature-row match (the reader: ``_read``).
 
 A click log has one row per shown document: ``qid``, ``docid``, ``position`` (1 = top of
 the shown list), ``click`` (0/1), optionally ``session`` (one shown list; without it, all rows
@@ -9,24 +9,22 @@ position, so the pair kernels read each session as one contiguous slice.
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..datasets._io import PathLike, read_bytes
+from .._kernels import clicks as _k
 
-__all__ = ["REQUIRED_COLUMNS", "ClickLog", "read_click_log"]
+__all__ = ["OPTIONAL_COLUMNS", "REQUIRED_COLUMNS", "ClickLog", "key_strings"]
 
 REQUIRED_COLUMNS = ("qid", "docid", "position", "click")
-_OPTIONAL_COLUMNS = ("session", "count")
+OPTIONAL_COLUMNS = ("session", "count")
 _SHOW = 5  # how many offending items an error message lists
 
 
-def _key_strings(values: ArrayLike) -> NDArray[np.str_]:
+def key_strings(values: ArrayLike) -> NDArray[np.str_]:
     """Strings to match ids on: integral numbers print as ints (10.0 and 10 -> "10")."""
     arr = np.asarray(values)
     if arr.dtype.kind == "f":
@@ -35,12 +33,6 @@ def _key_strings(values: ArrayLike) -> NDArray[np.str_]:
     elif arr.dtype.kind == "b":
         arr = arr.astype(np.int64)
     return arr.astype(str)
-
-
-def _list(values: Any) -> str:
-    items = [str(v) for v in list(values)[:_SHOW]]
-    more = len(values) - len(items)
-    return ", ".join(items) + (f" and {more} more" if more > 0 else "")
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,8 +44,11 @@ class ClickLog:
 
     Attributes
     ----------
-    qid, docid : ndarray of str of shape (n_entries,)
-        Query and document ids (``docid`` may be None when ``row`` is given directly).
+    qid_code, docid_code : ndarray of int32 of shape (n_entries,)
+        Query and document id of each entry as an index into ``qid_names`` / ``docid_names``
+        (the distinct ids, sorted as strings); ``docid_code`` is None when the log was built
+        without docids (``row`` given directly). The properties ``qid`` and ``docid`` give
+        the ids as strings, one per entry.
     position : ndarray of int64 of shape (n_entries,)
         Rank in the shown list, 1 = top; every session shows positions ``1..m``.
     click : ndarray of uint8 of shape (n_entries,)
@@ -81,8 +76,10 @@ class ClickLog:
     [2, 1, 0]
     """
 
-    qid: NDArray[Any]
-    docid: NDArray[Any] | None
+    qid_code: NDArray[np.int32]
+    qid_names: NDArray[np.str_]
+    docid_code: NDArray[np.int32] | None
+    docid_names: NDArray[np.str_] | None
     position: NDArray[np.int64]
     click: NDArray[np.uint8]
     count: NDArray[np.float64]
@@ -91,6 +88,18 @@ class ClickLog:
     source: str = "click log"
     row: NDArray[np.int64] | None = None
     n_samples: int | None = None
+
+    @property
+    def qid(self) -> NDArray[np.str_]:
+        """Query id of every entry (``qid_names[qid_code]``, built on each access)."""
+        return self.qid_names[self.qid_code]
+
+    @property
+    def docid(self) -> NDArray[np.str_] | None:
+        """Document id of every entry, or None (``docid_names[docid_code]``)."""
+        if self.docid_code is None or self.docid_names is None:
+            return None
+        return self.docid_names[self.docid_code]
 
     @property
     def n_entries(self) -> int:
@@ -197,26 +206,57 @@ class ClickLog:
                     f"{source}: count must be a positive number; {what} {where[bad[0]]} has "
                     f"{cnt[bad[0]]!r}."
                 )
-        q = _key_strings(qid)
-        _, qcode = np.unique(q, return_inverse=True)
-        if session is None:
-            scode = qcode.astype(np.int64)
-        else:
-            s_str = _key_strings(session)
-            _, s_in = np.unique(s_str, return_inverse=True)
-            pair = qcode.astype(np.int64) * (int(s_in.max()) + 1) + s_in
-            _, scode = np.unique(pair, return_inverse=True)
-        scode = scode.astype(np.int64).ravel()
-        order = np.lexsort((pos, scode))
-        scode, pos, clk, cnt, where = scode[order], pos[order], clk[order], cnt[order], where[order]
-        q = q[order]
-        d = None if docid is None else _key_strings(docid)[order]
-        r = None if row is None else _as_int(np.asarray(row), "row", source, where, what)[order]
-        first = np.flatnonzero(np.r_[True, scode[1:] != scode[:-1]])
-        starts = np.r_[first, n].astype(np.int64)
+        qnames, qcode = _codes(key_strings(qid))
+        dnames, dcode = (None, None) if docid is None else _codes(key_strings(docid))
+        scode = None if session is None else _codes(key_strings(session))[1]
+        r = None if row is None else _as_int(np.asarray(row), "row", source, where, what)
+        return cls._build(
+            qcode, qnames, dcode, dnames, scode, pos, clk, cnt, where, what, source, r, n_samples
+        )
+
+    @classmethod
+    def _build(  # noqa: PLR0917  private, two callers: from_arrays and the file reader
+        cls,
+        qcode: NDArray[np.int32],
+        qnames: NDArray[np.str_],
+        dcode: NDArray[np.int32] | None,
+        dnames: NDArray[np.str_] | None,
+        scode_in: NDArray[np.int32] | None,
+        pos: NDArray[np.int64],
+        clk: NDArray[Any],
+        cnt: NDArray[np.float64],
+        where: NDArray[np.int64],
+        what: str,
+        source: str,
+        r: NDArray[np.int64] | None,
+        n_samples: int | None,
+    ) -> ClickLog:
+        """Group validated columns by session (codes = ranks of the sorted distinct ids)."""
+        n = pos.shape[0]
+        order, starts = _group(qcode, scode_in, pos)
+        pos, clk, cnt, where, qcode = pos[order], clk[order], cnt[order], where[order], qcode[order]
+        dcode = None if dcode is None else dcode[order]
+        r = None if r is None else r[order]
+        del order
+        first = starts[:-1]
         session_of = np.repeat(np.arange(first.size), np.diff(starts))
         rank = np.arange(n) - first[session_of] + 1
-        _check_sessions(source, what, where, q, pos, clk, cnt, rank, first, session_of, d)
+        _check_sessions(
+            source,
+            what,
+            where,
+            qnames,
+            qcode,
+            pos,
+            clk,
+            cnt,
+            rank,
+            first,
+            session_of,
+            dnames,
+            dcode,
+        )
+        del rank, session_of
         if r is not None:
             if n_samples is None:
                 n_samples = int(r.max()) + 1
@@ -226,10 +266,12 @@ class ClickLog:
                     f"[{r.min()}, {r.max()}]."
                 )
         return cls(
-            qid=q,
-            docid=d,
+            qid_code=qcode,
+            qid_names=qnames,
+            docid_code=dcode,
+            docid_names=dnames,
             position=pos,
-            click=clk.astype(np.uint8),
+            click=clk.astype(np.uint8, copy=False),
             count=cnt,
             starts=starts,
             line=where,
@@ -257,9 +299,9 @@ class ClickLog:
             When a ``(qid, docid)`` appears twice in the features, or entries of the log have
             no feature row (how many, and the first few).
         """
-        if self.docid is None:
+        if self.docid_code is None or self.docid_names is None:
             raise ValueError(f"{self.source} has no docid column; it cannot be matched.")
-        fq, fd = _key_strings(qid), _key_strings(docid)
+        fq, fd = key_strings(qid), key_strings(docid)
         if fq.shape != fd.shape or fq.ndim != 1:
             raise ValueError(
                 f"match: qid and docid must be 1-D of one length; got {fq.shape} and {fd.shape}."
@@ -275,19 +317,84 @@ class ClickLog:
                 f"{max(a, b)}); a click cannot be matched to one of them. Make docids unique "
                 "within each query."
             )
-        lkey = np.char.add(np.char.add(self.qid, "\x1f"), self.docid)
+        # the distinct (qid, docid) of the log, matched once each
+        n_d = max(int(self.docid_names.shape[0]), 1)
+        pk = self.qid_code.astype(np.int64) * n_d + self.docid_code
+        space = int(self.qid_names.shape[0]) * n_d
+        if space <= 4 * pk.shape[0] + 1_000_000:  # np.unique by a table over (qid, docid)
+            index = np.zeros(space, dtype=np.int64)
+            index[pk] = 1
+            upk = np.flatnonzero(index)
+            index[upk] = np.arange(upk.shape[0])
+            inv = index[pk]
+            del index
+        else:
+            upk, inv = np.unique(pk, return_inverse=True)
+            inv = inv.ravel()
+        del pk
+        uq, ud = self.qid_names[upk // n_d], self.docid_names[upk % n_d]
+        lkey = np.char.add(np.char.add(uq, "\x1f"), ud)
         at = np.searchsorted(sk, lkey)
         at_c = np.minimum(at, max(sk.shape[0] - 1, 0))
         found = (at < sk.shape[0]) & (sk[at_c] == lkey) if sk.size else np.zeros(lkey.size, bool)
         if not found.all():
-            miss = np.flatnonzero(~found)
-            keys = list(dict.fromkeys(f"(qid {self.qid[i]}, docid {self.docid[i]})" for i in miss))
+            miss = np.flatnonzero(~found[inv])
+            # distinct missing documents in the order the log first shows them
+            _, first_at = np.unique(inv[miss], return_index=True)
+            first_keys = inv[miss[np.sort(first_at)]]
+            keys = [f"(qid {uq[k]}, docid {ud[k]})" for k in first_keys[:_SHOW]]
+            shown = ", ".join(keys) + (
+                f" and {first_keys.size - len(keys)} more" if first_keys.size > len(keys) else ""
+            )
             raise ValueError(
-                f"{self.source}: {miss.size} rows ({len(keys)} distinct documents) have no row in "
-                f"{what}: {_list(keys)} (first at line {self.line[miss].min()}). Match the log "
+                f"{self.source}: {miss.size} rows ({first_keys.size} distinct documents) have no "
+                f"row in {what}: {shown} (first at line {self.line[miss].min()}). Match the log "
                 "to the feature file it was logged with, or drop those sessions."
             )
-        return replace(self, row=order[at_c].astype(np.int64), n_samples=int(fq.shape[0]))
+        row = order[at_c].astype(np.int64)[inv]
+        return replace(self, row=row, n_samples=int(fq.shape[0]))
+
+
+def _group(
+    qcode: NDArray[np.int32], scode_in: NDArray[np.int32] | None, pos: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """The entry order grouping sessions (sorted by qid, then session id) by position.
+
+    Returns ``(order, starts)``: the order of ``np.lexsort((pos, session))`` and the offsets
+    of the sessions in it. A log written session by session (each session one run of rows,
+    positions rising) is ordered by sorting its sessions only.
+    """
+    n = pos.shape[0]
+    s_in = qcode if scode_in is None else scode_in
+    first = np.empty(n, dtype=np.int64)
+    k = _k._session_runs(qcode, s_in, pos, first)
+    width = np.int64(int(s_in.max()) + 1)
+    if k > 0:
+        first = first[:k]
+        key = qcode[first].astype(np.int64) * width + s_in[first]
+        run_order = np.argsort(key, kind="stable")
+        skey = key[run_order]
+        if not np.any(skey[1:] == skey[:-1]):  # every session is one run
+            lengths = np.diff(np.r_[first, n])[run_order]
+            new_first = np.zeros(k, dtype=np.int64)
+            np.cumsum(lengths[:-1], out=new_first[1:])
+            order = np.arange(n, dtype=np.int64) - np.repeat(new_first - first[run_order], lengths)
+            return order, np.r_[new_first, n].astype(np.int64)
+    del first
+    _, scode = np.unique(qcode.astype(np.int64) * width + s_in, return_inverse=True)
+    scode = scode.ravel()
+    order = np.lexsort((pos, scode))
+    scode = scode[order]
+    starts = np.r_[np.flatnonzero(np.r_[True, scode[1:] != scode[:-1]]), n].astype(np.int64)
+    return order, starts
+
+
+def _codes(values: NDArray[Any]) -> tuple[NDArray[np.str_], NDArray[np.int32]]:
+    """The sorted distinct strings and each value's index among them (int32)."""
+    names, code = np.unique(values, return_inverse=True)
+    if names.shape[0] >= 2**31:  # pragma: no cover - 2 billion distinct ids
+        raise ValueError("a click log with 2**31 or more distinct ids is not supported.")
+    return names, code.ravel().astype(np.int32)
 
 
 def _as_int(arr: NDArray[Any], name: str, source: str, where: NDArray[np.int64], what: str) -> Any:
@@ -316,37 +423,41 @@ def _check_sessions(  # noqa: PLR0917  private, one caller: the log's validated 
     source: str,
     what: str,
     where: NDArray[np.int64],
-    q: NDArray[Any],
+    qnames: NDArray[np.str_],
+    qcode: NDArray[np.int32],
     pos: NDArray[np.int64],
     clk: NDArray[Any],
     cnt: NDArray[np.float64],
     rank: NDArray[np.int64],
     first: NDArray[np.int64],
     session_of: NDArray[np.int64],
-    d: NDArray[Any] | None,
+    dnames: NDArray[np.str_] | None,
+    dcode: NDArray[np.int32] | None,
 ) -> None:
     """Duplicate positions or docids, gaps (clicks on positions not shown), varying counts."""
+
+    def q(i: Any) -> str:
+        return str(qnames[qcode[i]])
+
     same_session = np.r_[False, session_of[1:] == session_of[:-1]]
     dup = np.flatnonzero(same_session & np.r_[False, pos[1:] == pos[:-1]])
     if dup.size:
         i = dup[0]
         raise ValueError(
             f"{source}: duplicate rows: {dup.size} entries repeat a position of their session, "
-            f"first {what}s {where[i - 1]} and {where[i]} (qid {q[i]}, position {pos[i]}). "
+            f"first {what}s {where[i - 1]} and {where[i]} (qid {q(i)}, position {pos[i]}). "
             "Each session shows one document per position; give repeated lists distinct "
             "session ids or a count."
         )
-    if d is not None:
-        _, dcode = np.unique(d, return_inverse=True)
-        dkey = session_of.astype(np.int64) * (int(dcode.max()) + 1) + dcode.ravel()
-        order = np.argsort(dkey, kind="stable")
-        sk = dkey[order]
-        dd = np.flatnonzero(sk[1:] == sk[:-1])
-        if dd.size:
-            a, b = sorted((order[dd[0]], order[dd[0] + 1]))
+    if dcode is not None and dnames is not None:
+        ab = np.empty(2, dtype=np.int64)
+        _k._first_duplicate(np.r_[first, pos.shape[0]].astype(np.int64), dcode, ab)
+        if ab[0] >= 0:
+            a, b = int(ab[0]), int(ab[1])
             raise ValueError(
-                f"{source}: duplicate rows: docid {d[a]} is shown twice in one session of qid "
-                f"{q[a]} ({what}s {where[a]} and {where[b]}, positions {pos[a]} and {pos[b]})."
+                f"{source}: duplicate rows: docid {dnames[dcode[a]]} is shown twice in one "
+                f"session of qid {q(a)} ({what}s {where[a]} and {where[b]}, positions {pos[a]} "
+                f"and {pos[b]})."
             )
     gap = np.flatnonzero(pos != rank)
     if gap.size:
@@ -357,11 +468,11 @@ def _check_sessions(  # noqa: PLR0917  private, one caller: the log's validated 
         if clicks_below.size:
             j = i + clicks_below[0]
             msg = (
-                f"a click at position {pos[j]} ({what} {where[j]}, qid {q[j]}) is on a position "
+                f"a click at position {pos[j]} ({what} {where[j]}, qid {q(j)}) is on a position "
                 f"not shown: the session does not show position {missing}"
             )
         else:
-            msg = f"qid {q[i]}: a session does not show position {missing} ({what} {where[i]})"
+            msg = f"qid {q(i)}: a session does not show position {missing} ({what} {where[i]})"
         raise ValueError(
             f"{source}: {msg}. Every session must list each shown position from 1 to its last "
             "one (positions are ranks in the shown list, 1 = top)."
@@ -370,103 +481,6 @@ def _check_sessions(  # noqa: PLR0917  private, one caller: the log's validated 
     if varies.size:
         i = varies[0]
         raise ValueError(
-            f"{source}: count differs within one session of qid {q[i]} ({what}s {where[i - 1]} "
+            f"{source}: count differs within one session of qid {q(i)} ({what}s {where[i - 1]} "
             f"and {where[i]}: {cnt[i - 1]} and {cnt[i]}); count is the session's multiplicity."
         )
-
-
-def read_click_log(path: PathLike, *, delimiter: str | None = None) -> ClickLog:
-    r"""Read a click log: TSV or CSV with a header, optionally gzip/bzip2/xz-compressed.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The file. Columns (any order, by header name): ``qid``, ``docid``, ``position``
-        (1 = top), ``click`` (0/1), and optionally ``session`` and ``count``; other columns
-        are ignored.
-    delimiter : str, default=None
-        None: a tab if the header has one, else a comma.
-
-    Returns
-    -------
-    log : ClickLog
-        With ``line`` = the file's line numbers (1 = header).
-
-    Raises
-    ------
-    ValueError
-        A missing column, a row with the wrong number of fields, and everything
-        :meth:`ClickLog.from_arrays` refuses (with the line number).
-
-    Examples
-    --------
-    >>> import tempfile, os
-    >>> from rankboost.clicks import read_click_log
-    >>> rows = ["qid,docid,position,click", "7,d1,1,0", "7,d2,2,1"]
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     path = os.path.join(tmp, "clicks.csv")
-    ...     with open(path, "w") as fh:
-    ...         _ = fh.write(chr(10).join(rows))
-    ...     log = read_click_log(path)
-    >>> log.n_sessions, log.click.tolist()
-    (1, [0, 1])
-    """
-    p, raw = read_bytes(path, "click log")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"click log {str(p)!r} is not UTF-8 text ({exc}).") from None
-    lines = text.splitlines()
-    if not lines or not lines[0].strip():
-        raise ValueError(
-            f"click log {str(p)!r} is empty or has no header; its first line must name the "
-            f"columns {', '.join(REQUIRED_COLUMNS)} (and optionally session, count)."
-        )
-    sep = delimiter or ("\t" if "\t" in lines[0] else ",")
-    reader = csv.reader(io.StringIO(text), delimiter=sep)
-    header = [h.strip().lower() for h in next(reader)]
-    missing = [c for c in REQUIRED_COLUMNS if c not in header]
-    if missing:
-        raise ValueError(
-            f"click log {str(p)!r}: the header {header} lacks {', '.join(missing)}; it must name "
-            f"{', '.join(REQUIRED_COLUMNS)} (and optionally session, count)."
-        )
-    rows = list(reader)
-    numbers = [i + 2 for i, r in enumerate(rows) if r and any(f.strip() for f in r)]
-    rows = [r for r in rows if r and any(f.strip() for f in r)]
-    width = len(header)
-    for ln, r in zip(numbers, rows, strict=True):
-        if len(r) != width:
-            raise ValueError(
-                f"click log {str(p)!r}, line {ln}: {len(r)} fields but the header has {width}; "
-                f"separate the fields with {'a tab' if sep == chr(9) else repr(sep)}."
-            )
-    cols = list(zip(*rows, strict=True)) if rows else [()] * width
-    get = {name: np.asarray(cols[header.index(name)], dtype=str) for name in header}
-    stripped = {k: np.char.strip(v) for k, v in get.items()}
-    return ClickLog.from_arrays(
-        qid=stripped["qid"],
-        docid=stripped["docid"],
-        position=_parse_numbers(stripped["position"], "position", p, numbers),
-        click=_parse_numbers(stripped["click"], "click", p, numbers),
-        session=stripped.get("session"),
-        count=None
-        if "count" not in stripped
-        else _parse_numbers(stripped["count"], "count", p, numbers),
-        line=np.asarray(numbers, dtype=np.int64),
-        source=f"click log {str(p)!r}",
-    )
-
-
-def _parse_numbers(values: NDArray[np.str_], name: str, path: Any, numbers: list[int]) -> Any:
-    try:
-        return values.astype(np.float64)
-    except ValueError:
-        for ln, v in zip(numbers, values, strict=True):
-            try:
-                float(v)
-            except ValueError:
-                raise ValueError(
-                    f"click log {str(path)!r}, line {ln}: {name} must be a number; got {str(v)!r}."
-                ) from None
-        raise

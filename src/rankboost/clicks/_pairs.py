@@ -35,7 +35,9 @@ PAIR_EXTRACTIONS = {
 }
 
 
-def resolve_propensity(log: ClickLog, propensity: Any, X: ArrayLike | None = None) -> Propensity:
+def resolve_propensity(
+    log: ClickLog, propensity: Any, X: ArrayLike | None = None, *, verbose: bool = False
+) -> Propensity:
     """A :class:`Propensity` from ``"auto"``, ``"none"``, a file path, a table or an object.
 
     ``"auto"`` estimates it from ``log`` (:func:`estimate_propensity`; regression-EM when
@@ -48,7 +50,7 @@ def resolve_propensity(log: ClickLog, propensity: Any, X: ArrayLike | None = Non
         if propensity == "none":
             return Propensity.none(n_pos)
         if propensity == "auto":
-            return estimate_propensity(log, X)
+            return estimate_propensity(log, X, verbose=verbose)
         return read_propensity(propensity)
     if hasattr(propensity, "__fspath__"):
         return read_propensity(propensity)

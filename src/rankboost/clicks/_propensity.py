@@ -195,7 +195,11 @@ def _entry_docs(log: ClickLog) -> NDArray[np.int64]:
     """The document code of every entry: its feature row, else a number per (qid, docid)."""
     if log.row is not None:
         return np.asarray(log.row, dtype=np.int64)
-    key = np.char.add(np.char.add(log.qid, "\x1f"), log.docid)  # type: ignore[arg-type]
+    if log.docid_code is None or log.docid_names is None:
+        raise ValueError(f"{log.source} has neither feature rows nor docids.")
+    # (qid, docid) pairs numbered in the order of their "qid\x1fdocid" strings: the codes are
+    # ranks of the sorted ids, so (qid code, docid code) sorts as those strings do
+    key = log.qid_code.astype(np.int64) * max(int(log.docid_names.shape[0]), 1) + log.docid_code
     _, doc = np.unique(key, return_inverse=True)
     return doc.ravel().astype(np.int64)
 
@@ -208,6 +212,7 @@ def estimate_propensity(
     max_iter: int = 50,
     tol: float = 1e-5,
     l2: float = 1.0,
+    verbose: bool = False,
 ) -> Propensity:
     """Estimate ``p_k`` from the clicks by EM or regression-EM (Wang et al., WSDM 2018).
 
@@ -227,6 +232,8 @@ def estimate_propensity(
         Stop when no ``p_k`` moves by more than this.
     l2 : float, default=1.0
         Ridge penalty of the regression-EM logistic regression (standardised features).
+    verbose : bool, default=False
+        Show a progress bar over the EM iterations (tqdm).
 
     Returns
     -------
@@ -299,7 +306,11 @@ def estimate_propensity(
     gamma = np.full(doc.size, 0.5)
     model = None
     it = 0
+    from .._compat import progress_bar
+
+    bar = progress_bar(max_iter, disable=not verbose, desc=f"propensity ({method})")
     for it in range(1, max_iter + 1):  # noqa: B007 - n_iter is reported
+        bar.update(1)
         t, g = theta[pos], gamma
         denom = np.maximum(1.0 - t * g, 1e-12)
         no = imp - clk
@@ -319,6 +330,7 @@ def estimate_propensity(
         theta = new_theta
         if done:
             break
+    bar.close()
     return Propensity.from_table(theta, method=method, n_iter=it)
 
 
@@ -378,8 +390,7 @@ def intervention_counts(log: ClickLog) -> tuple[NDArray[np.float64], NDArray[np.
     doc, pos, imp, clk, entry_doc = _cells(log)
     K = int(log.position.max())
     # sessions per query, each counted `count` times; a (query, document) key -> its query
-    _, qcode = np.unique(np.asarray(log.qid).astype(str), return_inverse=True)
-    qcode = qcode.ravel()
+    qcode = log.qid_code.astype(np.int64)  # ranks of the sorted qid strings
     first = log.starts[:-1]
     n_q = np.bincount(qcode[first], weights=log.count[first])
     doc_query = np.zeros(int(entry_doc.max()) + 1, dtype=np.int64)

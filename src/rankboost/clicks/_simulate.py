@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._kernels import clicks as _k
 from ._log import ClickLog
 from ._propensity import EYE_TRACKING, Propensity
 
@@ -36,6 +37,7 @@ __all__ = [
     "examination",
     "production_ranker",
     "simulate_clicks",
+    "simulate_to_file",
     "write_click_log",
 ]
 
@@ -153,59 +155,193 @@ def simulate_clicks(
     >>> sim.log.n_sessions, sorted(set(sim.log.position.tolist()))
     (3, [1, 2])
     """
-    ya = np.asarray(y, dtype=np.float64)
-    q = np.asarray(qid)
-    s = np.asarray(scores, dtype=np.float64)
-    n = ya.shape[0]
-    if q.shape != (n,) or s.shape != (n,):
-        raise ValueError("simulate_clicks: y, qid and scores need one entry per row.")
-    if n_sessions < 1 or n_shown < 1:
-        raise ValueError("simulate_clicks: n_sessions and n_shown must be >= 1.")
-    if model not in ("pbm", "cascade"):
-        raise ValueError(f"model must be 'pbm' or 'cascade'; got {model!r}.")
-    if not 0.0 <= epsilon <= 1.0:
-        raise ValueError(f"epsilon must lie in [0, 1]; got {epsilon!r}.")
-    rng = np.random.default_rng(random_state)
-    _, code = np.unique(q, return_inverse=True)
-    code = code.ravel()
-    # rows grouped by query, best production score first (stable: ties keep row order)
-    order = np.lexsort((np.arange(n), -s, code))
-    qsorted = code[order]
-    first = np.flatnonzero(np.r_[True, qsorted[1:] != qsorted[:-1]])
-    sizes = np.diff(np.r_[first, n])
-    top = np.full((first.size, n_shown), -1, dtype=np.int64)
-    col = np.arange(n) - np.repeat(first, sizes)
-    ok = col < n_shown
-    top[qsorted[ok], col[ok]] = order[ok]
-    ymax = max(float(ya.max()), 1.0)
-    attract = epsilon + (1.0 - epsilon) * (2.0**ya - 1.0) / (2.0**ymax - 1.0)
-    pick = rng.integers(0, first.size, size=n_sessions)  # an independent query per session
-    rows = top[pick]  # (S, n_shown), -1 past the end of a short list
+    setup = _Setup(y, qid, scores, n_sessions, eta, model, table, n_shown, epsilon, random_state)
+    draws = setup.draws(0, n_sessions)
+    rows, clicks = setup.chunk(draws, 0, n_sessions)
     valid = rows >= 0
-    att = np.where(valid, attract[np.maximum(rows, 0)], 0.0)
-    exam = examination(n_shown, eta, table)
-    if model == "pbm":
-        clicks = (rng.random(rows.shape) < exam) & (rng.random(rows.shape) < att)
-    else:
-        hit = rng.random(rows.shape) < att
-        firsthit = np.where(hit.any(axis=1), hit.argmax(axis=1), n_shown)
-        clicks = np.arange(n_shown)[None, :] == firsthit[:, None]
     clicks &= valid
     sess = np.repeat(np.arange(n_sessions), n_shown).reshape(rows.shape)
     pos = np.broadcast_to(np.arange(1, n_shown + 1), rows.shape)
     r = rows[valid]
-    ids = np.arange(n) if docids is None else np.asarray(docids)
+    ids = np.arange(setup.n) if docids is None else np.asarray(docids)
     log = ClickLog.from_arrays(
-        qid=q[r],
+        qid=setup.q[r],
         docid=ids[r],
         position=pos[valid],
         click=clicks[valid].astype(np.uint8),
         session=sess[valid],
         row=r,
-        n_samples=n,
+        n_samples=setup.n,
         source="simulated click log",
     )
-    return SimulatedClicks(log, Propensity.from_table(exam, method="true"))
+    return SimulatedClicks(log, Propensity.from_table(setup.exam, method="true"))
+
+
+class _Setup:
+    """What every session of a simulation shares, and the draws of a range of sessions.
+
+    The random stream is the one of a single vectorised draw: the query of every session,
+    then (pbm) the examination uniforms of all sessions, then their click uniforms (cascade:
+    the click uniforms only). A range of sessions reads its slice of each by advancing copies
+    of the generator, so a simulation in chunks writes the log a single draw would.
+    """
+
+    def __init__(  # noqa: PLR0917  private: simulate_clicks' arguments, validated here
+        self,
+        y: ArrayLike,
+        qid: ArrayLike,
+        scores: ArrayLike,
+        n_sessions: int,
+        eta: float,
+        model: str,
+        table: str,
+        n_shown: int,
+        epsilon: float,
+        random_state: int | None,
+    ) -> None:
+        ya = np.asarray(y, dtype=np.float64)
+        q = np.asarray(qid)
+        s = np.asarray(scores, dtype=np.float64)
+        n = ya.shape[0]
+        if q.shape != (n,) or s.shape != (n,):
+            raise ValueError("simulate_clicks: y, qid and scores need one entry per row.")
+        if n_sessions < 1 or n_shown < 1:
+            raise ValueError("simulate_clicks: n_sessions and n_shown must be >= 1.")
+        if model not in ("pbm", "cascade"):
+            raise ValueError(f"model must be 'pbm' or 'cascade'; got {model!r}.")
+        if not 0.0 <= epsilon <= 1.0:
+            raise ValueError(f"epsilon must lie in [0, 1]; got {epsilon!r}.")
+        rng = np.random.default_rng(random_state)
+        _, code = np.unique(q, return_inverse=True)
+        code = code.ravel()
+        # rows grouped by query, best production score first (stable: ties keep row order)
+        order = np.lexsort((np.arange(n), -s, code))
+        qsorted = code[order]
+        first = np.flatnonzero(np.r_[True, qsorted[1:] != qsorted[:-1]])
+        sizes = np.diff(np.r_[first, n])
+        top = np.full((first.size, n_shown), -1, dtype=np.int64)
+        col = np.arange(n) - np.repeat(first, sizes)
+        ok = col < n_shown
+        top[qsorted[ok], col[ok]] = order[ok]
+        ymax = max(float(ya.max()), 1.0)
+        self.attract = epsilon + (1.0 - epsilon) * (2.0**ya - 1.0) / (2.0**ymax - 1.0)
+        self.pick = rng.integers(0, first.size, size=n_sessions)  # an independent query each
+        self.state: Any = rng.bit_generator.state  # where the uniforms start
+        self.top, self.q, self.n, self.model = top, q, n, model
+        self.n_sessions, self.n_shown = n_sessions, n_shown
+        self.exam = examination(n_shown, eta, table)
+
+    def _uniforms(self, matrix: int, lo: int, hi: int) -> NDArray[np.float64]:
+        """Uniforms of sessions ``[lo, hi)`` of the ``matrix``-th (n_sessions, n_shown) draw."""
+        bg = np.random.PCG64()
+        bg.state = self.state
+        bg.advance((matrix * self.n_sessions + lo) * self.n_shown)  # one 64-bit draw each
+        return np.random.Generator(bg).random((hi - lo, self.n_shown))
+
+    def draws(self, lo: int, hi: int) -> tuple[NDArray[np.float64], ...]:
+        if self.model == "pbm":
+            return self._uniforms(0, lo, hi), self._uniforms(1, lo, hi)
+        return (self._uniforms(0, lo, hi),)
+
+    def chunk(
+        self, draws: tuple[NDArray[np.float64], ...], lo: int, hi: int
+    ) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+        """Shown rows (-1 past a short list) and clicks of sessions ``[lo, hi)``."""
+        rows = self.top[self.pick[lo:hi]]
+        valid = rows >= 0
+        att = np.where(valid, self.attract[np.maximum(rows, 0)], 0.0)
+        if self.model == "pbm":
+            clicks = (draws[0] < self.exam) & (draws[1] < att)
+        else:
+            hit = draws[0] < att
+            firsthit = np.where(hit.any(axis=1), hit.argmax(axis=1), self.n_shown)
+            clicks = np.arange(self.n_shown)[None, :] == firsthit[:, None]
+        return rows, clicks & valid
+
+
+def simulate_to_file(  # noqa: PLR0913  simulate_clicks' keywords, plus the file and its chunks
+    path: Any,
+    y: ArrayLike,
+    qid: ArrayLike,
+    scores: ArrayLike,
+    n_sessions: int,
+    *,
+    eta: float = 1.0,
+    model: str = "pbm",
+    table: str = "eye",
+    n_shown: int = 10,
+    epsilon: float = 0.1,
+    docids: ArrayLike | None = None,
+    random_state: int | None = 0,
+    chunk_sessions: int = 100_000,
+    verbose: bool = False,
+) -> tuple[int, int, int, Propensity]:
+    """:func:`simulate_clicks` written to a TSV file chunk by chunk (memory: one chunk).
+
+    The sessions and clicks are those of :func:`simulate_clicks` with the same arguments
+    (``session`` = the session's number), written ``chunk_sessions`` at a time, each chunk's
+    sessions grouped by query (repeated lists compress well); the file is replaced
+    atomically, ``.gz`` gzip-compressed.
+
+    Returns
+    -------
+    n_sessions, n_rows, n_clicks : int
+    propensity : Propensity
+        The true examination probabilities.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from rankboost.clicks import read_click_log, simulate_to_file
+    >>> y = np.array([0, 1, 2, 0, 1]); qid = np.array([1, 1, 1, 2, 2])
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "log.tsv")
+    ...     n, rows, clicks, _ = simulate_to_file(path, y, qid, -np.arange(5), 3, n_shown=2)
+    ...     log = read_click_log(path)
+    >>> (n, rows) == (log.n_sessions, log.n_entries)
+    True
+    """
+    import gzip
+
+    from .._atomic import atomic_open
+    from .._compat import progress_bar
+    from ._log import key_strings
+
+    setup = _Setup(y, qid, scores, n_sessions, eta, model, table, n_shown, epsilon, random_state)
+    ids = np.arange(setup.n) if docids is None else np.asarray(docids)
+    if ids.shape != (setup.n,):
+        raise ValueError("simulate_to_file: docids needs one entry per row.")
+    parts = [
+        f"{a}\t{b}\t".encode() for a, b in zip(key_strings(setup.q), key_strings(ids), strict=True)
+    ]
+    prefix = np.frombuffer(b"".join(parts), dtype=np.uint8)
+    prefix_at = np.zeros(setup.n + 1, dtype=np.int64)
+    np.cumsum([len(x) for x in parts], out=prefix_at[1:])
+    longest = int(np.max(np.diff(prefix_at), initial=0))
+    n_rows = n_clicks = 0
+    bar = progress_bar(n_sessions, disable=not verbose, desc="simulating sessions", stacklevel=3)
+    with atomic_open(path) as fh:
+        out: Any = fh
+        if str(path).endswith(".gz"):
+            out = gzip.GzipFile(filename="", mode="wb", fileobj=fh, compresslevel=6, mtime=0)
+        out.write(b"qid\tdocid\tposition\tclick\tsession\tcount\n")
+        for lo in range(0, n_sessions, chunk_sessions):
+            hi = min(lo + chunk_sessions, n_sessions)
+            rows, clicks = setup.chunk(setup.draws(lo, hi), lo, hi)
+            # the chunk's sessions grouped by query: repeated lists compress well
+            order = np.argsort(setup.pick[lo:hi], kind="stable")
+            rows, clicks = rows[order], clicks[order]
+            buf = np.empty(rows.size * (longest + 48), dtype=np.uint8)
+            m = _k._format_log(prefix, prefix_at, rows, clicks, lo + order, buf)
+            out.write(buf[:m].tobytes())
+            n_rows += int(np.count_nonzero(rows >= 0))
+            n_clicks += int(np.count_nonzero(clicks))
+            bar.update(hi - lo)
+        if out is not fh:
+            out.close()
+    bar.close()
+    return n_sessions, n_rows, n_clicks, Propensity.from_table(setup.exam, method="true")
 
 
 def write_click_log(path: Any, log: ClickLog) -> None:

@@ -28,6 +28,18 @@ from .._cli_common import PROG, int_at_least
 __all__ = ["add_train_arguments", "click_fit_kwargs", "register"]
 
 _POSITIVE_INT = int_at_least(1)
+# progress bars only where a step can take seconds (small inputs stay quiet on stderr)
+_BAR_LOG_BYTES = 4 << 20  # a click log file larger than this: a bar while reading
+_BAR_ENTRIES = 1_000_000  # a log with this many rows: a bar over the EM iterations
+_BAR_SESSIONS = 100_000  # simulating this many sessions (the default): a bar over them
+
+
+def _log_bar(args: argparse.Namespace, path: str) -> bool:
+    import os
+
+    big = os.path.isfile(path) and os.path.getsize(path) > _BAR_LOG_BYTES
+    return big and not getattr(args, "quiet", False)
+
 
 _EPILOG = """\
 examples:
@@ -106,6 +118,7 @@ def register(subparsers: Any) -> None:
         help="share of queries the production ranker is trained on (default 0.01)",
     )
     s.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    s.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     s.set_defaults(func=_cmd_simulate)
 
     e = sub.add_parser(
@@ -126,6 +139,7 @@ def register(subparsers: Any) -> None:
     )
     e.add_argument("-o", "--output", help="table to write (default: standard output)")
     e.add_argument("--plot", metavar="PNG", help="also plot p_k against position (matplotlib)")
+    e.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     e.set_defaults(func=_cmd_propensity)
 
 
@@ -181,8 +195,8 @@ def click_fit_kwargs(args: argparse.Namespace, data: Any) -> dict[str, Any]:
         if getattr(args, "propensity", None) is not None:
             raise ValueError("--propensity needs --clicks LOG; pass the click log too.")
         return {}
-    from ._log import read_click_log
     from ._pairs import click_feedback, resolve_propensity
+    from ._read import read_click_log
 
     _refuse_overwrite(args.output, args.clicks)
     if not args.max_weight >= 1:
@@ -194,8 +208,10 @@ def click_fit_kwargs(args: argparse.Namespace, data: Any) -> dict[str, Any]:
         )
     if data.qid is None:
         raise ValueError(f"{args.data!r} has no qid; --clicks matches the log by (qid, docid).")
-    log = read_click_log(args.clicks).match(data.qid, data.docids, what=repr(args.data))
-    prop = resolve_propensity(log, args.propensity or "auto", data.X)
+    log = read_click_log(args.clicks, verbose=_log_bar(args, args.clicks))
+    log = log.match(data.qid, data.docids, what=repr(args.data))
+    verbose = not getattr(args, "quiet", False) and log.n_entries >= _BAR_ENTRIES
+    prop = resolve_propensity(log, args.propensity or "auto", data.X, verbose=verbose)
     fb = click_feedback(log, prop, pairs=args.click_pairs, max_weight=args.max_weight)
     sys.stderr.write(
         f"{PROG}: note: --clicks: the labels of {args.data!r} are ignored; training on "
@@ -213,7 +229,7 @@ def _table(prop: Any) -> str:
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
     from ..datasets import load_svmlight
-    from ._simulate import production_ranker, simulate_clicks, write_click_log
+    from ._simulate import production_ranker, simulate_to_file
 
     _refuse_overwrite(args.output, args.data)
     data = load_svmlight(args.data)
@@ -227,7 +243,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         data.X, data.y, data.qid, share=args.production_share, random_state=args.seed
     )
     scores = production.decision_function(data.X)
-    sim = simulate_clicks(
+    n_sessions, n_rows, n_clicks, truth = simulate_to_file(
+        args.output,
         data.y,
         data.qid,
         scores,
@@ -239,21 +256,19 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         epsilon=args.epsilon,
         docids=data.docids,
         random_state=args.seed,
+        verbose=not args.quiet and args.sessions >= _BAR_SESSIONS,
     )
-    write_click_log(args.output, sim.log)
     sys.stdout.write(
-        f"wrote {args.output}: {sim.log.n_sessions} sessions, {sim.log.n_entries} rows, "
-        f"{int(sim.log.n_clicks)} clicks ({args.model}, eta={args.eta}); true propensity "
-        + _table(sim.propensity)
-        + "\n"
+        f"wrote {args.output}: {n_sessions} sessions, {n_rows} rows, "
+        f"{n_clicks} clicks ({args.model}, eta={args.eta}); true propensity " + _table(truth) + "\n"
     )
     return 0
 
 
 def _cmd_propensity(args: argparse.Namespace) -> int:
     from .._atomic import atomic_write_text
-    from ._log import read_click_log
     from ._propensity import estimate_propensity
+    from ._read import read_click_log
 
     _refuse_overwrite(args.output, args.log, args.data)
     _refuse_overwrite(args.plot, args.log, args.data)
@@ -261,7 +276,7 @@ def _cmd_propensity(args: argparse.Namespace) -> int:
         from .._cli_inputs import check_plot
 
         check_plot(args.plot, [("click log", args.log)])
-    log = read_click_log(args.log)
+    log = read_click_log(args.log, verbose=_log_bar(args, args.log))
     X = None
     if args.data is not None:
         from ..datasets import load_svmlight
@@ -273,7 +288,8 @@ def _cmd_propensity(args: argparse.Namespace) -> int:
         X = data.X
     if args.method == "regression_em" and X is None:
         raise ValueError("--method regression_em needs FEATURES; pass the feature file.")
-    prop = estimate_propensity(log, X, method=args.method)
+    verbose = not args.quiet and log.n_entries >= _BAR_ENTRIES
+    prop = estimate_propensity(log, X, method=args.method, verbose=verbose)
     text = prop.to_tsv()
     if args.output:
         atomic_write_text(args.output, text)

@@ -89,6 +89,7 @@ def from_frame(
             raise ValueError(f"ratings column {rcol!r} must be numeric.") from exc
         R = sp.coo_matrix((data, (rows, cols)), shape=(users.shape[0], items.shape[0]))
         return R, users, items
+    _refuse_long_format(frame, columns)
     for what, labels in (("index (users)", frame.index), ("columns (items)", frame.columns)):
         if labels.has_duplicates:
             raise ValueError(
@@ -109,6 +110,50 @@ def from_frame(
         if labels.dtype == object:
             _check_one_kind(labels, what)
     return M, users, items
+
+
+_LONG_MAX_COLUMNS = 6  # (user, item, rating) rows plus a timestamp or two
+_ID_DISTINCT = 20  # an id column holds more distinct whole numbers than a rating scale
+
+
+def _refuse_long_format(frame: Any, columns: tuple[str, str, str]) -> None:
+    """Refuse a table of (user, item, rating) rows whose columns have other names.
+
+    Read as a user x item matrix it would make every row a user (100,000 "users" of 4
+    "items" for MovieLens' ``userId, movieId, rating, timestamp``: a 74.5 GiB user-user
+    table, or an All-NaN error). Such a frame has few columns, many more rows, no missing
+    value, and two columns of whole numbers with many distinct values (ids, unlike ratings).
+    """
+    n_rows, n_cols = frame.shape
+    if not 3 <= n_cols <= _LONG_MAX_COLUMNS or n_rows < 10 * n_cols:
+        return
+    id_like, other = [], []
+    for name in frame.columns:
+        col = frame[name]
+        if col.isna().any():
+            return  # a matrix with unrated cells
+        values = col.to_numpy()
+        whole = values.dtype.kind in "iu" or (
+            values.dtype.kind == "f" and bool(np.all(np.mod(values, 1) == 0))
+        )
+        if whole and col.nunique() > _ID_DISTINCT:
+            id_like.append(name)
+        else:
+            other.append(name)
+    if len(id_like) < 2:
+        return
+    rating = next((c for c in frame.columns if "rating" in str(c).lower()), None)
+    if rating is None:
+        rating = other[0] if other else id_like[2] if len(id_like) > 2 else None
+    ids = [c for c in id_like if c != rating][:2]
+    guess = (*ids, rating) if rating is not None else None
+    hint = f"columns={guess!r}" if guess is not None else "columns=(user, item, rating)"
+    raise ValueError(
+        f"ratings looks like a table of (user, item, rating) rows ({n_rows} rows, columns "
+        f"{list(frame.columns)!r}), not a user x item matrix, but it lacks the columns "
+        f"{tuple(columns)!r}; name its columns with {hint} (read as a matrix, its {n_rows} "
+        "rows would be users)."
+    )
 
 
 def to_positions(labels: Any, index: dict[Any, int], *, what: str, name: str) -> NDArray[np.int64]:
