@@ -507,3 +507,29 @@ def test_bad_pooled_parameters_name_the_parameter():
     for kw, msg in bad:
         with pytest.raises(ValueError, match=msg):
             RankBoostRecommender(**kw).fit(R)
+
+
+@pytest.mark.parametrize("serial_below", [4096, 0])
+def test_ease_inverse_is_exact_and_serial_below_the_threshold(monkeypatch, serial_below):
+    """EASE's Cholesky inverse runs on one BLAS thread for catalogues below the threshold
+    (OpenBLAS's threaded potrf/potri spin on a shared machine) and equals a general inverse."""
+    from threadpoolctl import threadpool_info
+
+    from rankboost.recommend import _base
+
+    rng = np.random.default_rng(3)
+    X = (rng.random((40, 30)) < 0.3).astype(float)
+    G = X.T @ X + 50.0 * np.eye(30)
+    seen = []
+    potrf = _base.lapack.dpotrf
+
+    def spy(*a, **kw):
+        seen.append(min(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"))
+        return potrf(*a, **kw)
+
+    monkeypatch.setattr(_base, "_SERIAL_INVERSE", serial_below)
+    monkeypatch.setattr(_base.lapack, "dpotrf", spy)
+    np.testing.assert_allclose(_base._spd_inverse(G), np.linalg.inv(G), rtol=1e-10, atol=1e-14)
+    assert len(seen) == 1
+    if serial_below:
+        assert seen == [1]

@@ -54,6 +54,8 @@ _STANDARDISED = ("cooccurrence", "ease")
 _DAMPING = 5.0
 #: EASE penalties tried by ``ease_lambda="auto"`` (:func:`choose_ease_lambda`)
 EASE_LAMBDAS = (50.0, 100.0, 250.0, 500.0, 1000.0)
+#: EASE's inverse runs on one BLAS thread below this many items (:func:`_spd_inverse`)
+_SERIAL_INVERSE = 4096
 
 
 def _row_normalised(M: sp.csr_matrix) -> sp.csr_matrix:
@@ -199,10 +201,19 @@ def _spd_inverse(G: NDArray[np.float64]) -> NDArray[np.float64]:
 
     About half the work of a general inverse; ``G = X^T X + lambda I`` with ``lambda > 0`` is
     positive definite, so a failure means a non-finite or non-positive ``lambda``.
+
+    Below :data:`_SERIAL_INVERSE` rows the BLAS runs on one thread: OpenBLAS's threaded
+    ``potrf``/``potri`` spin-wait between their many small steps, and on a shared 2-core
+    machine a 1,682-item inverse took 2.6 s of wall time on two threads against 0.2 s on
+    one (``benchmarks/bench_recommend.py``, docs/movies.md). Same arithmetic either way.
     """
-    c, info = lapack.dpotrf(G, lower=0, clean=0)
-    if info == 0:
-        P, info = lapack.dpotri(c, lower=0)
+    from threadpoolctl import threadpool_limits
+
+    limit = 1 if G.shape[0] < _SERIAL_INVERSE else None
+    with threadpool_limits(limits=limit, user_api="blas"):
+        c, info = lapack.dpotrf(G, lower=0, clean=0)
+        if info == 0:
+            P, info = lapack.dpotri(c, lower=0)
     if info != 0:
         raise ValueError(
             f"EASE's Gram matrix X^T X + lambda I is not positive definite (LAPACK info "
