@@ -533,3 +533,21 @@ def test_ease_inverse_is_exact_and_serial_below_the_threshold(monkeypatch, seria
     assert len(seen) == 1
     if serial_below:
         assert seen == [1]
+
+
+def test_top_columns_is_the_stable_full_sort():
+    """The partial top-k of EASE's penalty choice and ``top_k`` returns what the stable
+    full sort did: ties to the lower column, -inf after numbers, NaN last."""
+    from rankboost.recommend._base import top_columns
+
+    rng = np.random.default_rng(5)
+    for trial in range(120):
+        n, m = int(rng.integers(1, 9)), int(rng.integers(1, 30))
+        S = rng.integers(-2, 3, size=(n, m)).astype(float)  # many ties
+        if trial % 3 == 0:
+            S = rng.normal(size=(n, m))
+        S[rng.random((n, m)) < 0.1] = -np.inf
+        S[rng.random((n, m)) < 0.1] = np.nan
+        for k in range(m + 2):
+            want = np.argsort(-S, axis=1, kind="stable")[:, :k]
+            np.testing.assert_array_equal(top_columns(S, k), want)

@@ -235,6 +235,37 @@ def _standardise(col: NDArray[np.float64], history: NDArray[np.bool_]) -> NDArra
     return np.divide(col - mean, sd, out=np.zeros_like(col), where=sd > 0)
 
 
+def top_columns(S: NDArray[np.float64], k: int) -> NDArray[np.int64]:
+    """``np.argsort(-S, axis=1, kind="stable")[:, :k]``, without sorting whole rows.
+
+    A partition finds each row's ``k``-th largest value ``t``; only the cells ``>= t``
+    (``k`` of them unless ``t`` is tied) are sorted, stably in column order, so ties go to
+    the lower column exactly as the full sort does. Rows with NaN among their ``k`` largest
+    (fewer than ``k`` numbers) take the full sort.
+    """
+    n, m = S.shape
+    if k >= m or n == 0 or k <= 0:
+        return np.argsort(-S, axis=1, kind="stable")[:, : max(k, 0)]
+    neg = -S
+    part = np.argpartition(neg, k - 1, axis=1)[:, :k]
+    t = np.take_along_axis(neg, part, axis=1).max(axis=1)  # NaN when a NaN is among them
+    full = np.isnan(t)
+    cand = neg <= t[:, None]
+    cand[full] = False
+    counts = cand.sum(axis=1)
+    r, c = np.nonzero(cand)  # row-major: columns ascending within a row
+    pos = np.arange(r.shape[0]) - np.repeat(np.cumsum(counts) - counts, counts)
+    width = max(int(counts.max()), k)
+    vals = np.full((n, width), np.inf)  # padding after a row's cells: sorts after them
+    cols = np.zeros((n, width), dtype=np.int64)
+    vals[r, pos] = neg[r, c]
+    cols[r, pos] = c
+    out = np.take_along_axis(cols, np.argsort(vals, axis=1, kind="stable")[:, :k], axis=1)
+    if full.any():
+        out[full] = np.argsort(neg[full], axis=1, kind="stable")[:, :k]
+    return out
+
+
 def _gram(B: sp.csr_matrix) -> NDArray[np.float64]:
     """The dense item-item Gram matrix ``B^T B`` of the binary ``B``."""
     return np.asarray((B.T @ B).toarray())
@@ -324,7 +355,7 @@ def choose_ease_lambda(
         steps.start(f"choosing ease_lambda {i + 1}/{len(lambdas)}")
         S = np.asarray(B[users] @ _ease_weights(gram, float(lam)))
         S[seen] = -np.inf
-        top = np.argsort(-S, axis=1, kind="stable")[:, :kk]
+        top = top_columns(S, kk)
         hit = np.take_along_axis(rel, top, axis=1)
         value[float(lam)] = float(np.mean((hit * disc).sum(axis=1) / idcg))
         steps.done()

@@ -42,7 +42,7 @@ from ..engine import TrainingStoppedWarning, train_checked
 from ..feedback import BipartiteFeedback, LayeredFeedback
 from ..model import RankBoostModel
 from ..params import TrainParams
-from ._base import BaseScores, choose_ease_lambda, entry_folds, user_means
+from ._base import BaseScores, choose_ease_lambda, entry_folds, top_columns, user_means
 from ._ndcg import ndcg_per_round
 
 __all__ = ["FEEDBACK", "PooledProblem", "pooled_problem", "select_rounds", "top_k"]
@@ -351,7 +351,7 @@ def top_k(scores: NDArray[np.float64], k: int) -> tuple[NDArray[np.int64], NDArr
     """
     n, m = scores.shape
     kk = min(k, m)
-    cols = np.argsort(-scores, axis=1, kind="stable")[:, :kk]
+    cols = top_columns(scores, kk)
     vals = np.take_along_axis(scores, cols, axis=1)
     items = np.full((n, k), -1, dtype=np.int64)
     out = np.full((n, k), np.nan)
