@@ -54,6 +54,8 @@ _STANDARDISED = ("cooccurrence", "ease")
 _DAMPING = 5.0
 #: EASE penalties tried by ``ease_lambda="auto"`` (:func:`choose_ease_lambda`)
 EASE_LAMBDAS = (50.0, 100.0, 250.0, 500.0, 1000.0)
+#: scores held at once by :func:`choose_ease_lambda` (users per block = this / items)
+_BLOCK_CELLS = 1 << 22
 #: EASE's inverse runs on one BLAS thread below this many items (:func:`_spd_inverse`)
 _SERIAL_INVERSE = 4096
 
@@ -339,25 +341,27 @@ def choose_ease_lambda(
     users = np.unique(rows[liked])
     if users.shape[0] == 0 or B.nnz == 0:
         return float(lambdas[0]), {}
-    rel = (
-        sp.csr_matrix(
-            (np.ones(int(liked.sum())), (rows[liked], R.indices[liked])), shape=(n_users, n_items)
-        )[users].toarray()
-        > 0
-    )
-    seen = B[users].toarray() > 0
+    rel = sp.csr_matrix(
+        (np.ones(int(liked.sum())), (rows[liked], R.indices[liked])), shape=(n_users, n_items)
+    )[users]
+    Bu = B[users]
     kk = min(k, n_items)
     disc = 1.0 / np.log2(np.arange(2, kk + 2))
-    idcg = np.cumsum(disc)[np.minimum(rel.sum(axis=1), kk) - 1]
+    idcg = np.cumsum(disc)[np.minimum(np.diff(rel.indptr), kk) - 1]
     gram = _gram(B)
+    step = max(1, _BLOCK_CELLS // n_items)  # users scored at once: memory O(block x items)
     value: dict[float, float] = {}
     for i, lam in enumerate(lambdas):
         steps.start(f"choosing ease_lambda {i + 1}/{len(lambdas)}")
-        S = np.asarray(B[users] @ _ease_weights(gram, float(lam)))
-        S[seen] = -np.inf
-        top = top_columns(S, kk)
-        hit = np.take_along_axis(rel, top, axis=1)
-        value[float(lam)] = float(np.mean((hit * disc).sum(axis=1) / idcg))
+        W = _ease_weights(gram, float(lam))
+        dcg = np.empty(users.shape[0])
+        for s in range(0, users.shape[0], step):
+            b = Bu[s : s + step]
+            S = np.asarray(b @ W)
+            S[np.repeat(np.arange(b.shape[0]), np.diff(b.indptr)), b.indices] = -np.inf
+            hit = np.take_along_axis(rel[s : s + step].toarray() > 0, top_columns(S, kk), axis=1)
+            dcg[s : s + step] = (hit * disc).sum(axis=1)
+        value[float(lam)] = float(np.mean(dcg / idcg))
         steps.done()
     best = max(value.values())
     return next(lam for lam in value if value[lam] == best), value
