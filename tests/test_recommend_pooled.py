@@ -565,3 +565,32 @@ def test_ease_lambda_choice_scored_in_blocks_of_users_equals_the_reference(monke
     want = _ref_choose_lambda(R, seed=3)
     np.testing.assert_allclose(list(value.values()), list(want.values()), rtol=1e-12)
     assert lam == max(want, key=want.get)
+
+
+@pytest.mark.parametrize("prior", [None, 0.25])
+def test_inner_cv_curve_scored_in_blocks_of_users_is_the_same(monkeypatch, prior):
+    """The held-out rows' rounds x rows scores built a few users at a time (memory O(block))
+    give the same rounds and the same curve, bit for bit, as one block of every user."""
+    from rankboost.params import TrainParams
+    from rankboost.recommend import _pooled
+    from rankboost.recommend._pooled import select_rounds
+
+    R = _ratings(6, n_users=24, n_items=20)
+    names = ("item_knn", "ease", "popularity")
+    prob = pooled_problem(
+        R, np.arange(R.shape[0]), {"names": names, "ease_lambda": 100.0}, n_folds=3,
+        feedback="rated", negatives=1.0, rng=np.random.default_rng(0), held_unrated=4,
+    )  # fmt: skip
+    f0 = None if prior is None else prior * prob.X[:, 1]
+    params = TrainParams(n_rounds=7, thresholds=255)
+
+    def run():
+        return select_rounds(prob, "rated", params, 2, np.random.default_rng(1), f0)
+
+    whole = run()
+    for cells in (1, 40):  # one user per block; a few users per block
+        monkeypatch.setattr(_pooled, "_BLOCK_CELLS", cells)
+        rounds, curve = run()
+        assert rounds == whole[0]
+        np.testing.assert_array_equal(curve, whole[1])
+    assert np.isfinite(whole[1]).all()
