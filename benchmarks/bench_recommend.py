@@ -31,7 +31,9 @@ Options: ``--n-jobs`` (part 1, default 2), ``--skip-synthetic``, ``--synthetic-t
 the pooled default's fit + ``recommend_all(10)`` against one EASE fit (the library's EASE,
 ``ease_lambda`` = the pooled fit's ``ease_lambda_``) + its top 10 of every user, each
 ``REPEATS`` times (default 3) alternately in one process; the medians of wall and CPU
-seconds and their ratio are printed (the machine is shared: quote the ratio, not a time).
+seconds and their ratio are printed (the machine is shared: quote the ratio, not a time),
+and the pooled phase's peak memory. ``--save-top NPZ`` saves its top 10 of every user, the
+inner-CV curves, ``ease_lambda_`` and rounds, to compare two versions of the code.
 
     PYTHONPATH=src .venv/bin/python benchmarks/bench_recommend.py --speed 3
 """
@@ -193,8 +195,12 @@ def ease_top(train: sp.csr_matrix, lam: float, k: int = 10) -> np.ndarray:
     return top_k(S, k)[0]
 
 
-def speed(repeats: int) -> tuple[str, dict[str, Any]]:
-    """Pooled default fit + recommend_all(10) against one EASE fit + top 10, medians."""
+def speed(repeats: int, save: str | None = None) -> tuple[str, dict[str, Any]]:
+    """Pooled default fit + recommend_all(10) against one EASE fit + top 10, medians.
+
+    ``save``: an ``.npz`` path for the last repeat's top 10 of every user, inner-CV curves,
+    ``ease_lambda_`` and rounds (to compare two versions of the code).
+    """
     R, _, _ = load_movielens(DATA).to_matrix()
     train, _ = split(R, 0.2, seed=0)
     with warnings.catch_warnings():  # warm: numba's cache, imports
@@ -202,17 +208,26 @@ def speed(repeats: int) -> tuple[str, dict[str, Any]]:
         RankBoostRecommender(rating_range=(1, 5), n_estimators=5).fit(train[:60])
     times: dict[str, list[tuple[float, float]]] = {"pooled": [], "ease": []}
     lam = 250.0
+    peaks = []
     for _ in range(repeats):
+        reset_peak()
+        start = rss_bytes()
         w, c = time.perf_counter(), time.process_time()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TrainingStoppedWarning)
             rec = RankBoostRecommender(rating_range=(1, 5)).fit(train)
-        rec.recommend_all(10)
+        _, top, _ = rec.recommend_all(10)
         times["pooled"].append((time.perf_counter() - w, time.process_time() - c))
+        peaks.append((peak_rss_bytes() - start) / 2**20)
         lam = float(rec.ease_lambda_)
         w, c = time.perf_counter(), time.process_time()
         ease_top(train, lam)
         times["ease"].append((time.perf_counter() - w, time.process_time() - c))
+    if save:
+        np.savez(
+            save, top=top, curve=rec.rounds_curve_, rating_curve=rec.rating_rounds_curve_,
+            ease_lambda=lam, rounds=[rec.report_["n_rounds"], rec.report_["n_rounds_rating_model"]],
+        )  # fmt: skip
     med = {k: np.median(np.array(v), axis=0) for k, v in times.items()}
     rows = [
         ["pooled default: fit + recommend_all(10)", *np.round(med["pooled"], 2)],
@@ -224,9 +239,12 @@ def speed(repeats: int) -> tuple[str, dict[str, Any]]:
         "",
         markdown_table(["", "wall s", "CPU s"], rows),
         "",
+        f"Peak memory of the pooled fit + recommend_all above its start: "
+        f"{np.median(peaks):.0f} MiB (median).",
+        "",
     ])  # fmt: skip
     data = {k: [list(t) for t in v] for k, v in times.items()}
-    return text, {"speed": data, "ease_lambda": lam}
+    return text, {"speed": data, "ease_lambda": lam, "peak_mib": peaks}
 
 
 def synthetic(
@@ -287,11 +305,12 @@ def main() -> None:
     ap.add_argument("--skip-synthetic", action="store_true")
     ap.add_argument("--synthetic-targets", type=int, default=1000)
     ap.add_argument("--speed", type=int, nargs="?", const=3, default=None, metavar="REPEATS")
+    ap.add_argument("--save-top", default=None, metavar="NPZ", help="with --speed: save the top 10")
     add_write_results(ap)
     args = ap.parse_args()
     info = machine_info()
     if args.speed is not None:
-        text, data = speed(args.speed)
+        text, data = speed(args.speed, args.save_top)
         text = f"{machine_line(info)}\n\n{text}"
         print(text)
         report_result(args.write_results, "bench_recommend_speed", text, {**data, "machine": info})
