@@ -308,6 +308,8 @@ def main() -> None:
     ap.add_argument("--save-top", default=None, metavar="NPZ", help="with --speed: save the top 10")
     add_write_results(ap)
     args = ap.parse_args()
+    if args.save_top and args.speed is None:
+        ap.error("--save-top needs --speed (it saves the speed run's top 10)")
     info = machine_info()
     if args.speed is not None:
         text, data = speed(args.speed, args.save_top)
