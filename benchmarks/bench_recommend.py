@@ -26,6 +26,16 @@ Peak memory is the process's resident high-water mark (``VmHWM``), reset before 
     PYTHONPATH=src .venv/bin/python benchmarks/bench_recommend.py --write-results
 
 Options: ``--n-jobs`` (part 1, default 2), ``--skip-synthetic``, ``--synthetic-targets``.
+
+``--speed [REPEATS]`` runs only issue 35's comparison: on the same MovieLens 100K split,
+the pooled default's fit + ``recommend_all(10)`` against one EASE fit (the library's EASE,
+``ease_lambda`` = the pooled fit's ``ease_lambda_``) + its top 10 of every user, each
+``REPEATS`` times (default 3) alternately in one process; the medians of wall and CPU
+seconds and their ratio are printed (the machine is shared: quote the ratio, not a time),
+and the pooled phase's peak memory. ``--save-top NPZ`` saves its top 10 of every user, the
+inner-CV curves, ``ease_lambda_`` and rounds, to compare two versions of the code.
+
+    PYTHONPATH=src .venv/bin/python benchmarks/bench_recommend.py --speed 3
 """
 
 from __future__ import annotations
@@ -57,6 +67,8 @@ from rankboost import TrainingStoppedWarning  # noqa: E402
 from rankboost.datasets import load_movielens  # noqa: E402
 from rankboost.metrics import ndcg_score, precision_at_k  # noqa: E402
 from rankboost.recommend import RankBoostRecommender  # noqa: E402
+from rankboost.recommend._base import BaseScores  # noqa: E402
+from rankboost.recommend._pooled import top_k  # noqa: E402
 
 # the configurations reported in docs/movies.md, defined once there
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
@@ -176,6 +188,66 @@ def movielens(n_jobs: int) -> tuple[list[list[Any]], dict[str, Any]]:
     return rows, data
 
 
+def ease_top(train: sp.csr_matrix, lam: float, k: int = 10) -> np.ndarray:
+    """One EASE fit on ``train`` and the top ``k`` unrated items of every user."""
+    base = BaseScores(("ease",), ease_lambda=lam).fit(train)
+    S = base.scores(np.arange(train.shape[0]))[..., 0]
+    S[np.repeat(np.arange(train.shape[0]), np.diff(train.indptr)), train.indices] = -np.inf
+    return top_k(S, k)[0]
+
+
+def speed(repeats: int, save: str | None = None) -> tuple[str, dict[str, Any]]:
+    """Pooled default fit + recommend_all(10) against one EASE fit + top 10, medians.
+
+    ``save``: an ``.npz`` path for the last repeat's top 10 of every user, inner-CV curves,
+    ``ease_lambda_`` and rounds (to compare two versions of the code).
+    """
+    R, _, _ = load_movielens(DATA).to_matrix()
+    train, _ = split(R, 0.2, seed=0)
+    with warnings.catch_warnings():  # warm: numba's cache, imports
+        warnings.simplefilter("ignore", TrainingStoppedWarning)
+        RankBoostRecommender(rating_range=(1, 5), n_estimators=5).fit(train[:60])
+    times: dict[str, list[tuple[float, float]]] = {"pooled": [], "ease": []}
+    lam = 250.0
+    peaks = []
+    for _ in range(repeats):
+        reset_peak()
+        start = rss_bytes()
+        w, c = time.perf_counter(), time.process_time()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TrainingStoppedWarning)
+            rec = RankBoostRecommender(rating_range=(1, 5)).fit(train)
+        _, top, _ = rec.recommend_all(10)
+        times["pooled"].append((time.perf_counter() - w, time.process_time() - c))
+        peaks.append((peak_rss_bytes() - start) / 2**20)
+        lam = float(rec.ease_lambda_)
+        w, c = time.perf_counter(), time.process_time()
+        ease_top(train, lam)
+        times["ease"].append((time.perf_counter() - w, time.process_time() - c))
+    if save:
+        np.savez(
+            save, top=top, curve=rec.rounds_curve_, rating_curve=rec.rating_rounds_curve_,
+            ease_lambda=lam, rounds=[rec.report_["n_rounds"], rec.report_["n_rounds_rating_model"]],
+        )  # fmt: skip
+    med = {k: np.median(np.array(v), axis=0) for k, v in times.items()}
+    rows = [
+        ["pooled default: fit + recommend_all(10)", *np.round(med["pooled"], 2)],
+        [f"EASE (lambda {lam:g}): fit + top 10 of every user", *np.round(med["ease"], 2)],
+        ["ratio pooled / EASE", *np.round(med["pooled"] / med["ease"], 1)],
+    ]
+    text = "\n".join([
+        f"## Speed: MovieLens 100K, 943 users (80/20 split, seed 0), median of {repeats}",
+        "",
+        markdown_table(["", "wall s", "CPU s"], rows),
+        "",
+        f"Peak memory of the pooled fit + recommend_all above its start: "
+        f"{np.median(peaks):.0f} MiB (median).",
+        "",
+    ])  # fmt: skip
+    data = {k: [list(t) for t in v] for k, v in times.items()}
+    return text, {"speed": data, "ease_lambda": lam, "peak_mib": peaks}
+
+
 def synthetic(
     n_users: int, n_items: int, per_user: int, n_targets: int, seed: int = 0
 ) -> tuple[list[list[Any]], dict[str, Any]]:
@@ -233,9 +305,19 @@ def main() -> None:
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--skip-synthetic", action="store_true")
     ap.add_argument("--synthetic-targets", type=int, default=1000)
+    ap.add_argument("--speed", type=int, nargs="?", const=3, default=None, metavar="REPEATS")
+    ap.add_argument("--save-top", default=None, metavar="NPZ", help="with --speed: save the top 10")
     add_write_results(ap)
     args = ap.parse_args()
+    if args.save_top and args.speed is None:
+        ap.error("--save-top needs --speed (it saves the speed run's top 10)")
     info = machine_info()
+    if args.speed is not None:
+        text, data = speed(args.speed, args.save_top)
+        text = f"{machine_line(info)}\n\n{text}"
+        print(text)
+        report_result(args.write_results, "bench_recommend_speed", text, {**data, "machine": info})
+        return
     t_all = time.perf_counter()
     rows, data = movielens(args.n_jobs)
     md = [

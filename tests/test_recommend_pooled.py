@@ -507,3 +507,90 @@ def test_bad_pooled_parameters_name_the_parameter():
     for kw, msg in bad:
         with pytest.raises(ValueError, match=msg):
             RankBoostRecommender(**kw).fit(R)
+
+
+@pytest.mark.parametrize("serial_below", [4096, 0])
+def test_ease_inverse_is_exact_and_serial_below_the_threshold(monkeypatch, serial_below):
+    """EASE's Cholesky inverse runs on one BLAS thread for catalogues below the threshold
+    (OpenBLAS's threaded potrf/potri spin on a shared machine) and equals a general inverse."""
+    from threadpoolctl import threadpool_info
+
+    from rankboost.recommend import _base
+
+    rng = np.random.default_rng(3)
+    X = (rng.random((40, 30)) < 0.3).astype(float)
+    G = X.T @ X + 50.0 * np.eye(30)
+    seen = []
+    potrf = _base.lapack.dpotrf
+
+    def spy(*a, **kw):
+        seen.append(min(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"))
+        return potrf(*a, **kw)
+
+    monkeypatch.setattr(_base, "_SERIAL_INVERSE", serial_below)
+    monkeypatch.setattr(_base.lapack, "dpotrf", spy)
+    np.testing.assert_allclose(_base._spd_inverse(G), np.linalg.inv(G), rtol=1e-10, atol=1e-14)
+    assert len(seen) == 1
+    if serial_below:
+        assert seen == [1]
+
+
+def test_top_columns_is_the_stable_full_sort():
+    """The partial top-k of EASE's penalty choice and ``top_k`` returns what the stable
+    full sort did: ties to the lower column, -inf after numbers, NaN last."""
+    from rankboost.recommend._base import top_columns
+
+    rng = np.random.default_rng(5)
+    for trial in range(120):
+        n, m = int(rng.integers(1, 9)), int(rng.integers(1, 30))
+        S = rng.integers(-2, 3, size=(n, m)).astype(float)  # many ties
+        if trial % 3 == 0:
+            S = rng.normal(size=(n, m))
+        S[rng.random((n, m)) < 0.1] = -np.inf
+        S[rng.random((n, m)) < 0.1] = np.nan
+        for k in range(m + 2):
+            want = np.argsort(-S, axis=1, kind="stable")[:, :k]
+            np.testing.assert_array_equal(top_columns(S, k), want)
+
+
+@pytest.mark.parametrize("cells", [25, 60, 1 << 22])
+def test_ease_lambda_choice_scored_in_blocks_of_users_equals_the_reference(monkeypatch, cells):
+    """Blocks of 1, 2 or all users: the same NDCG@10 of every lambda as the loop reference
+    (memory O(block x items) instead of a dense users x items score matrix)."""
+    from rankboost.recommend import _base
+
+    monkeypatch.setattr(_base, "_BLOCK_CELLS", cells)
+    R = _ratings(4, n_users=30, n_items=25)
+    lam, value = choose_ease_lambda(R, seed=3)
+    want = _ref_choose_lambda(R, seed=3)
+    np.testing.assert_allclose(list(value.values()), list(want.values()), rtol=1e-12)
+    assert lam == max(want, key=want.get)
+
+
+@pytest.mark.parametrize("prior", [None, 0.25])
+def test_inner_cv_curve_scored_in_blocks_of_users_is_the_same(monkeypatch, prior):
+    """The held-out rows' rounds x rows scores built a few users at a time (memory O(block))
+    give the same rounds and the same curve, bit for bit, as one block of every user."""
+    from rankboost.params import TrainParams
+    from rankboost.recommend import _pooled
+    from rankboost.recommend._pooled import select_rounds
+
+    R = _ratings(6, n_users=24, n_items=20)
+    names = ("item_knn", "ease", "popularity")
+    prob = pooled_problem(
+        R, np.arange(R.shape[0]), {"names": names, "ease_lambda": 100.0}, n_folds=3,
+        feedback="rated", negatives=1.0, rng=np.random.default_rng(0), held_unrated=4,
+    )  # fmt: skip
+    f0 = None if prior is None else prior * prob.X[:, 1]
+    params = TrainParams(n_rounds=7, thresholds=255)
+
+    def run():
+        return select_rounds(prob, "rated", params, 2, np.random.default_rng(1), f0)
+
+    whole = run()
+    for cells in (1, 40):  # one user per block; a few users per block
+        monkeypatch.setattr(_pooled, "_BLOCK_CELLS", cells)
+        rounds, curve = run()
+        assert rounds == whole[0]
+        np.testing.assert_array_equal(curve, whole[1])
+    assert np.isfinite(whole[1]).all()

@@ -54,6 +54,10 @@ _STANDARDISED = ("cooccurrence", "ease")
 _DAMPING = 5.0
 #: EASE penalties tried by ``ease_lambda="auto"`` (:func:`choose_ease_lambda`)
 EASE_LAMBDAS = (50.0, 100.0, 250.0, 500.0, 1000.0)
+#: scores held at once by :func:`choose_ease_lambda` (users per block = this / items)
+_BLOCK_CELLS = 1 << 22
+#: EASE's inverse runs on one BLAS thread below this many items (:func:`_spd_inverse`)
+_SERIAL_INVERSE = 4096
 
 
 def _row_normalised(M: sp.csr_matrix) -> sp.csr_matrix:
@@ -199,10 +203,19 @@ def _spd_inverse(G: NDArray[np.float64]) -> NDArray[np.float64]:
 
     About half the work of a general inverse; ``G = X^T X + lambda I`` with ``lambda > 0`` is
     positive definite, so a failure means a non-finite or non-positive ``lambda``.
+
+    Below :data:`_SERIAL_INVERSE` rows the BLAS runs on one thread: OpenBLAS's threaded
+    ``potrf``/``potri`` spin-wait between their many small steps, and on a shared 2-core
+    machine a 1,682-item inverse took 2.6 s of wall time on two threads against 0.2 s on
+    one (``benchmarks/bench_recommend.py``, docs/movies.md). Same arithmetic either way.
     """
-    c, info = lapack.dpotrf(G, lower=0, clean=0)
-    if info == 0:
-        P, info = lapack.dpotri(c, lower=0)
+    from threadpoolctl import threadpool_limits
+
+    limit = 1 if G.shape[0] < _SERIAL_INVERSE else None
+    with threadpool_limits(limits=limit, user_api="blas"):
+        c, info = lapack.dpotrf(G, lower=0, clean=0)
+        if info == 0:
+            P, info = lapack.dpotri(c, lower=0)
     if info != 0:
         raise ValueError(
             f"EASE's Gram matrix X^T X + lambda I is not positive definite (LAPACK info "
@@ -222,6 +235,37 @@ def _standardise(col: NDArray[np.float64], history: NDArray[np.bool_]) -> NDArra
     var = np.where(free, (col - mean) ** 2, 0.0).sum(axis=1, keepdims=True) / n
     sd = np.sqrt(var)
     return np.divide(col - mean, sd, out=np.zeros_like(col), where=sd > 0)
+
+
+def top_columns(S: NDArray[np.float64], k: int) -> NDArray[np.int64]:
+    """``np.argsort(-S, axis=1, kind="stable")[:, :k]``, without sorting whole rows.
+
+    A partition finds each row's ``k``-th largest value ``t``; only the cells ``>= t``
+    (``k`` of them unless ``t`` is tied) are sorted, stably in column order, so ties go to
+    the lower column exactly as the full sort does. Rows with NaN among their ``k`` largest
+    (fewer than ``k`` numbers) take the full sort.
+    """
+    n, m = S.shape
+    if k >= m or n == 0 or k <= 0:
+        return np.argsort(-S, axis=1, kind="stable")[:, : max(k, 0)]
+    neg = -S
+    part = np.argpartition(neg, k - 1, axis=1)[:, :k]
+    t = np.take_along_axis(neg, part, axis=1).max(axis=1)  # NaN when a NaN is among them
+    full = np.isnan(t)
+    cand = neg <= t[:, None]
+    cand[full] = False
+    counts = cand.sum(axis=1)
+    r, c = np.nonzero(cand)  # row-major: columns ascending within a row
+    pos = np.arange(r.shape[0]) - np.repeat(np.cumsum(counts) - counts, counts)
+    width = max(int(counts.max()), k)
+    vals = np.full((n, width), np.inf)  # padding after a row's cells: sorts after them
+    cols = np.zeros((n, width), dtype=np.int64)
+    vals[r, pos] = neg[r, c]
+    cols[r, pos] = c
+    out = np.take_along_axis(cols, np.argsort(vals, axis=1, kind="stable")[:, :k], axis=1)
+    if full.any():
+        out[full] = np.argsort(neg[full], axis=1, kind="stable")[:, :k]
+    return out
 
 
 def _gram(B: sp.csr_matrix) -> NDArray[np.float64]:
@@ -297,25 +341,27 @@ def choose_ease_lambda(
     users = np.unique(rows[liked])
     if users.shape[0] == 0 or B.nnz == 0:
         return float(lambdas[0]), {}
-    rel = (
-        sp.csr_matrix(
-            (np.ones(int(liked.sum())), (rows[liked], R.indices[liked])), shape=(n_users, n_items)
-        )[users].toarray()
-        > 0
-    )
-    seen = B[users].toarray() > 0
+    rel = sp.csr_matrix(
+        (np.ones(int(liked.sum())), (rows[liked], R.indices[liked])), shape=(n_users, n_items)
+    )[users]
+    Bu = B[users]
     kk = min(k, n_items)
     disc = 1.0 / np.log2(np.arange(2, kk + 2))
-    idcg = np.cumsum(disc)[np.minimum(rel.sum(axis=1), kk) - 1]
+    idcg = np.cumsum(disc)[np.minimum(np.diff(rel.indptr), kk) - 1]
     gram = _gram(B)
+    step = max(1, _BLOCK_CELLS // n_items)  # users scored at once: memory O(block x items)
     value: dict[float, float] = {}
     for i, lam in enumerate(lambdas):
         steps.start(f"choosing ease_lambda {i + 1}/{len(lambdas)}")
-        S = np.asarray(B[users] @ _ease_weights(gram, float(lam)))
-        S[seen] = -np.inf
-        top = np.argsort(-S, axis=1, kind="stable")[:, :kk]
-        hit = np.take_along_axis(rel, top, axis=1)
-        value[float(lam)] = float(np.mean((hit * disc).sum(axis=1) / idcg))
+        W = _ease_weights(gram, float(lam))
+        dcg = np.empty(users.shape[0])
+        for s in range(0, users.shape[0], step):
+            b = Bu[s : s + step]
+            S = np.asarray(b @ W)
+            S[np.repeat(np.arange(b.shape[0]), np.diff(b.indptr)), b.indices] = -np.inf
+            hit = np.take_along_axis(rel[s : s + step].toarray() > 0, top_columns(S, kk), axis=1)
+            dcg[s : s + step] = (hit * disc).sum(axis=1)
+        value[float(lam)] = float(np.mean(dcg / idcg))
         steps.done()
     best = max(value.values())
     return next(lam for lam in value if value[lam] == best), value

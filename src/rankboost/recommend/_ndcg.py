@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from .._kernels.ranking_metrics import ndcg_rounds
 
-__all__ = ["ndcg_per_round"]
+__all__ = ["ndcg_per_query_round", "ndcg_per_round"]
 
 
 def ndcg_per_round(
@@ -28,7 +28,18 @@ def ndcg_per_round(
     ``HT`` has shape ``(n_rounds, n_rows)``; ``labels`` are graded relevance (gain
     ``2**label - 1``); rows of one query must be contiguous. Returns shape ``(n_rounds,)``.
     """
+    return ndcg_per_query_round(HT, labels, qid, k).mean(axis=0)
+
+
+def ndcg_per_query_round(
+    HT: NDArray[np.float64], labels: NDArray[np.float64], qid: NDArray[np.int64], k: int = 10
+) -> NDArray[np.float64]:
+    """NDCG@k of every query (row) after every round (column): shape ``(n_queries, n_rounds)``.
+
+    As :func:`ndcg_per_round` before the mean, so blocks of whole queries can be scored one
+    after another and their rows stacked.
+    """
     starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1], True]).astype(np.int64)
     gain = np.exp2(np.asarray(labels, dtype=np.float64)) - 1.0
     HT = np.ascontiguousarray(HT, dtype=np.float64)
-    return ndcg_rounds(HT, gain, starts, int(k)).mean(axis=0)
+    return ndcg_rounds(HT, gain, starts, int(k))
