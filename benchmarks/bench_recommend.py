@@ -202,7 +202,7 @@ def speed(repeats: int, save: str | None = None) -> tuple[str, dict[str, Any]]:
     ``save``: an ``.npz`` path for the last repeat's top 10 of every user, inner-CV curves,
     ``ease_lambda_`` and rounds (to compare two versions of the code).
     """
-    R, _, _ = load_movielens(DATA).to_matrix()
+    R, _, _ = load_movielens(data_file("movielens/ml-100k/u.data.gz")).to_matrix()
     train, _ = split(R, 0.2, seed=0)
     with warnings.catch_warnings():  # warm: numba's cache, imports
         warnings.simplefilter("ignore", TrainingStoppedWarning)
