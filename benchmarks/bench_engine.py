@@ -251,7 +251,8 @@ def _phase_breakdown(X: np.ndarray, fb: Any, rounds: int) -> dict[str, Any]:
         ("_histograms", "histogram"),
         ("_values", "h"),
         ("_rule_alpha", "alpha"),
-        ("_broadcast", "update"),
+        ("_step", "update"),  # the blocks' H += alpha h
+        ("_settle", "update"),  # and the new normaliser Z_t, both counted as the update
         ("_rloss", "rloss"),
     ):
         timers.wrap(bst, attr, name)
