@@ -11,8 +11,22 @@ costs no training time. For each learner and fold the report gives
   and the iteration where that happens;
 * ``test``: the test NDCG@10 of the model cut at that iteration.
 
-Protocol: LETOR 4.0 MQ2008 (``../shared/data/letor4/MQ2008``, override with
-``RANKBOOST_DATA``), the folds given by ``--folds`` (default all five); NDCG@10 with gain
+Data sets (``--dataset``, one or more; each one a line of ``DATASETS``; data under
+``../shared/data``, override with ``RANKBOOST_DATA``):
+
+* ``mq2008``: LETOR 4.0 MQ2008 (``letor4/MQ2008``), its train / vali / test files of
+  ``--folds`` (default all five).
+* ``lightgbm-example``: LightGBM's lambdarank example (``lightgbm_lambdarank/``:
+  ``rank.train`` 3005 rows / 201 queries, ``rank.test`` 768 rows, 300 features, query sizes
+  in the ``.query`` files). It has no validation file: "fold" ``k`` holds out 20 % of the
+  training queries (40 of 201, drawn with ``numpy.random.default_rng(k)``) as validation
+  and trains on the other 161; test is ``rank.test``. Default folds 1-5 (five splits).
+* ``synthetic``: the problem of ``benchmarks/bench_engine.py`` (its ``make_data``: queries of
+  100 rows, grades 0-4, 136 features, some NaN / rounded), ``--rows`` training rows
+  (default 1,000,000) followed by ``--rows // 10`` validation and ``--rows // 10`` test
+  rows, cut at query boundaries from one draw with seed ``k`` (fold ``k``; default fold 1).
+
+NDCG@10 with gain
 ``2**rel - 1``, pessimistic ties and queries without a relevant document counted 0
 (``rankboost.metrics``, the conventions of ``benchmarks/letor.py``). RankBoost:
 ``rb.train(X, rb.LayeredFeedback(y, qid), n_rounds=--rounds)`` at its defaults, numba kernels
@@ -25,14 +39,16 @@ a fold run one after the other in one process, so they see the same machine load
 machine is shared, so quote ratios and medians over folds, not single times.
 
 Adding a learner (issue 36: XGBoost ``rank:ndcg`` is one): write ``fit_<name>(train, budget,
-threads) -> Curve`` and add it to ``LEARNERS``. Adding a dataset in LETOR's fold layout: one
-entry of ``DATASETS`` (``--dataset``).
+threads) -> Curve`` and add it to ``LEARNERS``. Adding a dataset: a loader
+``(fold, rows) -> (train, vali, test)`` and one ``DataSpec`` entry of ``DATASETS``.
 
 Run::
 
     python benchmarks/time_to_quality.py                     # all 5 folds, table on stdout
     python benchmarks/time_to_quality.py --folds 1 --plot docs/img/time_to_quality.png
-    python benchmarks/time_to_quality.py --write-results     # benchmarks/results/time_to_quality.*
+    python benchmarks/time_to_quality.py --dataset mq2008 lightgbm-example synthetic \
+        --plot docs/img/time_to_quality_all.png --write-results  # results/time_to_quality.*
+    python benchmarks/time_to_quality.py --dataset synthetic --rows 20000   # a small synthetic run
 
 Needs the ``bench`` extra (LightGBM, XGBoost, matplotlib); a learner whose package is
 missing is skipped and said so.
@@ -62,10 +78,9 @@ from rankboost.metrics import ndcg_score  # noqa: E402
 DATA = Path(
     os.environ.get("RANKBOOST_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data")
 )
-#: name -> (title, folder under DATA with Fold<k>/{train,vali,test}.txt.gz, number of features)
-DATASETS = {"mq2008": ("LETOR 4.0 MQ2008", "letor4/MQ2008", 46)}
 WITHIN = 0.002
 THREADS = 1  # every learner's threads (--threads)
+ROWS = 1_000_000  # training rows of the synthetic problem (--rows)
 Split = tuple[np.ndarray, np.ndarray, np.ndarray]  # X, y, qid
 
 
@@ -113,6 +128,8 @@ def fit_rankboost(train: Split, budget: int, threads: int) -> Curve:
 
 def _grouped(split: Split) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     X, y, qid = split
+    if np.all(qid[1:] >= qid[:-1]):  # already grouped (the synthetic problem): no copy of X
+        return X, y, qid, np.unique(qid, return_counts=True)[1]
     order = np.argsort(qid, kind="stable")
     _, first, sizes = np.unique(qid[order], return_index=True, return_counts=True)
     return X[order], y[order], qid[order], sizes[np.argsort(first)]
@@ -182,13 +199,83 @@ LEARNERS: dict[str, tuple[str, Callable[[Split, int, int], Curve], str, str]] = 
 # --------------------------------------------------------------------------- protocol
 
 
-def load(dataset: str, fold: int, split: str) -> Split:
-    _, folder, n_features = DATASETS[dataset]
-    path = DATA / folder / f"Fold{fold}" / f"{split}.txt.gz"
+def _fail(path: Path) -> None:
+    sys.exit(f"time_to_quality: {path} not found; set RANKBOOST_DATA to the shared data")
+
+
+def _read(path: Path, n_features: int) -> Split:
     if not path.is_file():
-        sys.exit(f"time_to_quality: {path} not found; set RANKBOOST_DATA to the shared data")
+        _fail(path)
     ds = load_svmlight(path, n_features=n_features)
     return np.ascontiguousarray(ds.X, dtype=np.float64), np.asarray(ds.y), np.asarray(ds.qid)
+
+
+def load_mq2008(fold: int, rows: int) -> tuple[Split, Split, Split]:
+    """MQ2008 ``Fold<fold>``'s train / vali / test files (``rows`` unused)."""
+    folder = DATA / "letor4" / "MQ2008" / f"Fold{fold}"
+    train, vali, test = (_read(folder / f"{s}.txt.gz", 46) for s in ("train", "vali", "test"))
+    return train, vali, test
+
+
+#: fraction of rank.train's queries held out as validation in the LightGBM example
+HELD_OUT = 0.2
+
+
+def split_queries(split: Split, fraction: float, seed: int) -> tuple[Split, Split]:
+    """``(rest, held_out)``: ``round(fraction * n_queries)`` whole queries drawn with
+    ``numpy.random.default_rng(seed)`` go to ``held_out``, rows kept in file order."""
+    X, y, qid = split
+    queries = np.unique(qid)
+    rng = np.random.default_rng(seed)
+    held = rng.choice(queries, size=int(round(fraction * len(queries))), replace=False)
+    mask = np.isin(qid, held)
+    return (X[~mask], y[~mask], qid[~mask]), (X[mask], y[mask], qid[mask])
+
+
+def load_lightgbm_example(fold: int, rows: int) -> tuple[Split, Split, Split]:
+    """LightGBM's lambdarank example: validation = 20 % of rank.train's queries (seed
+    ``fold``), test = rank.test (``rows`` unused)."""
+    folder = DATA / "lightgbm_lambdarank"
+    full = _read(folder / "rank.train.gz", 300)
+    test = _read(folder / "rank.test.gz", 300)
+    train, vali = split_queries(full, HELD_OUT, fold)
+    return train, vali, test
+
+
+def load_synthetic(fold: int, rows: int) -> tuple[Split, Split, Split]:
+    """``bench_engine.make_data`` with seed ``fold``: ``rows`` training rows, then
+    ``rows // 10`` validation and ``rows // 10`` test rows, cut at query boundaries (whole
+    queries of 100; sizes rounded down to a multiple of 100, at least one query)."""
+    from bench_engine import make_data
+
+    q = 100
+    n_train = max(q, rows // q * q)
+    n_eval = max(q, rows // 10 // q * q)
+    X, y, qid = make_data(n_train + 2 * n_eval, 136, q, seed=fold)
+    cuts = [(0, n_train), (n_train, n_train + n_eval), (n_train + n_eval, n_train + 2 * n_eval)]
+    # contiguous row slices of a C-order X: views, no copies at 1M rows
+    train, vali, test = ((X[a:b], y[a:b], qid[a:b]) for a, b in cuts)
+    return train, vali, test
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """One ``--dataset``: its title, default folds and loader ``(fold, rows) -> splits``."""
+
+    title: str
+    folds: tuple[int, ...]
+    load: Callable[[int, int], tuple[Split, Split, Split]]
+
+
+DATASETS: dict[str, DataSpec] = {
+    "mq2008": DataSpec("LETOR 4.0 MQ2008", (1, 2, 3, 4, 5), load_mq2008),
+    "lightgbm-example": DataSpec(
+        "LightGBM lambdarank example (validation: 20% of rank.train's queries, seed = fold)",
+        (1, 2, 3, 4, 5),
+        load_lightgbm_example,
+    ),
+    "synthetic": DataSpec("Synthetic (bench_engine.make_data), 136 features", (1,), load_synthetic),
+}
 
 
 def reached(vali: np.ndarray, within: float) -> int:
@@ -197,10 +284,18 @@ def reached(vali: np.ndarray, within: float) -> int:
 
 
 def run_fold(
-    dataset: str, fold: int, names: list[str], budgets: dict[str, int], within: float, threads: int
+    dataset: str,
+    fold: int,
+    names: list[str],
+    budgets: dict[str, int],
+    within: float,
+    threads: int,
+    rows: int = ROWS,
 ) -> dict:
-    train, vali, test = (load(dataset, fold, s) for s in ("train", "vali", "test"))
-    out: dict[str, Any] = {}
+    train, vali, test = DATASETS[dataset].load(fold, rows)
+    out: dict[str, Any] = {
+        "rows": {"train": len(train[1]), "vali": len(vali[1]), "test": len(test[1])}
+    }
     for name in names:
         label, fit, _, option = LEARNERS[name]
         curve = fit(train, budgets[option], threads)
@@ -220,7 +315,7 @@ def run_fold(
             "total_seconds": float(seconds[-1]),
         }
         print(
-            f"fold {fold} {label}: best vali {v.max():.4f}, within {within} at iteration "
+            f"{dataset} fold {fold} {label}: best vali {v.max():.4f}, within {within} at iteration "
             f"{i + 1} after {curve.seconds[i]:.2f} s (test {out[name]['test_ndcg10_there']:.4f});"
             f" {len(v)} iterations in {curve.seconds[-1]:.2f} s",
             file=sys.stderr,
@@ -251,63 +346,97 @@ def report(dataset: str, folds: dict[int, dict], names: list[str], within: float
         "test NDCG@10 there (mean)",
         "whole budget (s, median)",
     ]
-    return f"{DATASETS[dataset][0]}, folds {sorted(folds)}\n\n" + markdown_table(head, rows)
+    sizes = folds[min(folds)]["rows"]
+    title = f"{DATASETS[dataset].title}, folds {sorted(folds)}"
+    title += f" (rows: {sizes['train']:,} train, {sizes['vali']:,} vali, {sizes['test']:,} test)"
+    return title + "\n\n" + markdown_table(head, rows)
 
 
 def plot(
-    dataset: str, folds: dict[int, dict], names: list[str], path: str, command: str, within: float
+    results: dict[str, dict[int, dict]], names: list[str], path: str, command: str, within: float
 ) -> None:
+    """One panel per dataset: validation NDCG@10 against wall time on its first fold."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fold = min(folds)
-    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    n = len(results)
+    fig, axes = plt.subplots(1, n, figsize=(7.5 * n, 4.2), squeeze=False)
     offsets = [(6, -26), (8, 8), (6, -30), (8, 20)]
-    for k, name in enumerate(names):
-        color, offset = f"C{k}", offsets[k % len(offsets)]
-        r = folds[fold][name]
-        seconds, v = np.asarray(r["seconds"]), np.asarray(r["vali_ndcg10"])
-        i = r["reached_iteration"] - 1
-        ax.plot(seconds, v, color=color, lw=1.4, label=f"{r['label']} ({len(v)} iterations)")
-        ax.plot(seconds[i], v[i], "o", color=color, ms=7)
-        ax.annotate(
-            f"{seconds[i]:.2f} s, it. {i + 1}\ntest {r['test_ndcg10_there']:.3f}",
-            (seconds[i], v[i]),
-            textcoords="offset points",
-            xytext=offset,
-            fontsize=8,
-            color=color,
+    for ax, (dataset, folds) in zip(axes[0], results.items(), strict=True):
+        fold = min(folds)
+        for k, name in enumerate(names):
+            color, offset = f"C{k}", offsets[k % len(offsets)]
+            r = folds[fold][name]
+            seconds, v = np.asarray(r["seconds"]), np.asarray(r["vali_ndcg10"])
+            i = r["reached_iteration"] - 1
+            ax.plot(seconds, v, color=color, lw=1.4, label=f"{r['label']} ({len(v)} iterations)")
+            ax.plot(seconds[i], v[i], "o", color=color, ms=7)
+            ax.annotate(
+                f"{seconds[i]:.2f} s, it. {i + 1}\ntest {r['test_ndcg10_there']:.3f}",
+                (seconds[i], v[i]),
+                textcoords="offset points",
+                xytext=offset,
+                fontsize=8,
+                color=color,
+            )
+        ax.set_xscale("log")
+        ax.set_xlabel("wall time since the fit call began (s, log scale)")
+        ax.set_ylabel("validation NDCG@10")
+        title = DATASETS[dataset].title.split(" (")[0]
+        ax.set_title(
+            f"{title} fold {fold}: time to quality\n(dot: first within {within} of its own best)",
+            fontsize=10,
         )
-    ax.set_xscale("log")
-    ax.set_xlabel("wall time since the fit call began (s, log scale)")
-    ax.set_ylabel("validation NDCG@10")
-    ax.set_title(
-        f"{DATASETS[dataset][0]} fold {fold}: time to quality "
-        f"(dot: first within {within} of its own best)",
-        fontsize=10,
-    )
-    ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8)
+        ax.grid(alpha=0.3)
+        ax.legend(loc="lower right", fontsize=8)
     fig.text(0.01, 0.01, command, fontsize=7, color="0.4")
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     fig.savefig(path, dpi=110)
+    plt.close(fig)
     print(f"wrote {path}", file=sys.stderr)
+
+
+def warm_up() -> None:
+    """Compile rankboost's numba kernels before any clock starts: 70 rounds, so the exact
+    refresh of every 64th round is compiled too (else its first call, about 1-2 s of
+    compilation on an empty cache, lands inside the first fold's curve)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 5))
+    y = np.clip(np.round(X[:, 0] + rng.normal(size=400) + 1), 0, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rb.TrainingStoppedWarning)
+        model = rb.train(X, rb.LayeredFeedback(y, np.repeat(np.arange(20), 20)), n_rounds=70)
+    assert model.n_rounds == 70, "the warm-up stopped before round 64"
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dataset", default="mq2008", choices=list(DATASETS))
-    parser.add_argument("--folds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
+    parser.add_argument(
+        "--dataset", nargs="+", default=["mq2008"], choices=list(DATASETS), help="(mq2008)"
+    )
+    parser.add_argument(
+        "--folds", type=int, nargs="+", help="folds of every dataset (default: its own list)"
+    )
     parser.add_argument("--learners", nargs="+", default=list(LEARNERS), choices=list(LEARNERS))
     parser.add_argument("--rounds", type=int, default=300, help="RankBoost rounds (300)")
     parser.add_argument("--trees", type=int, default=300, help="trees per tree learner (300)")
     parser.add_argument("--within", type=float, default=WITHIN)
     parser.add_argument("--threads", type=int, default=THREADS, help="threads of every learner (1)")
-    parser.add_argument("--plot", metavar="PNG", help="plot the first fold's curves to PNG")
+    parser.add_argument(
+        "--rows", type=int, default=ROWS, help=f"training rows of the synthetic problem ({ROWS:,})"
+    )
+    parser.add_argument("--plot", metavar="PNG", help="plot each dataset's first fold to PNG")
     parser.add_argument("--write-results", action="store_true")
     args = parser.parse_args(argv)
+    for option in ("rounds", "trees", "threads", "rows"):
+        if getattr(args, option) < 1:
+            parser.error(f"--{option} must be at least 1, got {getattr(args, option)}")
+    if args.folds is not None and min(args.folds) < 1:
+        parser.error(f"--folds must be 1 or more, got {args.folds}")
+    if args.folds is not None and "mq2008" in args.dataset and max(args.folds) > 5:
+        parser.error(f"MQ2008 has folds 1-5, got --folds {' '.join(map(str, args.folds))}")
     if args.plot:
         import importlib.util
 
@@ -322,27 +451,31 @@ def main(argv: list[str] | None = None) -> None:
             print(f"skipping {name}: {package} is not installed", file=sys.stderr)
             continue
         names.append(name)
-    # compile rankboost's numba kernels before any clock starts
-    rng = np.random.default_rng(0)
-    rb.train(rng.normal(size=(40, 3)), rb.LayeredFeedback(np.tile([0, 1, 2, 1], 10)), n_rounds=2)
+    warm_up()
     budgets = {"rounds": args.rounds, "trees": args.trees}
-    folds = {
-        f: run_fold(args.dataset, f, names, budgets, args.within, args.threads) for f in args.folds
-    }
-    markdown = report(args.dataset, folds, names, args.within)
-    markdown += "\n\n" + machine_line(machine_info()) + "\n"
+    results: dict[str, dict[int, dict]] = {}
+    sections = []
+    for dataset in dict.fromkeys(args.dataset):
+        folds = args.folds or DATASETS[dataset].folds
+        results[dataset] = {
+            f: run_fold(dataset, f, names, budgets, args.within, args.threads, args.rows)
+            for f in folds
+        }
+        sections.append(report(dataset, results[dataset], names, args.within))
+    markdown = "\n\n".join(sections) + "\n\n" + machine_line(machine_info()) + "\n"
     print(markdown)
     argv_text = " ".join(sys.argv[1:] if argv is None else argv)
     command = f"python benchmarks/time_to_quality.py {argv_text}".strip()
     if args.plot:
-        plot(args.dataset, folds, names, args.plot, command, args.within)
+        plot(results, names, args.plot, command, args.within)
     data = {
         "command": command,
-        "dataset": args.dataset,
+        "datasets": list(results),
         "budgets": budgets,
         "within": args.within,
         "threads": args.threads,
-        "folds": folds,
+        "rows": args.rows,
+        "results": {d: {str(f): r for f, r in folds.items()} for d, folds in results.items()},
     }
     report_result(args.write_results, "time_to_quality", markdown, data)
 

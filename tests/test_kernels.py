@@ -53,7 +53,7 @@ def test_the_group_reaches_xdist(request):
 
 def test_every_driver_pair_is_compiled_from_one_source_apart():
     pairs = _driver_pairs()
-    assert len(pairs) == 18  # + clicks: count_pairs, fill_pairs (issue 25)
+    assert len(pairs) == 19  # + clicks: count_pairs, fill_pairs (issue 25); candidates (36)
     for name, (serial, parallel) in pairs.items():
         assert not serial.targetoptions.get("parallel"), name
         assert parallel.targetoptions.get("parallel"), name
@@ -215,7 +215,8 @@ def test_layered_and_pairwise_drivers_give_the_same_bits():
 
 
 def _run_others(pick: int) -> list[np.ndarray]:
-    """The binning, histogram and graded-errors drivers (``pick`` 0: serial, 1: parallel)."""
+    """The binning, histogram, candidate-table and graded-errors drivers (``pick`` 0: serial,
+    1: parallel)."""
     rng = np.random.default_rng(1)
     X = rng.normal(size=(3000, 9))
     X[rng.random(X.shape) < 0.1] = np.nan
@@ -236,11 +237,14 @@ def _run_others(pick: int) -> list[np.ndarray]:
     hist_words = np.empty((9, 22))  # uint8 codes read as words: the same sums
     pairs["_histograms_words"](codes, pi, 0.5, hist_words)
     np.testing.assert_array_equal(hist_words, hist)
+    n_bins = np.array([0, 1, 2, 5, 20, 21, 21, 3, 21], dtype=np.int64)  # codes 1 .. n_bins
+    table_r, table_valid = np.empty((9, 42)), np.empty((9, 42), dtype=np.bool_)
+    pairs["_threshold_candidates"](hist, n_bins, table_r, table_valid)  # issue 36
     errors, n_pairs = np.empty(starts.size - 1), np.empty(starts.size - 1)
     order = np.arange(rows.size, dtype=np.int64)
     pairs["_graded_pair_errors"](pi, labels, order, starts, 0.5, errors, n_pairs)
     np.testing.assert_array_equal(gathered, X[rows].T)
-    return [gathered, codes, hist, errors, n_pairs]
+    return [gathered, codes, hist, table_r, table_valid, errors, n_pairs]
 
 
 def _run_clicks(pick: int) -> list[np.ndarray]:

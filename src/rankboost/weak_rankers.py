@@ -206,38 +206,36 @@ def candidate_table(
         hist = np.concatenate([hist, np.zeros((hist.shape[0], 2 - hist.shape[1]))], axis=1)
     d, n_codes = hist.shape
     n_t = n_codes - 1  # threshold indices 0 .. n_codes - 2
-    cols = []
-    valid = []
-    # L[i, t] = sum_{b > t} hist[i, b], t = 0 .. n_codes - 2
-    tail = np.cumsum(hist[:, :0:-1], axis=1)[:, ::-1]  # tail[:, t] = sum_{b >= t+1}
-    ranked = tail[:, 0]  # R
-    t_idx = np.arange(n_t)
-    t_ok = t_idx[None, :] <= (n_bins[:, None] - 1)  # t <= n_cuts
-    t_ok &= n_bins[:, None] >= 1
-    if weak_ranker in ("threshold", "both"):
-        thr = np.empty((d, n_t, 2))
-        thr[:, :, 0] = tail
-        thr[:, :, 1] = tail - ranked[:, None]
-        cols.append(thr[:, ::-1, :].reshape(d, 2 * n_t))
-        valid.append(np.repeat(t_ok[:, ::-1], 2, axis=1))
-    if weak_ranker in ("feature", "both"):
+    thresholds = weak_ranker in ("threshold", "both")
+    features = weak_ranker in ("feature", "both")
+    if not (thresholds or features):
+        raise ValueError(
+            f"weak_ranker must be 'threshold', 'feature' or 'both'; got {weak_ranker!r}."
+        )
+    width = 2 * n_t * thresholds + 2 * features
+    r = np.empty((d, width))
+    valid = np.empty((d, width), dtype=np.bool_)
+    hist = np.ascontiguousarray(hist, dtype=np.float64)
+    n_bins = np.ascontiguousarray(n_bins, dtype=np.int64)
+    if thresholds:
+        from ._kernels.candidates import threshold_candidates  # numba: on first use
+
+        # column 2k: L = sum_{b > t} hist[i, b] at t = T-1-k; column 2k+1: L - R
+        threshold_candidates(hist, n_bins, r, valid)
+    if features:
         denom = np.maximum(n_bins - 1, 1).astype(np.float64)
         vals = (np.arange(n_codes)[None, :] - 1) / denom[:, None]
         vals[:, 0] = 0.0
         in_range = np.arange(n_codes)[None, :] <= n_bins[:, None]
         base = np.sum(np.where(in_range, hist * vals, 0.0), axis=1)
-        feat = np.stack([base, base + hist[:, 0]], axis=1)
-        cols.append(feat)
-        valid.append(np.repeat((n_bins >= 2)[:, None], 2, axis=1))
-    if not cols:
-        raise ValueError(
-            f"weak_ranker must be 'threshold', 'feature' or 'both'; got {weak_ranker!r}."
-        )
+        r[:, width - 2] = base
+        r[:, width - 1] = base + hist[:, 0]
+        valid[:, width - 2 :] = (n_bins >= 2)[:, None]
     return CandidateTable(
-        r=np.ascontiguousarray(np.concatenate(cols, axis=1)),
-        valid=np.ascontiguousarray(np.concatenate(valid, axis=1)),
-        n_thresholds=n_t if weak_ranker in ("threshold", "both") else 0,
-        has_feature_rankers=weak_ranker in ("feature", "both"),
+        r=r,
+        valid=valid,
+        n_thresholds=n_t if thresholds else 0,
+        has_feature_rankers=features,
     )
 
 
