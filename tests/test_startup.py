@@ -211,6 +211,7 @@ def test_a_small_training_loads_only_its_serial_kernels() -> None:
     )
     drivers = {n for n in used if n.endswith(("_serial", "_parallel")) or "build_guides" in n}
     assert drivers == {
+        "candidates._threshold_candidates_serial",  # the candidate table (issue 36)
         "histogram._histograms_serial",
         "layered._binary_update_serial",
         "layered._potential_serial",
