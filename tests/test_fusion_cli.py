@@ -264,7 +264,11 @@ _OTHER_VALUE = {
 #: Options about the data or the output, tested on their own (not model parameters).
 _DATA_OPTIONS = {"help", "runs", "qrels", "output", "depth", "common_queries", "quiet", "plot"}
 #: What every family is trained with here (small, so that the ~40 trainings take seconds).
-_BASE = {"boost": ["--max-rounds", "5", "--cv-folds", "2"], "linear": ["--max-rounds", "5"]}
+_BASE = {
+    "boost": ["--max-rounds", "5", "--cv-folds", "2"],
+    "linear": ["--max-rounds", "5"],
+    "auto": ["--max-rounds", "5", "--cv-folds", "2"],
+}
 
 
 def _variants(family: str) -> list[tuple[str, list[str]]]:
@@ -292,7 +296,7 @@ def _variants(family: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-@pytest.mark.parametrize("family", ["boost", "linear"])
+@pytest.mark.parametrize("family", ["boost", "linear", "auto"])
 def test_issue39_every_fuse_train_option_changes_the_model_or_is_refused(
     files, tmp_path, capsys, family
 ):
@@ -329,6 +333,8 @@ def test_issue39_every_fuse_train_option_changes_the_model_or_is_refused(
         assert sorted(used) == sorted(
             ["normalizer", "prior_scale", "n_rounds", "max_rounds", "learning_rate", "cv_folds"]
         )
+    elif family == "auto":  # before: --learning-rate, --thresholds, ... ignored (exit 0)
+        assert sorted(used) == ["cv_folds", "max_rounds"]
     else:
         assert refused == ["normalizer", "prior_scale"]  # --prior-scale needs --prior
 
@@ -628,3 +634,127 @@ def test_fuse_train_depth_trains_on_the_top_of_each_run(files, tmp_path, capsys,
     else:
         want = RankFusion(n_rounds=4).fit(cut, read_qrels(qrels))
         assert RankFusion.load(out).to_dict() == json.loads(json.dumps(want.to_dict()))
+
+
+# ---------------------------------------------------------------------- issue 33 (--family auto)
+def test_issue33_auto_max_rounds_is_not_capped(files, tmp_path, capsys) -> None:
+    """--family auto silently capped --max-rounds at 100: 150 trained the candidates with 100."""
+    from rankboost.fusion.auto import AutoFusion
+
+    _, runs, qrels = files
+    out = tmp_path / "m.json"
+    argv = ["fuse", "train", "--family", "auto", "--runs", *runs, "--qrels", qrels, "-q"]
+    assert _main([*argv, "--cv-folds", "2", "--max-rounds", "150", "-o", str(out)], capsys)[0] == 0
+    auto = AutoFusion.load(out)
+    assert auto.max_rounds == 150
+    assert auto.selection_["params"]["max_rounds"] == 150
+    assert auto.model_.max_rounds == 150  # the chosen family was fitted with it
+
+
+def test_issue33_auto_info_export_progress_and_plot(files, tmp_path, capsys, monkeypatch):
+    """rankboost info shows the family --family auto chose, every candidate's held-out NDCG@10
+    and the weights; fuse export takes a linear choice; --plot draws the choice; a progress
+    bar counts the candidate fits (none with --quiet)."""
+    import rankboost._compat as compat
+    from rankboost.cli import main
+    from rankboost.fusion.auto import AutoFusion
+
+    bars: list[dict] = []
+
+    class Bar:
+        def __init__(self, total, disable, desc, stacklevel=2) -> None:
+            self.total = total
+            self.record = {"total": total, "disable": disable, "desc": desc, "updates": 0}
+            bars.append(self.record)
+
+        def update(self, n: int = 1) -> None:
+            self.record["updates"] += n
+
+        def close(self) -> None:
+            self.record["closed"] = True
+
+        def set_description_str(self, desc: str = "", refresh: bool = True) -> None:
+            pass
+
+        def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
+            pass
+
+    monkeypatch.setattr(compat, "progress_bar", Bar)
+    _, runs, qrels = files
+    model, plot = str(tmp_path / "auto.json"), tmp_path / "auto.png"
+    argv = ["fuse", "train", "--family", "auto", "--runs", *runs, "--qrels", qrels,
+            "--max-rounds", "5", "--cv-folds", "3", "-o", model]  # fmt: skip
+    has_plot = importlib.util.find_spec("matplotlib") is not None
+    status, err = _main([*argv, *(["--plot", str(plot)] if has_plot else [])], capsys)
+    assert status == 0, err
+    choice = [b for b in bars if b["desc"] == "family choice"]
+    assert len(choice) == 1
+    assert choice[0]["total"] == choice[0]["updates"] == 3 * 5 + 1
+    assert not choice[0]["disable"]
+    assert choice[0]["closed"]
+    if has_plot:
+        assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    auto = AutoFusion.load(model)
+    assert f"--family auto chose {auto.family_} (mean held-out NDCG@10 over 3 inner folds" in err
+    capsys.readouterr()
+    assert main(["info", model, "--top", "0"]) == 0
+    shown = capsys.readouterr().out
+    assert f"--family auto chose {auto.family_}: linear is kept unless" in shown
+    for name, row in auto.selection_["candidates"].items():
+        line = next(x for x in shown.splitlines() if x.split()[:1] == [name]).split()
+        assert float(line[1]) == pytest.approx(row["mean"], abs=1e-4)
+    assert auto.family_ == "linear"  # these runs: one list is good, the others noise
+    for name, w in zip(auto.list_names_, auto.model_.weights_, strict=True):
+        row = next(x for x in shown.splitlines() if name in x).split()
+        assert float(row[2]) == pytest.approx(float(w), abs=1e-4)
+    body = tmp_path / "es.json"
+    status, err = _main(["fuse", "export", model, "--engine", "elasticsearch", "-o", str(body)],
+                        capsys)  # fmt: skip
+    assert status == 0, err
+    assert "retriever" in body.read_text()
+    bars.clear()
+    assert _main([*argv, "-q"], capsys)[0] == 0
+    assert bars
+    assert all(b["disable"] for b in bars)
+
+
+def test_issue33_auto_on_runs_of_other_queries(tmp_path, capsys) -> None:
+    """Runs that miss queries (MQ2008-agg converted by rankboost convert): --family auto
+    failed; now it leaves out the weighted sums with a note and chooses among the boosted
+    families; fuse export then says the model is not a weighted sum and what to do; with
+    --common-queries every family is in the choice."""
+    from rankboost.cli import main
+    from rankboost.fusion.auto import AutoFusion
+
+    runs, qrels = _runs_of_other_queries(tmp_path)
+    model = str(tmp_path / "auto.json")
+    argv = ["fuse", "train", "--family", "auto", "--runs", *runs, "--qrels", qrels, "-q",
+            "--max-rounds", "5", "--cv-folds", "3"]  # fmt: skip
+    status, err = _main([*argv, "-o", model], capsys)
+    assert status == 0, err
+    assert (
+        "rankboost: warning: the runs cover different queries: convex, linear, rrf (weighted "
+        "sums that need every run to answer every query) are left out of the family choice "
+        "and the fallback is boost; cut the runs to the queries every one covers "
+        "(--common-queries) to keep them." in err
+    )
+    auto = AutoFusion.load(model)
+    assert auto.selection_["left_out"] == ["convex", "linear", "rrf"]
+    assert auto.family_ in ("boost", "boost_combsum")
+    assert "boost is kept unless another family beats it" in err
+    fused = str(tmp_path / "fused.run")
+    assert _main(["fuse", "apply", model, "--runs", *runs, "-o", fused], capsys)[0] == 0
+    assert sorted(read_run(fused).queries) == sorted(f"q{i}" for i in range(12))
+    assert main(["info", model]) == 0
+    assert "left out (the runs cover different queries): convex, linear, rrf" in (
+        capsys.readouterr().out
+    )
+    status, err = _main(["fuse", "export", model, "--engine", "elasticsearch", "-o",
+                         str(tmp_path / "es.json")], capsys)  # fmt: skip
+    assert status == 1
+    assert f"is a model of 'rankboost fuse train --family auto', which chose {auto.family_}" in err
+    assert "train one with 'rankboost fuse train --family linear' on the same runs" in err
+    status, err = _main([*argv, "--common-queries", "-o", model], capsys)
+    assert status == 0, err
+    assert "cover different queries" not in err
+    assert AutoFusion.load(model).selection_["left_out"] == []
