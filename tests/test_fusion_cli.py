@@ -45,10 +45,9 @@ def _call(argv: list[str]) -> int:
 def test_cli_train_apply_evaluate_in_process(files, capsys) -> None:
     tmp, runs, qrels = files
     model = str(tmp / "fusion.json")
-    assert (
-        _call(["fuse", "train", "--runs", *runs, "--qrels", qrels, "-o", model, "--n-rounds", "15"])
-        == 0
-    )
+    argv = ["fuse", "train", "--family", "boost",
+            "--runs", *runs, "--qrels", qrels, "-o", model, "--n-rounds", "15"]  # fmt: skip
+    assert _call(argv) == 0
     fusion = RankFusion.load(model)
     assert fusion.n_lists_ == 3
     assert fusion.model_.n_rounds == 15
@@ -96,7 +95,8 @@ def test_issue16_cli_apply_matches_run_files_by_name(files, tmp_path: Path, caps
     """fuse apply / evaluate with the run files in another order: the same fused run."""
     tmp, runs, qrels = files
     model = str(tmp_path / "fusion.json")
-    assert _call(["fuse", "train", "--runs", *runs, "--qrels", qrels, "-o", model]) == 0
+    assert _call(["fuse", "train", "--family", "boost",
+                  "--runs", *runs, "--qrels", qrels, "-o", model]) == 0  # fmt: skip
     outs = []
     for i, order in enumerate((runs, runs[::-1], [runs[1], runs[2], runs[0]])):
         outs.append(tmp_path / f"fused{i}.run")
@@ -137,6 +137,8 @@ def test_cli_unconstrained_and_thresholds(files) -> None:
             [
                 "fuse",
                 "train",
+                "--family",
+                "boost",
                 "--runs",
                 *runs,
                 "--qrels",
@@ -226,7 +228,8 @@ def test_cli_subprocess_round_trip(files, tmp_path: Path) -> None:
             timeout=300,
         )
 
-    done = rb("fuse", "train", "--runs", *runs, "--qrels", qrels, "-o", model, "--n-rounds", "10")
+    done = rb("fuse", "train", "--family", "boost",
+              "--runs", *runs, "--qrels", qrels, "-o", model, "--n-rounds", "10")  # fmt: skip
     assert done.returncode == 0, done.stderr
     done = rb("fuse", "apply", model, "--runs", *runs, "-o", fused)
     assert done.returncode == 0, done.stderr
@@ -493,7 +496,7 @@ def test_issue38_a_model_of_the_wrong_family_says_which_command_takes_it(files, 
 
     _, runs, qrels = files
     boost, lin = str(tmp_path / "boost.json"), str(tmp_path / "lin.json")
-    head = ["fuse", "train", "--runs", *runs, "--qrels", qrels]
+    head = ["fuse", "train", "--family", "boost", "--runs", *runs, "--qrels", qrels]
     assert _main([*head, "--rounds", "3", "-o", boost], capsys)[0] == 0
     assert _main([*head, "--family", "linear", "-o", lin], capsys)[0] == 0
     ranking = str(tmp_path / "ranking.json")
@@ -591,7 +594,8 @@ def test_issue38_fuse_train_plot(files, tmp_path, capsys, monkeypatch) -> None:
     usage error before the work (no model written)."""
     pytest.importorskip("matplotlib")
     _, runs, qrels = files
-    head = ["fuse", "train", "--runs", *runs, "--qrels", qrels, "-q", "--max-rounds", "4"]
+    head = ["fuse", "train", "--family", "boost",
+            "--runs", *runs, "--qrels", qrels, "-q", "--max-rounds", "4"]  # fmt: skip
     for family in ("boost", "linear"):
         model, plot = tmp_path / f"{family}.json", tmp_path / f"{family}.png"
         argv = [*head, "--family", family, "-o", str(model), "--plot", str(plot)]

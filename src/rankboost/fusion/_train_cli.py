@@ -284,8 +284,8 @@ EXAMPLES = {
   rankboost fuse train --runs train/ranker*.run --qrels train/qrels.txt -o fusion.json
   rankboost fuse train --runs train/ranker*.run --qrels train/qrels.txt -o fusion.json \\
       --plot cv.png
-  rankboost fuse train --runs train/ranker*.run --qrels train/qrels.txt -o paper.json \\
-      --rounds 100 --no-missing-features
+  rankboost fuse train --family boost --runs train/ranker*.run --qrels train/qrels.txt \\
+      -o paper.json --rounds 100 --no-missing-features
   rankboost fuse train --family linear --common-queries --runs train/ranker06.run \\
       train/ranker08.run --qrels train/qrels.txt -o lin.json""",
     "apply": """examples:
