@@ -173,7 +173,8 @@ def _add_family_options(p: argparse.ArgumentParser) -> None:
         "normalised scores that 'fuse export' hands to Elasticsearch / OpenSearch; auto: "
         "chosen among linear, the tuned convex combination of min-max scores, boost, boost "
         "from the CombSUM prior and RRF by inner cross-validation (--cv-folds), keeping "
-        "linear unless another wins by more than two standard errors",
+        "linear unless another wins by more than two standard errors (for runs that miss "
+        "queries: boost or boost from CombSUM, keeping boost)",
     )
     f.add_argument(
         "--normalizer",
@@ -279,7 +280,7 @@ def _add_training_options(p: argparse.ArgumentParser) -> None:
 
     own = inspect.signature(RankFusion).parameters
     defaults = {name: par.default for name, par in own.items()}
-    f = p.add_argument_group("features (RankFusion's defaults)")
+    f = p.add_argument_group("features of --family boost (RankFusion's defaults)")
     f.add_argument(
         "--score-features",
         action=argparse.BooleanOptionalAction,
@@ -295,7 +296,10 @@ def _add_training_options(p: argparse.ArgumentParser) -> None:
         f"number of lists returning the document (default: "
         f"{'on' if defaults['missing_features'] else 'off'})",
     )
-    g = p.add_argument_group("boosting (rankboost.params, with RankFusion's defaults)")
+    g = p.add_argument_group(
+        "boosting (--family boost, with RankFusion's defaults; --family linear and auto "
+        "refuse the ones they do not use)"
+    )
     g.add_argument(
         "--rounds",
         dest="n_rounds",
