@@ -355,7 +355,8 @@ def files(tmp_path_factory):
         write_run(run_paths[-1], r)
     write_qrels(tmp / "qrels.txt", qrels)
     write_letor_agg(tmp / "agg.txt", runs, qrels)
-    argv = ["fuse", "train", "--runs", *map(str, run_paths), "--qrels", str(tmp / "qrels.txt")]
+    argv = ["fuse", "train", "--family", "boost",
+            "--runs", *map(str, run_paths), "--qrels", str(tmp / "qrels.txt")]  # fmt: skip
     assert main([*argv, "-o", str(tmp / "f.json"), "--rounds", "5"]) == 0
     return tmp, run_paths
 
@@ -886,7 +887,8 @@ def test_issue15_cli_warnings_are_one_readable_line(files, capsys, tmp_path):
     qrels = read_qrels(tmp / "qrels.txt")
     keep = qrels.qid != qrels.qid[0]  # one query of the runs is no longer judged
     write_qrels(tmp_path / "q.txt", Qrels(qrels.qid[keep], qrels.docid[keep], qrels.rel[keep]))
-    argv = ["fuse", "train", "--runs", *map(str, runs), "--qrels", str(tmp_path / "q.txt")]
+    argv = ["fuse", "train", "--family", "boost",
+            "--runs", *map(str, runs), "--qrels", str(tmp_path / "q.txt")]  # fmt: skip
     assert main([*argv, "-o", str(tmp_path / "f.json"), "--rounds", "3", "-q"]) == 0  # no bar
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == len(runs)
@@ -1062,7 +1064,8 @@ def test_issue26_negative_grades_are_not_relevant_as_in_trec_eval(tmp_path, caps
         write_run(paths[-1], r)
     rel = np.where(qrels.rel == 0, -2, qrels.rel)
     write_qrels(tmp_path / "neg.txt", Qrels(qrels.qid, qrels.docid, rel))
-    train = ["fuse", "train", "--runs", *paths, "--qrels", str(tmp_path / "neg.txt")]
+    train = ["fuse", "train", "--family", "boost",
+             "--runs", *paths, "--qrels", str(tmp_path / "neg.txt")]  # fmt: skip
     train += ["--cv-folds", "2", "--max-rounds", "3", "-o", str(tmp_path / "f.json")]
     assert main(train) == 0
 

@@ -461,7 +461,8 @@ def test_issue26_cli_errors_name_no_python_internals(letor, tmp_path, capsys):
     ``load_svmlight: query_file=... pass query_file=None``: Python, not the command line."""
     runs, qrels = _write_runs(tmp_path)
     fusion = str(tmp_path / "f.json")
-    train = ["fuse", "train", "--runs", *runs, "--qrels", qrels, "--rounds", "3", "-o", fusion]
+    train = ["fuse", "train", "--family", "boost",
+             "--runs", *runs, "--qrels", qrels, "--rounds", "3", "-o", fusion]  # fmt: skip
     assert main(train) == 0
     capsys.readouterr()
     lines = []
@@ -575,7 +576,7 @@ def test_issue26_a_fusion_model_given_to_a_ranking_command_says_what_it_is(letor
     rankboost model ... Pass a model written by 'rankboost train'"."""
     runs, qrels = _write_runs(tmp_path)
     models = {"": tmp_path / "f.json", " --family linear": tmp_path / "lin.json"}
-    head = ["fuse", "train", "--runs", *runs, "--qrels", qrels]
+    head = ["fuse", "train", "--family", "boost", "--runs", *runs, "--qrels", qrels]
     assert main([*head, "--rounds", "3", "-o", str(models[""])]) == 0
     assert main([*head, "--family", "linear", "-o", str(models[" --family linear"])]) == 0
     capsys.readouterr()

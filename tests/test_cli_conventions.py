@@ -53,7 +53,8 @@ def fusion_files(tmp_path_factory):
         write_run(paths[-1], r)
     write_qrels(tmp / "qrels.txt", qrels)
     model = str(tmp / "fusion.json")
-    argv = ["fuse", "train", "--runs", *paths, "--qrels", str(tmp / "qrels.txt")]
+    argv = ["fuse", "train", "--family", "boost",
+            "--runs", *paths, "--qrels", str(tmp / "qrels.txt")]  # fmt: skip
     assert main([*argv, "-o", model, "--rounds", "12", "--no-missing-features"]) == 0
     return tmp, paths, str(tmp / "qrels.txt"), model
 

@@ -190,7 +190,7 @@ def files(tmp_path_factory, small):
 def test_cli_defaults_are_auto(files, small, capsys) -> None:
     tmp, paths, qrels = files
     model = str(tmp / "auto.json")
-    argv = ["fuse", "train", "--runs", *paths, "--qrels", qrels, "-o", model]
+    argv = ["fuse", "train", "--family", "boost", "--runs", *paths, "--qrels", qrels, "-o", model]
     assert cli_main([*argv, "--max-rounds", "12", "--cv-folds", "3"]) == 0
     err = capsys.readouterr().err
     fusion = RankFusion.load(model)
@@ -220,7 +220,8 @@ def test_cli_defaults_are_auto(files, small, capsys) -> None:
 def test_cli_bad_rounds(files, bad, capsys) -> None:
     tmp, paths, qrels = files
     with pytest.raises(SystemExit) as exc:
-        cli_main(["fuse", "train", "--runs", *paths, "--qrels", qrels, "-o", str(tmp / "x.json"),
+        cli_main(["fuse", "train", "--family", "boost",
+                  "--runs", *paths, "--qrels", qrels, "-o", str(tmp / "x.json"),
                   "--rounds", bad])  # fmt: skip
     assert exc.value.code == 2
     assert "--rounds: must be 'auto' or an int >= 1" in capsys.readouterr().err
@@ -231,7 +232,8 @@ def test_cli_too_few_queries_for_the_inner_cv(files, small, tmp_path: Path, caps
     _, qrels = small
     few = Qrels.from_dict({q: d for q, d in qrels.to_dict().items() if q in ("q0", "q1")})
     write_qrels(tmp_path / "few.txt", few)
-    argv = ["fuse", "train", "--runs", *paths, "--qrels", str(tmp_path / "few.txt"),
+    argv = ["fuse", "train", "--family", "boost",
+            "--runs", *paths, "--qrels", str(tmp_path / "few.txt"),
             "-o", str(tmp_path / "m.json")]  # fmt: skip
     assert cli_main(argv) == 1
     err = capsys.readouterr().err
@@ -246,7 +248,8 @@ def test_cli_too_few_queries_for_the_inner_cv(files, small, tmp_path: Path, caps
 def test_info_lists_presence_features(files, capsys) -> None:
     tmp, paths, qrels = files
     model = str(tmp / "info.json")
-    argv = ["fuse", "train", "--runs", *paths, "--qrels", qrels, "-o", model, "--rounds", "15"]
+    argv = ["fuse", "train", "--family", "boost",
+            "--runs", *paths, "--qrels", qrels, "-o", model, "--rounds", "15"]  # fmt: skip
     assert cli_main(argv) == 0
     capsys.readouterr()
     assert cli_main(["info", model]) == 0

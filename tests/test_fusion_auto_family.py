@@ -146,12 +146,12 @@ def test_bad_parameters(params, match) -> None:
 
 def test_bad_inputs() -> None:
     runs, qrels = _toy(n_q=6)
-    # runs of different queries
+    # runs of different queries, and only candidates that need the same queries
     a, b = runs
     keep = a.qid != "q0"
     cut = Run(a.qid[keep], a.docid[keep], a.rank[keep], a.score[keep], name="a")
-    with pytest.raises(ValueError, match="cover different queries"):
-        AutoFusion().fit([cut, b], qrels)
+    with pytest.raises(ValueError, match="cover different queries.*--common-queries"):
+        AutoFusion(candidates=("convex", "linear", "rrf")).fit([cut, b], qrels)
     # no judged query
     with (
         pytest.raises(ValueError, match="no query of the runs is judged"),
@@ -165,3 +165,33 @@ def test_bad_inputs() -> None:
         AutoFusion().fuse(runs)
     with pytest.raises(ValueError, match="selection"):
         AutoFusion.from_dict(LinearFusion(n_rounds=2, prior_scale=1.0).fit(runs, qrels).to_dict())
+
+
+def test_issue33_runs_of_other_queries_leave_out_the_weighted_sums() -> None:
+    """Runs that miss queries (meta-search: LETOR aggregation runs) made AutoFusion raise;
+    now the candidates that need every run to answer every query (convex, linear, rrf) are
+    left out with a warning, the fallback becomes boost, and every query is fused."""
+    from rankboost.fusion.learned import RankFusion
+
+    runs, qrels = _toy(n_q=12, seed=5)
+    a, b = runs
+    keep = ~np.isin(a.qid, ["q0", "q1"])
+    cut = Run(a.qid[keep], a.docid[keep], a.rank[keep], a.score[keep], name="a")
+    with pytest.warns(FusionWarning, match="convex, linear, rrf .* left out .* fallback is boost"):
+        auto = AutoFusion(cv_folds=3, max_rounds=5).fit([cut, b], qrels)
+    sel = auto.selection_
+    assert sel["left_out"] == ["convex", "linear", "rrf"]
+    assert list(sel["candidates"]) == ["boost", "boost_combsum"]
+    assert sel["fallback"] == "boost"
+    assert auto.family_ in ("boost", "boost_combsum")
+    assert isinstance(auto.model_, RankFusion)
+    assert sorted(auto.fuse([cut, b]).queries) == sorted(b.queries)  # q0, q1: from b alone
+    again = AutoFusion.from_dict(json.loads(json.dumps(auto.to_dict())))
+    assert again.selection_["left_out"] == ["convex", "linear", "rrf"]
+    assert again.fallback == "linear"  # the parameter; the fallback used is in selection_
+    # a fallback among the learned families stays; runs of the same queries leave none out
+    with pytest.warns(FusionWarning, match="fallback is boost_combsum"):
+        auto = AutoFusion(fallback="boost_combsum", cv_folds=3, max_rounds=5).fit([cut, b], qrels)
+    assert auto.selection_["fallback"] == "boost_combsum"
+    auto = AutoFusion(candidates=("convex", "rrf"), fallback="convex", cv_folds=3).fit(runs, qrels)
+    assert auto.selection_["left_out"] == []

@@ -45,10 +45,9 @@ def _call(argv: list[str]) -> int:
 def test_cli_train_apply_evaluate_in_process(files, capsys) -> None:
     tmp, runs, qrels = files
     model = str(tmp / "fusion.json")
-    assert (
-        _call(["fuse", "train", "--runs", *runs, "--qrels", qrels, "-o", model, "--n-rounds", "15"])
-        == 0
-    )
+    argv = ["fuse", "train", "--family", "boost",
+            "--runs", *runs, "--qrels", qrels, "-o", model, "--n-rounds", "15"]  # fmt: skip
+    assert _call(argv) == 0
     fusion = RankFusion.load(model)
     assert fusion.n_lists_ == 3
     assert fusion.model_.n_rounds == 15
@@ -96,7 +95,8 @@ def test_issue16_cli_apply_matches_run_files_by_name(files, tmp_path: Path, caps
     """fuse apply / evaluate with the run files in another order: the same fused run."""
     tmp, runs, qrels = files
     model = str(tmp_path / "fusion.json")
-    assert _call(["fuse", "train", "--runs", *runs, "--qrels", qrels, "-o", model]) == 0
+    assert _call(["fuse", "train", "--family", "boost",
+                  "--runs", *runs, "--qrels", qrels, "-o", model]) == 0  # fmt: skip
     outs = []
     for i, order in enumerate((runs, runs[::-1], [runs[1], runs[2], runs[0]])):
         outs.append(tmp_path / f"fused{i}.run")
@@ -137,6 +137,8 @@ def test_cli_unconstrained_and_thresholds(files) -> None:
             [
                 "fuse",
                 "train",
+                "--family",
+                "boost",
                 "--runs",
                 *runs,
                 "--qrels",
@@ -226,7 +228,8 @@ def test_cli_subprocess_round_trip(files, tmp_path: Path) -> None:
             timeout=300,
         )
 
-    done = rb("fuse", "train", "--runs", *runs, "--qrels", qrels, "-o", model, "--n-rounds", "10")
+    done = rb("fuse", "train", "--family", "boost",
+              "--runs", *runs, "--qrels", qrels, "-o", model, "--n-rounds", "10")  # fmt: skip
     assert done.returncode == 0, done.stderr
     done = rb("fuse", "apply", model, "--runs", *runs, "-o", fused)
     assert done.returncode == 0, done.stderr
@@ -264,7 +267,11 @@ _OTHER_VALUE = {
 #: Options about the data or the output, tested on their own (not model parameters).
 _DATA_OPTIONS = {"help", "runs", "qrels", "output", "depth", "common_queries", "quiet", "plot"}
 #: What every family is trained with here (small, so that the ~40 trainings take seconds).
-_BASE = {"boost": ["--max-rounds", "5", "--cv-folds", "2"], "linear": ["--max-rounds", "5"]}
+_BASE = {
+    "boost": ["--max-rounds", "5", "--cv-folds", "2"],
+    "linear": ["--max-rounds", "5"],
+    "auto": ["--max-rounds", "5", "--cv-folds", "2"],
+}
 
 
 def _variants(family: str) -> list[tuple[str, list[str]]]:
@@ -292,7 +299,7 @@ def _variants(family: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-@pytest.mark.parametrize("family", ["boost", "linear"])
+@pytest.mark.parametrize("family", ["boost", "linear", "auto"])
 def test_issue39_every_fuse_train_option_changes_the_model_or_is_refused(
     files, tmp_path, capsys, family
 ):
@@ -329,6 +336,8 @@ def test_issue39_every_fuse_train_option_changes_the_model_or_is_refused(
         assert sorted(used) == sorted(
             ["normalizer", "prior_scale", "n_rounds", "max_rounds", "learning_rate", "cv_folds"]
         )
+    elif family == "auto":  # before: --learning-rate, --thresholds, ... ignored (exit 0)
+        assert sorted(used) == ["cv_folds", "max_rounds"]
     else:
         assert refused == ["normalizer", "prior_scale"]  # --prior-scale needs --prior
 
@@ -487,7 +496,7 @@ def test_issue38_a_model_of_the_wrong_family_says_which_command_takes_it(files, 
 
     _, runs, qrels = files
     boost, lin = str(tmp_path / "boost.json"), str(tmp_path / "lin.json")
-    head = ["fuse", "train", "--runs", *runs, "--qrels", qrels]
+    head = ["fuse", "train", "--family", "boost", "--runs", *runs, "--qrels", qrels]
     assert _main([*head, "--rounds", "3", "-o", boost], capsys)[0] == 0
     assert _main([*head, "--family", "linear", "-o", lin], capsys)[0] == 0
     ranking = str(tmp_path / "ranking.json")
@@ -585,7 +594,8 @@ def test_issue38_fuse_train_plot(files, tmp_path, capsys, monkeypatch) -> None:
     usage error before the work (no model written)."""
     pytest.importorskip("matplotlib")
     _, runs, qrels = files
-    head = ["fuse", "train", "--runs", *runs, "--qrels", qrels, "-q", "--max-rounds", "4"]
+    head = ["fuse", "train", "--family", "boost",
+            "--runs", *runs, "--qrels", qrels, "-q", "--max-rounds", "4"]  # fmt: skip
     for family in ("boost", "linear"):
         model, plot = tmp_path / f"{family}.json", tmp_path / f"{family}.png"
         argv = [*head, "--family", family, "-o", str(model), "--plot", str(plot)]
@@ -628,3 +638,127 @@ def test_fuse_train_depth_trains_on_the_top_of_each_run(files, tmp_path, capsys,
     else:
         want = RankFusion(n_rounds=4).fit(cut, read_qrels(qrels))
         assert RankFusion.load(out).to_dict() == json.loads(json.dumps(want.to_dict()))
+
+
+# ---------------------------------------------------------------------- issue 33 (--family auto)
+def test_issue33_auto_max_rounds_is_not_capped(files, tmp_path, capsys) -> None:
+    """--family auto silently capped --max-rounds at 100: 150 trained the candidates with 100."""
+    from rankboost.fusion.auto import AutoFusion
+
+    _, runs, qrels = files
+    out = tmp_path / "m.json"
+    argv = ["fuse", "train", "--family", "auto", "--runs", *runs, "--qrels", qrels, "-q"]
+    assert _main([*argv, "--cv-folds", "2", "--max-rounds", "150", "-o", str(out)], capsys)[0] == 0
+    auto = AutoFusion.load(out)
+    assert auto.max_rounds == 150
+    assert auto.selection_["params"]["max_rounds"] == 150
+    assert auto.model_.max_rounds == 150  # the chosen family was fitted with it
+
+
+def test_issue33_auto_info_export_progress_and_plot(files, tmp_path, capsys, monkeypatch):
+    """rankboost info shows the family --family auto chose, every candidate's held-out NDCG@10
+    and the weights; fuse export takes a linear choice; --plot draws the choice; a progress
+    bar counts the candidate fits (none with --quiet)."""
+    import rankboost._compat as compat
+    from rankboost.cli import main
+    from rankboost.fusion.auto import AutoFusion
+
+    bars: list[dict] = []
+
+    class Bar:
+        def __init__(self, total, disable, desc, stacklevel=2) -> None:
+            self.total = total
+            self.record = {"total": total, "disable": disable, "desc": desc, "updates": 0}
+            bars.append(self.record)
+
+        def update(self, n: int = 1) -> None:
+            self.record["updates"] += n
+
+        def close(self) -> None:
+            self.record["closed"] = True
+
+        def set_description_str(self, desc: str = "", refresh: bool = True) -> None:
+            pass
+
+        def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
+            pass
+
+    monkeypatch.setattr(compat, "progress_bar", Bar)
+    _, runs, qrels = files
+    model, plot = str(tmp_path / "auto.json"), tmp_path / "auto.png"
+    argv = ["fuse", "train", "--family", "auto", "--runs", *runs, "--qrels", qrels,
+            "--max-rounds", "5", "--cv-folds", "3", "-o", model]  # fmt: skip
+    has_plot = importlib.util.find_spec("matplotlib") is not None
+    status, err = _main([*argv, *(["--plot", str(plot)] if has_plot else [])], capsys)
+    assert status == 0, err
+    choice = [b for b in bars if b["desc"] == "family choice"]
+    assert len(choice) == 1
+    assert choice[0]["total"] == choice[0]["updates"] == 3 * 5 + 1
+    assert not choice[0]["disable"]
+    assert choice[0]["closed"]
+    if has_plot:
+        assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    auto = AutoFusion.load(model)
+    assert f"--family auto chose {auto.family_} (mean held-out NDCG@10 over 3 inner folds" in err
+    capsys.readouterr()
+    assert main(["info", model, "--top", "0"]) == 0
+    shown = capsys.readouterr().out
+    assert f"--family auto chose {auto.family_}: linear is kept unless" in shown
+    for name, row in auto.selection_["candidates"].items():
+        line = next(x for x in shown.splitlines() if x.split()[:1] == [name]).split()
+        assert float(line[1]) == pytest.approx(row["mean"], abs=1e-4)
+    assert auto.family_ == "linear"  # these runs: one list is good, the others noise
+    for name, w in zip(auto.list_names_, auto.model_.weights_, strict=True):
+        row = next(x for x in shown.splitlines() if name in x).split()
+        assert float(row[2]) == pytest.approx(float(w), abs=1e-4)
+    body = tmp_path / "es.json"
+    status, err = _main(["fuse", "export", model, "--engine", "elasticsearch", "-o", str(body)],
+                        capsys)  # fmt: skip
+    assert status == 0, err
+    assert "retriever" in body.read_text()
+    bars.clear()
+    assert _main([*argv, "-q"], capsys)[0] == 0
+    assert bars
+    assert all(b["disable"] for b in bars)
+
+
+def test_issue33_auto_on_runs_of_other_queries(tmp_path, capsys) -> None:
+    """Runs that miss queries (MQ2008-agg converted by rankboost convert): --family auto
+    failed; now it leaves out the weighted sums with a note and chooses among the boosted
+    families; fuse export then says the model is not a weighted sum and what to do; with
+    --common-queries every family is in the choice."""
+    from rankboost.cli import main
+    from rankboost.fusion.auto import AutoFusion
+
+    runs, qrels = _runs_of_other_queries(tmp_path)
+    model = str(tmp_path / "auto.json")
+    argv = ["fuse", "train", "--family", "auto", "--runs", *runs, "--qrels", qrels, "-q",
+            "--max-rounds", "5", "--cv-folds", "3"]  # fmt: skip
+    status, err = _main([*argv, "-o", model], capsys)
+    assert status == 0, err
+    assert (
+        "rankboost: warning: the runs cover different queries: convex, linear, rrf (weighted "
+        "sums that need every run to answer every query) are left out of the family choice "
+        "and the fallback is boost; cut the runs to the queries every one covers "
+        "(--common-queries) to keep them." in err
+    )
+    auto = AutoFusion.load(model)
+    assert auto.selection_["left_out"] == ["convex", "linear", "rrf"]
+    assert auto.family_ in ("boost", "boost_combsum")
+    assert "boost is kept unless another family beats it" in err
+    fused = str(tmp_path / "fused.run")
+    assert _main(["fuse", "apply", model, "--runs", *runs, "-o", fused], capsys)[0] == 0
+    assert sorted(read_run(fused).queries) == sorted(f"q{i}" for i in range(12))
+    assert main(["info", model]) == 0
+    assert "left out (the runs cover different queries): convex, linear, rrf" in (
+        capsys.readouterr().out
+    )
+    status, err = _main(["fuse", "export", model, "--engine", "elasticsearch", "-o",
+                         str(tmp_path / "es.json")], capsys)  # fmt: skip
+    assert status == 1
+    assert f"is a model of 'rankboost fuse train --family auto', which chose {auto.family_}" in err
+    assert "train one with 'rankboost fuse train --family linear' on the same runs" in err
+    status, err = _main([*argv, "--common-queries", "-o", model], capsys)
+    assert status == 0, err
+    assert "cover different queries" not in err
+    assert AutoFusion.load(model).selection_["left_out"] == []

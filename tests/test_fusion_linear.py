@@ -428,7 +428,8 @@ def test_cli_prior_options(tmp_path: Path) -> None:
         write_run(paths[-1], r)
     write_qrels(tmp_path / "q.txt", qrels)
     model = str(tmp_path / "p.json")
-    base = ["fuse", "train", "--runs", *paths, "--qrels", str(tmp_path / "q.txt"), "-o", model]
+    base = ["fuse", "train", "--family", "boost",
+            "--runs", *paths, "--qrels", str(tmp_path / "q.txt"), "-o", model]  # fmt: skip
     argv = [*base, "--prior", "rrf", "--prior-scale", "2", "--rounds", "3"]
     assert run(parser.parse_args(argv)) == 0
     fus = RankFusion.load(model)
@@ -514,7 +515,8 @@ def test_issue38_fuse_train_and_export_warn_on_a_degenerate_model(tmp_path, caps
     argv = [*head, str(tmp_path / "q.txt"), "-o", model, "--prior-scale", "1", "--rounds", "8"]
     assert main(argv) == 0
     assert "degenerate" not in capsys.readouterr().err
-    boost = ["fuse", "train", "--runs", *paths, "--qrels", str(tmp_path / "q.txt"), "--rounds"]
+    boost = ["fuse", "train", "--family", "boost",
+             "--runs", *paths, "--qrels", str(tmp_path / "q.txt"), "--rounds"]  # fmt: skip
     assert main([*boost, "1", "-o", str(tmp_path / "b.json")]) == 0
     err = capsys.readouterr().err
     assert "degenerate fusion model: the model has 1 round: one weak ranker" in err

@@ -23,7 +23,13 @@ from ._persist import FORMAT_NAME
 #: so that reading a file's format stays light).
 LINEAR_FORMAT = "rankboost-fusion-linear"
 
-__all__ = ["file_format", "fusion_info_lines", "is_fusion_file", "linear_info_lines"]
+__all__ = [
+    "auto_selection_lines",
+    "file_format",
+    "fusion_info_lines",
+    "is_fusion_file",
+    "linear_info_lines",
+]
 
 
 def file_format(path: str) -> str | None:
@@ -103,14 +109,49 @@ def fusion_info_lines(path: str, table: Any, top: int) -> list[str]:
     """The lines ``rankboost info`` prints for the fusion model at ``path``.
 
     ``table(headers, rows)`` formats a table; ``top`` limits the importance rows (0 = all).
+    A model of ``fuse train --family auto`` starts with the family it chose and how every
+    candidate scored (:func:`auto_selection_lines`).
     """
+    head = auto_selection_lines(path, table)
+    if file_format(path) == LINEAR_FORMAT:
+        return head + linear_info_lines(path, table, top)
+    return head + _boost_info_lines(path, table, top)
+
+
+def auto_selection_lines(path: str, table: Any) -> list[str]:
+    """The family ``fuse train --family auto`` chose and its selection table (else no line)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return []  # the model reader reports the problem
+    sel = data.get("selection") if isinstance(data, dict) else None
+    if not isinstance(sel, dict) or not isinstance(sel.get("candidates"), dict):
+        return []
+    family, fallback = sel.get("family"), sel.get("fallback")
+    rows = [
+        [name, v.get("mean"), v.get("diff"), v.get("se"), "chosen" if name == family else ""]
+        for name, v in sel["candidates"].items()
+        if isinstance(v, dict)
+    ]
+    out = [
+        f"auto fusion model: {path}",
+        f"--family auto chose {family}: {fallback} is kept unless another family's held-out "
+        f"NDCG@10 beats it by more than {sel.get('rule', '?')} ({sel.get('cv_folds')} inner "
+        f"folds, {sel.get('n_queries')} queries)",
+    ]
+    if sel.get("left_out"):
+        out.append(f"left out (the runs cover different queries): {', '.join(sel['left_out'])}")
+    out += ["", table(["family", "held-out NDCG@10", f"- {fallback}", "SE", ""], rows), ""]
+    out.append(f"the chosen model ({family}):")
+    return out
+
+
+def _boost_info_lines(path: str, table: Any, top: int) -> list[str]:
     import numpy as np
 
     from .._conventions import FEATURE_NUMBERING
     from .learned import RankFusion
 
-    if file_format(path) == LINEAR_FORMAT:
-        return linear_info_lines(path, table, top)
     fusion = RankFusion.load(path)
     model = fusion.model_
     names = fusion.feature_names_

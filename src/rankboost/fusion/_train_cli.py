@@ -22,16 +22,19 @@ from .._cli_metrics import format_conventions
 __all__ = [
     "CV_CONVENTIONS",
     "EXAMPLES",
+    "AUTO_USES",
     "FAMILY_DEFAULTED",
     "LINEAR_USES",
     "NOT_MODEL",
     "by_family",
     "check_family_options",
+    "auto_family",
     "check_plot",
     "common_queries",
     "family_defaults",
     "option_text",
     "plot_cv",
+    "plot_selection",
     "refuse_other_models",
     "warn_degenerate",
 ]
@@ -122,6 +125,9 @@ NOT_MODEL = frozenset(
 )
 #: The model options ``--family linear`` uses (LinearFusion's parameters); it refuses the others.
 LINEAR_USES = ("normalizer", "prior_scale", "n_rounds", "max_rounds", "learning_rate", "cv_folds")
+#: The model options ``--family auto`` uses (AutoFusion's parameters; ``--rounds`` only at
+#: its default, auto); it refuses the others: it compares the families at their defaults.
+AUTO_USES = ("max_rounds", "cv_folds")
 #: Options whose default depends on the family (None in the parser: the family's default).
 FAMILY_DEFAULTED = ("max_rounds", "learning_rate")
 
@@ -132,15 +138,17 @@ def family_defaults(family: str) -> dict[str, Any]:
 
     if family == "linear":
         from .linear import LinearFusion as cls
+    elif family == "auto":
+        from .auto import AutoFusion as cls  # type: ignore[assignment]
     else:
         from .learned import RankFusion as cls  # type: ignore[assignment]
     return {k: v.default for k, v in inspect.signature(cls).parameters.items()}
 
 
 def by_family(name: str) -> str:
-    """``300 for --family boost, 100 for --family linear``: a help text's default."""
-    values = {f: family_defaults(f)[name] for f in ("boost", "linear")}
-    return ", ".join(f"{v:g} for --family {f}" for f, v in values.items())
+    """``300 for --family boost, 100 for --family linear, ...``: a help text's default."""
+    values = {f: family_defaults(f).get(name) for f in ("boost", "linear", "auto")}
+    return ", ".join(f"{v:g} for --family {f}" for f, v in values.items() if v is not None)
 
 
 def option_text(action: argparse.Action, value: Any) -> str:
@@ -164,6 +172,13 @@ def check_family_options(args: argparse.Namespace, actions: dict[str, argparse.A
         if value == action.default:
             continue
         flag = option_text(action, value)
+        if family == "auto" and dest not in AUTO_USES:
+            uses = ", ".join(actions[d].option_strings[0] for d in AUTO_USES)
+            raise UsageError(
+                f"{flag} is not an option of --family auto, which compares the families at "
+                f"their defaults by inner cross-validation (its options: {uses}); drop "
+                f"{flag}, or choose the family yourself: --family boost or --family linear."
+            )
         if family == "linear" and dest == "prior":
             raise UsageError(
                 f"{flag} is not an option of --family linear: it always starts from the sum of "
@@ -183,6 +198,8 @@ def check_family_options(args: argparse.Namespace, actions: dict[str, argparse.A
                 "--family linear (--family boost uses the ranks; see --score-features); drop "
                 f"{flag}, or add --family linear."
             )
+    if family == "auto":
+        return
     if family != "linear" and args.prior == "none" and args.prior_scale != "auto":
         raise UsageError(
             f"--prior-scale {args.prior_scale} with --family {family} scales --prior, which is "
@@ -213,6 +230,15 @@ def refuse_other_models(path: str) -> None:
     from ._info import file_format
 
     kind = file_format(path)
+    family = auto_family(path)
+    if kind == "rankboost-fusion" and family is not None:
+        raise ValueError(
+            f"{path!r} is a model of 'rankboost fuse train --family auto', which chose "
+            f"{family} (steps on the runs' ranks) for these runs; no engine's hybrid query "
+            "computes it. 'fuse export' writes a weighted sum of scores: train one with "
+            "'rankboost fuse train --family linear' on the same runs ('rankboost info "
+            f"{path}' shows how each family scored in the choice)."
+        )
     if kind == "rankboost-fusion":
         raise ValueError(
             f"{path!r} is a fusion model of 'rankboost fuse train' (--family boost: steps on "
@@ -226,6 +252,20 @@ def refuse_other_models(path: str) -> None:
             f"for an LTR plugin with 'rankboost export {path} --format es-xgboost -o OUT'; "
             "'fuse export' writes a model of 'rankboost fuse train --family linear'."
         )
+
+
+def auto_family(path: str) -> str | None:
+    """The family ``--family auto`` chose, if ``path`` is such a model (else None)."""
+    import json
+    from pathlib import Path
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    sel = data.get("selection") if isinstance(data, dict) else None
+    family = sel.get("family") if isinstance(sel, dict) else None
+    return family if isinstance(family, str) else None
 
 
 # ------------------------------------------------------------------ --help examples ------
@@ -244,8 +284,8 @@ EXAMPLES = {
   rankboost fuse train --runs train/ranker*.run --qrels train/qrels.txt -o fusion.json
   rankboost fuse train --runs train/ranker*.run --qrels train/qrels.txt -o fusion.json \\
       --plot cv.png
-  rankboost fuse train --runs train/ranker*.run --qrels train/qrels.txt -o paper.json \\
-      --rounds 100 --no-missing-features
+  rankboost fuse train --family boost --runs train/ranker*.run --qrels train/qrels.txt \\
+      -o paper.json --rounds 100 --no-missing-features
   rankboost fuse train --family linear --common-queries --runs train/ranker06.run \\
       train/ranker08.run --qrels train/qrels.txt -o lin.json""",
     "apply": """examples:
@@ -326,6 +366,48 @@ def plot_cv(model: Any, path: str, command: str) -> None:
     ax.axvline(model.n_rounds_, color="C3", ls="--", lw=0.8)
     ax.set_xlabel(f"rounds (chosen: {model.n_rounds_}, dashed)")
     ax.set_ylabel("held-out NDCG@10 (inner folds)")
+    ax.set_title(command, fontsize="small")
+    with atomic_open(path) as fh:
+        fig.savefig(fh, format=Path(path).suffix.lstrip(".").lower())
+
+
+def plot_selection(auto: Any, path: str, command: str) -> None:
+    """Draw ``--family auto``'s choice: each candidate's held-out NDCG@10 (atomic write).
+
+    A bar per candidate family (the chosen one in red), with the band that a family had to
+    clear to replace the fallback: the fallback's mean plus ``threshold_se`` standard errors
+    of the candidate's per-query differences to it.
+    """
+    from pathlib import Path
+
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    from .._atomic import atomic_open
+
+    sel = auto.selection_
+    table = sel["candidates"]
+    names = list(table)
+    mean = np.array([table[c]["mean"] for c in names])
+    base = table[sel["fallback"]]["mean"]
+    need = np.array([base + auto.threshold_se * table[c]["se"] for c in names])
+    fig = Figure(figsize=(7, 3.6), layout="constrained")
+    ax = fig.add_subplot()
+    colors = ["C3" if c == sel["family"] else "C0" for c in names]
+    ax.barh(names, mean, color=colors)
+    rule = f"to replace {sel['fallback']}: its mean + {auto.threshold_se:g} SE"
+    ax.scatter(need, names, marker="|", s=300, color="k", zorder=3, label=rule)
+    lo = float(min(mean.min(), need.min()))
+    hi = float(max(mean.max(), need.max()))
+    ax.set_xlim(max(0.0, lo - 0.1 * (hi - lo + 0.01)), hi + 0.1 * (hi - lo + 0.01))
+    ax.invert_yaxis()
+    ax.legend(fontsize="small", loc="lower right")
+    left = f"; left out (runs of different queries): {', '.join(sel['left_out'])}" if sel.get(
+        "left_out") else ""  # fmt: skip
+    ax.set_xlabel(
+        f"held-out NDCG@10, {sel['cv_folds']} inner folds, {sel['n_queries']} queries "
+        f"(chosen: {sel['family']}, red){left}"
+    )
     ax.set_title(command, fontsize="small")
     with atomic_open(path) as fh:
         fig.savefig(fh, format=Path(path).suffix.lstrip(".").lower())

@@ -20,6 +20,15 @@ standard errors of the per-query differences over the held-out queries: an inner
 cross-validation over a few dozen queries is noisy, and a family that wins it by noise loses
 on the next collection. The chosen family is then refitted on all training queries.
 
+**Runs that do not cover the same queries** (meta-search: a LETOR aggregation run, or a
+search engine that answered only some queries): ``convex``, ``linear`` and ``rrf`` are
+weighted sums that an engine computes from every retriever's answer to every query, and
+:class:`LinearFusion` refuses such runs. :class:`AutoFusion` then leaves them out of the
+choice (:data:`SAME_QUERIES`; ``selection_["left_out"]`` and a :class:`FusionWarning` say
+so), and a ``fallback`` among them becomes ``"boost"`` (boosted rank features handle a list
+that did not answer a query as one that returned nothing). Cut the runs to the queries every
+one covers first (``--common-queries``) to keep every family in the choice.
+
 The defaults (``fallback="linear"``, ``threshold_se=2``) were chosen on four collections
 (CISI, MED, CACM, LISA; BM25 + all-MiniLM-L6-v2) and checked leave-one-collection-out
 (docs/hybrid.md, ``experiments/hybrid.py --loco``): with them the choice stayed ``linear`` in
@@ -45,10 +54,12 @@ from ..params import ParameterError
 from .features import RunsLike, as_run_list, grades_for
 from .run import Qrels, Run
 
-__all__ = ["CANDIDATES", "AutoFusion", "convex_weights"]
+__all__ = ["CANDIDATES", "SAME_QUERIES", "AutoFusion", "convex_weights"]
 
 #: The families :class:`AutoFusion` chooses among, in order of preference on equal scores.
 CANDIDATES = ("convex", "linear", "boost", "boost_combsum", "rrf")
+#: The candidates that need runs of the same queries (left out when the runs differ).
+SAME_QUERIES = ("convex", "linear", "rrf")
 #: Grid steps of :func:`convex_weights` per number of runs (more runs, coarser grid).
 _GRID_STEPS = {1: 1, 2: 20, 3: 10, 4: 5, 5: 4}
 
@@ -95,16 +106,16 @@ def convex_weights(
     return grid[best], float(scores[best])
 
 
-def _make(name: str, max_rounds: int) -> Any:
+def _make(name: str, max_rounds: int, cv_folds: int = 5) -> Any:
     from .learned import RankFusion
     from .linear import LinearFusion
 
     if name == "linear":
-        return LinearFusion(max_rounds=max_rounds)
+        return LinearFusion(max_rounds=max_rounds, cv_folds=cv_folds)
     if name == "boost":
-        return RankFusion(max_rounds=max_rounds)
+        return RankFusion(max_rounds=max_rounds, cv_folds=cv_folds)
     if name == "boost_combsum":
-        return RankFusion(prior="combsum", max_rounds=max_rounds)
+        return RankFusion(prior="combsum", max_rounds=max_rounds, cv_folds=cv_folds)
     raise AssertionError(name)  # pragma: no cover - convex and rrf are built by _fit_one
 
 
@@ -122,7 +133,9 @@ def _fixed_linear(items: list[Run], weights: NDArray[np.float64], normalizer: st
     return lin
 
 
-def _fit_one(name: str, items: list[Run], qrels: Qrels, max_rounds: int = 100) -> Any:
+def _fit_one(
+    name: str, items: list[Run], qrels: Qrels, max_rounds: int = 100, cv_folds: int = 5
+) -> Any:
     """Fit candidate ``name`` on ``items`` (cut to the judged training queries) and ``qrels``."""
     import warnings
 
@@ -138,7 +151,7 @@ def _fit_one(name: str, items: list[Run], qrels: Qrels, max_rounds: int = 100) -
         return _fixed_linear(items, w, "minmax")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FusionWarning)
-        return _make(name, max_rounds).fit(items, qrels)
+        return _make(name, max_rounds, cv_folds).fit(items, qrels)
 
 
 def _rows(qid: NDArray[Any], docid: NDArray[Any]) -> Any:
@@ -167,6 +180,38 @@ def _per_query_ndcg(model: Any, items: list[Run], qrels: Qrels) -> dict[str, flo
     return dict(zip(qs.tolist(), np.asarray(vals).tolist(), strict=True))
 
 
+def _same_query_rule(
+    cands: list[str], fallback: str, covered: list[set[str]]
+) -> tuple[list[str], str, list[str]]:
+    """``(candidates, fallback, left out)``: :data:`SAME_QUERIES` out when the runs differ."""
+    import warnings
+
+    from .features import FusionWarning
+
+    if all(qs == covered[0] for qs in covered[1:]):
+        return cands, fallback, []
+    left_out = [c for c in cands if c in SAME_QUERIES]
+    cands = [c for c in cands if c not in SAME_QUERIES]
+    if not cands:
+        raise ValueError(
+            f"AutoFusion.fit: the runs cover different queries, and the candidates "
+            f"{left_out} are weighted sums that need runs of the same queries; add "
+            "'boost' or 'boost_combsum' to the candidates, or cut the runs to the "
+            "queries every one covers ('rankboost fuse train --common-queries')."
+        )
+    if fallback in left_out:
+        fallback = "boost" if "boost" in cands else cands[0]
+    warnings.warn(
+        f"the runs cover different queries: {', '.join(left_out)} (weighted sums that need "
+        "every run to answer every query) are left out of the family choice and the "
+        f"fallback is {fallback}; cut the runs to the queries every one covers "
+        "(--common-queries) to keep them.",
+        FusionWarning,
+        stacklevel=3,  # AutoFusion.fit's caller
+    )
+    return cands, fallback, left_out
+
+
 class AutoFusion:
     """Pick the fusion family by inner cross-validation over the training queries.
 
@@ -177,16 +222,20 @@ class AutoFusion:
         ``fallback``.
     fallback : str, default="linear"
         The family kept unless another beats it by more than ``threshold_se`` standard
-        errors of the per-query differences of held-out NDCG@10.
+        errors of the per-query differences of held-out NDCG@10. When the runs do not cover
+        the same queries and ``fallback`` is one of :data:`SAME_QUERIES`, ``"boost"``.
     cv_folds : int, default=5
         Inner folds over the judged training queries (queries with a relevant and a
-        non-relevant returned document).
+        non-relevant returned document); also the inner folds with which each learned
+        candidate chooses its rounds.
     threshold_se : float, default=2.0
         A candidate replaces ``fallback`` only when its mean held-out NDCG@10 exceeds the
         fallback's by more than ``threshold_se`` standard errors of the per-query differences.
     max_rounds : int, default=100
         ``max_rounds`` of the learned candidates (their own inner cross-validation chooses
-        the rounds up to it); 100 keeps ``fuse train`` within seconds to a minute.
+        the rounds up to it). 100, not :class:`RankFusion`'s 300: the family choice fits
+        every candidate ``cv_folds + 1`` times, and 100 is the setting measured
+        leave-one-collection-out (docs/hybrid.md).
 
     Attributes
     ----------
@@ -196,7 +245,9 @@ class AutoFusion:
         The chosen family refitted on all training queries (it does the fusing).
     selection_ : dict
         ``"mean"`` and ``"se"`` (held-out NDCG@10 and the standard error of its difference to
-        the fallback) per candidate, ``"n_queries"``, ``"cv_folds"``, ``"family"``.
+        the fallback) per candidate, ``"n_queries"``, ``"cv_folds"``, ``"family"``,
+        ``"fallback"`` (the one used) and ``"left_out"`` (the candidates of
+        :data:`SAME_QUERIES` left out because the runs cover different queries).
 
     Examples
     --------
@@ -272,11 +323,16 @@ class AutoFusion:
                 )
         return list(dict.fromkeys(cands))
 
-    def fit(self, runs: RunsLike, qrels: Qrels | Mapping[str, Any]) -> AutoFusion:
-        """Choose the family on inner folds of the training queries, then refit it on all."""
+    def fit(
+        self, runs: RunsLike, qrels: Qrels | Mapping[str, Any], *, verbose: bool = False
+    ) -> AutoFusion:
+        """Choose the family on inner folds of the training queries, then refit it on all.
+
+        ``verbose=True`` shows a progress bar over the candidate fits (tqdm).
+        """
+        from .. import _compat
         from .cv import query_folds
         from .features import coverage_warnings
-        from .linear import check_same_queries
 
         forget_fit(self)
         cands = self._check()
@@ -285,9 +341,10 @@ class AutoFusion:
             qrels = Qrels.from_dict(qrels)
         if not isinstance(qrels, Qrels):
             raise TypeError(f"AutoFusion.fit: qrels must be a Qrels; got {type(qrels).__name__}.")
-        check_same_queries(items, "AutoFusion.fit")
+        covered = [set(r.queries) for r in items]
+        cands, fallback, left_out = _same_query_rule(cands, self.fallback, covered)
         coverage_warnings(items, qrels)
-        judged_q = set(items[0].queries) & set(qrels.queries)
+        judged_q = set().union(*covered) & set(qrels.queries)
         if not judged_q:
             raise ValueError(
                 "AutoFusion.fit: no query of the runs is judged in the qrels; check that the "
@@ -304,38 +361,45 @@ class AutoFusion:
         fold_q = np.full(uq.shape[0], -1)
         fold_q[qcode] = fold_row
         per_q: dict[str, dict[str, float]] = {c: {} for c in cands}
-        for f in range(int(self.cv_folds)):
+        folds, max_rounds = int(self.cv_folds), int(self.max_rounds)
+        steps = _compat.Steps(folds * len(cands) + 1, disable=not verbose, desc="family choice")
+        for f in range(folds):
             tr = {str(q) for q, g in zip(uq, fold_q, strict=True) if g >= 0 and g != f}
             va = {str(q) for q, g in zip(uq, fold_q, strict=True) if g == f}
             tr_items, va_items = _cut(items, tr), _cut(items, va)
             for c in cands:
-                model = _fit_one(c, tr_items, qrels, int(self.max_rounds))
+                steps.start(f"fold {f + 1}/{folds}, {c}")
+                model = _fit_one(c, tr_items, qrels, max_rounds, folds)
                 per_q[c].update(_per_query_ndcg(model, va_items, qrels))
-        qs = sorted(per_q[self.fallback])
-        base = np.array([per_q[self.fallback][q] for q in qs])
+                steps.done()
+        qs = sorted(per_q[fallback])
+        base = np.array([per_q[fallback][q] for q in qs])
         table: dict[str, dict[str, float]] = {}
         for c in cands:
             v = np.array([per_q[c][q] for q in qs])
             d = v - base
             se = float(d.std(ddof=1) / np.sqrt(d.size)) if d.size > 1 else 0.0
             table[c] = {"mean": float(v.mean()), "diff": float(d.mean()), "se": se}
-        family = self.fallback
+        family = fallback
         best = max(cands, key=lambda c: (table[c]["mean"], -cands.index(c)))
-        if best != self.fallback and table[best]["diff"] > self.threshold_se * table[best]["se"]:
+        if best != fallback and table[best]["diff"] > self.threshold_se * table[best]["se"]:
             family = best
         self.family_ = family
         self.selection_: dict[str, Any] = {
             "family": family,
             "rule": f"{self.threshold_se} standard errors over the fallback",
-            "fallback": self.fallback,
-            "cv_folds": int(self.cv_folds),
+            "fallback": fallback,
+            "left_out": left_out,
+            "cv_folds": folds,
             "n_queries": len(qs),
             "candidates": table,
             "params": {
                 k: (list(v) if isinstance(v, tuple) else v) for k, v in self.get_params().items()
             },  # fmt: skip
         }
-        self.model_ = _fit_one(family, items, qrels, int(self.max_rounds))
+        steps.start(f"refit {family} on all queries")
+        self.model_ = _fit_one(family, items, qrels, max_rounds, folds)
+        steps.close()
         self.list_names_ = list(self.model_.list_names_)
         return self
 

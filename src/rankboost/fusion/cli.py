@@ -47,6 +47,7 @@ from ._train_cli import (
     common_queries,
     family_defaults,
     plot_cv,
+    plot_selection,
     warn_degenerate,
 )
 
@@ -104,7 +105,8 @@ def register(subparsers: Any) -> None:
         metavar="FILE",
         default=None,
         help="also draw the inner cross-validation curve (held-out NDCG@10 per round, the "
-        "one --rounds auto chooses from) to FILE (.png, .pdf, .svg; needs matplotlib)",
+        "one --rounds auto chooses from; with --family auto, each family's held-out NDCG@10) "
+        "to FILE (.png, .pdf, .svg; needs matplotlib)",
     )
     p.set_defaults(func=_train)
 
@@ -171,7 +173,8 @@ def _add_family_options(p: argparse.ArgumentParser) -> None:
         "normalised scores that 'fuse export' hands to Elasticsearch / OpenSearch; auto: "
         "chosen among linear, the tuned convex combination of min-max scores, boost, boost "
         "from the CombSUM prior and RRF by inner cross-validation (--cv-folds), keeping "
-        "linear unless another wins by more than two standard errors",
+        "linear unless another wins by more than two standard errors (for runs that miss "
+        "queries: boost or boost from CombSUM, keeping boost)",
     )
     f.add_argument(
         "--normalizer",
@@ -277,7 +280,7 @@ def _add_training_options(p: argparse.ArgumentParser) -> None:
 
     own = inspect.signature(RankFusion).parameters
     defaults = {name: par.default for name, par in own.items()}
-    f = p.add_argument_group("features (RankFusion's defaults)")
+    f = p.add_argument_group("features of --family boost (RankFusion's defaults)")
     f.add_argument(
         "--score-features",
         action=argparse.BooleanOptionalAction,
@@ -293,7 +296,10 @@ def _add_training_options(p: argparse.ArgumentParser) -> None:
         f"number of lists returning the document (default: "
         f"{'on' if defaults['missing_features'] else 'off'})",
     )
-    g = p.add_argument_group("boosting (rankboost.params, with RankFusion's defaults)")
+    g = p.add_argument_group(
+        "boosting (--family boost, with RankFusion's defaults; --family linear and auto "
+        "refuse the ones they do not use)"
+    )
     g.add_argument(
         "--rounds",
         dest="n_rounds",
@@ -315,7 +321,8 @@ def _add_training_options(p: argparse.ArgumentParser) -> None:
         type=int_at_least(2),
         default=defaults["cv_folds"],
         metavar="K",
-        help=f"inner folds of --rounds auto, an int >= 2 (default: {defaults['cv_folds']})",
+        help=f"inner folds of --rounds auto and of --family auto's choice, an int >= 2 "
+        f"(default: {defaults['cv_folds']})",
     )
     add_arguments(
         g,
@@ -407,7 +414,7 @@ def _train(args: argparse.Namespace) -> int:
     family = family_defaults(args.family)
     for name in FAMILY_DEFAULTED:
         if getattr(args, name) is None:
-            setattr(args, name, family[name])
+            setattr(args, name, family.get(name))  # None: not an option of the family
     runs = read_runs(args.runs, depth=args.depth)
     qrels = read_qrels(args.qrels)
     runs, qrels = common_queries(args, runs, qrels)
@@ -473,20 +480,30 @@ def _train_auto(args: argparse.Namespace, runs: Any, qrels: Any) -> int:
     """``fuse train --family auto``: :class:`rankboost.fusion.auto.AutoFusion`."""
     from .auto import AutoFusion
 
-    if args.prior != "none" or args.n_rounds != "auto":
-        raise UsageError(
-            "--family auto chooses the family and its rounds by inner cross-validation; "
-            "--prior and --rounds T belong to --family boost (drop them, or pass --family boost)."
-        )
-    auto = AutoFusion(cv_folds=args.cv_folds, max_rounds=min(args.max_rounds, 100)).fit(runs, qrels)
+    auto = AutoFusion(cv_folds=args.cv_folds, max_rounds=args.max_rounds).fit(
+        runs, qrels, verbose=not args.quiet
+    )
     auto.save(args.output)
-    table = auto.selection_["candidates"]
+    if args.plot is not None:
+        plot_selection(auto, args.plot, "rankboost fuse train --family auto")
+    sel = auto.selection_
+    table = sel["candidates"]
     rows = ", ".join(f"{k} {v['mean']:.4f}" for k, v in table.items())
     sys.stderr.write(
-        f"rankboost fuse train: --family auto chose {auto.family_} (mean held-out NDCG@10 over "
-        f"{args.cv_folds} inner folds: {rows}; {auto.fallback} is kept unless another family "
-        f"beats it by more than {auto.threshold_se:g} standard errors)\n"
+        f"rankboost fuse train: --family auto chose {auto.family_} (mean held-out NDCG@10 "
+        f"over {args.cv_folds} inner folds of {count(sel['n_queries'], 'query', 'queries')}: "
+        f"{rows}; {sel['fallback']} is kept unless another family beats it by more than "
+        f"{auto.threshold_se:g} standard errors)\n"
     )
+    model = auto.model_
+    if hasattr(model, "weights_"):
+        sys.stderr.write(
+            f"rankboost fuse train: {auto.family_} weights {model.weights_.round(4).tolist()} "
+            f"({model.normalizer} scores, {model.n_rounds_} rounds)\n"
+        )
+    else:
+        sys.stderr.write(f"rankboost fuse train: {auto.family_}: {model.n_rounds_} rounds\n")
+    sys.stderr.write(CV_CONVENTIONS)
     return 0
 
 
