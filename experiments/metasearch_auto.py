@@ -34,7 +34,8 @@ from typing import Any  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from metasearch import DATA, NDCG, Split  # noqa: E402
+from _data import data_file  # noqa: E402
+from metasearch import NDCG, Split  # noqa: E402
 
 METHODS = ("boost", "auto", "convex")
 
@@ -52,7 +53,9 @@ def run_fold(dataset: str, fold: int) -> dict[str, Any]:
     from rankboost.fusion.io import read_letor_agg_folds
     from rankboost.fusion.linear import linear_features
 
-    data = read_letor_agg_folds(DATA / dataset / f"Fold{fold}", splits=("train", "test"))
+    data = read_letor_agg_folds(
+        data_file(f"letor4/{dataset}/Fold{fold}/train.txt.gz").parent, splits=("train", "test")
+    )
     runs = {s: data[s].to_runs() for s in data}
     qrels = {s: data[s].to_qrels() for s in data}
     ev = Split(data["test"])
