@@ -1,7 +1,7 @@
 """``rankboost fuse train``'s rules: which options each family uses, the checks and notes.
 
 :func:`check_family_options` refuses (a usage error, exit status 2) a model option that the
-chosen ``--family`` does not use, so that no option is silently ignored (issue 39);
+chosen ``--family`` does not use, so that no option is silently ignored;
 :func:`family_defaults` gives the options whose default depends on the family;
 :func:`common_queries` is ``--common-queries``; :func:`warn_degenerate` warns about a
 degenerate learned model; :func:`refuse_other_models` is ``fuse export``'s hint for a
@@ -119,7 +119,7 @@ def common_queries(args: argparse.Namespace, runs: dict[str, Any], qrels: Any = 
 
 
 #: ``fuse train`` options about the data or the output, not the model; every other option
-#: is a model option, which the chosen family either uses or refuses (issue 39).
+#: is a model option, which the chosen family either uses or refuses.
 NOT_MODEL = frozenset(
     {"help", "runs", "qrels", "output", "depth", "common_queries", "quiet", "plot", "family"}
 )
@@ -215,7 +215,7 @@ def check_family_options(args: argparse.Namespace, actions: dict[str, argparse.A
 
 
 #: How the inner folds score NDCG@10 (:func:`rankboost.fusion.cv_rounds`): not as
-#: ``fuse evaluate`` does by default, so the line says so (issue 38, item 2).
+#: ``fuse evaluate`` does by default, so the line says so.
 CV_CONVENTIONS = (
     "rankboost fuse train: the inner folds' "
     + format_conventions({"gain": "exp2", "discount": "log2", "ties": "expected", "empty": "skip"})
@@ -270,7 +270,7 @@ def auto_family(path: str) -> str | None:
 
 # ------------------------------------------------------------------ --help examples ------
 _D = "../shared/data/letor4/MQ2008-agg/Fold1"
-#: The ``Examples`` epilog of each ``fuse`` subcommand's ``--help`` (issue 38, item 9): the
+#: The ``Examples`` epilog of each ``fuse`` subcommand's ``--help``: the
 #: LETOR 4.0 MQ2008-agg fold of docs/metasearch.md, runs written by ``rankboost convert``.
 EXAMPLES = {
     "fuse": f"""examples:
