@@ -62,7 +62,7 @@ FAST = [
     (
         "benchmarks/bench_engine.py --rows 3000 --features 5 --rounds 2 --passes 1 "
         "--no-lightgbm --no-memory",
-        "RankBoost s/round: `Booster.update()` (median)",
+        "| threads | s/round | s/pass | round / pass | s/scatter floor |",
     ),
     ("benchmarks/bench_parallel.py --smoke", "| features x rows | elements |"),
     ("benchmarks/bench_metrics.py --smoke", "ndcg_score k=10 ties=expected"),
