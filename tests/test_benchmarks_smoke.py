@@ -65,6 +65,7 @@ FAST = [
         "| threads | s/round | s/pass | round / pass | s/scatter floor |",
     ),
     ("benchmarks/bench_parallel.py --smoke", "| features x rows | elements |"),
+    ("benchmarks/bench_round_levers.py --smoke", "| histogram, shipped (words, 4 features"),
     ("benchmarks/bench_metrics.py --smoke", "ndcg_score k=10 ties=expected"),
     ("benchmarks/bench_startup.py --repeats 1", "rankboost --help"),
 ]
