@@ -513,11 +513,11 @@ def report(args: argparse.Namespace, r: dict[str, Any]) -> str:
         "Ratios are medians of per-round ratios (each round next to its own pass, floor and "
         "tree), so they are not exactly the quotients of the medians. The scatter floor is "
         "the d n scattered float64 stores any histogram of the bin matrix commits (one per "
-        "code, at the address its code selects; no load, no add): the least a histogram with "
-        "today's bits (sequential per-bin sums) can cost here. CPU: the same ratio in process "
-        "CPU time (`time.process_time`), which time spent waiting for a core does not "
-        "inflate: at 1 thread the steadier figure on a loaded machine; at 2 threads it also "
-        "counts the worker threads' spinning at the end of a parallel loop.",
+        "code, at the address its code selects; no load, no add): what those stores alone "
+        "cost a histogram with today's bits (sequential per-bin sums) here. CPU: the same "
+        "ratio in process CPU time (`time.process_time`), which time spent waiting for a "
+        "core does not inflate: at 1 thread the steadier figure on a loaded machine; at 2 "
+        "threads it also counts the worker threads' spinning at the end of a parallel loop.",
         "",
     ]
     other = [
