@@ -194,7 +194,7 @@ def pooled_problem(
         Rk = sp.csr_matrix((R.data[mask], R.indices[mask], np.concatenate(
             [[0], np.cumsum(np.bincount(rows[mask], minlength=R.shape[0]))]
         )), shape=R.shape)  # fmt: skip
-        model = BaseScores(**base).fit(Rk)
+        model = BaseScores(**base, ease_float32=True).fit(Rk)  # features: float32 anyway
         mine = np.flatnonzero(f == k)
         if mine.shape[0] == 0:
             steps.done()
