@@ -363,7 +363,8 @@ def choose_ease_lambda(
     grid's choice whenever the NDCG over the grid has one peak (as on every MovieLens 100K
     split measured, docs/movies.md), with 3-4 Cholesky inverses instead of 5. Returns the
     chosen ``lambda`` and the mean NDCG@k of each one evaluated (in grid order).
-    ``steps`` counts one step per ``lambda`` evaluated (a fit's progress bar).
+    ``steps`` counts one step per ``lambda`` (a fit's progress bar; those the search skips
+    at its end).
     ``float32``: EASE's inverse in single precision when well conditioned
     (:func:`_ease_weights`; the choice among penalties, not the fit's weights).
     """
@@ -395,7 +396,7 @@ def choose_ease_lambda(
 
     def value(lam: float) -> float:
         if lam not in found:
-            steps.start(f"choosing ease_lambda {len(found) + 1}/{len(grid)} at most")
+            steps.start(f"choosing ease_lambda {len(found) + 1}/{len(grid)}")
             W = _ease_weights(gram, lam, float32)
             dcg = np.empty(users.shape[0])
             for s in range(0, users.shape[0], step):
@@ -425,6 +426,7 @@ def choose_ease_lambda(
                 i += 1
             else:
                 break
+    steps.done(len(grid) - len(found))  # the penalties the search did not need
     order = [float(lam) for lam in lambdas if float(lam) in found]
     out = {lam: found[lam] for lam in order}
     best = max(out.values())
