@@ -526,9 +526,8 @@ def pooled_targets(
 def _n_steps(rec: Any, names: tuple[str, ...]) -> int:
     """The steps of a pooled fit's progress bar (``verbose``), as :func:`train_pooled` runs.
 
-    EASE's penalties (``ease_lambda="auto"``; those its local search skips are counted
-    when it ends), the cross-fitting folds, per model the inner CV runs (per prior multiplier) and
-    its training, and the base recommenders on all of R.
+    EASE's penalties (``ease_lambda="auto"``, those its search skips included), the folds,
+    per model the inner CV runs (per prior multiplier) and training, the base fit on R.
     """
     from ._base import EASE_LAMBDAS
 
