@@ -34,8 +34,10 @@ the pooled default's fit + ``recommend_all(10)`` against one EASE fit (the libra
 seconds and their ratio are printed (the machine is shared: quote the ratio, not a time),
 and the pooled phase's peak memory. ``--save-top NPZ`` saves its top 10 of every user, the
 inner-CV curves, ``ease_lambda_`` and rounds, to compare two versions of the code.
+``--levers`` also times the cheaper configurations of ``LEVERS`` (fewer folds, no inner
+CV; their quality: ``experiments/movies_topn.py --validate-levers``) in the same repeats.
 
-    PYTHONPATH=src .venv/bin/python benchmarks/bench_recommend.py --speed 3
+    PYTHONPATH=src .venv/bin/python benchmarks/bench_recommend.py --speed 3 --levers
 """
 
 from __future__ import annotations
@@ -196,11 +198,24 @@ def ease_top(train: sp.csr_matrix, lam: float, k: int = 10) -> np.ndarray:
     return top_k(S, k)[0]
 
 
-def speed(repeats: int, save: str | None = None) -> tuple[str, dict[str, Any]]:
+#: issue 35's cheaper configurations of the pooled fit (``--speed --levers``); their quality
+#: against the default: ``experiments/movies_topn.py --validate-levers``
+LEVERS = {
+    "inner_folds=None": {"inner_folds": None},
+    "n_folds=4, inner_folds=None": {"n_folds": 4, "inner_folds": None},
+    "n_folds=2, inner_folds=None, ease_lambda=500": {
+        "n_folds": 2, "inner_folds": None, "ease_lambda": 500.0},
+}  # fmt: skip
+
+
+def speed(
+    repeats: int, save: str | None = None, levers: bool = False
+) -> tuple[str, dict[str, Any]]:
     """Pooled default fit + recommend_all(10) against one EASE fit + top 10, medians.
 
     ``save``: an ``.npz`` path for the last repeat's top 10 of every user, inner-CV curves,
-    ``ease_lambda_`` and rounds (to compare two versions of the code).
+    ``ease_lambda_`` and rounds (to compare two versions of the code). ``levers``: also each
+    configuration of :data:`LEVERS` (fit + ``recommend_all(10)``), in the same repeats.
     """
     R, _, _ = load_movielens(data_file("movielens/ml-100k/u.data.gz")).to_matrix()
     train, _ = split(R, 0.2, seed=0)
@@ -208,6 +223,8 @@ def speed(repeats: int, save: str | None = None) -> tuple[str, dict[str, Any]]:
         warnings.simplefilter("ignore", TrainingStoppedWarning)
         RankBoostRecommender(rating_range=(1, 5), n_estimators=5).fit(train[:60])
     times: dict[str, list[tuple[float, float]]] = {"pooled": [], "ease": []}
+    configs = LEVERS if levers else {}
+    times.update({name: [] for name in configs})
     lam = 250.0
     peaks = []
     for _ in range(repeats):
@@ -224,6 +241,12 @@ def speed(repeats: int, save: str | None = None) -> tuple[str, dict[str, Any]]:
         w, c = time.perf_counter(), time.process_time()
         ease_top(train, lam)
         times["ease"].append((time.perf_counter() - w, time.process_time() - c))
+        for name, kw in configs.items():
+            w, c = time.perf_counter(), time.process_time()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", TrainingStoppedWarning)
+                RankBoostRecommender(rating_range=(1, 5), **kw).fit(train).recommend_all(10)
+            times[name].append((time.perf_counter() - w, time.process_time() - c))
     if save:
         np.savez(
             save, top=top, curve=rec.rounds_curve_, rating_curve=rec.rating_rounds_curve_,
@@ -235,6 +258,9 @@ def speed(repeats: int, save: str | None = None) -> tuple[str, dict[str, Any]]:
         [f"EASE (lambda {lam:g}): fit + top 10 of every user", *np.round(med["ease"], 2)],
         ["ratio pooled / EASE", *np.round(med["pooled"] / med["ease"], 1)],
     ]
+    for name in configs:
+        rows.append([f"pooled, {name}: fit + recommend_all(10)", *np.round(med[name], 2)])
+        rows.append([f"ratio pooled ({name}) / EASE", *np.round(med[name] / med["ease"], 1)])
     text = "\n".join([
         f"## Speed: MovieLens 100K, 943 users (80/20 split, seed 0), median of {repeats}",
         "",
@@ -307,13 +333,16 @@ def main() -> None:
     ap.add_argument("--synthetic-targets", type=int, default=1000)
     ap.add_argument("--speed", type=int, nargs="?", const=3, default=None, metavar="REPEATS")
     ap.add_argument("--save-top", default=None, metavar="NPZ", help="with --speed: save the top 10")
+    ap.add_argument("--levers", action="store_true", help="with --speed: the LEVERS configs too")
     add_write_results(ap)
     args = ap.parse_args()
     if args.save_top and args.speed is None:
         ap.error("--save-top needs --speed (it saves the speed run's top 10)")
+    if args.levers and args.speed is None:
+        ap.error("--levers needs --speed (it times the LEVERS configurations beside it)")
     info = machine_info()
     if args.speed is not None:
-        text, data = speed(args.speed, args.save_top)
+        text, data = speed(args.speed, args.save_top, args.levers)
         text = f"{machine_line(info)}\n\n{text}"
         print(text)
         report_result(args.write_results, "bench_recommend_speed", text, {**data, "machine": info})

@@ -18,13 +18,15 @@ the test pairs only; and ``recommend_all`` against a loop of ``recommend``.
 
 Validation (``--validate``): the top-N model's choices (feedback, EASE's lambda,
 negatives, rounds, prior scale) against EASE on a validation split of each seed's
-*training* ratings, never the test split.
+*training* ratings, never the test split. ``--validate-levers``: issue 35's cheaper
+configurations of the pooled fit (fewer folds, no inner CV) against the default, the same way.
 
 Run::
 
     PYTHONPATH=src python experiments/movies_topn.py --seeds 0,1,2 --speed \
         --json experiments/results/movies_topn.json
     PYTHONPATH=src python experiments/movies_topn.py --seeds 0,1,2 --validate
+    PYTHONPATH=src python experiments/movies_topn.py --seeds 0,1,2 --validate-levers
     PYTHONPATH=src python experiments/movies_topn.py --plot docs/img/movies_topn.png \
         --from-json experiments/results/movies_topn.json   # the chart, from a saved run
 
@@ -224,6 +226,53 @@ def validate(R, seeds):
     return "\n".join(lines)
 
 
+#: issue 35's levers on the pooled fit's cost (fewer fits), each against the default on the
+#: same validation splits (``--validate-levers``); "liked" = the default's top-N model
+LEVERS = {
+    "default (n_folds 5, inner_folds 2, ease_lambda auto)": _LIKED,
+    "inner_folds None (rounds = n_estimators, no inner CV)": {**_LIKED, "inner_folds": None},
+    "n_folds 4": {**_LIKED, "n_folds": 4},
+    "n_folds 3": {**_LIKED, "n_folds": 3},
+    "n_folds 4, inner_folds None": {**_LIKED, "n_folds": 4, "inner_folds": None},
+    "n_folds 2, inner_folds None, ease_lambda 500": {
+        **_LIKED, "n_folds": 2, "inner_folds": None, "ease_lambda": 500.0},
+}  # fmt: skip
+
+
+def validate_levers(R, seeds):
+    """Each lever of :data:`LEVERS` against the default on validation splits (as
+    :func:`validate`: the seed's test split unread), paired Wilcoxon over (seed, user)."""
+    per = {}
+    for seed in seeds:
+        Rtr, _ = split(R, seed)
+        itr, iva = split(Rtr, seed + 1000)
+        for name, kw in LEVERS.items():
+            Hs, fit, rec = rankboost_scores(itr, kw)
+            per.setdefault(name, []).append(per_user_metrics(Hs[0], itr, iva))
+            print(f"seed {seed}: {name}: fit {fit:.0f} s, rounds {rec.report_['n_rounds']}, "
+                  f"ease_lambda_ {rec.ease_lambda_}", file=sys.stderr, flush=True)  # fmt: skip
+    ref = next(iter(LEVERS))
+    lines = [
+        f"Validation splits of the training ratings (seeds {seeds}; the test split unread): "
+        "means over seeds; row - default, paired Wilcoxon over (seed, user).",
+        "",
+        "| top-N model | NDCG@10 | Recall@20 | NDCG@10 - default (p) | Recall@20 - default (p) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, runs in per.items():
+        nd, rc = (np.concatenate([r[i] for r in runs]) for i in (0, 1))
+        nd0, rc0 = (np.concatenate([r[i] for r in per[ref]]) for i in (0, 1))
+        ok = np.isfinite(nd)
+        d, e = nd[ok] - nd0[ok], rc[ok] - rc0[ok]
+        diff = ("", "") if name == ref else tuple(
+            f"{x.mean():+.4f} ({wilcoxon(x).pvalue:.2g})" if x.any() else "+0.0000 (equal)"
+            for x in (d, e))  # fmt: skip
+        m_nd = np.mean([np.nanmean(r[0]) for r in runs])
+        m_rc = np.mean([np.nanmean(r[1]) for r in runs])
+        lines.append(f"| {name} | {m_nd:.4f} | {m_rc:.4f} | {diff[0]} | {diff[1]} |")
+    return "\n".join(lines)
+
+
 def rankboost_scores(Rtr, kw):
     """Score matrices (one per model of the fit: top-N, and the rating model if another)."""
     with warnings.catch_warnings():
@@ -346,6 +395,11 @@ def main(argv=None):
     ap.add_argument("--speed-only", action="store_true", help="skip the quality table")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--validate", action="store_true", help="only the validation-split table")
+    ap.add_argument(
+        "--validate-levers",
+        action="store_true",
+        help="only issue 35's speed levers against the default, validation splits",
+    )
     ap.add_argument("--plot", type=Path, metavar="PNG", help="chart of the quality table")
     ap.add_argument("--from-json", type=Path, metavar="JSON", help="plot a saved --json run")
     args = ap.parse_args(argv)
@@ -370,6 +424,9 @@ def main(argv=None):
     seeds = [int(s) for s in args.seeds.split(",") if s]
     if args.validate:
         print(validate(R, seeds))
+        return
+    if args.validate_levers:
+        print(validate_levers(R, seeds))
         return
     if args.speed:  # first: the machine is at its quietest, and an error shows early
         med, raw = speed(R, seeds[0], args.speed_repeats)

@@ -191,3 +191,20 @@ def test_every_script_imports() -> None:
     ``metasearch``, which no longer defined it, and no smoke test ran that script."""
     out = _run(["-c", _IMPORT_ALL, str(ROOT)])
     assert "BROKEN []" in out, out
+
+
+def test_issue35_bench_recommend_levers_without_speed_is_a_usage_error() -> None:
+    """``--levers`` times its configurations beside ``--speed``'s run: alone it is refused
+    (argparse's exit status 2, one usage line and the reason), before any data is read."""
+    done = subprocess.run(
+        [sys.executable, "benchmarks/bench_recommend.py", "--levers"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "error: --levers needs --speed" in done.stderr
+    assert "Traceback" not in done.stderr

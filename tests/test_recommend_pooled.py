@@ -236,7 +236,7 @@ def _ref_choose_lambda(R, seed):
 
 def test_ease_lambda_auto_is_the_best_on_a_validation_split_of_the_ratings():
     R = _ratings(3, n_users=30, n_items=25)
-    lam, value = choose_ease_lambda(R, seed=7)
+    lam, value = choose_ease_lambda(R, seed=7, search="grid", float32=False)
     want = _ref_choose_lambda(R, seed=7)
     assert list(value) == list(EASE_LAMBDAS)
     np.testing.assert_allclose(list(value.values()), list(want.values()), rtol=1e-12)
@@ -255,6 +255,45 @@ def test_ease_lambda_auto_is_the_best_on_a_validation_split_of_the_ratings():
     # nobody has 5 ratings: nothing is held out, the first candidate is kept
     few = sp.csr_matrix(np.array([[5.0, 3, 0, 0], [0, 4, 1, 0], [2, 0, 0, 5]]))
     assert choose_ease_lambda(few, seed=0) == (EASE_LAMBDAS[0], {})
+
+
+def _peaks(values):
+    """How many local maxima (plateaus counted once) a sequence has."""
+    v = np.asarray(values)
+    v = v[np.r_[True, np.diff(v) != 0]]
+    up = np.r_[True, v[1:] > v[:-1]]
+    down = np.r_[v[:-1] > v[1:], True]
+    return int((up & down).sum())
+
+
+def test_issue35_ease_lambda_local_search_is_the_grid_choice_when_one_peak():
+    """The fit's local search over the grid returns the grid's lambda whenever the NDCG over
+    the grid has one peak, with fewer evaluations; on two peaks it may stop at the other
+    (documented). Each value it evaluates is the grid's value bit for bit."""
+    from rankboost.recommend._base import EASE_START
+
+    one_peak = fewer = 0
+    for seed in range(12):
+        R = _ratings(seed, n_users=40, n_items=30)
+        lam_grid, grid = choose_ease_lambda(R, seed=seed, search="grid")
+        lam, local = choose_ease_lambda(R, seed=seed)
+        assert EASE_START in local
+        assert list(local) == [x for x in EASE_LAMBDAS if x in local]
+        for x, v in local.items():
+            assert v == grid[x]
+        if _peaks(list(grid.values())) == 1:
+            one_peak += 1
+            assert lam == lam_grid
+        fewer += len(local) < len(grid)
+    assert one_peak >= 4
+    assert fewer >= 8
+    # two peaks (50 and 500, 50 the higher): starting at 500, the search stays on its peak
+    R = _ratings(0, n_users=40, n_items=30)
+    assert choose_ease_lambda(R, seed=0, search="grid")[0] == 50.0
+    lam, local = choose_ease_lambda(R, seed=0)
+    assert (lam, list(local)) == (500.0, [250.0, 500.0, 1000.0])
+    with pytest.raises(ValueError, match="search must be 'local' or 'grid'; got 'all'"):
+        choose_ease_lambda(_ratings(0, n_users=40, n_items=30), seed=0, search="all")
 
 
 def test_top_k_equals_a_stable_argsort_with_exclusions_and_padding():
@@ -535,6 +574,42 @@ def test_ease_inverse_is_exact_and_serial_below_the_threshold(monkeypatch, seria
         assert seen == [1]
 
 
+def test_issue35_ease_in_float32_when_well_conditioned():
+    """The cross-fitted EASE features and the penalty search may invert in float32 (half the
+    time): within float32's precision of the float64 weights while the condition bound
+    ``(||G||_inf + lam) / lam`` is below the threshold, float64 above it; the fit's EASE
+    (prior and recommend) stays float64."""
+    from rankboost.recommend import _base
+
+    rng = np.random.default_rng(8)
+    for trial in range(6):
+        X = (rng.random((60, 40)) < 0.2 + 0.1 * trial).astype(float)
+        G = X.T @ X
+        for lam in (5.0, 50.0, 500.0):
+            W64 = _base._ease_weights(G, lam)
+            W32 = _base._ease_weights(G, lam, float32=True)
+            assert W64.dtype == np.float64
+            assert W32.dtype == np.float32
+            bound = (np.abs(G).sum(axis=1).max() + lam) / lam
+            np.testing.assert_allclose(W32, W64, rtol=0, atol=bound * 1e-6 * np.abs(W64).max())
+            P = _base._spd_inverse((G + lam * np.eye(40)).astype(np.float32))
+            inv = np.linalg.inv(G + lam * np.eye(40))
+            np.testing.assert_allclose(P, inv, rtol=0, atol=bound * 1e-6 * np.abs(inv).max())
+    # ill-conditioned (bound >= 1e4): float64 even when float32 is asked for
+    G = np.full((5, 5), 1e3) + np.eye(5)
+    assert _base._ease_weights(G, 0.5, float32=True).dtype == np.float64
+    # the fit: cross-fitting folds in float32, the final EASE (prior, recommend) in float64
+    R = _ratings(2, n_users=30, n_items=25)
+    assert _pooled(R, n_estimators=3)._base._ease.dtype == np.float64
+    # the penalty search in float32 picks what float64 picks, values within 1e-5
+    for seed in range(6):
+        R = _ratings(seed, n_users=40, n_items=30)
+        lam64, v64 = choose_ease_lambda(R, seed=seed, search="grid", float32=False)
+        lam32, v32 = choose_ease_lambda(R, seed=seed, search="grid")
+        assert lam32 == lam64
+        np.testing.assert_allclose(list(v32.values()), list(v64.values()), atol=1e-5)
+
+
 def test_top_columns_is_the_stable_full_sort():
     """The partial top-k of EASE's penalty choice and ``top_k`` returns what the stable
     full sort did: ties to the lower column, -inf after numbers, NaN last."""
@@ -561,7 +636,7 @@ def test_ease_lambda_choice_scored_in_blocks_of_users_equals_the_reference(monke
 
     monkeypatch.setattr(_base, "_BLOCK_CELLS", cells)
     R = _ratings(4, n_users=30, n_items=25)
-    lam, value = choose_ease_lambda(R, seed=3)
+    lam, value = choose_ease_lambda(R, seed=3, search="grid", float32=False)
     want = _ref_choose_lambda(R, seed=3)
     np.testing.assert_allclose(list(value.values()), list(want.values()), rtol=1e-12)
     assert lam == max(want, key=want.get)

@@ -194,7 +194,7 @@ def pooled_problem(
         Rk = sp.csr_matrix((R.data[mask], R.indices[mask], np.concatenate(
             [[0], np.cumsum(np.bincount(rows[mask], minlength=R.shape[0]))]
         )), shape=R.shape)  # fmt: skip
-        model = BaseScores(**base).fit(Rk)
+        model = BaseScores(**base, ease_float32=True).fit(Rk)  # features: float32 anyway
         mine = np.flatnonzero(f == k)
         if mine.shape[0] == 0:
             steps.done()
@@ -526,8 +526,8 @@ def pooled_targets(
 def _n_steps(rec: Any, names: tuple[str, ...]) -> int:
     """The steps of a pooled fit's progress bar (``verbose``), as :func:`train_pooled` runs.
 
-    EASE's penalties (``ease_lambda="auto"``), the cross-fitting folds, per model the inner
-    CV runs (per prior multiplier) and its training, and the base recommenders on all of R.
+    EASE's penalties (``ease_lambda="auto"``, those its search skips included), the folds,
+    per model the inner CV runs (per prior multiplier) and training, the base fit on R.
     """
     from ._base import EASE_LAMBDAS
 
