@@ -497,3 +497,198 @@ def _parse_numbers(
             v = v / pow10[decimals]
         out[r] = -v if neg else v
     return n_flag
+
+
+# --------------------------------------------------------------------------- aggregation
+#
+# Training needs the sessions only through two sums (``rankboost.clicks._counts``): per pair
+# ``(lower row, upper row, position of the clicked one)`` the summed session counts, and per
+# ``(row, position)`` the impressions and clicks. ``_add_sessions`` adds whole sessions into
+# two open-addressing tables keyed by three int64 (``keys[:, :3]``), so the memory grows with
+# the distinct pairs and cells, not with the sessions; a log streamed in chunks and the same
+# log in memory add the same counts (exactly, for integral counts: sums of integers).
+
+
+@njit(cache=True)
+def _key_slot(a: int, b: int, c: int, mask: np.uint64) -> int:
+    x = np.uint64(a) * np.uint64(0x9E3779B97F4A7C15)
+    x ^= np.uint64(b) * np.uint64(0xC2B2AE3D27D4EB4F)
+    x ^= np.uint64(c) * np.uint64(0x165667B19E3779F9)
+    return _slot(x, mask)
+
+
+@njit(cache=True)
+def _table_add(  # noqa: PLR0917  numba helper: the table's arrays and one key and its values
+    slots: np.ndarray,
+    keys: np.ndarray,
+    values: np.ndarray,
+    n_keys: int,
+    a: int,
+    b: int,
+    c: int,
+    v0: float,
+    v1: float,
+) -> int:
+    """Add ``(v0, v1)`` at key ``(a, b, c)``; returns the number of keys after."""
+    mask = np.uint64(slots.shape[0] - 1)
+    j = _key_slot(a, b, c, mask)
+    while True:
+        k = slots[j]
+        if k < 0:
+            slots[j] = n_keys
+            keys[n_keys, 0] = a
+            keys[n_keys, 1] = b
+            keys[n_keys, 2] = c
+            values[n_keys, 0] = v0
+            values[n_keys, 1] = v1
+            return n_keys + 1
+        if keys[k, 0] == a and keys[k, 1] == b and keys[k, 2] == c:
+            values[k, 0] += v0
+            values[k, 1] += v1
+            return n_keys
+        j = (j + 1) & np.int64(mask)
+
+
+@njit(cache=True)
+def _table_rehash(keys: np.ndarray, n_keys: int, slots: np.ndarray) -> None:
+    """Fill the empty table ``slots`` (-1) with the keys ``0..n_keys-1``."""
+    mask = np.uint64(slots.shape[0] - 1)
+    for k in range(n_keys):
+        j = _key_slot(keys[k, 0], keys[k, 1], keys[k, 2], mask)
+        while slots[j] >= 0:
+            j = (j + 1) & np.int64(mask)
+        slots[j] = k
+
+
+@njit(cache=True)
+def _add_sessions(  # noqa: PLR0917  numba kernel: the sessions, the mode and both tables
+    starts: np.ndarray,
+    rows: np.ndarray,
+    position: np.ndarray,
+    clicked: np.ndarray,
+    count: np.ndarray,
+    mode: int,
+    first: int,
+    pair_slots: np.ndarray,
+    pair_keys: np.ndarray,
+    pair_values: np.ndarray,
+    cell_slots: np.ndarray,
+    cell_keys: np.ndarray,
+    cell_values: np.ndarray,
+    state: np.ndarray,
+) -> None:
+    """Add sessions ``first, first + 1, ...`` (``[starts[s], starts[s + 1])``, by position).
+
+    Pairs: ``(rows[lower], rows[upper], position[upper]) += count[upper]`` for every pair
+    of the extraction ``mode`` (as ``_session_pairs``); cells: ``(rows[e], position[e], 0)
+    += (count[e], count[e] * clicked[e])``. ``state = (pair keys, cell keys, next
+    session)`` in and out: the kernel stops before a session that could fill a table past
+    half its slots (the caller grows it and calls again from ``state[2]``).
+    """
+    n_pairs = state[0]
+    n_cells = state[1]
+    pair_room = pair_slots.shape[0] // 2
+    cell_room = cell_slots.shape[0] // 2
+    for s in range(first, starts.shape[0] - 1):
+        lo = starts[s]
+        hi = starts[s + 1]
+        m = hi - lo
+        if n_pairs + m * m > pair_room or n_cells + m > cell_room:
+            state[0] = n_pairs
+            state[1] = n_cells
+            state[2] = s
+            return
+        for e in range(lo, hi):
+            n_cells = _table_add(
+                cell_slots,
+                cell_keys,
+                cell_values,
+                n_cells,
+                rows[e],
+                position[e],
+                0,
+                count[e],
+                count[e] * clicked[e],
+            )
+        last = -1
+        if mode == 2:
+            for e in range(hi - 1, lo - 1, -1):
+                if clicked[e]:
+                    last = e
+                    break
+        for c in range(lo, hi):
+            if not clicked[c] or (mode == 2 and c != last):
+                continue
+            if mode == 1:
+                a = c + 1
+                stop = min(c + 2, hi)
+            elif mode >= 3:
+                a = lo
+                stop = hi
+            else:
+                a = lo
+                stop = c
+            for o in range(a, stop):
+                if o == c or (clicked[o] and mode != 4):
+                    continue
+                n_pairs = _table_add(
+                    pair_slots,
+                    pair_keys,
+                    pair_values,
+                    n_pairs,
+                    rows[o],
+                    rows[c],
+                    position[c],
+                    count[c],
+                    0.0,
+                )
+    state[0] = n_pairs
+    state[1] = n_cells
+    state[2] = starts.shape[0] - 1
+
+
+@njit(cache=True)
+def _run_breaks(  # noqa: PLR0917  numba kernel: the chunk, the session spans, the run before
+    buf: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    qcode: np.ndarray,
+    prev: np.ndarray,
+    prev_q: int,
+    new: np.ndarray,
+) -> None:
+    """``new[r] = 1`` where row ``r`` starts a run: its qid or its session bytes differ.
+
+    Row 0 is compared with the last row of the chunk before (qid code ``prev_q``, session
+    bytes ``prev``; ``prev_q = -1``: none). Bytes are compared, not hashes.
+    """
+    for r in range(start.shape[0]):
+        if r == 0:
+            same = prev_q == qcode[0] and end[0] - start[0] == prev.shape[0]
+            if same:
+                for i in range(prev.shape[0]):
+                    if buf[start[0] + i] != prev[i]:
+                        same = False
+                        break
+        else:
+            a = start[r]
+            b = start[r - 1]
+            m = end[r] - a
+            same = qcode[r] == qcode[r - 1] and m == end[r - 1] - b
+            if same:
+                for i in range(m):
+                    if buf[a + i] != buf[b + i]:
+                        same = False
+                        break
+        new[r] = 0 if same else 1
+
+
+@njit(cache=True)
+def _runs_ok(starts: np.ndarray, position: np.ndarray, count: np.ndarray) -> int:
+    """The first run whose positions are not ``1, 2, ..., m`` or whose count varies, else -1."""
+    for s in range(starts.shape[0] - 1):
+        lo = starts[s]
+        for e in range(lo, starts[s + 1]):
+            if position[e] != e - lo + 1 or count[e] != count[lo]:
+                return s
+    return -1

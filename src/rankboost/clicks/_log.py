@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._kernels import clicks as _k
 
-__all__ = ["OPTIONAL_COLUMNS", "REQUIRED_COLUMNS", "ClickLog", "key_strings"]
+__all__ = ["OPTIONAL_COLUMNS", "REQUIRED_COLUMNS", "ClickLog", "feature_keys", "key_strings"]
 
 REQUIRED_COLUMNS = ("qid", "docid", "position", "click")
 OPTIONAL_COLUMNS = ("session", "count")
@@ -301,22 +301,7 @@ class ClickLog:
         """
         if self.docid_code is None or self.docid_names is None:
             raise ValueError(f"{self.source} has no docid column; it cannot be matched.")
-        fq, fd = key_strings(qid), key_strings(docid)
-        if fq.shape != fd.shape or fq.ndim != 1:
-            raise ValueError(
-                f"match: qid and docid must be 1-D of one length; got {fq.shape} and {fd.shape}."
-            )
-        fkey = np.char.add(np.char.add(fq, "\x1f"), fd)
-        order = np.argsort(fkey, kind="stable")
-        sk = fkey[order]
-        dup = np.flatnonzero(sk[1:] == sk[:-1])
-        if dup.size:
-            a, b = order[dup[0]], order[dup[0] + 1]
-            raise ValueError(
-                f"{what} hold (qid {fq[a]}, docid {fd[a]}) twice (rows {min(a, b)} and "
-                f"{max(a, b)}); a click cannot be matched to one of them. Make docids unique "
-                "within each query."
-            )
+        order, sk = feature_keys(qid, docid, what)
         # the distinct (qid, docid) of the log, matched once each
         n_d = max(int(self.docid_names.shape[0]), 1)
         pk = self.qid_code.astype(np.int64) * n_d + self.docid_code
@@ -352,7 +337,33 @@ class ClickLog:
                 "to the feature file it was logged with, or drop those sessions."
             )
         row = order[at_c].astype(np.int64)[inv]
-        return replace(self, row=row, n_samples=int(fq.shape[0]))
+        return replace(self, row=row, n_samples=int(sk.shape[0]))
+
+
+def feature_keys(
+    qid: ArrayLike, docid: ArrayLike, what: str
+) -> tuple[NDArray[np.int64], NDArray[np.str_]]:
+    """The feature rows' ``qid + chr(31) + docid`` keys, sorted, and the rows in that order.
+
+    Raises a ValueError naming both rows when a ``(qid, docid)`` appears twice.
+    """
+    fq, fd = key_strings(qid), key_strings(docid)
+    if fq.shape != fd.shape or fq.ndim != 1:
+        raise ValueError(
+            f"match: qid and docid must be 1-D of one length; got {fq.shape} and {fd.shape}."
+        )
+    fkey = np.char.add(np.char.add(fq, "\x1f"), fd)
+    order = np.argsort(fkey, kind="stable")
+    sk = fkey[order]
+    dup = np.flatnonzero(sk[1:] == sk[:-1])
+    if dup.size:
+        a, b = order[dup[0]], order[dup[0] + 1]
+        raise ValueError(
+            f"{what} hold (qid {fq[a]}, docid {fd[a]}) twice (rows {min(a, b)} and "
+            f"{max(a, b)}); a click cannot be matched to one of them. Make docids unique "
+            "within each query."
+        )
+    return order, sk
 
 
 def _group(
