@@ -692,3 +692,116 @@ def _runs_ok(starts: np.ndarray, position: np.ndarray, count: np.ndarray) -> int
             if position[e] != e - lo + 1 or count[e] != count[lo]:
                 return s
     return -1
+
+
+@njit(cache=True)
+def _count_runs(qcode: np.ndarray, scode: np.ndarray) -> int:
+    """The number of runs of equal ``(qcode, scode)`` (``_session_runs`` fills their starts)."""
+    k = 0
+    for i in range(qcode.shape[0]):
+        if i == 0 or qcode[i] != qcode[i - 1] or scode[i] != scode[i - 1]:
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def _runs_in_order(first: np.ndarray, run_order: np.ndarray, n: int, out: np.ndarray) -> None:
+    """``out`` = the entries of the runs in the order ``run_order``, one after the other.
+
+    Run ``r`` is ``[first[r], first[r + 1])``; the last one ends at ``n``.
+    """
+    k = 0
+    n_runs = first.shape[0]
+    for j in range(n_runs):
+        r = run_order[j]
+        hi = first[r + 1] if r + 1 < n_runs else n
+        for i in range(first[r], hi):
+            out[k] = i
+            k += 1
+
+
+@njit(cache=True)
+def _sessions_valid(starts: np.ndarray, position: np.ndarray, count: np.ndarray) -> bool:
+    """Every session shows positions ``1..m`` in order with one count (the usual case)."""
+    for s in range(starts.shape[0] - 1):
+        lo = starts[s]
+        for e in range(lo, starts[s + 1]):
+            if position[e] != e - lo + 1 or count[e] != count[lo]:
+                return False
+    return True
+
+
+@njit(cache=True)
+def _remap(codes: np.ndarray, table: np.ndarray) -> None:
+    """``codes[i] = table[codes[i]]``, in place."""
+    for i in range(codes.shape[0]):
+        codes[i] = table[codes[i]]
+
+
+@njit(cache=True)
+def _same_span(buf: np.ndarray, a: int, b: int, ids: np.ndarray, c: int, d: int) -> bool:
+    """``buf[a:b] == ids[c:d]``."""
+    if b - a != d - c:
+        return False
+    for i in range(b - a):
+        if buf[a + i] != ids[c + i]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _intern_spans(  # noqa: PLR0917  numba kernel: the chunk's spans, the table, the known ids
+    buf: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    slots: np.ndarray,
+    keys: np.ndarray,
+    n_keys: int,
+    blob: np.ndarray,
+    blob_at: np.ndarray,
+    codes: np.ndarray,
+    new_at: np.ndarray,
+) -> int:
+    """Code the ids ``buf[start[r]:end[r]]``: ``_hash_spans``, ``_intern`` and ``_same_bytes``.
+
+    A row holding its predecessor's bytes takes its code (ids repeat on neighbouring rows:
+    a session's qid and session id); any other is hashed, looked up, and its bytes compared
+    with the id of the code found (``blob[blob_at[c]:blob_at[c + 1]]`` for the ``n_keys``
+    known ids, the first row of a new one). Returns the number of new ids (their rows in
+    ``new_at``), or -1 when two different ids share a hash.
+    """
+    mask = np.uint64(slots.shape[0] - 1)
+    n_old = n_keys
+    n_new = 0
+    for r in range(start.shape[0]):
+        a = start[r]
+        b = end[r]
+        if r > 0 and _same_span(buf, a, b, buf, start[r - 1], end[r - 1]):
+            codes[r] = codes[r - 1]
+            continue
+        x = _FNV_OFFSET
+        for k in range(a, b):
+            x = (x ^ np.uint64(buf[k])) * _FNV_PRIME
+        j = _slot(x, mask)
+        while True:
+            c = slots[j]
+            if c < 0:
+                slots[j] = n_keys
+                keys[n_keys] = x
+                codes[r] = n_keys
+                new_at[n_new] = r
+                n_new += 1
+                n_keys += 1
+                break
+            if keys[c] == x:
+                if c < n_old:
+                    same = _same_span(buf, a, b, blob, blob_at[c], blob_at[c + 1])
+                else:
+                    f = new_at[c - n_old]
+                    same = _same_span(buf, a, b, buf, start[f], end[f])
+                if not same:
+                    return -1
+                codes[r] = c
+                break
+            j = (j + 1) & np.int64(mask)
+    return n_new

@@ -239,8 +239,9 @@ class ClickLog:
         r = None if r is None else r[order]
         del order
         first = starts[:-1]
-        session_of = np.repeat(np.arange(first.size), np.diff(starts))
-        rank = np.arange(n) - first[session_of] + 1
+        valid = _k._sessions_valid(starts, pos, cnt)  # then only docids can repeat
+        session_of = np.repeat(np.arange(first.size), np.diff(starts)) if not valid else None
+        rank = None if session_of is None else np.arange(n) - first[session_of] + 1
         _check_sessions(
             source,
             what,
@@ -377,11 +378,10 @@ def _group(
     """
     n = pos.shape[0]
     s_in = qcode if scode_in is None else scode_in
-    first = np.empty(n, dtype=np.int64)
+    first = np.empty(_k._count_runs(qcode, s_in), dtype=np.int64)
     k = _k._session_runs(qcode, s_in, pos, first)
     width = np.int64(int(s_in.max()) + 1)
     if k > 0:
-        first = first[:k]
         key = qcode[first].astype(np.int64) * width + s_in[first]
         run_order = np.argsort(key, kind="stable")
         skey = key[run_order]
@@ -389,7 +389,8 @@ def _group(
             lengths = np.diff(np.r_[first, n])[run_order]
             new_first = np.zeros(k, dtype=np.int64)
             np.cumsum(lengths[:-1], out=new_first[1:])
-            order = np.arange(n, dtype=np.int64) - np.repeat(new_first - first[run_order], lengths)
+            order = np.empty(n, dtype=np.int64)
+            _k._runs_in_order(first, run_order, n, order)
             return order, np.r_[new_first, n].astype(np.int64)
     del first
     _, scode = np.unique(qcode.astype(np.int64) * width + s_in, return_inverse=True)
@@ -439,17 +440,24 @@ def _check_sessions(  # noqa: PLR0917  private, one caller: the log's validated 
     pos: NDArray[np.int64],
     clk: NDArray[Any],
     cnt: NDArray[np.float64],
-    rank: NDArray[np.int64],
+    rank: NDArray[np.int64] | None,
     first: NDArray[np.int64],
-    session_of: NDArray[np.int64],
+    session_of: NDArray[np.int64] | None,
     dnames: NDArray[np.str_] | None,
     dcode: NDArray[np.int32] | None,
 ) -> None:
-    """Duplicate positions or docids, gaps (clicks on positions not shown), varying counts."""
+    """Duplicate positions or docids, gaps (clicks on positions not shown), varying counts.
+
+    ``rank`` and ``session_of`` are None when every session shows ``1..m`` with one count
+    (``_sessions_valid``): then only a docid shown twice is looked for.
+    """
 
     def q(i: Any) -> str:
         return str(qnames[qcode[i]])
 
+    if rank is None or session_of is None:
+        _check_docids(source, what, where, q, pos, first, dnames, dcode)
+        return
     same_session = np.r_[False, session_of[1:] == session_of[:-1]]
     dup = np.flatnonzero(same_session & np.r_[False, pos[1:] == pos[:-1]])
     if dup.size:
@@ -460,16 +468,7 @@ def _check_sessions(  # noqa: PLR0917  private, one caller: the log's validated 
             "Each session shows one document per position; give repeated lists distinct "
             "session ids or a count."
         )
-    if dcode is not None and dnames is not None:
-        ab = np.empty(2, dtype=np.int64)
-        _k._first_duplicate(np.r_[first, pos.shape[0]].astype(np.int64), dcode, ab)
-        if ab[0] >= 0:
-            a, b = int(ab[0]), int(ab[1])
-            raise ValueError(
-                f"{source}: duplicate rows: docid {dnames[dcode[a]]} is shown twice in one "
-                f"session of qid {q(a)} ({what}s {where[a]} and {where[b]}, positions {pos[a]} "
-                f"and {pos[b]})."
-            )
+    _check_docids(source, what, where, q, pos, first, dnames, dcode)
     gap = np.flatnonzero(pos != rank)
     if gap.size:
         i = gap[0]
@@ -494,4 +493,28 @@ def _check_sessions(  # noqa: PLR0917  private, one caller: the log's validated 
         raise ValueError(
             f"{source}: count differs within one session of qid {q(i)} ({what}s {where[i - 1]} "
             f"and {where[i]}: {cnt[i - 1]} and {cnt[i]}); count is the session's multiplicity."
+        )
+
+
+def _check_docids(  # noqa: PLR0917  private, one caller: _check_sessions' arrays
+    source: str,
+    what: str,
+    where: NDArray[np.int64],
+    q: Any,
+    pos: NDArray[np.int64],
+    first: NDArray[np.int64],
+    dnames: NDArray[np.str_] | None,
+    dcode: NDArray[np.int32] | None,
+) -> None:
+    """A docid shown twice in one session (the first such session)."""
+    if dcode is None or dnames is None:
+        return
+    ab = np.empty(2, dtype=np.int64)
+    _k._first_duplicate(np.r_[first, pos.shape[0]].astype(np.int64), dcode, ab)
+    if ab[0] >= 0:
+        a, b = int(ab[0]), int(ab[1])
+        raise ValueError(
+            f"{source}: duplicate rows: docid {dnames[dcode[a]]} is shown twice in one "
+            f"session of qid {q(a)} ({what}s {where[a]} and {where[b]}, positions {pos[a]} "
+            f"and {pos[b]})."
         )

@@ -85,7 +85,7 @@ class _QuotedFields(Exception):
     """The file quotes fields: read it with the csv module instead."""
 
 
-_CHUNK = 1 << 25  # bytes of text parsed at a time (whole lines)
+_CHUNK = 1 << 23  # bytes of text parsed at a time (whole lines)
 _NUMBER_COLUMNS = ("position", "click", "count")
 
 
@@ -125,7 +125,8 @@ class _ChunkReader:
         self.p, self.delimiter, self.verbose, self.sink = p, delimiter, verbose, sink
         self.ids: dict[str, _Ids] = {}
         self.first_bad: dict[str, tuple[Any, ...]] = {}
-        self.parts: dict[str, list[NDArray[Any]]] = {}
+        self.store: _Store | None = None
+        self.kind: str | None = None
 
     def read(self) -> ClickLog:
         from .._compat import progress_bar
@@ -158,8 +159,8 @@ class _ChunkReader:
             self.wanted = np.full(len(self.header), -1, dtype=np.int64)
             for c, name in enumerate(self.cols):
                 self.wanted[self.header.index(name)] = c
-            self.parts = {name: [] for name in (*self.cols, "line")}
             self.ids = {name: _Ids() for name in self.cols if name not in _NUMBER_COLUMNS}
+            self.kind = kind
             if sink is not None:
                 self.ids.pop("session", None)
                 sink.start(self)
@@ -191,6 +192,21 @@ class _ChunkReader:
         assert self.sink is not None
         self.read()  # _finish hands over to the sink
         return self.sink.counts
+
+    def _rows_expected(self, n: int, size: int) -> int:
+        """Rows of the whole file, guessed from its first chunk (``n`` rows, ``size`` bytes).
+
+        Generous: room reserved and never written costs no memory.
+        """
+        total = self.p.stat().st_size
+        if self.kind == "gzip":  # the last member's size (mod 2**32) ends the file
+            with open(self.p, "rb") as fh:
+                fh.seek(max(total - 4, 0))
+                isize = int.from_bytes(fh.read(4), "little")
+            total = isize if isize >= total else 12 * total
+        elif self.kind is not None:
+            total *= 12
+        return int(1.25 * max(n, 1) * max(total, size) / max(size, 1)) + 1024
 
     def _chunk(self, data: bytes, lo: int, hi: int, line: int) -> int:
         """Parse the whole lines ``data[lo:hi]`` (the first is the file's ``line``); the next."""
@@ -224,8 +240,12 @@ class _ChunkReader:
             else:
                 cols[name] = self._hashes(buf, s, e, name)
         if self.sink is None:
-            for name, values in cols.items():
-                self.parts[name].append(values)
+            if self.store is None:
+                self.store = _Store(
+                    {name: v.dtype for name, v in cols.items()},
+                    self._rows_expected(n, hi - lo),
+                )
+            self.store.append(cols, n)
         elif n:
             if self.first_bad:
                 self._raise_bad(streamed=True)
@@ -286,19 +306,18 @@ class _ChunkReader:
     ) -> NDArray[np.int32]:
         """Codes of the ids (in order of first appearance), each new id's bytes kept."""
         ids = self.ids[name]
-        h = np.empty(s.shape[0], dtype=np.uint64)
-        _k._hash_spans(buf, s, e, h)
-        codes, new_at, n_new = ids.intern(h, ids.at.shape[0] - 1)
-        del h
-        if n_new:
-            ns, ne = s[new_at[:n_new]], e[new_at[:n_new]]
-            more = np.empty(int(np.sum(ne - ns)), dtype=np.uint8)
-            _k._gather_spans(buf, ns, ne, more)
-            ids.blob = np.concatenate([ids.blob, more])
-            ids.at = np.concatenate([ids.at, ids.at[-1] + np.cumsum(ne - ns)])
-        if _k._same_bytes(buf, s, e, codes, ids.blob, ids.at) >= 0:
+        n = s.shape[0]
+        ids.reserve(n)
+        codes = np.empty(n, dtype=np.int32)
+        new_at = np.empty(n, dtype=np.int64)
+        n_new = _k._intern_spans(
+            buf, s, e, ids.slots, ids.keys, ids.n, ids.blob, ids.at, codes, new_at
+        )
+        if n_new < 0:
             raise _HashCollision
-        return codes.astype(np.int32)
+        if n_new:
+            ids.add(buf, s[new_at[:n_new]], e[new_at[:n_new]])
+        return codes
 
     def _raise_bad(self, streamed: bool = False) -> None:
         """The first bad value noted by ``_checked``, as :meth:`ClickLog.from_arrays` says it.
@@ -338,24 +357,25 @@ class _ChunkReader:
         if self.sink is not None:
             self.sink.finish(self)
             return None  # type: ignore[return-value]  # read_counts takes the sink's counts
-        col: dict[str, Any] = {
-            k: np.concatenate(v) if v else np.empty(0) for k, v in self.parts.items()
-        }
-        self.parts.clear()
-        where = col.pop("line").astype(np.int64)
-        n = where.shape[0]
-        if n == 0:
+        if self.store is None or self.store.n == 0:
             raise ValueError(f"{source} has no entries; a click log needs at least one row.")
+        col = self.store.columns()
+        self.store = None
+        where = col.pop("line").astype(np.int64, copy=False)
+        n = where.shape[0]
         codes: dict[str, tuple[NDArray[np.str_], NDArray[np.int32]]] = {}
         for name, ids in self.ids.items():
             # codes numbered by first appearance -> ranks of the sorted ids (from_arrays'
             # codes): UTF-8 bytes sort as their strings, and numpy pads both with zeros
-            n_ids = ids.at.shape[0] - 1
+            n_ids = ids.n
             width = max(int(np.max(np.diff(ids.at))), 1)
+            if width <= 8:  # as big-endian 64-bit numbers: they sort as the bytes do
+                width = 8
             padded = np.empty((n_ids, width), dtype=np.uint8)
             _k._padded(ids.blob, ids.at, width, padded)
-            rank_order = np.argsort(padded.view(f"S{width}").ravel(), kind="stable")
-            del padded
+            keys = padded.view(">u8" if width == 8 else f"S{width}").ravel()
+            rank_order = np.argsort(keys)  # distinct ids: every sort gives one order
+            del padded, keys
             rank = np.empty(n_ids, dtype=np.int32)
             rank[rank_order] = np.arange(n_ids, dtype=np.int32)
             names = np.empty(0, dtype=str)
@@ -369,7 +389,9 @@ class _ChunkReader:
                     )
                 except UnicodeDecodeError as exc:
                     raise ValueError(f"click log {str(p)!r} is not UTF-8 text ({exc}).") from None
-            codes[name] = names, rank[col.pop(name)]
+            code = col.pop(name)
+            _k._remap(code, rank)  # first-appearance codes -> ranks, in place
+            codes[name] = names, code
         self._raise_bad()
         pos, clk = col["position"], col["click"]
         cnt = col["count"] if "count" in col else np.ones(n)
@@ -381,20 +403,69 @@ class _ChunkReader:
         )
 
 
+class _Store:
+    """Columns appended chunk by chunk into arrays with room to spare (grown by doubling)."""
+
+    def __init__(self, dtypes: dict[str, Any], capacity: int) -> None:
+        self.cols = {name: np.empty(capacity, dtype=dt) for name, dt in dtypes.items()}
+        self.n = 0
+
+    def append(self, values: dict[str, NDArray[Any]], m: int) -> None:
+        n = self.n
+        for name, v in values.items():
+            col = self.cols[name]
+            if n + m > col.shape[0]:
+                grown = np.empty(max(n + m, 2 * col.shape[0]), dtype=col.dtype)
+                grown[:n] = col[:n]
+                self.cols[name] = col = grown
+            col[n : n + m] = v
+        self.n = n + m
+
+    def columns(self) -> dict[str, NDArray[Any]]:
+        """The columns (views of the first ``n`` rows)."""
+        return {name: col[: self.n] for name, col in self.cols.items()}
+
+
 class _Ids:
     """The distinct ids of one column while reading: hash table, and each id's bytes."""
 
     def __init__(self) -> None:
         self.slots = np.full(0, -1, dtype=np.int64)
         self.keys = np.empty(0, dtype=np.uint64)
-        self.blob = np.empty(0, dtype=np.uint8)
-        self.at = np.zeros(1, dtype=np.int64)
+        self._blob = np.empty(1 << 10, dtype=np.uint8)  # room to grow into (doubling)
+        self._at = np.zeros(1 << 7, dtype=np.int64)
+        self.n = 0
 
-    def intern(
-        self, h: NDArray[np.uint64], n_keys: int
-    ) -> tuple[NDArray[np.int64], NDArray[np.int64], int]:
-        """Codes of the hashes ``h`` (``n_keys`` known): codes, where the new ones are, how many."""
-        n = h.shape[0]
+    @property
+    def blob(self) -> NDArray[np.uint8]:
+        """The ids' bytes, one after the other."""
+        return self._blob[: self._at[self.n]]
+
+    @property
+    def at(self) -> NDArray[np.int64]:
+        """Offsets of each id's bytes in ``blob`` (``n + 1``)."""
+        return self._at[: self.n + 1]
+
+    def add(self, buf: NDArray[np.uint8], ns: NDArray[np.int64], ne: NDArray[np.int64]) -> None:
+        """Append the ids ``buf[ns[i]:ne[i]]`` (new codes ``n, n + 1, ...``)."""
+        n, m = self.n, ns.shape[0]
+        end = self._at[n] + np.cumsum(ne - ns)
+        size = int(end[-1])
+        if size > self._blob.shape[0]:
+            grown = np.empty(max(size, 2 * self._blob.shape[0]), dtype=np.uint8)
+            grown[: self._at[n]] = self._blob[: self._at[n]]
+            self._blob = grown
+        if n + m + 1 > self._at.shape[0]:
+            grown_at = np.empty(max(n + m + 1, 2 * self._at.shape[0]), dtype=np.int64)
+            grown_at[: n + 1] = self._at[: n + 1]
+            self._at = grown_at
+        _k._gather_spans(buf, ns, ne, self._blob[self._at[n] : size])
+        self._at[n + 1 : n + m + 1] = end
+        self.n = n + m
+
+    def reserve(self, n: int, n_keys: int | None = None) -> None:
+        """Make the table room for ``n`` new keys beyond ``n_keys`` (default: the ids)."""
+        n_keys = self.n if n_keys is None else n_keys
         if 2 * (n_keys + n) >= self.slots.shape[0]:  # room for every entry being new
             size = 1 << int(2 * (n_keys + n)).bit_length()
             self.slots = np.full(size, -1, dtype=np.int64)
@@ -402,6 +473,13 @@ class _Ids:
             keys[:n_keys] = self.keys[:n_keys]
             self.keys = keys
             _k._rehash(self.keys, n_keys, self.slots)
+
+    def intern(
+        self, h: NDArray[np.uint64], n_keys: int
+    ) -> tuple[NDArray[np.int64], NDArray[np.int64], int]:
+        """Codes of the hashes ``h`` (``n_keys`` known): codes, where the new ones are, how many."""
+        n = h.shape[0]
+        self.reserve(n, n_keys)
         codes = np.empty(n, dtype=np.int64)
         new_at = np.empty(n, dtype=np.int64)
         n_new = _k._intern(h, self.slots, self.keys, n_keys, codes, new_at)
