@@ -943,3 +943,22 @@ def test_read_click_counts_bad_files(tmp_path):
     # a feature file with one (qid, docid) twice
     with pytest.raises(ValueError, match="twice"):
         read_click_counts(_write(tmp_path, text, "y.tsv"), [1, 1], ["a", "a"])
+
+
+@pytest.mark.parametrize("blank_at", [None, 0.1, 0.9])
+def test_reader_line_numbers_with_and_without_blank_lines(tmp_path, monkeypatch, blank_at):
+    """Without blank lines the reader stores no line numbers (row i is line i + 2); a blank
+    line in a later chunk makes it store them from there: the lines are the csv reader's."""
+    import rankboost.clicks._read as read_module
+    import reference_click_log as old
+
+    text = _random_log_text(np.random.default_rng(8), 150, shuffle=True, extras=False)
+    lines = text.split("\n")
+    if blank_at is not None:
+        lines.insert(int(blank_at * len(lines)), "")
+    path = tmp_path / "log.tsv"
+    path.write_text("\n".join(lines))
+    monkeypatch.setattr(read_module, "_CHUNK", 97)
+    new, ref = read_click_log(path), old.read_click_log(path)
+    _same_log(new, ref)
+    assert (new.line.min(), new.line.max()) == (2, len(lines) - 1)  # the text ends in "\n"

@@ -151,12 +151,12 @@ _fill_pairs_serial, _fill_pairs_parallel = serial_and_parallel(_fill_pairs)
 # The reader (``rankboost.clicks._log``) hands a chunk of whole lines of a TSV/CSV file as a
 # uint8 array. ``_tokenize`` splits it in one pass: per kept line (blank lines are skipped)
 # its line index within the chunk, and per wanted field its stripped byte span; ``_hash_spans``
-# turns the spans of an id column into 64-bit FNV-1a hashes, ``_parse_numbers`` the spans of
+# turns the spans of an id column into 64-bit hashes, ``_parse_numbers`` the spans of
 # a number column into float64 (exactly, for plain decimals; anything else is flagged for the
 # Python parser), ``_same_bytes`` checks that equal hashes hold equal bytes.
 
 _FNV_OFFSET = np.uint64(14695981039346656037)
-_FNV_PRIME = np.uint64(1099511628211)
+_WORD_PRIME = np.uint64(0x9E3779B97F4A7C15)  # odd: multiplying by it is a bijection
 
 
 @njit(cache=True)
@@ -164,7 +164,7 @@ def _is_space(b: int, sep: int) -> bool:
     return b != sep and (b == 32 or b == 9 or b == 13 or b == 11 or b == 12)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # the gzip thread decompresses meanwhile
 def _tokenize(  # noqa: PLR0917  numba kernel: the chunk and its output arrays, unpacked by the reader
     buf: np.ndarray,
     sep: int,
@@ -222,13 +222,29 @@ def _tokenize(  # noqa: PLR0917  numba kernel: the chunk and its output arrays, 
 
 
 @njit(cache=True)
+def _span_hash(buf: np.ndarray, a: int, b: int) -> np.uint64:
+    """64-bit hash of ``buf[a:b]``, eight bytes at a time (FNV-1a's step over words, mixed)."""
+    h = _FNV_OFFSET ^ np.uint64(b - a)
+    i = a
+    while i + 8 <= b:
+        w = np.uint64(0)
+        for k in range(8):  # little-endian word (the compiler makes it one load)
+            w |= np.uint64(buf[i + k]) << np.uint64(8 * k)
+        h = (h ^ w) * _WORD_PRIME
+        h ^= h >> np.uint64(29)
+        i += 8
+    w = np.uint64(0)
+    for k in range(b - i):
+        w |= np.uint64(buf[i + k]) << np.uint64(8 * k)
+    h = (h ^ w) * _WORD_PRIME
+    return h ^ (h >> np.uint64(29))
+
+
+@njit(cache=True)
 def _hash_spans(buf: np.ndarray, start: np.ndarray, end: np.ndarray, out: np.ndarray) -> None:
-    """``out[r]`` = 64-bit FNV-1a hash of ``buf[start[r]:end[r]]``."""
+    """``out[r]`` = the 64-bit hash (``_span_hash``) of ``buf[start[r]:end[r]]``."""
     for r in range(start.shape[0]):
-        h = _FNV_OFFSET
-        for k in range(start[r], end[r]):
-            h = (h ^ np.uint64(buf[k])) * _FNV_PRIME
-        out[r] = h
+        out[r] = _span_hash(buf, start[r], end[r])
 
 
 @njit(cache=True)
@@ -444,7 +460,7 @@ def _format_log(  # noqa: PLR0917  numba kernel: the shown lists of a chunk of s
 _POW10 = 10.0 ** np.arange(23)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # the gzip thread decompresses meanwhile
 def _parse_numbers(
     buf: np.ndarray,
     start: np.ndarray,
@@ -749,7 +765,7 @@ def _same_span(buf: np.ndarray, a: int, b: int, ids: np.ndarray, c: int, d: int)
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # the gzip thread decompresses meanwhile
 def _intern_spans(  # noqa: PLR0917  numba kernel: the chunk's spans, the table, the known ids
     buf: np.ndarray,
     start: np.ndarray,
@@ -779,9 +795,7 @@ def _intern_spans(  # noqa: PLR0917  numba kernel: the chunk's spans, the table,
         if r > 0 and _same_span(buf, a, b, buf, start[r - 1], end[r - 1]):
             codes[r] = codes[r - 1]
             continue
-        x = _FNV_OFFSET
-        for k in range(a, b):
-            x = (x ^ np.uint64(buf[k])) * _FNV_PRIME
+        x = _span_hash(buf, a, b)
         j = _slot(x, mask)
         while True:
             c = slots[j]
@@ -805,3 +819,29 @@ def _intern_spans(  # noqa: PLR0917  numba kernel: the chunk's spans, the table,
                 break
             j = (j + 1) & np.int64(mask)
     return n_new
+
+
+@njit(cache=True, nogil=True)
+def _parse_small_ints(  # noqa: PLR0917  numba kernel: the chunk's spans, the range, the output
+    buf: np.ndarray, start: np.ndarray, end: np.ndarray, low: int, high: int, out: np.ndarray
+) -> bool:
+    """Parse spans of 1-15 plain digits within ``[low, high]`` into ``out``.
+
+    Returns False at the first other span (a sign, a dot, text, a value out of range): the
+    caller then parses the column as numbers (``_parse_numbers``) and checks them.
+    """
+    for r in range(start.shape[0]):
+        s = start[r]
+        e = end[r]
+        if e <= s or e - s > 15:
+            return False
+        v = 0
+        for k in range(s, e):
+            b = buf[k]
+            if b < 48 or b > 57:
+                return False
+            v = v * 10 + (b - 48)
+        if v < low or v > high:
+            return False
+        out[r] = v
+    return True

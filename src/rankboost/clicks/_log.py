@@ -225,18 +225,26 @@ class ClickLog:
         pos: NDArray[np.int64],
         clk: NDArray[Any],
         cnt: NDArray[np.float64],
-        where: NDArray[np.int64],
+        where: NDArray[np.int64] | None,
         what: str,
         source: str,
         r: NDArray[np.int64] | None,
         n_samples: int | None,
     ) -> ClickLog:
-        """Group validated columns by session (codes = ranks of the sorted distinct ids)."""
+        """Group validated columns by session (codes = ranks of the sorted distinct ids).
+
+        ``where`` None: entry ``i`` is line ``i + 2`` (a file without blank lines).
+        """
         n = pos.shape[0]
         order, starts = _group(qcode, scode_in, pos)
-        pos, clk, cnt, where, qcode = pos[order], clk[order], cnt[order], where[order], qcode[order]
+        pos, clk, cnt, qcode = pos[order], clk[order], cnt[order], qcode[order]
         dcode = None if dcode is None else dcode[order]
         r = None if r is None else r[order]
+        if where is None:
+            where = order  # the order is spent: its memory becomes the lines
+            where += 2
+        else:
+            where = where[order]
         del order
         first = starts[:-1]
         valid = _k._sessions_valid(starts, pos, cnt)  # then only docids can repeat

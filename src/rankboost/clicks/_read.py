@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import bz2
 import codecs
+import contextlib
 import csv
-import gzip
 import io
 import lzma
+import queue
+import threading
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +90,7 @@ class _QuotedFields(Exception):
 
 _CHUNK = 1 << 23  # bytes of text parsed at a time (whole lines)
 _NUMBER_COLUMNS = ("position", "click", "count")
+_INT_RANGE = {"position": (1, 10**15), "click": (0, 1)}  # valid values, as _checked finds
 
 
 def _empty_error(p: Path) -> ValueError:
@@ -126,6 +130,7 @@ class _ChunkReader:
         self.ids: dict[str, _Ids] = {}
         self.first_bad: dict[str, tuple[Any, ...]] = {}
         self.store: _Store | None = None
+        self.lines_follow = True  # row i is line i + 2: no line numbers stored
         self.kind: str | None = None
 
     def read(self) -> ClickLog:
@@ -137,10 +142,14 @@ class _ChunkReader:
         bar = progress_bar(
             p.stat().st_size, disable=not self.verbose, desc="reading click log", stacklevel=4
         )
-        with open(p, "rb") as raw, decompression_errors(p, "click log", kind):
+        with (
+            open(p, "rb") as raw,
+            decompression_errors(p, "click log", kind),
+            contextlib.ExitStack() as stack,
+        ):
             fh: Any = raw
-            if kind == "gzip":
-                fh = gzip.GzipFile(fileobj=raw, mode="rb")
+            if kind == "gzip":  # decompressed in a thread while the chunks are parsed
+                fh = stack.enter_context(_Gunzip(raw))
             elif kind == "bzip2":
                 fh = bz2.BZ2File(raw, "rb")
             elif kind == "xz":
@@ -193,6 +202,21 @@ class _ChunkReader:
         self.read()  # _finish hands over to the sink
         return self.sink.counts
 
+    def _lines_follow(self, at: NDArray[np.int64], n: int, n_lines: int, line: int) -> bool:
+        """Whether row ``i`` is still line ``i + 2`` after this chunk (no blank line yet).
+
+        At the first chunk with a blank line the rows before get their lines stored, and
+        every chunk after stores its own.
+        """
+        if not self.lines_follow:
+            return False
+        if n == n_lines and (n == 0 or at[n - 1] == n - 1):
+            return True
+        self.lines_follow = False
+        if self.store is not None:  # the rows so far: lines 2, 3, ...
+            self.store.add("line", np.arange(2, self.store.n + 2, dtype=np.int64))
+        return False
+
     def _rows_expected(self, n: int, size: int) -> int:
         """Rows of the whole file, guessed from its first chunk (``n`` rows, ``size`` bytes).
 
@@ -229,9 +253,16 @@ class _ChunkReader:
                 f"{'a tab' if self.sep == chr(9) else repr(self.sep)}."
             )
         lines = at[:n] + line
-        cols: dict[str, Any] = {"line": lines}
+        cols: dict[str, Any] = {}
+        if self.sink is not None or not self._lines_follow(at, n, n_lines, line):
+            cols["line"] = lines
         for c, name in enumerate(self.cols):
             s, e = start[c, :n], end[c, :n]  # rows of C-ordered arrays: contiguous
+            if name in ("position", "click"):  # plain small integers: no float on the way
+                v = np.empty(n, dtype=np.int64)
+                if _k._parse_small_ints(buf, s, e, *_INT_RANGE[name], v):
+                    cols[name] = v if name == "position" else v.astype(np.uint8)
+                    continue
             if name in _NUMBER_COLUMNS:
                 values = self._numbers(data, lo, buf, s, e, name, lines)
                 cols[name] = self._checked(values, name, lines)
@@ -360,9 +391,8 @@ class _ChunkReader:
         if self.store is None or self.store.n == 0:
             raise ValueError(f"{source} has no entries; a click log needs at least one row.")
         col = self.store.columns()
-        self.store = None
-        where = col.pop("line").astype(np.int64, copy=False)
-        n = where.shape[0]
+        where = col.pop("line", None)  # None: row i is line i + 2
+        n = self.store.n
         codes: dict[str, tuple[NDArray[np.str_], NDArray[np.int32]]] = {}
         for name, ids in self.ids.items():
             # codes numbered by first appearance -> ranks of the sorted ids (from_arrays'
@@ -398,9 +428,99 @@ class _ChunkReader:
         qnames, qcode = codes["qid"]
         dnames, dcode = codes["docid"]
         scode = codes["session"][1] if "session" in codes else None
+        self.store = None
         return ClickLog._build(
             qcode, qnames, dcode, dnames, scode, pos, clk, cnt, where, "line", source, None, None
         )
+
+
+class _Gunzip:
+    """A gzip file decompressed by a thread (zlib lets go of the GIL), read in pieces.
+
+    ``read()`` returns the next piece (about 10 MB of text; ``b""`` at the end),
+    ``readline()`` the first line. Members follow one another as in :mod:`gzip`; a file cut
+    short raises EOFError, damaged data zlib.error (``decompression_errors`` words both).
+    """
+
+    _IN = 1 << 20  # compressed bytes decompressed at a time
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+        self.pieces: queue.Queue[Any] = queue.Queue(maxsize=2)
+        self.stop = threading.Event()
+        self.pending = b""
+        self.done = False
+        self.thread = threading.Thread(target=self._run, name="rankboost-gunzip", daemon=True)
+        self.thread.start()
+
+    def _put(self, item: Any) -> bool:
+        while not self.stop.is_set():
+            try:
+                self.pieces.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _run(self) -> None:
+        try:
+            d = zlib.decompressobj(31)
+            started = False
+            while True:
+                data = self.raw.read(self._IN)
+                if not data:
+                    if started and not d.eof:
+                        raise EOFError(
+                            "Compressed file ended before the end-of-stream marker was reached"
+                        )
+                    break
+                while data:
+                    started = True
+                    out = d.decompress(data)
+                    if out and not self._put(out):
+                        return
+                    data = b""
+                    if d.eof:  # the next member, unless only zero padding follows
+                        data = d.unused_data
+                        if not data.strip(b"\x00"):
+                            data = b""
+                        else:
+                            d = zlib.decompressobj(31)
+                            started = False
+            self._put(b"")
+        except BaseException as exc:  # handed to the reading thread
+            self._put(exc)
+
+    def read(self, size: int = -1) -> bytes:
+        if self.pending:
+            out, self.pending = self.pending, b""
+            return out
+        if self.done:
+            return b""
+        item = self.pieces.get()
+        if isinstance(item, BaseException):
+            self.done = True
+            raise item
+        if not item:
+            self.done = True
+        return bytes(item)
+
+    def readline(self) -> bytes:
+        data = b""
+        while True:
+            piece = self.read()
+            at = piece.find(b"\n")
+            if at >= 0 or not piece:
+                self.pending = piece[at + 1 :] if at >= 0 else b""
+                return data + (piece[: at + 1] if at >= 0 else b"")
+            data += piece
+
+    def __enter__(self) -> _Gunzip:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
 
 
 class _Store:
@@ -420,6 +540,12 @@ class _Store:
                 self.cols[name] = col = grown
             col[n : n + m] = v
         self.n = n + m
+
+    def add(self, name: str, values: NDArray[Any]) -> None:
+        """A new column, given for the rows so far (room as the others)."""
+        col = np.empty(next(iter(self.cols.values())).shape[0], dtype=values.dtype)
+        col[: self.n] = values
+        self.cols[name] = col
 
     def columns(self) -> dict[str, NDArray[Any]]:
         """The columns (views of the first ``n`` rows)."""
