@@ -962,3 +962,24 @@ def test_reader_line_numbers_with_and_without_blank_lines(tmp_path, monkeypatch,
     new, ref = read_click_log(path), old.read_click_log(path)
     _same_log(new, ref)
     assert (new.line.min(), new.line.max()) == (2, len(lines) - 1)  # the text ends in "\n"
+
+
+def test_reader_gzip_members_padding_and_garbage(tmp_path):
+    """The threaded gunzip reads as gzip does: members one after the other, zero padding;
+    bytes that are not gzip after a member are damaged data, a file cut short truncated."""
+    import reference_click_log as old
+
+    text = _random_log_text(np.random.default_rng(9), 300, extras=False).encode()
+    cut = text.index(b"\n", len(text) // 2) + 1
+    path = tmp_path / "log.tsv.gz"
+    path.write_bytes(gzip.compress(text[:cut]) + gzip.compress(text[cut:]) + b"\0" * 16)
+    _same_log(read_click_log(path), old.read_click_log(path))
+    path.write_bytes(gzip.compress(text) + b"not gzip")
+    with pytest.raises(ValueError, match="damaged or truncated gzip"):
+        read_click_log(path)
+    path.write_bytes(gzip.compress(text)[:-5])  # the trailer cut
+    with pytest.raises(ValueError, match="damaged or truncated gzip"):
+        read_click_log(path)
+    path.write_bytes(b"")
+    with pytest.raises(ValueError, match="is empty or has no header"):
+        read_click_log(path)
