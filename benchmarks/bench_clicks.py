@@ -23,9 +23,8 @@ Targets (issue 40): ours within 2x pandas' read time and under 2 GB at 10^6 sess
 
 Run:
     PYTHONPATH=src .venv/bin/python benchmarks/bench_clicks.py --write-results
-10^7 sessions, the streamed reader only (the whole log would take ~10 GB):
-    nice -n 5 env PYTHONPATH=src .venv/bin/python benchmarks/bench_clicks.py \
-        --sessions 10000000 --repeats 1 --no-whole --write-results
+``--no-whole`` skips ours (the whole log in memory, ~1 GB per 10^6 sessions; pandas still
+runs, ~0.7 GB per 10^6). 10^7 sessions end to end: the commands in docs/clicks.md.
 Smaller: ``--sessions 100000``; ``--smoke`` (2,000 sessions, one repeat, no cold run: seconds,
 for tests; its "cold" row repeats the warm one).
 """

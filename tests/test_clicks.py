@@ -802,6 +802,7 @@ def _features_of(log, rng):
 @pytest.mark.parametrize(("pairs", "suffix"), [("all_shown", ".tsv.gz"), ("skip_above", ".tsv")])
 def test_read_click_counts_streams_what_the_whole_log_gives(tmp_path, monkeypatch, pairs, suffix):
     import rankboost.clicks._read as read_module
+    import rankboost.clicks._stream as stream_module
     from rankboost.clicks import click_counts, read_click_counts
 
     rng = np.random.default_rng(11)
@@ -816,7 +817,7 @@ def test_read_click_counts_streams_what_the_whole_log_gives(tmp_path, monkeypatc
         raise AssertionError("the streamed reader read the whole log")
 
     monkeypatch.setattr(read_module, "_CHUNK", 101)  # sessions cut across many chunks
-    monkeypatch.setattr(read_module, "read_click_log", no_whole_read)
+    monkeypatch.setattr(stream_module, "read_click_log", no_whole_read)
     got = read_click_counts(path, fq, fd, pairs=pairs)
     _same_counts(got, expected)
     # the same propensities, pairs and model, bit for bit
@@ -861,7 +862,7 @@ def test_click_pairs_is_the_sum_over_sessions():
 
 def test_read_click_counts_reads_a_shuffled_log_whole(tmp_path, monkeypatch):
     """Sessions spread over the file: the whole read, the same counts as a sorted file."""
-    import rankboost.clicks._read as read_module
+    import rankboost.clicks._stream as stream_module
     from rankboost.clicks import click_counts, read_click_counts
 
     rng = np.random.default_rng(12)
@@ -871,13 +872,13 @@ def test_read_click_counts_reads_a_shuffled_log_whole(tmp_path, monkeypatch):
     whole = read_click_log(path)
     fq, fd = _features_of(whole, rng)
     calls = []
-    real = read_module.read_click_log
+    real = stream_module.read_click_log
 
     def counted(*args, **kwargs):
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(read_module, "read_click_log", counted)
+    monkeypatch.setattr(stream_module, "read_click_log", counted)
     _same_counts(read_click_counts(path, fq, fd), click_counts(whole.match(fq, fd)))
     assert calls == [1]
 

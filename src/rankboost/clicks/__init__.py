@@ -36,7 +36,7 @@ if TYPE_CHECKING:
         intervention_counts,
         read_propensity,
     )
-    from ._read import read_click_counts, read_click_log
+    from ._read import read_click_log
     from ._simulate import (
         SimulatedClicks,
         examination,
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         simulate_to_file,
         write_click_log,
     )
+    from ._stream import read_click_counts
     from .cli import register
 
 # NOTE: imported on first use (PEP 562), so that ``rankboost --help`` can add the ``clicks``
@@ -53,7 +54,7 @@ _LAZY = {
     "REQUIRED_COLUMNS": "._log",
     "ClickLog": "._log",
     "read_click_log": "._read",
-    "read_click_counts": "._read",
+    "read_click_counts": "._stream",
     "ClickCounts": "._counts",
     "click_counts": "._counts",
     "PAIR_EXTRACTIONS": "._pairs",

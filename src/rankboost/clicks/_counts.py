@@ -19,13 +19,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._kernels import clicks as _k
+from .._kernels import click_sessions as _s
 
 if TYPE_CHECKING:
     from ._log import ClickLog
-    from ._propensity import Propensity
 
-__all__ = ["ClickCounts", "click_counts"]
+__all__ = ["PAIR_EXTRACTIONS", "ClickCounts", "SessionSums", "check_pairs", "click_counts"]
 
 #: Pair extractions and their kernel codes (module docstring of ``_kernels/clicks.py``).
 PAIR_EXTRACTIONS = {
@@ -86,9 +85,11 @@ class ClickCounts:
         return int(self.cell_position.max(initial=1))
 
     def pair_weights(
-        self, propensity: Propensity | None = None, max_weight: float | None = 100.0
+        self, propensity: Any = None, max_weight: float | None = 100.0
     ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         """The crucial pairs ``(lower, upper)``, sorted, and their weights.
+
+        ``propensity``: a :class:`rankboost.clicks.Propensity`, or None (no correction).
 
         A pair's weight is ``sum_k count_k * min(1 / p_k, max_weight)`` over the positions
         ``k`` its clicked row was shown at (``count_k`` its summed session counts).
@@ -108,7 +109,7 @@ class ClickCounts:
         return np.column_stack([lower[at], upper[at]]).astype(np.int64), weight
 
 
-class _Tables:
+class SessionSums:
     """The two open-addressing tables ``_add_sessions`` adds into, grown as they fill."""
 
     def __init__(self, mode: int) -> None:
@@ -137,7 +138,7 @@ class _Tables:
         new = self._empty(size)
         new[1][:n_keys] = keys[:n_keys]
         new[2][:n_keys] = values[:n_keys]
-        _k._table_rehash(new[1], n_keys, new[0])
+        _s._table_rehash(new[1], n_keys, new[0])
         setattr(self, which, new)
 
     def add(
@@ -153,7 +154,7 @@ class _Tables:
         state = self.state
         state[2] = 0
         while True:
-            _k._add_sessions(
+            _s._add_sessions(
                 starts, rows, position, clicked, count, self.mode, int(state[2]),
                 *self.pair, *self.cell, state,
             )  # fmt: skip
@@ -234,7 +235,7 @@ def click_counts(log: ClickLog, pairs: str = "all_shown") -> ClickCounts:
         raise ValueError(
             f"{log.source} is not matched to feature rows; call log.match(qid, docid) first."
         )
-    tables = _Tables(mode)
+    tables = SessionSums(mode)
     tables.add(
         log.starts,
         log.row,

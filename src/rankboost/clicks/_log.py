@@ -15,13 +15,20 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._kernels import clicks as _k
+from .._kernels import click_sessions as _s
 
-__all__ = ["OPTIONAL_COLUMNS", "REQUIRED_COLUMNS", "ClickLog", "feature_keys", "key_strings"]
+__all__ = [
+    "OPTIONAL_COLUMNS",
+    "REQUIRED_COLUMNS",
+    "SHOW",
+    "ClickLog",
+    "feature_keys",
+    "key_strings",
+]
 
 REQUIRED_COLUMNS = ("qid", "docid", "position", "click")
 OPTIONAL_COLUMNS = ("session", "count")
-_SHOW = 5  # how many offending items an error message lists
+SHOW = 5  # how many offending items an error message lists
 
 
 def key_strings(values: ArrayLike) -> NDArray[np.str_]:
@@ -247,7 +254,7 @@ class ClickLog:
             where = where[order]
         del order
         first = starts[:-1]
-        valid = _k._sessions_valid(starts, pos, cnt)  # then only docids can repeat
+        valid = _s._sessions_valid(starts, pos, cnt)  # then only docids can repeat
         session_of = np.repeat(np.arange(first.size), np.diff(starts)) if not valid else None
         rank = None if session_of is None else np.arange(n) - first[session_of] + 1
         _check_sessions(
@@ -336,7 +343,7 @@ class ClickLog:
             # distinct missing documents in the order the log first shows them
             _, first_at = np.unique(inv[miss], return_index=True)
             first_keys = inv[miss[np.sort(first_at)]]
-            keys = [f"(qid {uq[k]}, docid {ud[k]})" for k in first_keys[:_SHOW]]
+            keys = [f"(qid {uq[k]}, docid {ud[k]})" for k in first_keys[:SHOW]]
             shown = ", ".join(keys) + (
                 f" and {first_keys.size - len(keys)} more" if first_keys.size > len(keys) else ""
             )
@@ -386,8 +393,8 @@ def _group(
     """
     n = pos.shape[0]
     s_in = qcode if scode_in is None else scode_in
-    first = np.empty(_k._count_runs(qcode, s_in), dtype=np.int64)
-    k = _k._session_runs(qcode, s_in, pos, first)
+    first = np.empty(_s._count_runs(qcode, s_in), dtype=np.int64)
+    k = _s._session_runs(qcode, s_in, pos, first)
     width = np.int64(int(s_in.max()) + 1)
     if k > 0:
         key = qcode[first].astype(np.int64) * width + s_in[first]
@@ -398,7 +405,7 @@ def _group(
             new_first = np.zeros(k, dtype=np.int64)
             np.cumsum(lengths[:-1], out=new_first[1:])
             order = np.empty(n, dtype=np.int64)
-            _k._runs_in_order(first, run_order, n, order)
+            _s._runs_in_order(first, run_order, n, order)
             return order, np.r_[new_first, n].astype(np.int64)
     del first
     _, scode = np.unique(qcode.astype(np.int64) * width + s_in, return_inverse=True)
@@ -518,7 +525,7 @@ def _check_docids(  # noqa: PLR0917  private, one caller: _check_sessions' array
     if dcode is None or dnames is None:
         return
     ab = np.empty(2, dtype=np.int64)
-    _k._first_duplicate(np.r_[first, pos.shape[0]].astype(np.int64), dcode, ab)
+    _s._first_duplicate(np.r_[first, pos.shape[0]].astype(np.int64), dcode, ab)
     if ab[0] >= 0:
         a, b = int(ab[0]), int(ab[1])
         raise ValueError(

@@ -15,21 +15,19 @@ import contextlib
 import csv
 import io
 import lzma
-import queue
-import threading
-import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
+from .._kernels import click_sessions as _s
 from .._kernels import clicks as _k
 from ..datasets._io import PathLike, read_bytes
-from ._counts import ClickCounts
-from ._log import _SHOW, OPTIONAL_COLUMNS, REQUIRED_COLUMNS, ClickLog, feature_keys
+from ._gunzip import Gunzip
+from ._log import OPTIONAL_COLUMNS, REQUIRED_COLUMNS, ClickLog
 
-__all__ = ["read_click_counts", "read_click_log"]
+__all__ = ["ChunkReader", "HashCollision", "Ids", "QuotedFields", "read_click_log"]
 
 
 def read_click_log(
@@ -77,14 +75,14 @@ def read_click_log(
         raise FileNotFoundError(f"click log {str(p)!r} does not exist (or is not a file).")
     if delimiter is not None and len(delimiter.encode()) != 1:
         return _read_with_csv(p, delimiter)
-    reader = _ChunkReader(p, delimiter, verbose)
+    reader = ChunkReader(p, delimiter, verbose)
     try:
         return reader.read()
-    except (_QuotedFields, _HashCollision):
+    except (QuotedFields, HashCollision):
         return _read_with_csv(p, delimiter)
 
 
-class _QuotedFields(Exception):
+class QuotedFields(Exception):
     """The file quotes fields: read it with the csv module instead."""
 
 
@@ -114,7 +112,7 @@ def _header(p: Path, line: str, delimiter: str | None) -> tuple[str, list[str]]:
     return sep, header
 
 
-class _ChunkReader:
+class ChunkReader:
     """Streams a click log in chunks of whole lines through the numba tokenizer.
 
     Ids are kept as 64-bit hashes while reading (each distinct id decoded once, and equal
@@ -123,11 +121,9 @@ class _ChunkReader:
     builds from the same strings.
     """
 
-    def __init__(
-        self, p: Path, delimiter: str | None, verbose: bool, sink: _Stream | None = None
-    ) -> None:
+    def __init__(self, p: Path, delimiter: str | None, verbose: bool, sink: Any = None) -> None:
         self.p, self.delimiter, self.verbose, self.sink = p, delimiter, verbose, sink
-        self.ids: dict[str, _Ids] = {}
+        self.ids: dict[str, Ids] = {}
         self.first_bad: dict[str, tuple[Any, ...]] = {}
         self.store: _Store | None = None
         self.lines_follow = True  # row i is line i + 2: no line numbers stored
@@ -149,7 +145,7 @@ class _ChunkReader:
         ):
             fh: Any = raw
             if kind == "gzip":  # decompressed in a thread while the chunks are parsed
-                fh = stack.enter_context(_Gunzip(raw))
+                fh = stack.enter_context(Gunzip(raw))
             elif kind == "bzip2":
                 fh = bz2.BZ2File(raw, "rb")
             elif kind == "xz":
@@ -162,13 +158,13 @@ class _ChunkReader:
             except UnicodeDecodeError as exc:
                 raise ValueError(f"click log {str(p)!r} is not UTF-8 text ({exc}).") from None
             if b'"' in first:
-                raise _QuotedFields
+                raise QuotedFields
             self.sep, self.header = _header(p, head, self.delimiter)
             self.cols = [c for c in (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS) if c in self.header]
             self.wanted = np.full(len(self.header), -1, dtype=np.int64)
             for c, name in enumerate(self.cols):
                 self.wanted[self.header.index(name)] = c
-            self.ids = {name: _Ids() for name in self.cols if name not in _NUMBER_COLUMNS}
+            self.ids = {name: Ids() for name in self.cols if name not in _NUMBER_COLUMNS}
             self.kind = kind
             if sink is not None:
                 self.ids.pop("session", None)
@@ -195,12 +191,6 @@ class _ChunkReader:
                 seen = now
         bar.close()
         return self._finish()
-
-    def read_counts(self) -> ClickCounts:
-        """Read the file into the sink (``_Stream``); its counts."""
-        assert self.sink is not None
-        self.read()  # _finish hands over to the sink
-        return self.sink.counts
 
     def _lines_follow(self, at: NDArray[np.int64], n: int, n_lines: int, line: int) -> bool:
         """Whether row ``i`` is still line ``i + 2`` after this chunk (no blank line yet).
@@ -237,7 +227,7 @@ class _ChunkReader:
         if hi <= lo:
             return line
         if data.find(b'"', lo, hi) >= 0:
-            raise _QuotedFields
+            raise QuotedFields
         buf = np.frombuffer(data, dtype=np.uint8, count=hi - lo, offset=lo)
         n_lines = data.count(b"\n", lo, hi) + (0 if data[hi - 1] == 10 else 1)
         n_cols = len(self.cols)
@@ -345,7 +335,7 @@ class _ChunkReader:
             buf, s, e, ids.slots, ids.keys, ids.n, ids.blob, ids.at, codes, new_at
         )
         if n_new < 0:
-            raise _HashCollision
+            raise HashCollision
         if n_new:
             ids.add(buf, s[new_at[:n_new]], e[new_at[:n_new]])
         return codes
@@ -420,7 +410,7 @@ class _ChunkReader:
                 except UnicodeDecodeError as exc:
                     raise ValueError(f"click log {str(p)!r} is not UTF-8 text ({exc}).") from None
             code = col.pop(name)
-            _k._remap(code, rank)  # first-appearance codes -> ranks, in place
+            _s._remap(code, rank)  # first-appearance codes -> ranks, in place
             codes[name] = names, code
         self._raise_bad()
         pos, clk = col["position"], col["click"]
@@ -432,95 +422,6 @@ class _ChunkReader:
         return ClickLog._build(
             qcode, qnames, dcode, dnames, scode, pos, clk, cnt, where, "line", source, None, None
         )
-
-
-class _Gunzip:
-    """A gzip file decompressed by a thread (zlib lets go of the GIL), read in pieces.
-
-    ``read()`` returns the next piece (about 10 MB of text; ``b""`` at the end),
-    ``readline()`` the first line. Members follow one another as in :mod:`gzip`; a file cut
-    short raises EOFError, damaged data zlib.error (``decompression_errors`` words both).
-    """
-
-    _IN = 1 << 20  # compressed bytes decompressed at a time
-
-    def __init__(self, raw: Any) -> None:
-        self.raw = raw
-        self.pieces: queue.Queue[Any] = queue.Queue(maxsize=2)
-        self.stop = threading.Event()
-        self.pending = b""
-        self.done = False
-        self.thread = threading.Thread(target=self._run, name="rankboost-gunzip", daemon=True)
-        self.thread.start()
-
-    def _put(self, item: Any) -> bool:
-        while not self.stop.is_set():
-            try:
-                self.pieces.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def _run(self) -> None:
-        try:
-            d = zlib.decompressobj(31)
-            started = False
-            while True:
-                data = self.raw.read(self._IN)
-                if not data:
-                    if started and not d.eof:
-                        raise EOFError(
-                            "Compressed file ended before the end-of-stream marker was reached"
-                        )
-                    break
-                while data:
-                    started = True
-                    out = d.decompress(data)
-                    if out and not self._put(out):
-                        return
-                    data = b""
-                    if d.eof:  # the next member, unless only zero padding follows
-                        data = d.unused_data
-                        if not data.strip(b"\x00"):
-                            data = b""
-                        else:
-                            d = zlib.decompressobj(31)
-                            started = False
-            self._put(b"")
-        except BaseException as exc:  # handed to the reading thread
-            self._put(exc)
-
-    def read(self, size: int = -1) -> bytes:
-        if self.pending:
-            out, self.pending = self.pending, b""
-            return out
-        if self.done:
-            return b""
-        item = self.pieces.get()
-        if isinstance(item, BaseException):
-            self.done = True
-            raise item
-        if not item:
-            self.done = True
-        return bytes(item)
-
-    def readline(self) -> bytes:
-        data = b""
-        while True:
-            piece = self.read()
-            at = piece.find(b"\n")
-            if at >= 0 or not piece:
-                self.pending = piece[at + 1 :] if at >= 0 else b""
-                return data + (piece[: at + 1] if at >= 0 else b"")
-            data += piece
-
-    def __enter__(self) -> _Gunzip:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self.thread.join()
 
 
 class _Store:
@@ -552,7 +453,7 @@ class _Store:
         return {name: col[: self.n] for name, col in self.cols.items()}
 
 
-class _Ids:
+class Ids:
     """The distinct ids of one column while reading: hash table, and each id's bytes."""
 
     def __init__(self) -> None:
@@ -616,7 +517,7 @@ class _Ids:
         return self.blob[self.at[code] : self.at[code + 1]].tobytes().decode("utf-8")
 
 
-class _HashCollision(Exception):
+class HashCollision(Exception):
     """Two different ids with one 64-bit hash (never seen in practice): use the csv path."""
 
 
@@ -681,237 +582,3 @@ def _parse_numbers(values: NDArray[np.str_], name: str, path: Any, numbers: list
                     f"click log {str(path)!r}, line {ln}: {name} must be a number; got {str(v)!r}."
                 ) from None
         raise
-
-
-class _NotStreamable(Exception):
-    """A session not in one run of rows by position (or a session-level error): read whole."""
-
-
-def read_click_counts(
-    path: PathLike,
-    qid: ArrayLike,
-    docid: ArrayLike,
-    *,
-    pairs: str = "all_shown",
-    delimiter: str | None = None,
-    what: str = "the feature rows",
-    verbose: bool = False,
-) -> ClickCounts:
-    r"""Read a click log into :class:`ClickCounts`, streamed: memory grows with documents.
-
-    The sums :func:`click_counts` makes of ``read_click_log(path).match(qid, docid)``
-    (the same counts, pairs and models bit for bit, for integral counts), but summed chunk
-    by chunk: a log written session by session (each session's rows together, by position,
-    as ``rankboost clicks simulate`` writes it) is never held whole, so its memory grows with
-    the distinct documents and pairs, not with the sessions (plus 16 bytes per session, to
-    notice a session that comes back). Any other log (sessions spread over the file, rows out
-    of order, a session-level error) is read whole by :func:`read_click_log`, as before.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The click log (:func:`read_click_log`).
-    qid, docid : array-like of shape (n_samples,)
-        Query and document id of every feature row (:meth:`ClickLog.match`).
-    pairs : str, default="all_shown"
-        The pair extraction to sum (:func:`click_pairs`).
-    delimiter : str, default=None
-        As :func:`read_click_log`.
-    what : str, default="the feature rows"
-        Name of the features in error messages.
-    verbose : bool, default=False
-        Show a progress bar over the file's bytes (tqdm).
-
-    Returns
-    -------
-    counts : ClickCounts
-        For :func:`click_pairs`, :func:`click_feedback`, :func:`estimate_propensity`.
-
-    Raises
-    ------
-    ValueError
-        Every error of :func:`read_click_log` and :meth:`ClickLog.match`, with the line.
-
-    Examples
-    --------
-    >>> import tempfile, os
-    >>> from rankboost.clicks import read_click_counts
-    >>> rows = ["qid,docid,position,click", "7,d1,1,0", "7,d2,2,1"]
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     path = os.path.join(tmp, "clicks.csv")
-    ...     with open(path, "w") as fh:
-    ...         _ = fh.write(chr(10).join(rows))
-    ...     counts = read_click_counts(path, qid=[7, 7], docid=["d2", "d1"])
-    >>> counts.n_sessions, counts.pair_lower.tolist(), counts.pair_upper.tolist()
-    (1, [1], [0])
-    """
-    from ._counts import check_pairs, click_counts
-
-    check_pairs(pairs)
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"click log {str(p)!r} does not exist (or is not a file).")
-
-    def whole() -> ClickCounts:
-        log = read_click_log(p, delimiter=delimiter, verbose=verbose)
-        return click_counts(log.match(qid, docid, what=what), pairs)
-
-    if delimiter is not None and len(delimiter.encode()) != 1:
-        return whole()
-    sink = _Stream(qid, docid, what, pairs)
-    try:
-        return _ChunkReader(p, delimiter, verbose, sink).read_counts()
-    except (_QuotedFields, _HashCollision, _NotStreamable):
-        del sink
-        return whole()
-
-
-class _Stream:
-    """Sums the sessions of a log as :class:`_ChunkReader` parses it (``read_click_counts``).
-
-    A session is a run of rows with one qid and one session id (neighbours' bytes compared);
-    the last run of a chunk is carried into the next. Each finished run must show positions
-    ``1..m`` in order with one count and distinct documents, and must not come back later
-    (a set of 64-bit hashes of (qid, session id); a false alarm only costs the whole read).
-    """
-
-    def __init__(self, qid: ArrayLike, docid: ArrayLike, what: str, pairs: str) -> None:
-        from ._counts import _Tables, check_pairs
-
-        self.what, self.pairs = what, pairs
-        self.order, self.sk = feature_keys(qid, docid, what)
-        self.tables = _Tables(check_pairs(pairs))
-        self.docs = _Ids()  # (qid code, docid code) -> document code, first appearance
-        self.doc_row = np.empty(0, dtype=np.int64)
-        self.doc_line = np.empty(0, dtype=np.int64)  # line of each document's first row
-        self.missing_rows = 0
-        self.seen = _Ids()  # hashes of the finished sessions (keys and slots only)
-        self.n_seen = 0
-        self.carry: dict[str, NDArray[Any]] | None = None
-        self.carry_hash = np.empty(1, dtype=np.uint64)
-        self.prev = np.empty(0, dtype=np.uint8)  # session bytes and qid of the last row
-        self.prev_q = -1
-        self.counts: ClickCounts
-
-    def start(self, reader: _ChunkReader) -> None:
-        self.has_session = "session" in reader.cols
-
-    def feed(self, reader: _ChunkReader, buf: NDArray[np.uint8], cols: dict[str, Any]) -> None:
-        """Sum the sessions the chunk finishes; carry its last run."""
-        q = cols["qid"]
-        n = q.shape[0]
-        doc = self._docs(reader, q, cols["docid"], cols["line"])
-        row = self.doc_row[doc]
-        if (row < 0).any():
-            self.missing_rows += int(np.count_nonzero(row < 0))
-        if self.has_session:
-            s, e = cols["session"]
-        else:  # one list per qid: empty session ids
-            s = e = np.zeros(n, dtype=np.int64)
-        new = np.empty(n, dtype=np.uint8)
-        _k._run_breaks(buf, s, e, q, self.prev, self.prev_q, new)
-        first = np.flatnonzero(new)
-        h = np.empty(first.shape[0], dtype=np.uint64)
-        _k._hash_spans(buf, s[first], e[first], h)
-        h ^= q[first].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-        self.prev = buf[s[n - 1] : e[n - 1]].copy()
-        self.prev_q = int(q[n - 1])
-        chunk = {
-            "row": row,
-            "doc": doc,
-            "position": cols["position"],
-            "click": cols["click"],
-            "count": cols["count"] if "count" in cols else np.ones(n),
-        }
-        k = int(first[0]) if first.shape[0] else n  # rows continuing the carried run
-        if self.carry is not None and k:
-            self.carry = {c: np.concatenate([v, chunk[c][:k]]) for c, v in self.carry.items()}
-        if not first.shape[0]:
-            return
-        if self.carry is not None:
-            self._sessions(self.carry, np.array([0, self.carry["row"].shape[0]]), self.carry_hash)
-        last = int(first[-1])
-        if first.shape[0] > 1:
-            part = {c: v[k:last] for c, v in chunk.items()}
-            self._sessions(part, first - k, h[:-1])
-        self.carry = {c: v[last:].copy() for c, v in chunk.items()}
-        self.carry_hash = h[-1:].copy()
-
-    def _docs(
-        self,
-        reader: _ChunkReader,
-        q: NDArray[np.int32],
-        d: NDArray[np.int32],
-        line: NDArray[np.int64],
-    ) -> NDArray[np.int64]:
-        """The document code of every row; new documents matched to feature rows."""
-        key = (q.astype(np.uint64) << np.uint64(32)) | d.astype(np.uint64)
-        n_known = self.doc_row.shape[0]
-        code, new_at, n_new = self.docs.intern(key, n_known)
-        if n_new:
-            at = new_at[:n_new]
-            qids, dids = reader.ids["qid"], reader.ids["docid"]
-            try:
-                names = [
-                    f"{qids.name(a)}\x1f{dids.name(b)}" for a, b in zip(q[at], d[at], strict=True)
-                ]
-            except UnicodeDecodeError as exc:
-                source = f"click log {str(reader.p)!r}"
-                raise ValueError(f"{source} is not UTF-8 text ({exc}).") from None
-            lkey = np.asarray(names, dtype=str)
-            sk = self.sk
-            pos = np.searchsorted(sk, lkey)
-            pos_c = np.minimum(pos, max(sk.shape[0] - 1, 0))
-            found = (pos < sk.shape[0]) & (sk[pos_c] == lkey) if sk.size else np.zeros(n_new, bool)
-            rows = np.where(found, self.order[pos_c] if sk.size else -1, -1).astype(np.int64)
-            self.doc_row = np.concatenate([self.doc_row, rows])
-            self.doc_line = np.concatenate([self.doc_line, line[at]])
-        return code
-
-    def _sessions(
-        self, part: dict[str, NDArray[Any]], starts: NDArray[np.int64], h: NDArray[np.uint64]
-    ) -> None:
-        """Sum finished runs ``[starts[i], starts[i + 1])`` of ``part``; their hashes ``h``."""
-        starts = np.asarray(starts, dtype=np.int64)
-        if _k._runs_ok(starts, part["position"], part["count"]) >= 0:
-            raise _NotStreamable
-        pair = np.empty(2, dtype=np.int64)
-        _k._first_duplicate(starts, part["doc"], pair)
-        if pair[0] >= 0:
-            raise _NotStreamable
-        _, _, n_new = self.seen.intern(h, self.n_seen)
-        if n_new < h.shape[0]:  # a session seen before (or two in this chunk): not one run
-            raise _NotStreamable
-        self.n_seen += n_new
-        self.tables.add(
-            starts,
-            part["row"],
-            part["position"],
-            np.ascontiguousarray(part["click"], dtype=np.uint8),
-            part["count"],
-        )
-
-    def finish(self, reader: _ChunkReader) -> None:
-        """Sum the last run; the counts, or the missing documents' error."""
-        source = f"click log {str(reader.p)!r}"
-        if self.carry is not None:
-            self._sessions(self.carry, np.array([0, self.carry["row"].shape[0]]), self.carry_hash)
-        if self.tables.n_sessions == 0:
-            raise ValueError(f"{source} has no entries; a click log needs at least one row.")
-        missing = np.flatnonzero(self.doc_row < 0)
-        if missing.size:
-            qids, dids = reader.ids["qid"], reader.ids["docid"]
-            key = self.docs.keys[missing[:_SHOW]]
-            names = [
-                f"(qid {qids.name(int(k >> np.uint64(32)))}, docid "
-                f"{dids.name(int(k & np.uint64(0xFFFFFFFF)))})"
-                for k in key
-            ]
-            more = f" and {missing.size - len(names)} more" if missing.size > len(names) else ""
-            raise ValueError(
-                f"{source}: {self.missing_rows} rows ({missing.size} distinct documents) have "
-                f"no row in {self.what}: {', '.join(names)}{more} (first at line "
-                f"{int(self.doc_line[missing].min())}). Match the log to the feature file it "
-                "was logged with, or drop those sessions."
-            )
-        self.counts = self.tables.counts(self.pairs, self.sk.shape[0], source)

@@ -196,7 +196,7 @@ def click_fit_kwargs(args: argparse.Namespace, data: Any) -> dict[str, Any]:
             raise ValueError("--propensity needs --clicks LOG; pass the click log too.")
         return {}
     from ._pairs import click_feedback, resolve_propensity
-    from ._read import read_click_counts
+    from ._stream import read_click_counts
 
     _refuse_overwrite(args.output, args.clicks)
     if not args.max_weight >= 1:
@@ -275,7 +275,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 def _cmd_propensity(args: argparse.Namespace) -> int:
     from .._atomic import atomic_write_text
     from ._propensity import estimate_propensity
-    from ._read import read_click_counts, read_click_log
+    from ._read import read_click_log
+    from ._stream import read_click_counts
 
     _refuse_overwrite(args.output, args.log, args.data)
     _refuse_overwrite(args.plot, args.log, args.data)
