@@ -489,6 +489,16 @@ def test_debiased_training_runs_on_a_simulated_log(rng):
         rb.RankBoostRanker().fit(X, None, clicks=ClickLog.from_arrays([1], ["a"], [1], [1]))
     with pytest.raises(TypeError, match="clicks= must be a rankboost.clicks.ClickLog"):
         rb.RankBoostRanker().fit(X, None, clicks="log.tsv")
+    # the log's sums (what read_click_counts streams): the same model
+    from rankboost.clicks import click_counts
+
+    counts = click_counts(sim.log)
+    by_counts = rb.RankBoostRanker(n_estimators=20).fit(
+        X, None, clicks=counts, propensity=sim.propensity
+    )
+    np.testing.assert_array_equal(by_counts.predict(X), model.decision_function(X))
+    with pytest.raises(ValueError, match="click counts were matched to"):
+        rb.RankBoostRanker().fit(X[:5], None, clicks=counts)
 
 
 # --------------------------------------------------------------------------- streaming reader
