@@ -994,3 +994,24 @@ def test_reader_gzip_members_padding_and_garbage(tmp_path):
     path.write_bytes(b"")
     with pytest.raises(ValueError, match="is empty or has no header"):
         read_click_log(path)
+
+
+def test_read_click_counts_notices_a_session_that_comes_back(tmp_path, monkeypatch):
+    """A session shown again later in the file (a whole valid run) is one session to the
+    whole-log reader: the streamed one notices it and reads the log whole (its error here)."""
+    import rankboost.clicks._read as read_module
+    from rankboost.clicks import read_click_counts
+
+    text = _random_log_text(np.random.default_rng(15), 200, extras=False)
+    lines = text.rstrip("\n").split("\n")
+    first = [ln for ln in lines[1:] if ln.split("\t")[4] == "s3"]  # session s3, all its rows
+    path = _write(tmp_path, "\n".join([*lines, *first]) + "\n", "again.tsv")
+    whole = read_click_log(_write(tmp_path, text, "good.tsv"))
+    fq, fd = _features_of(whole, np.random.default_rng(0))
+    monkeypatch.setattr(read_module, "_CHUNK", 512)
+    with pytest.raises(ValueError, match="click log") as err:
+        read_click_counts(path, fq, fd)
+    with pytest.raises(ValueError, match="click log") as err_whole:
+        read_click_log(path)
+    assert "repeat a position of their session" in str(err.value)
+    assert str(err.value) == str(err_whole.value)

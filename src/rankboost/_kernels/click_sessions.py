@@ -309,3 +309,40 @@ def _runs_ok(starts: np.ndarray, position: np.ndarray, count: np.ndarray) -> int
             if position[e] != e - lo + 1 or count[e] != count[lo]:
                 return s
     return -1
+
+
+@njit(cache=True)
+def _set_add(table: np.ndarray, n: int, h: np.ndarray) -> int:
+    """Add the 64-bit hashes ``h`` to the open-addressing set ``table`` (0 = empty slot).
+
+    ``n`` = hashes in the set before; the caller keeps the table under 3/4 full. Returns the
+    hashes in the set after, or -1 at the first hash already there (or given twice).
+    """
+    mask = np.uint64(table.shape[0] - 1)
+    for i in range(h.shape[0]):
+        x = h[i] | np.uint64(1)  # never 0 (the empty mark); the low bit is given up
+        j = (x * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32) & mask
+        while True:
+            y = table[j]
+            if y == 0:
+                table[j] = x
+                n += 1
+                break
+            if y == x:
+                return -1
+            j = (j + np.uint64(1)) & mask
+    return n
+
+
+@njit(cache=True)
+def _set_rehash(old: np.ndarray, table: np.ndarray) -> None:
+    """Put the hashes of the set ``old`` into the empty (zeroed), larger ``table``."""
+    mask = np.uint64(table.shape[0] - 1)
+    for i in range(old.shape[0]):
+        x = old[i]
+        if x == 0:
+            continue
+        j = (x * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32) & mask
+        while table[j] != 0:
+            j = (j + np.uint64(1)) & mask
+        table[j] = x

@@ -43,9 +43,10 @@ def read_click_counts(
     (the same counts, pairs and models bit for bit, for integral counts), but summed chunk
     by chunk: a log written session by session (each session's rows together, by position,
     as ``rankboost clicks simulate`` writes it) is never held whole, so its memory grows with
-    the distinct documents and pairs, not with the sessions (plus 16 bytes per session, to
-    notice a session that comes back). Any other log (sessions spread over the file, rows out
-    of order, a session-level error) is read whole by :func:`read_click_log`, as before.
+    the distinct documents and pairs, not with the sessions (plus a 64-bit hash per session,
+    11-21 bytes, to notice a session that comes back). Any other log (sessions spread over
+    the file, rows out of order, a session-level error) is read whole by
+    :func:`read_click_log`, as before.
 
     Parameters
     ----------
@@ -122,7 +123,7 @@ class _Stream:
         self.doc_row = np.empty(0, dtype=np.int64)
         self.doc_line = np.empty(0, dtype=np.int64)  # line of each document's first row
         self.missing_rows = 0
-        self.seen = Ids()  # hashes of the finished sessions (keys and slots only)
+        self.seen = np.zeros(1 << 12, dtype=np.uint64)  # hashes of the finished sessions
         self.n_seen = 0
         self.carry: dict[str, NDArray[Any]] | None = None
         self.carry_hash = np.empty(1, dtype=np.uint64)
@@ -216,10 +217,18 @@ class _Stream:
         _s._first_duplicate(starts, part["doc"], pair)
         if pair[0] >= 0:
             raise _NotStreamable
-        _, _, n_new = self.seen.intern(h, self.n_seen)
-        if n_new < h.shape[0]:  # a session seen before (or two in this chunk): not one run
+        need = self.n_seen + h.shape[0]
+        if 4 * need > 3 * self.seen.shape[0]:  # at most 3/4 full
+            size = self.seen.shape[0]
+            while 4 * need > 3 * size:
+                size *= 2
+            grown = np.zeros(size, dtype=np.uint64)
+            _s._set_rehash(self.seen, grown)
+            self.seen = grown
+        n_seen = _s._set_add(self.seen, self.n_seen, h)
+        if n_seen < 0:  # a session seen before (or twice in this chunk): not one run
             raise _NotStreamable
-        self.n_seen += n_new
+        self.n_seen = n_seen
         self.tables.add(
             starts,
             part["row"],
