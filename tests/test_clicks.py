@@ -1015,3 +1015,29 @@ def test_read_click_counts_notices_a_session_that_comes_back(tmp_path, monkeypat
         read_click_log(path)
     assert "repeat a position of their session" in str(err.value)
     assert str(err.value) == str(err_whole.value)
+
+
+def test_read_click_counts_without_a_session_column(tmp_path, monkeypatch):
+    """No session column: each qid's rows are one list, as for the whole log (CSV here)."""
+    import rankboost.clicks._read as read_module
+    import rankboost.clicks._stream as stream_module
+    from rankboost.clicks import click_counts, read_click_counts
+
+    rng = np.random.default_rng(16)
+    rows = ["qid,docid,position,click"]
+    for q in range(40):
+        m = int(rng.integers(1, 9))
+        for k in range(m):
+            rows.append(f"q{q},d{q}_{k},{k + 1},{int(rng.random() < 0.4)}")
+    path = _write(tmp_path, "\n".join(rows) + "\n", "noses.csv")
+    whole = read_click_log(path)
+    fq, fd = _features_of(whole, rng)
+
+    def no_whole_read(*args, **kwargs):
+        raise AssertionError("the streamed reader read the whole log")
+
+    monkeypatch.setattr(read_module, "_CHUNK", 64)
+    monkeypatch.setattr(stream_module, "read_click_log", no_whole_read)
+    got = read_click_counts(path, fq, fd, pairs="all_unclicked")
+    _same_counts(got, click_counts(whole.match(fq, fd), "all_unclicked"))
+    assert got.n_sessions == 40
