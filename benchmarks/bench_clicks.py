@@ -14,6 +14,8 @@ What it measures, in one run (issue 40):
    (``time.process_time``: all its threads), its wall time and its peak RSS (``VmHWM``: the
    child's own address space, see ``_common.peak_rss_bytes``). The ratio is taken on CPU
    time: on the shared 2-core machine wall time mostly measures the other processes.
+   A third contender, **streamed** = ``read_click_counts`` + ``click_pairs``: what ``train
+   --clicks`` runs (the log summed chunk by chunk into pairs and cells, never held whole).
 3. Once, ours in a fresh child without the warm-up: the cost a command pays to load the
    compiled kernels (``cold``).
 
@@ -21,6 +23,8 @@ Targets (issue 40): ours within 2x pandas' read time and under 2 GB at 10^6 sess
 
 Run:
     PYTHONPATH=src .venv/bin/python benchmarks/bench_clicks.py --write-results
+``--no-whole`` skips ours (the whole log in memory, ~1 GB per 10^6 sessions; pandas still
+runs, ~0.7 GB per 10^6). 10^7 sessions end to end: the commands in docs/clicks.md.
 Smaller: ``--sessions 100000``; ``--smoke`` (2,000 sessions, one repeat, no cold run: seconds,
 for tests; its "cold" row repeats the warm one).
 """
@@ -74,6 +78,21 @@ def _child(kind: str, log: str, features: str, warm: str | None) -> None:
         out["seconds"] = time.perf_counter() - t
         out["cpu_seconds"] = time.process_time() - c
         out["status"] = code
+    elif kind == "streamed":
+        from rankboost.clicks import click_pairs, read_click_counts
+        from rankboost.datasets import load_svmlight
+
+        data = load_svmlight(features)
+        if warm:  # load the compiled kernels first
+            click_pairs(read_click_counts(warm, data.qid, data.docids))
+        t, c = time.perf_counter(), time.process_time()
+        counts = read_click_counts(log, data.qid, data.docids)
+        pairs, _ = click_pairs(counts)
+        out["seconds"] = time.perf_counter() - t
+        out["cpu_seconds"] = time.process_time() - c
+        out["rows"] = counts.n_entries
+        out["sessions"] = counts.n_sessions
+        out["pairs"] = int(pairs.shape[0])
     else:
         from rankboost.clicks import click_pairs, read_click_log
         from rankboost.datasets import load_svmlight
@@ -110,6 +129,11 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--smoke", action="store_true", help="2,000 sessions, one repeat")
     p.add_argument("--keep", type=Path, help="write the log here (default: a temporary folder)")
+    p.add_argument(
+        "--no-whole",
+        action="store_true",
+        help="skip read_click_log (the whole log in memory: about 1 GB per 10^6 sessions)",
+    )
     p.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     add_write_results(p)
     args = p.parse_args()
@@ -141,38 +165,57 @@ def main() -> None:
             f"{sim['seconds']:.1f} s, peak {sim['peak_rss'] / GB:.2f} GB",
             flush=True,
         )
-        runs: dict[str, list[dict[str, Any]]] = {"ours": [], "pandas": []}
+        kinds = ("streamed", "pandas") if args.no_whole else ("ours", "streamed", "pandas")
+        runs: dict[str, list[dict[str, Any]]] = {k: [] for k in kinds}
         for r in range(args.repeats):
-            order = ("ours", "pandas") if r % 2 == 0 else ("pandas", "ours")
-            for kind in order:
+            for kind in kinds if r % 2 == 0 else kinds[::-1]:
                 runs[kind].append(_run(kind, log, features, str(tiny)))
             print(
-                f"repeat {r + 1}: ours {runs['ours'][-1]['seconds']:.2f} s, "
-                f"pandas {runs['pandas'][-1]['seconds']:.2f} s",
+                f"repeat {r + 1}: "
+                + ", ".join(f"{k} {runs[k][-1]['seconds']:.2f} s" for k in kinds),
                 flush=True,
             )
-        cold = runs["ours"][0] if args.smoke else _run("cold", log, features)
+        cold = None
+        if not args.no_whole:
+            cold = runs["ours"][0] if args.smoke else _run("cold", log, features)
 
     def med(kind: str, key: str) -> float:
         return float(np.median([x[key] for x in runs[kind]]))
 
     peak = {k: float(np.median([x["peak_rss"] for x in v])) / GB for k, v in runs.items()}
-    both = list(zip(runs["ours"], runs["pandas"], strict=True))
-    ratio = float(np.median([o["cpu_seconds"] / q["cpu_seconds"] for o, q in both]))
-    ratio_wall = float(np.median([o["seconds"] / q["seconds"] for o, q in both]))
-    ours = runs["ours"][0]
-    rows = [
-        ["ours: read_click_log + match + click_pairs", med("ours", "cpu_seconds"),
-         med("ours", "seconds"), f"{peak['ours']:.2f}"],
-        ["  of which read_click_log", med("ours", "read_cpu_seconds"),
-         med("ours", "read_seconds"), ""],
+
+    def ratios(kind: str, key: str) -> float:
+        both = zip(runs[kind], runs["pandas"], strict=True)
+        return float(np.median([o[key] / q[key] for o, q in both]))
+
+    main = "streamed" if args.no_whole else "ours"
+    ratio, ratio_wall = ratios(main, "cpu_seconds"), ratios(main, "seconds")
+    ratio_streamed = ratios("streamed", "cpu_seconds")
+    ours = runs[main][0]
+    rows = []
+    if not args.no_whole:
+        assert cold is not None
+        rows += [
+            ["ours: read_click_log + match + click_pairs", med("ours", "cpu_seconds"),
+             med("ours", "seconds"), f"{peak['ours']:.2f}"],
+            ["  of which read_click_log", med("ours", "read_cpu_seconds"),
+             med("ours", "read_seconds"), ""],
+        ]  # fmt: skip
+    rows += [
+        ["ours, streamed: read_click_counts + click_pairs (train --clicks)",
+         med("streamed", "cpu_seconds"), med("streamed", "seconds"), f"{peak['streamed']:.2f}"],
         ["pandas.read_csv (parse only)", med("pandas", "cpu_seconds"), med("pandas", "seconds"),
          f"{peak['pandas']:.2f}"],
-        ["ours, cold (loading the compiled kernels included)", cold["cpu_seconds"],
-         cold["seconds"], f"{cold['peak_rss'] / GB:.2f}"],
+    ]  # fmt: skip
+    if cold is not None:
+        rows.append(
+            ["ours, cold (loading the compiled kernels included)", cold["cpu_seconds"],
+             cold["seconds"], f"{cold['peak_rss'] / GB:.2f}"],
+        )  # fmt: skip
+    rows.append(
         ["clicks simulate (writing the log)", sim["cpu_seconds"], sim["seconds"],
          f"{sim['peak_rss'] / GB:.2f}"],
-    ]  # fmt: skip
+    )  # fmt: skip
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     text = "\n".join(
         [
@@ -188,8 +231,10 @@ def main() -> None:
             markdown_table(["step", "CPU s", "wall s", "peak GB"], rows),
             "",
             f"ours / pandas: **{ratio:.2f}x** the CPU time, {ratio_wall:.2f}x the wall time "
-            f"(medians of per-repeat ratios; target <= 2), peak {peak['ours']:.2f} GB (target "
-            f"< 2). Load average (1 min) at the end: {load:.1f} on {os.cpu_count()} cores: on "
+            f"(medians of per-repeat ratios; target <= 2), peak {peak[main]:.2f} GB (target "
+            f"< 2); streamed / pandas: {ratio_streamed:.2f}x the CPU time, peak "
+            f"{peak['streamed']:.2f} GB. Load average (1 min) at the end: {load:.1f} on "
+            f"{os.cpu_count()} cores: on "
             "this shared machine wall time mostly measures the other processes, so the ratio "
             "is taken on CPU time (`time.process_time`, all threads of the child).",
         ]
@@ -203,6 +248,7 @@ def main() -> None:
         "simulate": sim,
         "ratio_cpu": ratio,
         "ratio_wall": ratio_wall,
+        "ratio_cpu_streamed": ratio_streamed,
     }
     name = "bench_clicks" if args.sessions == 1_000_000 else f"bench_clicks_{args.sessions}"
     report_result(args.write_results and not args.smoke, name, text + "\n", data)

@@ -489,6 +489,16 @@ def test_debiased_training_runs_on_a_simulated_log(rng):
         rb.RankBoostRanker().fit(X, None, clicks=ClickLog.from_arrays([1], ["a"], [1], [1]))
     with pytest.raises(TypeError, match="clicks= must be a rankboost.clicks.ClickLog"):
         rb.RankBoostRanker().fit(X, None, clicks="log.tsv")
+    # the log's sums (what read_click_counts streams): the same model
+    from rankboost.clicks import click_counts
+
+    counts = click_counts(sim.log)
+    by_counts = rb.RankBoostRanker(n_estimators=20).fit(
+        X, None, clicks=counts, propensity=sim.propensity
+    )
+    np.testing.assert_array_equal(by_counts.predict(X), model.decision_function(X))
+    with pytest.raises(ValueError, match="click counts were matched to"):
+        rb.RankBoostRanker().fit(X[:5], None, clicks=counts)
 
 
 # --------------------------------------------------------------------------- streaming reader
@@ -740,8 +750,294 @@ def test_reader_falls_back_to_the_csv_module_on_a_hash_collision(tmp_path, monke
 
     def collide(*args):
         calls.append(1)
-        return 0  # "entry 0 differs from its id's bytes"
+        return -1  # "two different ids with one hash"
 
-    monkeypatch.setattr(read_module._k, "_same_bytes", collide)
+    monkeypatch.setattr(read_module._k, "_intern_spans", collide)
     _same_log(read_click_log(path), old.read_click_log(path))
     assert calls
+
+
+def test_intern_spans_compares_the_bytes_of_equal_hashes():
+    """The kernel's own check: a known id with the hash of another is told apart (-1)."""
+    from rankboost._kernels import clicks as kern
+
+    buf = np.frombuffer(b"b", dtype=np.uint8)
+    s, e = np.array([0]), np.array([1])
+    h = np.empty(1, dtype=np.uint64)
+    kern._hash_spans(buf, s, e, h)
+    slots = np.full(8, -1, dtype=np.int64)
+    keys = np.zeros(4, dtype=np.uint64)
+    keys[0] = h[0]  # code 0 holds the hash of "b" but the bytes "a": a forced collision
+    kern._rehash(keys, 1, slots)
+    blob, blob_at = np.frombuffer(b"a", dtype=np.uint8), np.array([0, 1])
+    codes, new_at = np.empty(1, dtype=np.int32), np.empty(1, dtype=np.int64)
+    assert kern._intern_spans(buf, s, e, slots, keys, 1, blob, blob_at, codes, new_at) == -1
+    blob = np.frombuffer(b"b", dtype=np.uint8)  # the same bytes: code 0, nothing new
+    assert kern._intern_spans(buf, s, e, slots, keys, 1, blob, blob_at, codes, new_at) == 0
+    assert codes.tolist() == [0]
+
+
+# --------------------------------------------------------------------------- streamed counts
+# issue 40: read_click_counts sums a log chunk by chunk; it must give the counts (so the
+# pairs, propensities and models) click_counts gives for the whole log, bit for bit.
+
+_COUNT_FIELDS = (
+    "pair_lower",
+    "pair_upper",
+    "pair_position",
+    "pair_count",
+    "cell_row",
+    "cell_position",
+    "cell_impressions",
+    "cell_clicks",
+)
+
+
+def _same_counts(a, b):
+    for name in _COUNT_FIELDS:
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype, name
+        np.testing.assert_array_equal(x, y, err_msg=name)
+    for name in ("n_samples", "n_sessions", "n_entries", "n_clicks", "max_click_position"):
+        assert getattr(a, name) == getattr(b, name), name
+
+
+def _features_of(log, rng):
+    """Feature ids (shuffled) for every (qid, docid) of the log, plus one the log lacks."""
+    keys = sorted(set(zip(log.qid.tolist(), log.docid.tolist(), strict=True)))
+    keys = [keys[i] for i in rng.permutation(len(keys))] + [("77", "extra")]
+    return np.array([k[0] for k in keys]), np.array([k[1] for k in keys])
+
+
+@pytest.mark.parametrize(("pairs", "suffix"), [("all_shown", ".tsv.gz"), ("skip_above", ".tsv")])
+def test_read_click_counts_streams_what_the_whole_log_gives(tmp_path, monkeypatch, pairs, suffix):
+    import rankboost.clicks._read as read_module
+    import rankboost.clicks._stream as stream_module
+    from rankboost.clicks import click_counts, read_click_counts
+
+    rng = np.random.default_rng(11)
+    text = _random_log_text(rng, 400)  # session by session, blank lines, spaces, CRLF
+    path = tmp_path / f"log{suffix}"
+    path.write_bytes(gzip.compress(text.encode()) if suffix.endswith(".gz") else text.encode())
+    whole = read_click_log(path)
+    fq, fd = _features_of(whole, rng)
+    expected = click_counts(whole.match(fq, fd), pairs)
+
+    def no_whole_read(*args, **kwargs):
+        raise AssertionError("the streamed reader read the whole log")
+
+    monkeypatch.setattr(read_module, "_CHUNK", 101)  # sessions cut across many chunks
+    monkeypatch.setattr(stream_module, "read_click_log", no_whole_read)
+    got = read_click_counts(path, fq, fd, pairs=pairs)
+    _same_counts(got, expected)
+    # the same propensities, pairs and model, bit for bit
+    X = rng.normal(size=(fq.size, 3))
+    for method in ("em", "regression_em"):
+        a = estimate_propensity(got, X, method=method)
+        b = estimate_propensity(expected, X, method=method)
+        np.testing.assert_array_equal(a.values, b.values)
+    prop = Propensity.from_table([1.0, 0.8, 0.5, 0.4, 0.3, 0.2])
+    fa, fb = click_feedback(got, prop, pairs=pairs), click_feedback(expected, prop, pairs=pairs)
+    np.testing.assert_array_equal(fa.pairs, fb.pairs)
+    np.testing.assert_array_equal(fa.weights, fb.weights)
+    np.testing.assert_array_equal(
+        rb.train(X, fa, 6).decision_function(X), rb.train(X, fb, 6).decision_function(X)
+    )
+    with pytest.raises(ValueError, match="hold all_shown pairs|hold skip_above pairs"):
+        click_pairs(got, pairs="skip_next")
+
+
+def test_click_pairs_is_the_sum_over_sessions():
+    """click_pairs' summed weights are the raw per-session pairs' weights, added."""
+    rng = np.random.default_rng(5)
+    n = 300
+    docs = np.array([rng.permutation(8)[:4] for _ in range(n)])
+    log = ClickLog.from_arrays(
+        qid=np.zeros(n * 4, int),
+        docid=None,
+        position=np.tile([1, 2, 3, 4], n),
+        click=(rng.random(n * 4) < 0.3).astype(int),
+        session=np.repeat(np.arange(n), 4),
+        count=np.repeat(rng.integers(1, 4, n), 4),
+        row=docs.ravel(),
+    )
+    prop = Propensity.from_table([1.0, 0.6, 0.3, 0.1])
+    pairs, w = click_pairs(log, prop, max_weight=5.0)
+    raw, raw_w = click_pairs(log, prop, max_weight=5.0, aggregate=False)
+    key = raw[:, 0] * 8 + raw[:, 1]
+    total = np.bincount(key, weights=raw_w, minlength=64)
+    np.testing.assert_allclose(w, total[pairs[:, 0] * 8 + pairs[:, 1]], rtol=1e-13)
+    assert set(key.tolist()) == set((pairs[:, 0] * 8 + pairs[:, 1]).tolist())
+
+
+def test_read_click_counts_reads_a_shuffled_log_whole(tmp_path, monkeypatch):
+    """Sessions spread over the file: the whole read, the same counts as a sorted file."""
+    import rankboost.clicks._stream as stream_module
+    from rankboost.clicks import click_counts, read_click_counts
+
+    rng = np.random.default_rng(12)
+    text = _random_log_text(rng, 200, shuffle=True)
+    path = tmp_path / "log.tsv"
+    path.write_text(text)
+    whole = read_click_log(path)
+    fq, fd = _features_of(whole, rng)
+    calls = []
+    real = stream_module.read_click_log
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(stream_module, "read_click_log", counted)
+    _same_counts(read_click_counts(path, fq, fd), click_counts(whole.match(fq, fd)))
+    assert calls == [1]
+
+
+@pytest.mark.parametrize(
+    ("replace", "needle"),
+    [
+        (lambda f: f[:3], "line {n}: 3 fields but the header has 6"),
+        (lambda f: [f[0], f[1], "x", *f[3:]], "line {n}: position must be a number; got 'x'"),
+        (lambda f: [f[0], f[1], "0", *f[3:]], "position must be >= 1 (1 = top of the shown "
+         "list); line {n} has position 0"),
+        (lambda f: [*f[:3], "2", *f[4:]], "click must be 0 or 1; line {n} has 2"),
+    ],
+)  # fmt: skip
+def test_read_click_counts_names_the_line_of_a_later_chunk(tmp_path, monkeypatch, replace, needle):
+    import rankboost.clicks._read as read_module
+    from rankboost.clicks import read_click_counts
+
+    text = _random_log_text(np.random.default_rng(13), 300, extras=False)
+    lines = text.split("\n")
+    n = len(lines) - 40  # far past the first chunk
+    lines[n - 1] = "\t".join(replace(lines[n - 1].split("\t")))
+    path = tmp_path / "log.tsv.gz"
+    path.write_bytes(gzip.compress("\n".join(lines).encode()))
+    whole = read_click_log(_write(tmp_path, text, "good.tsv"))
+    fq, fd = _features_of(whole, np.random.default_rng(0))
+    monkeypatch.setattr(read_module, "_CHUNK", 4096)
+    with pytest.raises(ValueError, match="click log") as err:
+        read_click_counts(path, fq, fd)
+    assert needle.format(n=n) in str(err.value)
+
+
+def test_read_click_counts_bad_files(tmp_path):
+    from rankboost.clicks import read_click_counts
+
+    text = _random_log_text(np.random.default_rng(14), 2000)
+    good = read_click_log(_write(tmp_path, text, "good.tsv"))
+    fq, fd = _features_of(good, np.random.default_rng(0))
+    data = gzip.compress(text.encode())
+    truncated = tmp_path / "cut.tsv.gz"
+    truncated.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="damaged or truncated gzip"):
+        read_click_counts(truncated, fq, fd)
+    with pytest.raises(ValueError, match="is empty or has no header"):
+        read_click_counts(_write(tmp_path, "", "empty.tsv"), fq, fd)
+    with pytest.raises(ValueError, match="has no entries"):
+        read_click_counts(_write(tmp_path, "qid\tdocid\tposition\tclick\n\n", "h.tsv"), fq, fd)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        read_click_counts(tmp_path / "none.tsv", fq, fd)
+    with pytest.raises(ValueError, match="pairs must be one of"):
+        read_click_counts(_write(tmp_path, text, "x.tsv"), fq, fd, pairs="nope")
+    # documents the features lack: how many rows, which, and the first line
+    lines = text.split("\n")
+    fields = lines[5].split("\t")
+    lines[5] = "\t".join([fields[0], "NOPE", *fields[2:]])
+    missing = _write(tmp_path, "\n".join(lines), "missing.tsv")
+    with pytest.raises(ValueError, match="click log") as err:
+        read_click_counts(missing, fq, fd)
+    assert (
+        f"1 rows (1 distinct documents) have no row in the feature rows: (qid "
+        f"{fields[0].strip()}, docid NOPE) (first at line 6)" in str(err.value)
+    )
+    # a feature file with one (qid, docid) twice
+    with pytest.raises(ValueError, match="twice"):
+        read_click_counts(_write(tmp_path, text, "y.tsv"), [1, 1], ["a", "a"])
+
+
+@pytest.mark.parametrize("blank_at", [None, 0.1, 0.9])
+def test_reader_line_numbers_with_and_without_blank_lines(tmp_path, monkeypatch, blank_at):
+    """Without blank lines the reader stores no line numbers (row i is line i + 2); a blank
+    line in a later chunk makes it store them from there: the lines are the csv reader's."""
+    import rankboost.clicks._read as read_module
+    import reference_click_log as old
+
+    text = _random_log_text(np.random.default_rng(8), 150, shuffle=True, extras=False)
+    lines = text.split("\n")
+    if blank_at is not None:
+        lines.insert(int(blank_at * len(lines)), "")
+    path = tmp_path / "log.tsv"
+    path.write_text("\n".join(lines))
+    monkeypatch.setattr(read_module, "_CHUNK", 97)
+    new, ref = read_click_log(path), old.read_click_log(path)
+    _same_log(new, ref)
+    assert (new.line.min(), new.line.max()) == (2, len(lines) - 1)  # the text ends in "\n"
+
+
+def test_reader_gzip_members_padding_and_garbage(tmp_path):
+    """The threaded gunzip reads as gzip does: members one after the other, zero padding;
+    bytes that are not gzip after a member are damaged data, a file cut short truncated."""
+    import reference_click_log as old
+
+    text = _random_log_text(np.random.default_rng(9), 300, extras=False).encode()
+    cut = text.index(b"\n", len(text) // 2) + 1
+    path = tmp_path / "log.tsv.gz"
+    path.write_bytes(gzip.compress(text[:cut]) + gzip.compress(text[cut:]) + b"\0" * 16)
+    _same_log(read_click_log(path), old.read_click_log(path))
+    path.write_bytes(gzip.compress(text) + b"not gzip")
+    with pytest.raises(ValueError, match="damaged or truncated gzip"):
+        read_click_log(path)
+    path.write_bytes(gzip.compress(text)[:-5])  # the trailer cut
+    with pytest.raises(ValueError, match="damaged or truncated gzip"):
+        read_click_log(path)
+    path.write_bytes(b"")
+    with pytest.raises(ValueError, match="is empty or has no header"):
+        read_click_log(path)
+
+
+def test_read_click_counts_notices_a_session_that_comes_back(tmp_path, monkeypatch):
+    """A session shown again later in the file (a whole valid run) is one session to the
+    whole-log reader: the streamed one notices it and reads the log whole (its error here)."""
+    import rankboost.clicks._read as read_module
+    from rankboost.clicks import read_click_counts
+
+    text = _random_log_text(np.random.default_rng(15), 200, extras=False)
+    lines = text.rstrip("\n").split("\n")
+    first = [ln for ln in lines[1:] if ln.split("\t")[4] == "s3"]  # session s3, all its rows
+    path = _write(tmp_path, "\n".join([*lines, *first]) + "\n", "again.tsv")
+    whole = read_click_log(_write(tmp_path, text, "good.tsv"))
+    fq, fd = _features_of(whole, np.random.default_rng(0))
+    monkeypatch.setattr(read_module, "_CHUNK", 512)
+    with pytest.raises(ValueError, match="click log") as err:
+        read_click_counts(path, fq, fd)
+    with pytest.raises(ValueError, match="click log") as err_whole:
+        read_click_log(path)
+    assert "repeat a position of their session" in str(err.value)
+    assert str(err.value) == str(err_whole.value)
+
+
+def test_read_click_counts_without_a_session_column(tmp_path, monkeypatch):
+    """No session column: each qid's rows are one list, as for the whole log (CSV here)."""
+    import rankboost.clicks._read as read_module
+    import rankboost.clicks._stream as stream_module
+    from rankboost.clicks import click_counts, read_click_counts
+
+    rng = np.random.default_rng(16)
+    rows = ["qid,docid,position,click"]
+    for q in range(40):
+        m = int(rng.integers(1, 9))
+        for k in range(m):
+            rows.append(f"q{q},d{q}_{k},{k + 1},{int(rng.random() < 0.4)}")
+    path = _write(tmp_path, "\n".join(rows) + "\n", "noses.csv")
+    whole = read_click_log(path)
+    fq, fd = _features_of(whole, rng)
+
+    def no_whole_read(*args, **kwargs):
+        raise AssertionError("the streamed reader read the whole log")
+
+    monkeypatch.setattr(read_module, "_CHUNK", 64)
+    monkeypatch.setattr(stream_module, "read_click_log", no_whole_read)
+    got = read_click_counts(path, fq, fd, pairs="all_unclicked")
+    _same_counts(got, click_counts(whole.match(fq, fd), "all_unclicked"))
+    assert got.n_sessions == 40

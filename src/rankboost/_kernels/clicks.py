@@ -148,15 +148,15 @@ _fill_pairs_serial, _fill_pairs_parallel = serial_and_parallel(_fill_pairs)
 
 # --------------------------------------------------------------------------- log reading
 #
-# The reader (``rankboost.clicks._log``) hands a chunk of whole lines of a TSV/CSV file as a
+# The reader (``rankboost.clicks._read``) hands a chunk of whole lines of a TSV/CSV file as a
 # uint8 array. ``_tokenize`` splits it in one pass: per kept line (blank lines are skipped)
-# its line index within the chunk, and per wanted field its stripped byte span; ``_hash_spans``
-# turns the spans of an id column into 64-bit FNV-1a hashes, ``_parse_numbers`` the spans of
-# a number column into float64 (exactly, for plain decimals; anything else is flagged for the
-# Python parser), ``_same_bytes`` checks that equal hashes hold equal bytes.
+# its line index within the chunk, and per wanted field its stripped byte span;
+# ``_intern_spans`` codes the spans of an id column (64-bit hashes, equal hashes checked to
+# hold equal bytes), ``_parse_small_ints`` / ``_parse_numbers`` the spans of a number column
+# (exactly, for plain decimals; anything else is flagged for the Python parser).
 
 _FNV_OFFSET = np.uint64(14695981039346656037)
-_FNV_PRIME = np.uint64(1099511628211)
+_WORD_PRIME = np.uint64(0x9E3779B97F4A7C15)  # odd: multiplying by it is a bijection
 
 
 @njit(cache=True)
@@ -164,7 +164,7 @@ def _is_space(b: int, sep: int) -> bool:
     return b != sep and (b == 32 or b == 9 or b == 13 or b == 11 or b == 12)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # the gzip thread decompresses meanwhile
 def _tokenize(  # noqa: PLR0917  numba kernel: the chunk and its output arrays, unpacked by the reader
     buf: np.ndarray,
     sep: int,
@@ -222,13 +222,29 @@ def _tokenize(  # noqa: PLR0917  numba kernel: the chunk and its output arrays, 
 
 
 @njit(cache=True)
+def _span_hash(buf: np.ndarray, a: int, b: int) -> np.uint64:
+    """64-bit hash of ``buf[a:b]``, eight bytes at a time (FNV-1a's step over words, mixed)."""
+    h = _FNV_OFFSET ^ np.uint64(b - a)
+    i = a
+    while i + 8 <= b:
+        w = np.uint64(0)
+        for k in range(8):  # little-endian word (the compiler makes it one load)
+            w |= np.uint64(buf[i + k]) << np.uint64(8 * k)
+        h = (h ^ w) * _WORD_PRIME
+        h ^= h >> np.uint64(29)
+        i += 8
+    w = np.uint64(0)
+    for k in range(b - i):
+        w |= np.uint64(buf[i + k]) << np.uint64(8 * k)
+    h = (h ^ w) * _WORD_PRIME
+    return h ^ (h >> np.uint64(29))
+
+
+@njit(cache=True)
 def _hash_spans(buf: np.ndarray, start: np.ndarray, end: np.ndarray, out: np.ndarray) -> None:
-    """``out[r]`` = 64-bit FNV-1a hash of ``buf[start[r]:end[r]]``."""
+    """``out[r]`` = the 64-bit hash (``_span_hash``) of ``buf[start[r]:end[r]]``."""
     for r in range(start.shape[0]):
-        h = _FNV_OFFSET
-        for k in range(start[r], end[r]):
-            h = (h ^ np.uint64(buf[k])) * _FNV_PRIME
-        out[r] = h
+        out[r] = _span_hash(buf, start[r], end[r])
 
 
 @njit(cache=True)
@@ -289,32 +305,6 @@ def _intern(  # noqa: PLR0917  numba kernel: the hashes, the table and the outpu
 
 
 @njit(cache=True)
-def _same_bytes(  # noqa: PLR0917  numba kernel: the chunk, its spans, the known ids
-    buf: np.ndarray,
-    start: np.ndarray,
-    end: np.ndarray,
-    codes: np.ndarray,
-    names: np.ndarray,
-    names_at: np.ndarray,
-) -> int:
-    """The first ``r`` whose span differs from the bytes of its code's id, else -1.
-
-    ``names[names_at[c]:names_at[c + 1]]`` are the bytes of the id of code ``c``.
-    """
-    for r in range(start.shape[0]):
-        a = start[r]
-        c = codes[r]
-        b = names_at[c]
-        m = end[r] - a
-        if m != names_at[c + 1] - b:
-            return r
-        for k in range(m):
-            if buf[a + k] != names[b + k]:
-                return r
-    return -1
-
-
-@njit(cache=True)
 def _gather_spans(buf: np.ndarray, start: np.ndarray, end: np.ndarray, out: np.ndarray) -> None:
     """Concatenate the spans ``buf[start[r]:end[r]]`` into ``out``."""
     k = 0
@@ -333,59 +323,6 @@ def _padded(blob: np.ndarray, at: np.ndarray, width: int, out: np.ndarray) -> No
             out[c, i] = blob[at[c] + i]
         for i in range(m, width):
             out[c, i] = 0
-
-
-@njit(cache=True)
-def _session_runs(qcode: np.ndarray, scode: np.ndarray, pos: np.ndarray, first: np.ndarray) -> int:
-    """Runs of equal ``(qcode, scode)``: their starts in ``first``; -1 unless positions rise.
-
-    Returns the number of runs, or -1 when some run's positions do not strictly increase
-    (then the caller sorts every entry).
-    """
-    n = qcode.shape[0]
-    k = 0
-    for i in range(n):
-        if i == 0 or qcode[i] != qcode[i - 1] or scode[i] != scode[i - 1]:
-            first[k] = i
-            k += 1
-        elif pos[i] <= pos[i - 1]:
-            return -1
-    return k
-
-
-@njit(cache=True)
-def _first_duplicate(starts: np.ndarray, codes: np.ndarray, out: np.ndarray) -> None:
-    """The first session showing one code twice: ``out = (a, b)``, else ``(-1, -1)``.
-
-    ``a < b`` are the first two entries of the session's smallest repeated code (what a
-    stable sort of ``(session, code)`` finds first).
-    """
-    out[0] = -1
-    out[1] = -1
-    for s in range(starts.shape[0] - 1):
-        lo = starts[s]
-        hi = starts[s + 1]
-        if hi - lo < 2:
-            continue
-        best = -1
-        if hi - lo <= 32:  # short lists: compare every pair, no allocation
-            for i in range(lo, hi):
-                for j in range(i + 1, hi):
-                    if codes[i] == codes[j] and (best < 0 or codes[i] < codes[best]):
-                        best = i
-                        out[0] = i
-                        out[1] = j
-                        break
-        else:
-            order = np.argsort(codes[lo:hi], kind="mergesort")
-            for i in range(1, hi - lo):
-                if codes[lo + order[i]] == codes[lo + order[i - 1]]:
-                    best = i
-                    out[0] = lo + order[i - 1]
-                    out[1] = lo + order[i]
-                    break
-        if best >= 0:
-            return
 
 
 @njit(cache=True)
@@ -444,7 +381,7 @@ def _format_log(  # noqa: PLR0917  numba kernel: the shown lists of a chunk of s
 _POW10 = 10.0 ** np.arange(23)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # the gzip thread decompresses meanwhile
 def _parse_numbers(
     buf: np.ndarray,
     start: np.ndarray,
@@ -497,3 +434,96 @@ def _parse_numbers(
             v = v / pow10[decimals]
         out[r] = -v if neg else v
     return n_flag
+
+
+@njit(cache=True)
+def _same_span(buf: np.ndarray, a: int, b: int, ids: np.ndarray, c: int, d: int) -> bool:
+    """``buf[a:b] == ids[c:d]``."""
+    if b - a != d - c:
+        return False
+    for i in range(b - a):
+        if buf[a + i] != ids[c + i]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)  # the gzip thread decompresses meanwhile
+def _intern_spans(  # noqa: PLR0917  numba kernel: the chunk's spans, the table, the known ids
+    buf: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    slots: np.ndarray,
+    keys: np.ndarray,
+    n_keys: int,
+    blob: np.ndarray,
+    blob_at: np.ndarray,
+    codes: np.ndarray,
+    new_at: np.ndarray,
+) -> int:
+    """Code the ids ``buf[start[r]:end[r]]``: hash, look up, and compare the bytes.
+
+    A row holding its predecessor's bytes takes its code (ids repeat on neighbouring rows:
+    a session's qid and session id); any other is hashed, looked up, and its bytes compared
+    with the id of the code found (``blob[blob_at[c]:blob_at[c + 1]]`` for the ``n_keys``
+    known ids, the first row of a new one). Returns the number of new ids (their rows in
+    ``new_at``), or -1 when two different ids share a hash.
+    """
+    mask = np.uint64(slots.shape[0] - 1)
+    n_old = n_keys
+    n_new = 0
+    for r in range(start.shape[0]):
+        a = start[r]
+        b = end[r]
+        if r > 0 and _same_span(buf, a, b, buf, start[r - 1], end[r - 1]):
+            codes[r] = codes[r - 1]
+            continue
+        x = _span_hash(buf, a, b)
+        j = _slot(x, mask)
+        while True:
+            c = slots[j]
+            if c < 0:
+                slots[j] = n_keys
+                keys[n_keys] = x
+                codes[r] = n_keys
+                new_at[n_new] = r
+                n_new += 1
+                n_keys += 1
+                break
+            if keys[c] == x:
+                if c < n_old:
+                    same = _same_span(buf, a, b, blob, blob_at[c], blob_at[c + 1])
+                else:
+                    f = new_at[c - n_old]
+                    same = _same_span(buf, a, b, buf, start[f], end[f])
+                if not same:
+                    return -1
+                codes[r] = c
+                break
+            j = (j + 1) & np.int64(mask)
+    return n_new
+
+
+@njit(cache=True, nogil=True)
+def _parse_small_ints(  # noqa: PLR0917  numba kernel: the chunk's spans, the range, the output
+    buf: np.ndarray, start: np.ndarray, end: np.ndarray, low: int, high: int, out: np.ndarray
+) -> bool:
+    """Parse spans of 1-15 plain digits within ``[low, high]`` into ``out``.
+
+    Returns False at the first other span (a sign, a dot, text, a value out of range): the
+    caller then parses the column as numbers (``_parse_numbers``) and checks them.
+    """
+    for r in range(start.shape[0]):
+        s = start[r]
+        e = end[r]
+        if e <= s or e - s > 15:
+            return False
+        v = 0
+        for k in range(s, e):
+            b = buf[k]
+            if b < 48 or b > 57:
+                return False
+            v = v * 10 + (b - 48)
+        if v < low or v > high:
+            return False
+        out[r] = v
+    return True

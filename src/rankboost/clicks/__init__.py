@@ -2,7 +2,9 @@
 
 * :func:`read_click_log` / :class:`ClickLog`: the log (TSV/CSV: ``qid``, ``docid``,
   ``position``, ``click``, optional ``session`` and ``count``), matched to feature rows by
-  ``(qid, docid)`` with :meth:`ClickLog.match`.
+  ``(qid, docid)`` with :meth:`ClickLog.match`; :func:`read_click_counts` /
+  :class:`ClickCounts`: the log streamed and summed into what training needs (pairs and
+  (row, position) cells), so 10^7 sessions fit in memory.
 * :func:`click_feedback`: the log as :class:`rankboost.PairFeedback` of (non-clicked,
   clicked, weight), weights ``1/p_k`` clipped (Joachims, Swaminathan & Schnabel 2017); by
   default each click above every other shown document (their estimator), or skip-above
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from .._lazy import lazy_attribute, lazy_dir
 
 if TYPE_CHECKING:
+    from ._counts import ClickCounts, click_counts
     from ._log import REQUIRED_COLUMNS, ClickLog
     from ._pairs import PAIR_EXTRACTIONS, click_feedback, click_pairs, resolve_propensity
     from ._propensity import (
@@ -42,6 +45,7 @@ if TYPE_CHECKING:
         simulate_to_file,
         write_click_log,
     )
+    from ._stream import read_click_counts
     from .cli import register
 
 # NOTE: imported on first use (PEP 562), so that ``rankboost --help`` can add the ``clicks``
@@ -50,6 +54,9 @@ _LAZY = {
     "REQUIRED_COLUMNS": "._log",
     "ClickLog": "._log",
     "read_click_log": "._read",
+    "read_click_counts": "._stream",
+    "ClickCounts": "._counts",
+    "click_counts": "._counts",
     "PAIR_EXTRACTIONS": "._pairs",
     "click_feedback": "._pairs",
     "click_pairs": "._pairs",
@@ -82,15 +89,18 @@ __all__ = [
     "EYE_TRACKING",
     "PAIR_EXTRACTIONS",
     "REQUIRED_COLUMNS",
+    "ClickCounts",
     "ClickLog",
     "Propensity",
     "SimulatedClicks",
+    "click_counts",
     "click_feedback",
     "click_pairs",
     "estimate_propensity",
     "examination",
     "intervention_counts",
     "production_ranker",
+    "read_click_counts",
     "read_click_log",
     "read_propensity",
     "register",

@@ -15,13 +15,20 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._kernels import clicks as _k
+from .._kernels import click_sessions as _s
 
-__all__ = ["OPTIONAL_COLUMNS", "REQUIRED_COLUMNS", "ClickLog", "key_strings"]
+__all__ = [
+    "OPTIONAL_COLUMNS",
+    "REQUIRED_COLUMNS",
+    "SHOW",
+    "ClickLog",
+    "feature_keys",
+    "key_strings",
+]
 
 REQUIRED_COLUMNS = ("qid", "docid", "position", "click")
 OPTIONAL_COLUMNS = ("session", "count")
-_SHOW = 5  # how many offending items an error message lists
+SHOW = 5  # how many offending items an error message lists
 
 
 def key_strings(values: ArrayLike) -> NDArray[np.str_]:
@@ -225,22 +232,31 @@ class ClickLog:
         pos: NDArray[np.int64],
         clk: NDArray[Any],
         cnt: NDArray[np.float64],
-        where: NDArray[np.int64],
+        where: NDArray[np.int64] | None,
         what: str,
         source: str,
         r: NDArray[np.int64] | None,
         n_samples: int | None,
     ) -> ClickLog:
-        """Group validated columns by session (codes = ranks of the sorted distinct ids)."""
+        """Group validated columns by session (codes = ranks of the sorted distinct ids).
+
+        ``where`` None: entry ``i`` is line ``i + 2`` (a file without blank lines).
+        """
         n = pos.shape[0]
         order, starts = _group(qcode, scode_in, pos)
-        pos, clk, cnt, where, qcode = pos[order], clk[order], cnt[order], where[order], qcode[order]
+        pos, clk, cnt, qcode = pos[order], clk[order], cnt[order], qcode[order]
         dcode = None if dcode is None else dcode[order]
         r = None if r is None else r[order]
+        if where is None:
+            where = order  # the order is spent: its memory becomes the lines
+            where += 2
+        else:
+            where = where[order]
         del order
         first = starts[:-1]
-        session_of = np.repeat(np.arange(first.size), np.diff(starts))
-        rank = np.arange(n) - first[session_of] + 1
+        valid = _s._sessions_valid(starts, pos, cnt)  # then only docids can repeat
+        session_of = np.repeat(np.arange(first.size), np.diff(starts)) if not valid else None
+        rank = None if session_of is None else np.arange(n) - first[session_of] + 1
         _check_sessions(
             source,
             what,
@@ -301,22 +317,7 @@ class ClickLog:
         """
         if self.docid_code is None or self.docid_names is None:
             raise ValueError(f"{self.source} has no docid column; it cannot be matched.")
-        fq, fd = key_strings(qid), key_strings(docid)
-        if fq.shape != fd.shape or fq.ndim != 1:
-            raise ValueError(
-                f"match: qid and docid must be 1-D of one length; got {fq.shape} and {fd.shape}."
-            )
-        fkey = np.char.add(np.char.add(fq, "\x1f"), fd)
-        order = np.argsort(fkey, kind="stable")
-        sk = fkey[order]
-        dup = np.flatnonzero(sk[1:] == sk[:-1])
-        if dup.size:
-            a, b = order[dup[0]], order[dup[0] + 1]
-            raise ValueError(
-                f"{what} hold (qid {fq[a]}, docid {fd[a]}) twice (rows {min(a, b)} and "
-                f"{max(a, b)}); a click cannot be matched to one of them. Make docids unique "
-                "within each query."
-            )
+        order, sk = feature_keys(qid, docid, what)
         # the distinct (qid, docid) of the log, matched once each
         n_d = max(int(self.docid_names.shape[0]), 1)
         pk = self.qid_code.astype(np.int64) * n_d + self.docid_code
@@ -342,7 +343,7 @@ class ClickLog:
             # distinct missing documents in the order the log first shows them
             _, first_at = np.unique(inv[miss], return_index=True)
             first_keys = inv[miss[np.sort(first_at)]]
-            keys = [f"(qid {uq[k]}, docid {ud[k]})" for k in first_keys[:_SHOW]]
+            keys = [f"(qid {uq[k]}, docid {ud[k]})" for k in first_keys[:SHOW]]
             shown = ", ".join(keys) + (
                 f" and {first_keys.size - len(keys)} more" if first_keys.size > len(keys) else ""
             )
@@ -352,7 +353,33 @@ class ClickLog:
                 "to the feature file it was logged with, or drop those sessions."
             )
         row = order[at_c].astype(np.int64)[inv]
-        return replace(self, row=row, n_samples=int(fq.shape[0]))
+        return replace(self, row=row, n_samples=int(sk.shape[0]))
+
+
+def feature_keys(
+    qid: ArrayLike, docid: ArrayLike, what: str
+) -> tuple[NDArray[np.int64], NDArray[np.str_]]:
+    """The feature rows' ``qid + chr(31) + docid`` keys, sorted, and the rows in that order.
+
+    Raises a ValueError naming both rows when a ``(qid, docid)`` appears twice.
+    """
+    fq, fd = key_strings(qid), key_strings(docid)
+    if fq.shape != fd.shape or fq.ndim != 1:
+        raise ValueError(
+            f"match: qid and docid must be 1-D of one length; got {fq.shape} and {fd.shape}."
+        )
+    fkey = np.char.add(np.char.add(fq, "\x1f"), fd)
+    order = np.argsort(fkey, kind="stable")
+    sk = fkey[order]
+    dup = np.flatnonzero(sk[1:] == sk[:-1])
+    if dup.size:
+        a, b = order[dup[0]], order[dup[0] + 1]
+        raise ValueError(
+            f"{what} hold (qid {fq[a]}, docid {fd[a]}) twice (rows {min(a, b)} and "
+            f"{max(a, b)}); a click cannot be matched to one of them. Make docids unique "
+            "within each query."
+        )
+    return order, sk
 
 
 def _group(
@@ -366,11 +393,10 @@ def _group(
     """
     n = pos.shape[0]
     s_in = qcode if scode_in is None else scode_in
-    first = np.empty(n, dtype=np.int64)
-    k = _k._session_runs(qcode, s_in, pos, first)
+    first = np.empty(_s._count_runs(qcode, s_in), dtype=np.int64)
+    k = _s._session_runs(qcode, s_in, pos, first)
     width = np.int64(int(s_in.max()) + 1)
     if k > 0:
-        first = first[:k]
         key = qcode[first].astype(np.int64) * width + s_in[first]
         run_order = np.argsort(key, kind="stable")
         skey = key[run_order]
@@ -378,7 +404,8 @@ def _group(
             lengths = np.diff(np.r_[first, n])[run_order]
             new_first = np.zeros(k, dtype=np.int64)
             np.cumsum(lengths[:-1], out=new_first[1:])
-            order = np.arange(n, dtype=np.int64) - np.repeat(new_first - first[run_order], lengths)
+            order = np.empty(n, dtype=np.int64)
+            _s._runs_in_order(first, run_order, n, order)
             return order, np.r_[new_first, n].astype(np.int64)
     del first
     _, scode = np.unique(qcode.astype(np.int64) * width + s_in, return_inverse=True)
@@ -428,17 +455,24 @@ def _check_sessions(  # noqa: PLR0917  private, one caller: the log's validated 
     pos: NDArray[np.int64],
     clk: NDArray[Any],
     cnt: NDArray[np.float64],
-    rank: NDArray[np.int64],
+    rank: NDArray[np.int64] | None,
     first: NDArray[np.int64],
-    session_of: NDArray[np.int64],
+    session_of: NDArray[np.int64] | None,
     dnames: NDArray[np.str_] | None,
     dcode: NDArray[np.int32] | None,
 ) -> None:
-    """Duplicate positions or docids, gaps (clicks on positions not shown), varying counts."""
+    """Duplicate positions or docids, gaps (clicks on positions not shown), varying counts.
+
+    ``rank`` and ``session_of`` are None when every session shows ``1..m`` with one count
+    (``_sessions_valid``): then only a docid shown twice is looked for.
+    """
 
     def q(i: Any) -> str:
         return str(qnames[qcode[i]])
 
+    if rank is None or session_of is None:
+        _check_docids(source, what, where, q, pos, first, dnames, dcode)
+        return
     same_session = np.r_[False, session_of[1:] == session_of[:-1]]
     dup = np.flatnonzero(same_session & np.r_[False, pos[1:] == pos[:-1]])
     if dup.size:
@@ -449,16 +483,7 @@ def _check_sessions(  # noqa: PLR0917  private, one caller: the log's validated 
             "Each session shows one document per position; give repeated lists distinct "
             "session ids or a count."
         )
-    if dcode is not None and dnames is not None:
-        ab = np.empty(2, dtype=np.int64)
-        _k._first_duplicate(np.r_[first, pos.shape[0]].astype(np.int64), dcode, ab)
-        if ab[0] >= 0:
-            a, b = int(ab[0]), int(ab[1])
-            raise ValueError(
-                f"{source}: duplicate rows: docid {dnames[dcode[a]]} is shown twice in one "
-                f"session of qid {q(a)} ({what}s {where[a]} and {where[b]}, positions {pos[a]} "
-                f"and {pos[b]})."
-            )
+    _check_docids(source, what, where, q, pos, first, dnames, dcode)
     gap = np.flatnonzero(pos != rank)
     if gap.size:
         i = gap[0]
@@ -483,4 +508,28 @@ def _check_sessions(  # noqa: PLR0917  private, one caller: the log's validated 
         raise ValueError(
             f"{source}: count differs within one session of qid {q(i)} ({what}s {where[i - 1]} "
             f"and {where[i]}: {cnt[i - 1]} and {cnt[i]}); count is the session's multiplicity."
+        )
+
+
+def _check_docids(  # noqa: PLR0917  private, one caller: _check_sessions' arrays
+    source: str,
+    what: str,
+    where: NDArray[np.int64],
+    q: Any,
+    pos: NDArray[np.int64],
+    first: NDArray[np.int64],
+    dnames: NDArray[np.str_] | None,
+    dcode: NDArray[np.int32] | None,
+) -> None:
+    """A docid shown twice in one session (the first such session)."""
+    if dcode is None or dnames is None:
+        return
+    ab = np.empty(2, dtype=np.int64)
+    _s._first_duplicate(np.r_[first, pos.shape[0]].astype(np.int64), dcode, ab)
+    if ab[0] >= 0:
+        a, b = int(ab[0]), int(ab[1])
+        raise ValueError(
+            f"{source}: duplicate rows: docid {dnames[dcode[a]]} is shown twice in one "
+            f"session of qid {q(a)} ({what}s {where[a]} and {where[b]}, positions {pos[a]} "
+            f"and {pos[b]})."
         )

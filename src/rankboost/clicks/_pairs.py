@@ -17,6 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._kernels import clicks as _k
 from .._kernels import use_parallel
+from ._counts import PAIR_EXTRACTIONS, ClickCounts, check_pairs, click_counts
 from ._log import ClickLog
 from ._propensity import Propensity, estimate_propensity, read_propensity
 
@@ -25,25 +26,20 @@ if TYPE_CHECKING:
 
 __all__ = ["PAIR_EXTRACTIONS", "click_feedback", "click_pairs", "resolve_propensity"]
 
-#: Pair extractions and their kernel codes (module docstring of ``_kernels/clicks.py``).
-PAIR_EXTRACTIONS = {
-    "skip_above": 0,
-    "skip_next": 1,
-    "last_click_skip_above": 2,
-    "all_unclicked": 3,
-    "all_shown": 4,
-}
-
 
 def resolve_propensity(
-    log: ClickLog, propensity: Any, X: ArrayLike | None = None, *, verbose: bool = False
+    log: ClickLog | ClickCounts,
+    propensity: Any,
+    X: ArrayLike | None = None,
+    *,
+    verbose: bool = False,
 ) -> Propensity:
     """A :class:`Propensity` from ``"auto"``, ``"none"``, a file path, a table or an object.
 
     ``"auto"`` estimates it from ``log`` (:func:`estimate_propensity`; regression-EM when
     ``X`` is given).
     """
-    n_pos = int(log.position.max())
+    n_pos = log.max_position if isinstance(log, ClickCounts) else int(log.position.max())
     if isinstance(propensity, Propensity):
         return propensity
     if isinstance(propensity, str):
@@ -58,7 +54,7 @@ def resolve_propensity(
 
 
 def click_pairs(
-    log: ClickLog,
+    log: ClickLog | ClickCounts,
     propensity: Propensity | None = None,
     *,
     pairs: str = "all_shown",
@@ -69,8 +65,9 @@ def click_pairs(
 
     Parameters
     ----------
-    log : ClickLog
-        Matched to feature rows (``log.row`` set).
+    log : ClickLog or ClickCounts
+        Matched to feature rows (``log.row`` set), or summed (:func:`click_counts`,
+        :func:`read_click_counts`: then ``pairs`` must be the extraction it summed).
     propensity : Propensity, default=None
         Examination propensities; None = no correction (every click weighs its count).
     pairs : str, default="all_shown"
@@ -79,8 +76,10 @@ def click_pairs(
     max_weight : float, default=100.0
         Clip inverse propensities at this value; None: no clipping.
     aggregate : bool, default=True
-        Sum the weights of repeated pairs (sorted by ``(lower, upper)``); False: one row per
-        pair per session, in session order.
+        Sum the weights of repeated pairs (sorted by ``(lower, upper)``): per pair,
+        ``sum_k count_k * min(1 / p_k, max_weight)`` over the positions ``k`` of its
+        clicked row, ``count_k`` the summed session counts (:func:`click_counts`). False:
+        one row per pair per session, in session order (a :class:`ClickLog` only).
 
     Returns
     -------
@@ -88,22 +87,27 @@ def click_pairs(
         Rows ``(non-clicked row, clicked row)``: the second should rank above the first.
     weights : ndarray of float64 of shape (n_pairs,)
     """
-    if pairs not in PAIR_EXTRACTIONS:
-        raise ValueError(
-            f"pairs must be one of {', '.join(map(repr, PAIR_EXTRACTIONS))}; got {pairs!r}."
-        )
+    mode = check_pairs(pairs)
+    if max_weight is not None and not (max_weight >= 1.0):
+        raise ValueError(f"max_weight must be >= 1 (or None); got {max_weight!r}.")
+    if isinstance(log, ClickCounts):
+        if pairs != log.pairs or not aggregate:
+            raise ValueError(
+                f"these click counts hold {log.pairs} pairs, summed; got pairs={pairs!r}, "
+                f"aggregate={aggregate}. Sum the log again with pairs={pairs!r}."
+            )
+        return log.pair_weights(propensity, max_weight)
     if log.row is None or log.n_samples is None:
         raise ValueError(
             f"{log.source} is not matched to feature rows; call log.match(qid, docid) first."
         )
-    if max_weight is not None and not (max_weight >= 1.0):
-        raise ValueError(f"max_weight must be >= 1 (or None); got {max_weight!r}.")
+    if aggregate:
+        return click_counts(log, pairs).pair_weights(propensity, max_weight)
     w = log.count.copy()
     if propensity is not None:
         on_click = log.click == 1
         w[on_click] *= propensity.weights(log.position[on_click], max_weight)
     clicked = np.ascontiguousarray(log.click, dtype=np.uint8)
-    mode = PAIR_EXTRACTIONS[pairs]
     counts = np.empty(log.n_sessions, dtype=np.int64)
     par = use_parallel(log.n_entries * 8)
     (_k._count_pairs_parallel if par else _k._count_pairs_serial)(
@@ -118,16 +122,11 @@ def click_pairs(
     (_k._fill_pairs_parallel if par else _k._fill_pairs_serial)(
         log.starts, log.row, clicked, w, mode, offsets, lower, upper, weight
     )
-    if aggregate and m:
-        key = lower * np.int64(log.n_samples) + upper
-        ukey, inv = np.unique(key, return_inverse=True)
-        weight = np.bincount(inv.ravel(), weights=weight).astype(np.float64)
-        lower, upper = ukey // log.n_samples, ukey % log.n_samples
     return np.column_stack([lower, upper]).astype(np.int64), weight
 
 
 def click_feedback(
-    log: ClickLog,
+    log: ClickLog | ClickCounts,
     propensity: Any = "auto",
     *,
     X: ArrayLike | None = None,
@@ -138,8 +137,9 @@ def click_feedback(
 
     Parameters
     ----------
-    log : ClickLog
-        Matched to the rows of the feature matrix (:meth:`ClickLog.match`).
+    log : ClickLog or ClickCounts
+        Matched to the rows of the feature matrix (:meth:`ClickLog.match`), or summed
+        (:func:`read_click_counts`, :func:`click_counts`; for the same ``pairs``).
     propensity : "auto", "none", path, array-like or Propensity, default="auto"
         ``"auto"``: estimated from the log (:func:`estimate_propensity`, regression-EM when
         ``X`` is given, else EM); ``"none"``: no correction (naive); a file

@@ -36,6 +36,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..datasets._io import PathLike, read_bytes
+from ._counts import ClickCounts
 from ._log import ClickLog
 
 __all__ = [
@@ -175,13 +176,22 @@ def read_propensity(path: PathLike) -> Propensity:
 
 
 def _cells(
-    log: ClickLog,
-) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[Any], Any, NDArray[np.int64]]:
+    log: ClickLog | ClickCounts,
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[Any], Any, NDArray[np.int64] | None]:
     """Aggregate the log into (document, position) cells: impressions and clicks.
 
     Returns the cells' document codes, 0-based positions, impressions, clicks, and the
-    document code of every entry (a feature row, or a (qid, docid) number).
+    document code of every entry (a feature row, or a (qid, docid) number; None for
+    :class:`ClickCounts`, whose cells are summed already, by feature row).
     """
+    if isinstance(log, ClickCounts):
+        return (
+            log.cell_row,
+            log.cell_position - 1,
+            log.cell_impressions,
+            log.cell_clicks,
+            None,
+        )
     doc = _entry_docs(log)
     k = int(log.position.max())
     cell = doc * k + (log.position - 1)
@@ -205,7 +215,7 @@ def _entry_docs(log: ClickLog) -> NDArray[np.int64]:
 
 
 def estimate_propensity(
-    log: ClickLog,
+    log: ClickLog | ClickCounts,
     X: ArrayLike | None = None,
     *,
     method: str = "auto",
@@ -218,8 +228,9 @@ def estimate_propensity(
 
     Parameters
     ----------
-    log : ClickLog
-        The log (matched to feature rows for ``"regression_em"``).
+    log : ClickLog or ClickCounts
+        The log (matched to feature rows for ``"regression_em"``), or its sums
+        (:func:`read_click_counts`: "em" and "regression_em").
     X : array-like of shape (n_samples, n_features), default=None
         Features of the rows ``log.row`` indexes; needed by ``"regression_em"``.
     method : {"auto", "em", "regression_em", "intervention_harvesting"}, default="auto"
@@ -279,6 +290,11 @@ def estimate_propensity(
     if method == "auto":
         method = "em" if X is None else "regression_em"
     if method == "intervention_harvesting":
+        if isinstance(log, ClickCounts):
+            raise ValueError(
+                "estimate_propensity(method='intervention_harvesting') needs the sessions' "
+                "queries: pass the ClickLog (read_click_log), not its counts."
+            )
         c, nc = intervention_counts(log)
         return Propensity.from_table(_all_pairs(c, nc), method=method, n_iter=1)
     doc, pos, imp, clk, _ = _cells(log)
@@ -287,7 +303,7 @@ def estimate_propensity(
         raise ValueError(f"{log.source} has no click; propensities cannot be estimated.")
     Xd = None
     if method == "regression_em":
-        if X is None or log.row is None:
+        if X is None or (isinstance(log, ClickLog) and log.row is None):
             raise ValueError(
                 "estimate_propensity(method='regression_em') needs X and a log matched to its "
                 "rows (ClickLog.match); pass X or use method='em'."
@@ -388,6 +404,7 @@ def intervention_counts(log: ClickLog) -> tuple[NDArray[np.float64], NDArray[np.
         ``K`` = the deepest position of the log.
     """
     doc, pos, imp, clk, entry_doc = _cells(log)
+    assert entry_doc is not None  # a ClickLog's cells
     K = int(log.position.max())
     # sessions per query, each counted `count` times; a (query, document) key -> its query
     qcode = log.qid_code.astype(np.int64)  # ranks of the sorted qid strings

@@ -6,6 +6,7 @@ from typing import Any
 
 from numpy.typing import NDArray
 
+from ._counts import ClickCounts
 from ._log import ClickLog
 from ._pairs import click_feedback, resolve_propensity
 
@@ -30,10 +31,18 @@ def click_fit_feedback(
                 f"but X has {X.shape[0]}; build it from a log matched to X's rows."
             )
         return clicks, None
+    if isinstance(clicks, ClickCounts):  # read_click_counts: the log summed, streamed
+        if clicks.n_samples != X.shape[0]:
+            raise ValueError(
+                f"RankBoostRanker.fit: the click counts were matched to {clicks.n_samples} rows "
+                f"but X has {X.shape[0]}; read them with the qid and docid of this X's rows."
+            )
+        prop = resolve_propensity(clicks, propensity, X)
+        return click_feedback(clicks, prop, pairs=clicks.pairs), prop
     if not isinstance(clicks, ClickLog):
         raise TypeError(
             "RankBoostRanker.fit: clicks= must be a rankboost.clicks.ClickLog matched to X's "
-            f"rows, or a PairFeedback; got {type(clicks).__name__}."
+            f"rows, its ClickCounts, or a PairFeedback; got {type(clicks).__name__}."
         )
     if clicks.row is None:
         raise ValueError(

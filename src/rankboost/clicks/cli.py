@@ -196,7 +196,7 @@ def click_fit_kwargs(args: argparse.Namespace, data: Any) -> dict[str, Any]:
             raise ValueError("--propensity needs --clicks LOG; pass the click log too.")
         return {}
     from ._pairs import click_feedback, resolve_propensity
-    from ._read import read_click_log
+    from ._stream import read_click_counts
 
     _refuse_overwrite(args.output, args.clicks)
     if not args.max_weight >= 1:
@@ -208,8 +208,15 @@ def click_fit_kwargs(args: argparse.Namespace, data: Any) -> dict[str, Any]:
         )
     if data.qid is None:
         raise ValueError(f"{args.data!r} has no qid; --clicks matches the log by (qid, docid).")
-    log = read_click_log(args.clicks, verbose=_log_bar(args, args.clicks))
-    log = log.match(data.qid, data.docids, what=repr(args.data))
+    # summed while streaming: memory grows with the documents and pairs, not the sessions
+    log = read_click_counts(
+        args.clicks,
+        data.qid,
+        data.docids,
+        pairs=args.click_pairs,
+        what=repr(args.data),
+        verbose=_log_bar(args, args.clicks),
+    )
     verbose = not getattr(args, "quiet", False) and log.n_entries >= _BAR_ENTRIES
     prop = resolve_propensity(log, args.propensity or "auto", data.X, verbose=verbose)
     fb = click_feedback(log, prop, pairs=args.click_pairs, max_weight=args.max_weight)
@@ -269,6 +276,7 @@ def _cmd_propensity(args: argparse.Namespace) -> int:
     from .._atomic import atomic_write_text
     from ._propensity import estimate_propensity
     from ._read import read_click_log
+    from ._stream import read_click_counts
 
     _refuse_overwrite(args.output, args.log, args.data)
     _refuse_overwrite(args.plot, args.log, args.data)
@@ -276,18 +284,30 @@ def _cmd_propensity(args: argparse.Namespace) -> int:
         from .._cli_inputs import check_plot
 
         check_plot(args.plot, [("click log", args.log)])
-    log = read_click_log(args.log, verbose=_log_bar(args, args.log))
+    if args.method == "regression_em" and args.data is None:
+        raise ValueError("--method regression_em needs FEATURES; pass the feature file.")
     X = None
+    log: Any
     if args.data is not None:
         from ..datasets import load_svmlight
 
         data = load_svmlight(args.data)
         if data.docids is None or data.qid is None:
             raise ValueError(f"{args.data!r} needs qid and '#docid = ...' comments.")
-        log = log.match(data.qid, data.docids, what=repr(args.data))
         X = data.X
-    if args.method == "regression_em" and X is None:
-        raise ValueError("--method regression_em needs FEATURES; pass the feature file.")
+        if args.method == "intervention_harvesting":  # needs the sessions' queries
+            log = read_click_log(args.log, verbose=_log_bar(args, args.log))
+            log = log.match(data.qid, data.docids, what=repr(args.data))
+        else:  # EM needs the (row, position) cells only: summed while streaming
+            log = read_click_counts(
+                args.log,
+                data.qid,
+                data.docids,
+                what=repr(args.data),
+                verbose=_log_bar(args, args.log),
+            )
+    else:
+        log = read_click_log(args.log, verbose=_log_bar(args, args.log))
     verbose = not args.quiet and log.n_entries >= _BAR_ENTRIES
     prop = estimate_propensity(log, X, method=args.method, verbose=verbose)
     text = prop.to_tsv()
