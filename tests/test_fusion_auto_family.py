@@ -296,3 +296,61 @@ def test_simplex_grid_of_many_runs_is_the_product_grid() -> None:
     grid = _simplex_grid(25)
     assert grid.shape == (325, 25)  # 25 vertices + 300 equal pairs
     assert np.all(grid.sum(axis=1) == 1.0)
+
+
+# ------------------------------------------------------------------ bad input (issue 33)
+def test_issue33_auto_qrels_and_runs_that_miss_each_others_queries_warn() -> None:
+    """A judged query no run returns, and a run query without judgements: the same
+    FusionWarnings as the other families, and both are left out of the choice."""
+    runs, qrels = _toy(n_q=9, seed=4)
+    a, b = runs
+    extra = Run.from_scores(["zz", "zz"], ["d0", "d1"], [2.0, 1.0], name="a")
+    a2 = Run(np.r_[a.qid, extra.qid], np.r_[a.docid, extra.docid], np.r_[a.rank, extra.rank],
+             np.r_[a.score, extra.score], name="a")  # fmt: skip
+    b2 = Run(np.r_[b.qid, extra.qid], np.r_[b.docid, extra.docid], np.r_[b.rank, extra.rank],
+             np.r_[b.score, extra.score], name="b")  # fmt: skip
+    more = Qrels(np.r_[qrels.qid, ["gone", "gone"]], np.r_[qrels.docid, ["x", "y"]],
+                 np.r_[qrels.rel, [1, 0]])  # fmt: skip
+    with (
+        pytest.warns(FusionWarning, match=r"run a: 1 queries are not in the qrels \(e.g. 'zz'\)"),
+        pytest.warns(FusionWarning, match=r"run b: 1 queries are not in the qrels"),
+        pytest.warns(FusionWarning, match=r"1 judged queries are in none of the runs"),
+    ):
+        auto = AutoFusion(cv_folds=3, max_rounds=3).fit([a2, b2], more)
+    plain = AutoFusion(cv_folds=3, max_rounds=3).fit(runs, qrels)
+    assert auto.selection_["candidates"] == plain.selection_["candidates"]
+    assert "zz" in auto.fuse([a2, b2]).queries  # fused, as every family fuses it
+
+
+def test_issue33_auto_runs_of_different_depths_all_equal_scores_no_relevant_document() -> None:
+    """Runs of different depths (10 and 3 documents a query), a query whose scores are all
+    equal in one run (min-max gives every document 1, as the engines do), and queries without
+    a relevant document (no pair to learn from, a constant NDCG: left out of the inner folds,
+    still fused): AutoFusion fits every candidate and fuses every query with finite scores."""
+    rng = np.random.default_rng(8)
+    qs, ds, rel, sa, sb = [], [], [], [], []
+    for i in range(14):
+        g = rng.integers(0, 2, 10) if i >= 2 else np.zeros(10, dtype=int)  # q0, q1: none
+        for j in range(10):
+            qs.append(f"q{i}")
+            ds.append(f"d{j}")
+            rel.append(int(g[j]))
+            sa.append(7.0 if i == 5 else float(g[j] + rng.normal()))  # q5: all equal in a
+            sb.append(float(g[j] + rng.normal(scale=2.0)))
+    qs_, ds_ = np.array(qs), np.array(ds)
+    a = Run.from_scores(qs_, ds_, np.array(sa), name="a")
+    b = Run.from_scores(qs_, ds_, np.array(sb), name="b")
+    b = Run(b.qid[b.rank <= 3], b.docid[b.rank <= 3], b.rank[b.rank <= 3],
+            b.score[b.rank <= 3], name="b")  # fmt: skip
+    qrels = Qrels(qs_, ds_, np.array(rel))
+    auto = AutoFusion(cv_folds=3, max_rounds=4, threshold_se=0.0).fit([a, b], qrels)
+    sel = auto.selection_
+    assert sel["n_queries"] == 12 - sum(  # q0, q1 and any query with one grade: left out
+        len(set(np.array(rel)[qs_ == f"q{i}"].tolist())) < 2 for i in range(2, 14)
+    )
+    assert set(sel["candidates"]) == {"convex", "linear", "boost", "boost_combsum", "rrf"}
+    assert all(np.isfinite(v["mean"]) for v in sel["candidates"].values())
+    fused = auto.fuse([a, b])
+    assert sorted(fused.queries) == sorted({f"q{i}" for i in range(14)})
+    assert np.all(np.isfinite(fused.score))
+    assert len(fused) == 140  # every document of the deeper run, each query
