@@ -49,7 +49,8 @@ def _per_query(ev: Split, fused: Any) -> np.ndarray:
 
 def run_fold(dataset: str, fold: int) -> dict[str, Any]:
     from rankboost.fusion import RankFusion, grades_for
-    from rankboost.fusion.auto import AutoFusion, _fixed_linear, _rows, convex_weights
+    from rankboost.fusion.auto import AutoFusion, _rows, convex_weights
+    from rankboost.fusion.features import fused_run
     from rankboost.fusion.io import read_letor_agg_folds
     from rankboost.fusion.linear import linear_features
 
@@ -80,8 +81,10 @@ def run_fold(dataset: str, fold: int) -> dict[str, Any]:
         judged = np.isin(qid, np.asarray(qrels["train"].queries))
         y = grades_for(_rows(qid[judged], docid[judged]), qrels["train"])
         w, _ = convex_weights(N[judged], y, qid[judged])
-        convex = _fixed_linear(items, w, "minmax")
-        out["pq"]["convex"] = _per_query(ev, convex.fuse(runs["test"]))
+        # scored directly: LinearFusion refuses runs that miss queries (an engine would run
+        # every retriever on every query); a run that misses a query adds 0 there
+        Nt, qt, dt = linear_features(list(runs["test"].values()), "minmax")
+        out["pq"]["convex"] = _per_query(ev, fused_run(qt, dt, Nt @ w, None))
         out["seconds"]["convex"] = time.perf_counter() - t
         out["convex_weights"] = {r.name: float(x) for r, x in zip(items, w, strict=True) if x > 0}
     return out

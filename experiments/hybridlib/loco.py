@@ -239,6 +239,10 @@ def tables(results: list[dict]) -> str:
         lines.append("")
         maps = [f"{k} {data[k]['map@100'].mean():.4f}" for k in ("auto", "convex", "rrf", "best")]
         lines.append("MAP@100: " + ", ".join(maps))
+    from .headroom import headroom, weight_curves
+
+    curves = {c: weight_curves(*collection_runs(c)) for c in COLLECTIONS}
+    lines.append(headroom(pq, curves, COLLECTIONS))
     # choices and times
     lines += ["", "**What the AutoFusion rules chose per fold, and seconds per fold (train + "
               "apply, medians)**", "",
