@@ -44,7 +44,9 @@ The defaults (``fallback="linear"``, ``threshold_se=2``) were chosen on four col
 (CISI, MED, CACM, LISA; BM25 + all-MiniLM-L6-v2) and checked leave-one-collection-out
 (docs/hybrid.md, ``experiments/hybrid.py --loco``): with them the choice stayed ``linear`` in
 all 20 outer folds; with ``fallback="convex"`` and one standard error it switched family in
-6 of 20 folds and lost 0.006 NDCG@10 to the tuned convex combination (p = 0.03).
+7 of 20 folds and scored 0.003 NDCG@10 below the tuned convex combination (p = 0.40). On
+MQ2008-agg / MQ2007-agg it keeps ``boost`` in every fold (``experiments/metasearch_auto.py``),
+so it is the default of ``rankboost fuse train`` (``--family auto``).
 """
 
 from __future__ import annotations
