@@ -195,3 +195,162 @@ def test_issue33_runs_of_other_queries_leave_out_the_weighted_sums() -> None:
     assert auto.selection_["fallback"] == "boost_combsum"
     auto = AutoFusion(candidates=("convex", "rrf"), fallback="convex", cv_folds=3).fit(runs, qrels)
     assert auto.selection_["left_out"] == []
+
+
+# ------------------------------------------------------------------ the cheap family choice
+def _ref_per_query(family: str, scale: float, t: int, tr: list[Run], va: list[Run], qrels):
+    """Held-out per-query NDCG@10 of ``family`` fitted on ``tr`` with a fixed scale and rounds
+    (the public classes, no inner CV), scoring ``va``."""
+    import warnings
+
+    from rankboost import TrainingStoppedWarning
+    from rankboost.fusion.auto import _rows
+    from rankboost.fusion.features import grades_for
+    from rankboost.fusion.learned import RankFusion
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", (FusionWarning, TrainingStoppedWarning))
+        if family == "linear":
+            lin = LinearFusion(n_rounds=t, prior_scale=scale).fit(tr, qrels)
+            qid, docid, F = lin.decision_function(va)
+        elif family == "boost":
+            feats, F = RankFusion(n_rounds=t).fit(tr, qrels).decision_function(va)
+            qid, docid = feats.qid, feats.docid
+        else:  # 0 rounds = the prior alone
+            fus = RankFusion(prior="combsum", n_rounds=max(t, 1), prior_scale=scale)
+            feats, F = fus.fit(tr, qrels).decision_function(va, n_rounds=t)
+            qid, docid = feats.qid, feats.docid
+    y = np.maximum(grades_for(_rows(qid, docid), qrels), 0)
+    return np.asarray(ndcg_score(y, F, qid, k=10, per_query=True))
+
+
+def test_issue33_cheap_family_choice_equals_the_slow_reference() -> None:
+    """The family choice fits each learned family once per inner fold (and prior scale) and
+    reads every round count off its staged scores. Reference: every (scale, rounds) fitted
+    anew on each fold's training queries; fold ``f`` scored with the configuration the other
+    folds' mean held-out NDCG@10 prefers (first best); the refit with the best over all."""
+    from rankboost.fusion._select import LEARNED, candidate_configs
+    from rankboost.fusion.auto import _cut, _rows
+    from rankboost.fusion.cv import query_folds
+    from rankboost.fusion.features import grades_for
+
+    runs, qrels = _toy(n_q=15, seed=11)
+    folds, T = 3, 3
+    auto = AutoFusion(cv_folds=folds, max_rounds=T, threshold_se=0.0).fit(runs, qrels)
+    N, qid, docid = linear_features(runs, "minmax")
+    y = grades_for(_rows(qid, docid), qrels)
+    uq, qcode = np.unique(qid, return_inverse=True)
+    fold_q = np.full(uq.shape[0], -1)
+    fold_q[qcode] = query_folds((y >= 1).astype(np.int64), qcode.reshape(-1), folds)
+    sel = auto.selection_
+    for fam in LEARNED:
+        configs = candidate_configs(fam, T)
+        P = []  # P[f][k] = per-query values of fold f under config k
+        for f in range(folds):
+            tr = _cut(runs, {str(q) for q, g in zip(uq, fold_q, strict=True) if g >= 0 and g != f})
+            va = _cut(runs, {str(q) for q, g in zip(uq, fold_q, strict=True) if g == f})
+            P.append([_ref_per_query(fam, s, t, tr, va, qrels) for s, t in configs])
+        M = np.array([[v.mean() for v in Pf] for Pf in P])
+        held = []
+        for f in range(folds):
+            k = int(np.argmax(np.delete(M, f, axis=0).mean(axis=0)))
+            held.append(P[f][k])
+        assert sel["candidates"][fam]["mean"] == pytest.approx(
+            np.concatenate(held).mean(), abs=1e-12)  # fmt: skip
+        s, t = configs[int(np.argmax(M.mean(axis=0)))]
+        assert sel["configs"][fam] == {"prior_scale": s, "n_rounds": t}
+    assert auto.family_ == max(sel["candidates"], key=lambda c: sel["candidates"][c]["mean"])
+
+
+def test_issue33_family_choice_trains_once_per_fold_and_scale(monkeypatch) -> None:
+    """Regression: each learned candidate ran its own inner CV inside every selection fold
+    (cv_folds + 1 trainings per fold and prior scale: 60 + the refit's here); now one
+    training per fold and prior scale, and one refit (3 x (1 + 5) + 1 = 19)."""
+    import rankboost.engine as engine
+
+    calls = []
+    real = engine.train_checked
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "train_checked", counting)
+    runs, qrels = _toy(n_q=12, seed=2)
+    AutoFusion(candidates=("boost", "boost_combsum"), fallback="boost", cv_folds=3,
+               max_rounds=4).fit(runs, qrels)  # fmt: skip
+    assert len(calls) == 3 * (1 + 5) + 1
+
+
+def test_simplex_grid_of_many_runs_is_the_product_grid() -> None:
+    """Regression: the grid of 25 runs enumerated 3 ** 25 tuples (metasearch_auto.py's tuned
+    convex combination on MQ2008-agg never finished); the compositions, same order."""
+    import itertools
+
+    from rankboost.fusion.auto import _GRID_STEPS, _simplex_grid
+
+    for m in range(1, 8):
+        steps = _GRID_STEPS.get(m, 2)
+        ref = [c for c in itertools.product(range(steps + 1), repeat=m) if sum(c) == steps]
+        np.testing.assert_array_equal(_simplex_grid(m), np.asarray(ref, float) / steps)
+    grid = _simplex_grid(25)
+    assert grid.shape == (325, 25)  # 25 vertices + 300 equal pairs
+    assert np.all(grid.sum(axis=1) == 1.0)
+
+
+# ------------------------------------------------------------------ bad input (issue 33)
+def test_issue33_auto_qrels_and_runs_that_miss_each_others_queries_warn() -> None:
+    """A judged query no run returns, and a run query without judgements: the same
+    FusionWarnings as the other families, and both are left out of the choice."""
+    runs, qrels = _toy(n_q=9, seed=4)
+    a, b = runs
+    extra = Run.from_scores(["zz", "zz"], ["d0", "d1"], [2.0, 1.0], name="a")
+    a2 = Run(np.r_[a.qid, extra.qid], np.r_[a.docid, extra.docid], np.r_[a.rank, extra.rank],
+             np.r_[a.score, extra.score], name="a")  # fmt: skip
+    b2 = Run(np.r_[b.qid, extra.qid], np.r_[b.docid, extra.docid], np.r_[b.rank, extra.rank],
+             np.r_[b.score, extra.score], name="b")  # fmt: skip
+    more = Qrels(np.r_[qrels.qid, ["gone", "gone"]], np.r_[qrels.docid, ["x", "y"]],
+                 np.r_[qrels.rel, [1, 0]])  # fmt: skip
+    with (
+        pytest.warns(FusionWarning, match=r"run a: 1 queries are not in the qrels \(e.g. 'zz'\)"),
+        pytest.warns(FusionWarning, match=r"run b: 1 queries are not in the qrels"),
+        pytest.warns(FusionWarning, match=r"1 judged queries are in none of the runs"),
+    ):
+        auto = AutoFusion(cv_folds=3, max_rounds=3).fit([a2, b2], more)
+    plain = AutoFusion(cv_folds=3, max_rounds=3).fit(runs, qrels)
+    assert auto.selection_["candidates"] == plain.selection_["candidates"]
+    assert "zz" in auto.fuse([a2, b2]).queries  # fused, as every family fuses it
+
+
+def test_issue33_auto_runs_of_different_depths_all_equal_scores_no_relevant_document() -> None:
+    """Runs of different depths (10 and 3 documents a query), a query whose scores are all
+    equal in one run (min-max gives every document 1, as the engines do), and queries without
+    a relevant document (no pair to learn from, a constant NDCG: left out of the inner folds,
+    still fused): AutoFusion fits every candidate and fuses every query with finite scores."""
+    rng = np.random.default_rng(8)
+    qs, ds, rel, sa, sb = [], [], [], [], []
+    for i in range(14):
+        g = rng.integers(0, 2, 10) if i >= 2 else np.zeros(10, dtype=int)  # q0, q1: none
+        for j in range(10):
+            qs.append(f"q{i}")
+            ds.append(f"d{j}")
+            rel.append(int(g[j]))
+            sa.append(7.0 if i == 5 else float(g[j] + rng.normal()))  # q5: all equal in a
+            sb.append(float(g[j] + rng.normal(scale=2.0)))
+    qs_, ds_ = np.array(qs), np.array(ds)
+    a = Run.from_scores(qs_, ds_, np.array(sa), name="a")
+    b = Run.from_scores(qs_, ds_, np.array(sb), name="b")
+    b = Run(b.qid[b.rank <= 3], b.docid[b.rank <= 3], b.rank[b.rank <= 3],
+            b.score[b.rank <= 3], name="b")  # fmt: skip
+    qrels = Qrels(qs_, ds_, np.array(rel))
+    auto = AutoFusion(cv_folds=3, max_rounds=4, threshold_se=0.0).fit([a, b], qrels)
+    sel = auto.selection_
+    assert sel["n_queries"] == 12 - sum(  # q0, q1 and any query with one grade: left out
+        len(set(np.array(rel)[qs_ == f"q{i}"].tolist())) < 2 for i in range(2, 14)
+    )
+    assert set(sel["candidates"]) == {"convex", "linear", "boost", "boost_combsum", "rrf"}
+    assert all(np.isfinite(v["mean"]) for v in sel["candidates"].values())
+    fused = auto.fuse([a, b])
+    assert sorted(fused.queries) == sorted({f"q{i}" for i in range(14)})
+    assert np.all(np.isfinite(fused.score))
+    assert len(fused) == 140  # every document of the deeper run, each query

@@ -116,3 +116,20 @@ def test_loco_collections_and_committed_runs(hybrid, name, n_docs, n_queries, n_
     assert dense_path(name).is_file()
     assert len(dense) == 100 * n_queries
     assert set(dense.docid.tolist()) <= set(docs)
+
+
+def test_issue33_headroom_table_is_the_oracle_and_hindsight_of_the_curves(hybrid) -> None:
+    """The headroom table (experiments/hybrid.py --loco): per collection the per-query oracle
+    is the best weight's NDCG@10 of every query, the weight in hindsight the best row mean."""
+    from hybridlib.headroom import headroom
+
+    C = np.array([[0.2, 0.9, 0.4], [0.5, 0.1, 0.6]])  # 2 weights x 3 queries
+    pq = {"x": {"convex": {"ndcg@10": np.array([0.2, 0.9, 0.4])},
+                "auto": {"ndcg@10": np.array([0.3, 0.9, 0.5])}}}  # fmt: skip
+    text = headroom(pq, {"x": C}, ("x",))
+    row = next(line for line in text.splitlines() if line.startswith("| X |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    # queries, convex, auto, hindsight (row 0: mean 0.5 > 0.4), oracle (0.5 + 0.9 + 0.6) / 3
+    assert cells[1:6] == ["3", "0.5000", "0.5667", "0.5000", "0.6667"]
+    assert cells[6] == "+0.1667"
+    assert cells[7].startswith("+0.0667")

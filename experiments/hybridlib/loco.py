@@ -239,16 +239,22 @@ def tables(results: list[dict]) -> str:
         lines.append("")
         maps = [f"{k} {data[k]['map@100'].mean():.4f}" for k in ("auto", "convex", "rrf", "best")]
         lines.append("MAP@100: " + ", ".join(maps))
+    from .headroom import headroom, weight_curves
+
+    curves = {c: weight_curves(*collection_runs(c)) for c in COLLECTIONS}
+    lines.append(headroom(pq, curves, COLLECTIONS))
     # choices and times
     lines += ["", "**What the AutoFusion rules chose per fold, and seconds per fold (train + "
               "apply, medians)**", "",
               "| collection | `auto` (defaults) | `auto_convex_1se` | BM25 weight of `convex` | "
-              "AutoFusion s | boost s | linear s | ranx optimize_fusion s |",
+              "`auto` s | boost s | linear s | ranx optimize_fusion s |",
               "|---|---|---|---|---:|---:|---:|---:|"]  # fmt: skip
     for c in COLLECTIONS:
         rs = sorted((r for r in results if r["collection"] == c), key=lambda r: r["fold"])
+        auto_s = "auto" if all("auto" in r["seconds"] for r in rs) else "auto_convex_1se"
         med = {k: np.median([r["seconds"][k] for r in rs])
-               for k in ("auto_convex_1se", "boost", "linear", "ranx_wsum")}  # fmt: skip
+               for k in (auto_s, "boost", "linear", "ranx_wsum")}  # fmt: skip
+        med["auto_convex_1se"] = med[auto_s]
         new = [r["info"].get("adaptive_weights", {}).get("auto", ["-"])[0] for r in rs]
         lines.append(f"| {c} | {', '.join(new)} | "
                      f"{', '.join(r['info']['auto_family'] for r in rs)} | "
@@ -345,11 +351,14 @@ def adaptive_fold(args: tuple) -> dict:
         runs_tr = [subset(r, tr) for r in runs.values()]
         runs_te = [subset(r, te) for r in runs.values()]
         qrels_tr = Qrels.from_dict({q: qrels[q] for q in train_q})
+        seconds = {}
         for k, params in AUTO_VARIANTS.items():
+            t0 = time.perf_counter()
             model = AutoFusion(**params).fit(runs_tr, qrels_tr)  # type: ignore[arg-type]
             out[k] = (top(model.fuse(runs_te).to_dict()), [model.family_])
+            seconds[k] = time.perf_counter() - t0
     pq = {k: per_query(qrels, v[0], test_q) for k, v in out.items()}
-    return {"collection": name, "fold": fold, "pq": pq,
+    return {"collection": name, "fold": fold, "pq": pq, "seconds": seconds,
             "weights": {k: v[1] for k, v in out.items()}}  # fmt: skip
 
 
@@ -371,6 +380,7 @@ def adaptive_all(results: list[dict], workers: int = 2) -> list[dict]:
     for r in results:
         e = key[(r["collection"], r["fold"])]
         r["pq"].update(e["pq"])
+        r["seconds"].update(e.get("seconds", {}))
         r["info"]["adaptive_weights"] = e["weights"]
     (OUT / "folds.pkl").write_bytes(pickle.dumps(results))
     return results

@@ -15,6 +15,17 @@ documents the runs return, as :func:`rankboost.fusion.cv_rounds`). The candidate
   allowed, so it can stay the prior);
 * ``"rrf"``: reciprocal rank fusion, ``k = 60`` (nothing learned).
 
+**How a learned candidate is scored** (``linear``, ``boost``, ``boost_combsum``: each,
+fitted alone, chooses its prior scale and rounds by its own inner cross-validation). In the
+family choice it is fitted once per inner fold and prior scale, with ``max_rounds`` rounds,
+and the held-out NDCG@10 of every round count is read off its staged scores (boosting is
+greedy: the first ``t`` rounds are the ``t``-round model). Inner fold ``f`` is scored with
+the (scale, rounds) that the *other* folds' mean held-out NDCG@10 prefers, so none of its
+queries is evaluated in choosing them, and the chosen family is refitted on all training
+queries with the (scale, rounds) best over every fold (``selection_["configs"]``). One fit
+per fold and scale instead of a nested inner CV's ``cv_folds + 1``: an MQ2008-agg training
+fold (471 queries, 25 runs) takes 4.1 CPU seconds instead of 12.8.
+
 The choice is ``fallback`` unless another candidate beats it by more than ``threshold_se``
 standard errors of the per-query differences over the held-out queries: an inner
 cross-validation over a few dozen queries is noisy, and a family that wins it by noise loses
@@ -33,7 +44,9 @@ The defaults (``fallback="linear"``, ``threshold_se=2``) were chosen on four col
 (CISI, MED, CACM, LISA; BM25 + all-MiniLM-L6-v2) and checked leave-one-collection-out
 (docs/hybrid.md, ``experiments/hybrid.py --loco``): with them the choice stayed ``linear`` in
 all 20 outer folds; with ``fallback="convex"`` and one standard error it switched family in
-6 of 20 folds and lost 0.006 NDCG@10 to the tuned convex combination (p = 0.03).
+7 of 20 folds and scored 0.003 NDCG@10 below the tuned convex combination (p = 0.40). On
+MQ2008-agg / MQ2007-agg it keeps ``boost`` in every fold (``experiments/metasearch_auto.py``),
+so it is the default of ``rankboost fuse train`` (``--family auto``).
 """
 
 from __future__ import annotations
@@ -51,6 +64,16 @@ from numpy.typing import NDArray
 from .._validation import forget_fit, not_fitted
 from ..model import atomic_write_text, read_json
 from ..params import ParameterError
+from ._select import (
+    LEARNED,
+    candidate_configs,
+    choose_family,
+    fit_config,
+    held_out_curves,
+    read_curves,
+)
+from ._select import cut_runs as _cut
+from ._select import rows as _rows
 from .features import RunsLike, as_run_list, grades_for
 from .run import Qrels, Run
 
@@ -65,10 +88,22 @@ _GRID_STEPS = {1: 1, 2: 20, 3: 10, 4: 5, 5: 4}
 
 
 def _simplex_grid(m: int) -> NDArray[np.float64]:
-    """Weights ``w >= 0`` summing to 1 on a grid (every vertex, i.e. each run alone, included)."""
+    """Weights ``w >= 0`` summing to 1 on a grid (every vertex, i.e. each run alone, included).
+
+    The points are the compositions of ``steps`` into ``m`` parts (stars and bars:
+    ``C(steps + m - 1, m - 1)`` of them, 325 for 25 runs), in the lexicographic order of
+    ``itertools.product`` (which the tie rule of :func:`convex_weights` keeps); enumerating
+    the ``(steps + 1) ** m`` tuples of the product and filtering them never ends for 25 runs.
+    """
     steps = _GRID_STEPS.get(m, 2)
-    pts = [c for c in itertools.product(range(steps + 1), repeat=m) if sum(c) == steps]
-    return np.asarray(pts, dtype=np.float64) / steps
+    pts = []
+    for combo in itertools.combinations_with_replacement(range(m), steps):
+        c = [0] * m
+        for i in combo:
+            c[i] += 1
+        pts.append(tuple(c))
+    pts.sort()
+    return np.asarray(pts, dtype=np.float64).reshape(-1, m) / steps
 
 
 def convex_weights(
@@ -106,19 +141,6 @@ def convex_weights(
     return grid[best], float(scores[best])
 
 
-def _make(name: str, max_rounds: int, cv_folds: int = 5) -> Any:
-    from .learned import RankFusion
-    from .linear import LinearFusion
-
-    if name == "linear":
-        return LinearFusion(max_rounds=max_rounds, cv_folds=cv_folds)
-    if name == "boost":
-        return RankFusion(max_rounds=max_rounds, cv_folds=cv_folds)
-    if name == "boost_combsum":
-        return RankFusion(prior="combsum", max_rounds=max_rounds, cv_folds=cv_folds)
-    raise AssertionError(name)  # pragma: no cover - convex and rrf are built by _fit_one
-
-
 def _fixed_linear(items: list[Run], weights: NDArray[np.float64], normalizer: str) -> Any:
     """A fitted :class:`LinearFusion` with the given weights (no boosting rounds)."""
     from .linear import LinearFusion
@@ -136,11 +158,16 @@ def _fixed_linear(items: list[Run], weights: NDArray[np.float64], normalizer: st
 def _fit_one(
     name: str, items: list[Run], qrels: Qrels, max_rounds: int = 100, cv_folds: int = 5
 ) -> Any:
-    """Fit candidate ``name`` on ``items`` (cut to the judged training queries) and ``qrels``."""
+    """Fit candidate ``name`` on ``items`` (cut to the judged training queries) and ``qrels``.
+
+    A learned candidate chooses its prior scale and rounds by its own inner CV here (the
+    classes' defaults); :meth:`AutoFusion.fit` reads them off its selection folds instead.
+    """
     import warnings
 
     from .features import FusionWarning
-    from .linear import linear_features
+    from .learned import RankFusion
+    from .linear import LinearFusion, linear_features
 
     if name == "rrf":
         return _fixed_linear(items, np.ones(len(items)), "rrf")
@@ -149,24 +176,15 @@ def _fit_one(
         y = grades_for(_rows(qid, docid), qrels)
         w, _ = convex_weights(N, y, qid)
         return _fixed_linear(items, w, "minmax")
+    model: Any
+    if name == "linear":
+        model = LinearFusion(max_rounds=max_rounds, cv_folds=cv_folds)
+    else:
+        prior = "combsum" if name == "boost_combsum" else None
+        model = RankFusion(prior=prior, max_rounds=max_rounds, cv_folds=cv_folds)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FusionWarning)
-        return _make(name, max_rounds, cv_folds).fit(items, qrels)
-
-
-def _rows(qid: NDArray[Any], docid: NDArray[Any]) -> Any:
-    from .features import FusionFeatures
-
-    return FusionFeatures(np.empty((qid.shape[0], 0)), qid, docid, [])
-
-
-def _cut(items: list[Run], queries: set[str]) -> list[Run]:
-    keep = np.asarray(sorted(queries))
-    out = []
-    for r in items:
-        m = np.isin(r.qid, keep)
-        out.append(Run(r.qid[m], r.docid[m], r.rank[m], r.score[m], name=r.name))
-    return out
+        return model.fit(items, qrels)
 
 
 def _per_query_ndcg(model: Any, items: list[Run], qrels: Qrels) -> dict[str, float]:
@@ -226,16 +244,15 @@ class AutoFusion:
         the same queries and ``fallback`` is one of :data:`SAME_QUERIES`, ``"boost"``.
     cv_folds : int, default=5
         Inner folds over the judged training queries (queries with a relevant and a
-        non-relevant returned document); also the inner folds with which each learned
-        candidate chooses its rounds.
+        non-relevant returned document); the learned candidates' prior scale and rounds
+        are chosen on the same folds.
     threshold_se : float, default=2.0
         A candidate replaces ``fallback`` only when its mean held-out NDCG@10 exceeds the
         fallback's by more than ``threshold_se`` standard errors of the per-query differences.
     max_rounds : int, default=100
-        ``max_rounds`` of the learned candidates (their own inner cross-validation chooses
-        the rounds up to it). 100, not :class:`RankFusion`'s 300: the family choice fits
-        every candidate ``cv_folds + 1`` times, and 100 is the setting measured
-        leave-one-collection-out (docs/hybrid.md).
+        The most rounds of the learned candidates (the family choice reads every count up
+        to it off one fit per inner fold and prior scale). 100, not :class:`RankFusion`'s
+        300: the setting measured leave-one-collection-out (docs/hybrid.md).
 
     Attributes
     ----------
@@ -244,8 +261,10 @@ class AutoFusion:
     model_ : LinearFusion or RankFusion
         The chosen family refitted on all training queries (it does the fusing).
     selection_ : dict
-        ``"mean"`` and ``"se"`` (held-out NDCG@10 and the standard error of its difference to
-        the fallback) per candidate, ``"n_queries"``, ``"cv_folds"``, ``"family"``,
+        ``"candidates"``: ``"mean"``, ``"diff"`` and ``"se"`` (held-out NDCG@10, its
+        difference to the fallback and that difference's standard error) per candidate;
+        ``"configs"``: the ``"prior_scale"`` and ``"n_rounds"`` of each learned candidate's
+        refit; ``"n_queries"``, ``"cv_folds"``, ``"family"``,
         ``"fallback"`` (the one used) and ``"left_out"`` (the candidates of
         :data:`SAME_QUERIES` left out because the runs cover different queries).
 
@@ -361,6 +380,7 @@ class AutoFusion:
         fold_q = np.full(uq.shape[0], -1)
         fold_q[qcode] = fold_row
         per_q: dict[str, dict[str, float]] = {c: {} for c in cands}
+        curves: dict[str, list[tuple[list[str], NDArray[np.float64]]]] = {c: [] for c in cands}
         folds, max_rounds = int(self.cv_folds), int(self.max_rounds)
         steps = _compat.Steps(folds * len(cands) + 1, disable=not verbose, desc="family choice")
         for f in range(folds):
@@ -369,21 +389,15 @@ class AutoFusion:
             tr_items, va_items = _cut(items, tr), _cut(items, va)
             for c in cands:
                 steps.start(f"fold {f + 1}/{folds}, {c}")
-                model = _fit_one(c, tr_items, qrels, max_rounds, folds)
-                per_q[c].update(_per_query_ndcg(model, va_items, qrels))
+                if c in LEARNED:  # one fit per prior scale: every round count's held-out NDCG
+                    curves[c].append(held_out_curves(c, tr_items, va_items, qrels, max_rounds))
+                else:
+                    model = _fit_one(c, tr_items, qrels, max_rounds, folds)
+                    per_q[c].update(_per_query_ndcg(model, va_items, qrels))
                 steps.done()
-        qs = sorted(per_q[fallback])
-        base = np.array([per_q[fallback][q] for q in qs])
-        table: dict[str, dict[str, float]] = {}
-        for c in cands:
-            v = np.array([per_q[c][q] for q in qs])
-            d = v - base
-            se = float(d.std(ddof=1) / np.sqrt(d.size)) if d.size > 1 else 0.0
-            table[c] = {"mean": float(v.mean()), "diff": float(d.mean()), "se": se}
-        family = fallback
-        best = max(cands, key=lambda c: (table[c]["mean"], -cands.index(c)))
-        if best != fallback and table[best]["diff"] > self.threshold_se * table[best]["se"]:
-            family = best
+        chosen = {c: read_curves(curves[c], candidate_configs(c, max_rounds), per_q[c])
+                  for c in cands if c in LEARNED}  # fmt: skip
+        table, family = choose_family(per_q, cands, fallback, float(self.threshold_se))
         self.family_ = family
         self.selection_: dict[str, Any] = {
             "family": family,
@@ -391,14 +405,21 @@ class AutoFusion:
             "fallback": fallback,
             "left_out": left_out,
             "cv_folds": folds,
-            "n_queries": len(qs),
+            "n_queries": len(per_q[fallback]),
             "candidates": table,
+            "configs": chosen,
             "params": {
                 k: (list(v) if isinstance(v, tuple) else v) for k, v in self.get_params().items()
             },  # fmt: skip
         }
         steps.start(f"refit {family} on all queries")
-        self.model_ = _fit_one(family, items, qrels, max_rounds, folds)
+        if family in LEARNED:
+            cfg = chosen[family]
+            self.model_ = fit_config(
+                family, items, qrels, cfg["prior_scale"], cfg["n_rounds"], folds, max_rounds
+            )
+        else:
+            self.model_ = _fit_one(family, items, qrels, max_rounds, folds)
         steps.close()
         self.list_names_ = list(self.model_.list_names_)
         return self

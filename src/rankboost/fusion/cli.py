@@ -168,13 +168,13 @@ def _add_family_options(p: argparse.ArgumentParser) -> None:
     f.add_argument(
         "--family",
         choices=["boost", "linear", "auto"],
-        default="boost",
-        help="boost: RankBoost over rank features (default); linear: a weighted sum of "
-        "normalised scores that 'fuse export' hands to Elasticsearch / OpenSearch; auto: "
-        "chosen among linear, the tuned convex combination of min-max scores, boost, boost "
-        "from the CombSUM prior and RRF by inner cross-validation (--cv-folds), keeping "
-        "linear unless another wins by more than two standard errors (for runs that miss "
-        "queries: boost or boost from CombSUM, keeping boost)",
+        default="auto",
+        help="auto (default): chosen among linear, the tuned convex combination of min-max "
+        "scores, boost, boost from the CombSUM prior and RRF by inner cross-validation "
+        "(--cv-folds), keeping linear unless another wins by more than two standard errors "
+        "(for runs that miss queries: boost or boost from CombSUM, keeping boost); boost: "
+        "RankBoost over rank features; linear: a weighted sum of normalised scores that "
+        "'fuse export' hands to Elasticsearch / OpenSearch",
     )
     f.add_argument(
         "--normalizer",

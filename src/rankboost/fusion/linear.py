@@ -167,6 +167,23 @@ def _boost(
     return out
 
 
+def weight_path(
+    H: NDArray[np.float64],
+    y: NDArray[np.int64],
+    qcode: NDArray[np.int64],
+    prior: float,
+    n_rounds: int,
+    learning_rate: float,
+) -> NDArray[np.float64]:
+    """The weights after each round of :class:`LinearFusion`'s boosting (row 0 = the prior).
+
+    ``H`` = the unit scores of the rows (min-max values as they are), ``y`` their grades,
+    ``qcode`` their query codes ``0..n_q-1``; row ``t`` is ``weights_`` before the "no weight
+    > 0" rule of a fit with ``n_rounds=t`` and ``prior_scale=prior`` on these rows.
+    """
+    return _boost(H, _Layered(y, qcode), prior, n_rounds, learning_rate)
+
+
 # ------------------------------------------------------------------ the model -----------
 class LinearFusion:
     """A weighted sum of normalised retriever scores, learned with RankBoost.
