@@ -25,8 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from .._kernels import use_parallel
-from .._kernels import gram
+from .._kernels import gram, use_parallel
 
 __all__ = [
     "MAX_QUERIES",
@@ -55,7 +54,8 @@ def gram_rows(V: sp.csr_matrix, VT: sp.csr_matrix, lo: int, hi: int) -> NDArray[
     out = np.zeros((hi - lo, n))
     work = int(V.indptr[hi] - V.indptr[lo]) * max(1, VT.nnz // max(1, VT.shape[0]))
     gram.gram_rows(lo, hi, V.indptr.astype(np.int64), V.indices, V.data,
-                   VT.indptr.astype(np.int64), VT.indices, VT.data, out, use_parallel(work))  # fmt: skip
+                   VT.indptr.astype(np.int64), VT.indices, VT.data, out,
+                   use_parallel(work))  # fmt: skip
     return out
 
 
