@@ -152,8 +152,8 @@ def make_ratings(
     >>> R = make_ratings(700, 100, 10_000, random_state=0)
     >>> R.shape, R.nnz, float(R.data.min()) >= 0.5, float(R.data.max()) <= 5
     ((700, 100), 10000, True, True)
-    >>> int(R.getnnz(axis=1).min())  # every user rated at least min_per_user items
-    10
+    >>> int(R.getnnz(axis=1).min())  # min_per_user=20 lowered to 10,000 // 700
+    14
     """
     n_users = _check_count(n_users, "n_users", 1)
     n_items = _check_count(n_items, "n_items", 1)
