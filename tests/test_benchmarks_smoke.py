@@ -68,6 +68,7 @@ FAST = [
     ("benchmarks/bench_round_levers.py --smoke", "| histogram, shipped (words, 4 features"),
     ("benchmarks/bench_metrics.py --smoke", "ndcg_score k=10 ties=expected"),
     ("benchmarks/bench_startup.py --repeats 1", "rankboost --help"),
+    ("benchmarks/bench_recommend_scale.py --scale 0.002 --items 300", "| pooled total |"),
 ]
 FAST_DATA = [
     ("benchmarks/letor.py --smoke", "## Per fold (test NDCG@10 / MAP)"),

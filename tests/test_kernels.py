@@ -53,7 +53,9 @@ def test_the_group_reaches_xdist(request):
 
 def test_every_driver_pair_is_compiled_from_one_source_apart():
     pairs = _driver_pairs()
-    assert len(pairs) == 19  # + clicks: count_pairs, fill_pairs (issue 25); candidates (36)
+    assert (
+        len(pairs) == 20
+    )  # + clicks: count_pairs, fill_pairs (issue 25); candidates, gram (35/36)
     for name, (serial, parallel) in pairs.items():
         assert not serial.targetoptions.get("parallel"), name
         assert parallel.targetoptions.get("parallel"), name
@@ -275,6 +277,25 @@ def _run_clicks(pick: int) -> list[np.ndarray]:
     return out
 
 
+def _run_gram(pick: int) -> np.ndarray:
+    """The item-similarity Gram driver of ``rankboost.recommend`` (issue 35; ``pick`` as above)."""
+    import scipy.sparse as sp
+
+    from rankboost._kernels import gram
+
+    V = sp.random(30, 50, density=0.3, format="csr", random_state=np.random.default_rng(4))
+    VT = sp.csr_matrix(V.T)
+    out = np.zeros((20, 30))
+    f = (gram._gram_rows_serial, gram._gram_rows_parallel)[pick]
+    f(5, 25, V.indptr.astype(np.int64), V.indices, V.data, VT.indptr.astype(np.int64),
+      VT.indices, VT.data, out)  # fmt: skip
+    return out
+
+
+def test_gram_drivers_give_the_same_bits():
+    np.testing.assert_array_equal(_run_gram(0), _run_gram(1))
+
+
 def test_click_pair_drivers_give_the_same_bits():
     for s, p in zip(_run_clicks(0), _run_clicks(1), strict=True):
         np.testing.assert_array_equal(s, p)
@@ -330,6 +351,8 @@ def test_each_driver_runs_machine_code_of_its_own_kind():
     _run_split_sums(1)
     _run_clicks(0)
     _run_clicks(1)
+    _run_gram(0)
+    _run_gram(1)
     for name, (serial, parallel) in _driver_pairs().items():
         for dispatcher, want in ((serial, False), (parallel, True)):
             assert dispatcher.overloads, name

@@ -37,6 +37,15 @@ from numpy.typing import NDArray
 from scipy.linalg import lapack
 
 from .._compat import Steps
+from ._scale import (
+    check_dense_memory,
+    check_ease_memory,
+    gram_rows,
+    neighbour_pool,
+    row_normalised,
+    top_k_similar,
+    user_sample,
+)
 
 __all__ = [
     "BASE_RECOMMENDERS",
@@ -65,42 +74,6 @@ _BLOCK_CELLS = 1 << 22
 _SERIAL_INVERSE = 4096
 #: the largest condition-number bound at which :func:`_ease_weights` may use float32
 _FLOAT32_CONDITION = 1e4
-
-
-def _row_normalised(M: sp.csr_matrix) -> sp.csr_matrix:
-    norms = np.sqrt(np.asarray(M.multiply(M).sum(axis=1)).ravel())
-    inv = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
-    return sp.csr_matrix(sp.diags(inv) @ M)
-
-
-def _top_k_similar(V: sp.csr_matrix, k: int) -> sp.csr_matrix:
-    """Cosine similarity of the rows of ``V``, each row pruned to its ``k`` largest entries.
-
-    Computed a block of rows at a time (sparse x dense products), so memory stays
-    O(block x n_rows) plus the dense ``V``; the diagonal is dropped.
-    """
-    Vn = _row_normalised(V)
-    dense_t = Vn.T.toarray()
-    n = V.shape[0]
-    kk = min(k, n - 1)
-    step = max(1, (1 << 22) // max(n, 1))
-    rows, cols, vals = [], [], []
-    for s in range(0, n, step):
-        S = np.asarray(Vn[s : s + step] @ dense_t)
-        S[np.arange(S.shape[0]), np.arange(s, s + S.shape[0])] = 0.0
-        top = (
-            np.argpartition(-S, kk - 1, axis=1)[:, :kk]
-            if kk > 0
-            else np.empty((S.shape[0], 0), int)
-        )
-        rows.append(np.repeat(np.arange(s, s + S.shape[0]), top.shape[1]))
-        cols.append(top.ravel())
-        vals.append(np.take_along_axis(S, top, axis=1).ravel())
-    out = sp.csr_matrix(
-        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n)
-    )
-    out.eliminate_zeros()
-    return out
 
 
 @dataclass
@@ -133,6 +106,8 @@ class BaseScores:
         """Fit every base recommender on ``R`` (user x item CSR, stored entry = rating)."""
         R = sp.csr_matrix(R, dtype=np.float64)
         n_users, n_items = R.shape
+        if "ease" in self.names:
+            check_ease_memory(n_items)  # before the other recommenders' work
         self._R = R
         B = R.copy()
         B.data[:] = 1.0
@@ -150,25 +125,26 @@ class BaseScores:
         want = set(self.names)
         if "user_knn" in want:
             # neighbours' centred ratings, restricted to the pool
-            in_pool = np.ones(n_users, dtype=bool)
-            if self.pool is not None:
-                in_pool[:] = False
-                in_pool[self.pool] = True
-            keep = sp.diags(in_pool.astype(np.float64))
+            # (at most USER_KNN_POOL of them; the matrices hold the pool's rows only)
+            pool = self._pool = neighbour_pool(self.pool, n_users)
             C = sp.csr_matrix((R.data - self._mu_u[rows], R.indices, R.indptr), shape=R.shape)
-            self._uc_pool = sp.csr_matrix(keep @ C)  # centred ratings of pool users
-            self._ub_pool = sp.csr_matrix(keep @ B)
-            self._un = _row_normalised(R)  # rows for the cosine
-            self._un_pool_t = np.asarray((keep @ self._un).T.toarray())
+            self._uc_pool = sp.csr_matrix(C[pool])  # centred ratings of pool users
+            self._ub_pool = sp.csr_matrix(B[pool])
+            self._un = row_normalised(R)  # rows for the cosine
+            check_dense_memory(
+                "user_knn's neighbour matrix", (n_items, pool.shape[0]), 1,
+                "pass fewer feature_users, or drop 'user_knn' from base_recommenders.",
+            )  # fmt: skip
+            self._un_pool_t = np.asarray(self._un[pool].T.toarray())
         if "item_knn" in want:
             # adjusted cosine: columns of user-centred ratings
             C = sp.csr_matrix((R.data - self._mu_u[rows], R.indices, R.indptr), shape=R.shape)
-            self._item_sim = _top_k_similar(sp.csr_matrix(C.T), self.k).T.tocsr()  # j -> i
+            self._item_sim = top_k_similar(sp.csr_matrix(C.T), self.k).T.tocsr()  # j -> i
             self._item_dev = sp.csr_matrix(
                 (R.data - self._item_mean[R.indices], R.indices, R.indptr), shape=R.shape
             )
         if "cooccurrence" in want:
-            self._cooc = _top_k_similar(sp.csr_matrix(B.T), self.k).T.tocsr()
+            self._cooc = top_k_similar(sp.csr_matrix(B.T), self.k).T.tocsr()
         if "ease" in want:
             self._ease = _ease_weights(_gram(B), self.ease_lambda, self.ease_float32)
         return self
@@ -186,8 +162,11 @@ class BaseScores:
             elif name == "item_mean":
                 col = np.broadcast_to(self._item_mean, (users.shape[0], n_items))
             elif name == "user_knn":
-                sim = np.asarray(self._un[users] @ self._un_pool_t)  # users x all users
-                sim[np.arange(users.shape[0]), users] = 0.0  # never one's own neighbour
+                sim = np.asarray(self._un[users] @ self._un_pool_t)  # users x pool users
+                at = np.searchsorted(self._pool, users)
+                own = at < self._pool.shape[0]
+                own[own] = self._pool[at[own]] == users[own]
+                sim[np.flatnonzero(own), at[own]] = 0.0  # never one's own neighbour
                 num = np.asarray(self._uc_pool.T @ sim.T).T
                 den = np.asarray(self._ub_pool.T @ np.abs(sim).T).T
                 col = np.full(num.shape, np.nan)
@@ -209,8 +188,12 @@ class BaseScores:
         return out
 
 
-def _spd_inverse(G: NDArray[np.float64]) -> NDArray[np.float64]:
+def _spd_inverse(G: NDArray[np.float64], overwrite: bool = False) -> NDArray[np.float64]:
     """Inverse of a symmetric positive definite matrix by Cholesky (LAPACK potrf + potri).
+
+    With ``overwrite`` (a C-ordered ``G`` the caller no longer needs) the inverse is
+    computed in ``G``'s memory: one ``n x n`` array instead of three (800 MB each at
+    10,000 items).
 
     About half the work of a general inverse; ``G = X^T X + lambda I`` with ``lambda > 0`` is
     positive definite, so a failure means a non-finite or non-positive ``lambda``.
@@ -227,9 +210,10 @@ def _spd_inverse(G: NDArray[np.float64]) -> NDArray[np.float64]:
     potrf, potri = (lapack.spotrf, lapack.spotri) if single else (lapack.dpotrf, lapack.dpotri)
     limit = 1 if G.shape[0] < _SERIAL_INVERSE else None
     with threadpool_limits(limits=limit, user_api="blas"):
-        c, info = potrf(G, lower=0, clean=0)
+        # G is symmetric: G.T is the same matrix in Fortran order, which LAPACK can overwrite
+        c, info = potrf(G.T if overwrite else G, lower=0, clean=0, overwrite_a=overwrite)
         if info == 0:
-            P, info = potri(c, lower=0)
+            P, info = potri(c, lower=0, overwrite_c=overwrite)
     if info != 0:
         raise ValueError(
             f"EASE's Gram matrix X^T X + lambda I is not positive definite (LAPACK info "
@@ -238,7 +222,7 @@ def _spd_inverse(G: NDArray[np.float64]) -> NDArray[np.float64]:
         )
     lower = np.tril_indices_from(P, -1)
     P[lower] = P.T[lower]  # potri fills the upper triangle
-    return P
+    return P.T if overwrite else P  # C order either way (P is symmetric)
 
 
 def _standardise(col: NDArray[np.float64], history: NDArray[np.bool_]) -> NDArray[np.float64]:
@@ -283,8 +267,15 @@ def top_columns(S: NDArray[np.float64], k: int) -> NDArray[np.int64]:
 
 
 def _gram(B: sp.csr_matrix) -> NDArray[np.float64]:
-    """The dense item-item Gram matrix ``B^T B`` of the binary ``B``."""
-    return np.asarray((B.T @ B).toarray())
+    """The dense item-item Gram matrix ``B^T B`` of the binary ``B``.
+
+    Straight into the dense array (:func:`._scale.gram_rows`, a numba kernel), without
+    scipy's sparse product and its up to ``items x items`` stored entries; first a clear
+    MemoryError if EASE's dense matrices (this one and the inverse) cannot fit.
+    """
+    n = B.shape[1]
+    check_ease_memory(n)
+    return gram_rows(sp.csr_matrix(B.T), sp.csr_matrix(B), 0, n)
 
 
 def _ease_weights(
@@ -305,8 +296,8 @@ def _ease_weights(
         dtype = np.float32
     G = gram.astype(dtype)
     G[np.diag_indices_from(G)] += lam
-    P = _spd_inverse(G)
-    W = P / (-np.diag(P))
+    W = _spd_inverse(G, overwrite=True)  # P, in G's memory
+    W /= -np.diag(W).copy()  # in place: one items x items array besides the gram
     np.fill_diagonal(W, 0.0)
     return W
 
@@ -354,7 +345,8 @@ def choose_ease_lambda(
     a ``lambda`` and ranks every item outside a user's remaining history.
     Relevant = the held-out items the user *liked*, rated at or above their mean rating
     (binary gain, ideal DCG of ``min(#relevant, k)`` hits; users without one are left
-    out): the top-N task of :meth:`RankBoostRecommender.recommend`. Ties of the mean: the
+    out; at most ``MAX_QUERIES`` of them, a seeded sample, :func:`._scale.user_sample`):
+    the top-N task of :meth:`RankBoostRecommender.recommend`. Ties of the mean: the
     first of ``lambdas``.
 
     ``search="grid"`` evaluates every ``lambda``. ``search="local"`` (the fit's) climbs the
@@ -381,7 +373,7 @@ def choose_ease_lambda(
     B = sp.csr_matrix(
         (np.ones(int(keep.sum())), (rows[keep], R.indices[keep])), shape=(n_users, n_items)
     )
-    users = np.unique(rows[liked])
+    users = user_sample(np.unique(rows[liked]), seed)  # at most MAX_QUERIES users
     if users.shape[0] == 0 or B.nnz == 0:
         return float(lambdas[0]), {}
     rel = sp.csr_matrix(

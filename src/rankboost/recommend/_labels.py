@@ -86,7 +86,12 @@ def from_frame(
         try:
             data = frame[rcol].to_numpy(dtype=np.float64)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"ratings column {rcol!r} must be numeric.") from exc
+            k = _first_non_number(frame[rcol].to_numpy(dtype=object))
+            user, item, value = (frame[c].to_numpy(dtype=object)[k] for c in (ucol, icol, rcol))
+            raise ValueError(
+                f"ratings column {rcol!r} must be numeric; user {user!r}, item {item!r} has "
+                f"{value!r}. Convert the column first, e.g. with pandas.to_numeric."
+            ) from exc
         R = sp.coo_matrix((data, (rows, cols)), shape=(users.shape[0], items.shape[0]))
         return R, users, items
     _refuse_long_format(frame, columns)
@@ -242,3 +247,13 @@ def labelled_top(  # noqa: PLR0917  private helper of recommend_all: its arrays
     out[pos >= 0] = items[pos[pos >= 0]]
     out[pos < 0] = None
     return users[fitted], out, scores
+
+
+def _first_non_number(values: NDArray[Any]) -> int:
+    """The position of the first value that ``float()`` refuses (0 if none does)."""
+    for k, value in enumerate(values.tolist()):
+        try:
+            float(value)
+        except (TypeError, ValueError):
+            return k
+    return 0

@@ -42,7 +42,7 @@ from ..engine import TrainingStoppedWarning, train_checked
 from ..feedback import BipartiteFeedback, LayeredFeedback
 from ..model import RankBoostModel
 from ..params import TrainParams
-from ._base import BaseScores, choose_ease_lambda, entry_folds, top_columns, user_means
+from ._base import BaseScores, choose_ease_lambda, entry_folds, top_columns, user_means, user_sample
 from ._ndcg import ndcg_per_query_round
 
 __all__ = ["FEEDBACK", "PooledProblem", "pooled_problem", "select_rounds", "top_k"]
@@ -466,8 +466,8 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
     sampled = "rated" if feedback in ("auto", "liked") else feedback
     held = HELD_UNRATED if inner_folds is not None and sampled != "ratings" else 0
     problem = pooled_problem(
-        R, targets, base, n_folds=n_folds, feedback=sampled, negatives=negatives, rng=rng,
-        held_unrated=held, steps=steps,
+        R, user_sample(targets, random_state), base, n_folds=n_folds, feedback=sampled,
+        negatives=negatives, rng=rng, held_unrated=held, steps=steps,
     )  # fmt: skip
     kinds = ("ratings", TOP_N) if feedback == "auto" else (feedback,)
     fits: dict[str, PooledFit] = {}

@@ -75,7 +75,7 @@ def check_ratings(
         csr = sp.csr_matrix((coo.data.astype(np.float64), (coo.row, coo.col)), shape=coo.shape)
         csr.sort_indices()
     else:
-        arr = np.asarray(ratings, dtype=np.float64)
+        arr = _numbers(ratings, name)
         if arr.ndim != 2:
             raise ValueError(
                 f"{name} must be 2-D of shape (n_users, n_items); got shape {arr.shape}."
@@ -103,6 +103,30 @@ def check_ratings(
             f"ratings must be {allowed}."
         )
     return csr
+
+
+def _numbers(ratings: Any, name: str) -> NDArray[np.float64]:
+    """A dense matrix as float64: numbers and strings that spell numbers (as numpy reads them).
+
+    Any other cell (a word, None, an object) raises a ValueError naming its user and item.
+    """
+    try:
+        return np.asarray(ratings, dtype=np.float64)
+    except (TypeError, ValueError):
+        cells = np.asarray(ratings, dtype=object)
+    if cells.ndim != 2:
+        raise ValueError(
+            f"{name} must be 2-D of shape (n_users, n_items); got shape {cells.shape}."
+        )
+    for (u, i), value in np.ndenumerate(cells):  # only after numpy refused: find the cell
+        try:
+            float(value)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"{name} has {value!r} for user {u}, item {i}; ratings must be numbers "
+                "(NaN where not rated). Convert them first, e.g. with pandas.to_numeric."
+            ) from None
+    return np.asarray(cells, dtype=np.float64)
 
 
 def check_explicit_zeros(R: sp.csr_matrix, rating_range: Any) -> None:
