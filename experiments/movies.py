@@ -11,7 +11,9 @@ Studies (seeded; targets and feature users are always disjoint):
 3. feedback density: n in {10, 20, 40, 80, 160} training ratings per target.
 
 ``--pooled-seeds 0,1,2 --out FILE`` runs only the default pooled model (issue 24) in the
-studies over those seeds, with paired tests against VSIM and Surprise's KNN per study.
+studies over those seeds, with paired tests against VSIM and Surprise's KNN per study, over
+the pooled seeds and within each seed (issue 35); ``--json FILE`` then also keeps each
+method's per-target disagreement by study, seed and configuration.
 
 Methods: RankBoost (:class:`rankboost.recommend.RankBoostRecommender`), VSIM (Breese et al.
 1998), nearest neighbour, least-squares linear regression, and scikit-surprise's user-based
@@ -56,7 +58,14 @@ from movies_protocol import (  # noqa: E402
     metrics_of,
     surprise_scores,
 )
-from movies_report import plot, seeds_table, size_table, table, write_atomic  # noqa: E402
+from movies_report import (  # noqa: E402
+    per_seed_table,
+    plot,
+    seeds_table,
+    size_table,
+    table,
+    write_atomic,
+)
 
 #: RankBoost configurations reported as separate rows. "paper" = the paper's learner
 #: (thresholds of single feature users, learned q_def, equal pair weights) with the rounds
@@ -401,6 +410,8 @@ def pooled_seeds(R, args):
                     title, column = names[st2]
                     out.append(seeds_table(seeded, args.n_targets, best=DEFAULT, title=title,
                                            column=column, others=(DEFAULT_TOP_N,)))  # fmt: skip
+                    out.append(per_seed_table(seeded, args.n_targets, best=DEFAULT,
+                                              title=title, column=column))  # fmt: skip
             text = "\n".join(out) + (
                 f"\nDefault = RankBoostRecommender() (feedback='auto'); seeds done so far: "
                 f"{ {k: sorted(v) for k, v in per_study.items()} }; runtime "
@@ -408,6 +419,14 @@ def pooled_seeds(R, args):
             )
             if args.out:
                 write_atomic(args.out, text)
+            if args.json:  # per-target disagreement, to redo the paired tests from the file
+                dump = {st2: {str(sd2): {lab: {m: [None if np.isnan(x) else x
+                                                  for x in v["disagreement"].tolist()]
+                                               for m, v in pt.items() if not m.startswith("_")}
+                                         for lab, pt in per.items()}
+                              for sd2, (_, per) in seeded.items()}
+                        for st2, seeded in per_study.items()}  # fmt: skip
+                write_atomic(args.json, json.dumps(dump))
             print(text, flush=True)
 
 
