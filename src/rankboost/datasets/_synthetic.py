@@ -17,8 +17,12 @@ block of users at a time, never users x items):
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:  # scipy on first use: `rankboost.datasets` is imported by the CLI's parser
+    import scipy.sparse as sp
 
 __all__ = ["make_ratings"]
 
@@ -197,4 +201,6 @@ def make_ratings(
     else:
         vals = np.clip(np.round(vals), 1.0, 5.0)
     indptr = np.concatenate([[0], np.cumsum(np.bincount(users, minlength=n_users))])
+    import scipy.sparse as sp
+
     return sp.csr_matrix((vals, items, indptr), shape=(n_users, n_items))
