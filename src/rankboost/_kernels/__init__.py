@@ -58,8 +58,7 @@ def numba_threads(n: int) -> Iterator[None]:
 def _renamed(
     func: Callable[..., Any], suffix: str, globals_: dict[str, Any] | None = None
 ) -> Callable[..., Any]:
-    """A copy of ``func`` (same code; its globals, or ``globals_``) named ``func.__name__ +
-    suffix``."""
+    """A copy of ``func`` named ``func.__name__ + suffix`` (its globals, or ``globals_``)."""
     copy = types.FunctionType(
         func.__code__,
         func.__globals__ if globals_ is None else globals_,
