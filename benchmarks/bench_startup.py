@@ -14,7 +14,9 @@ target (issue 16, item 10) under 10 s. ``--cold-runs`` (default 1) repeats it, e
 with a new empty cache; the table gives the median. Each cold run also records numba's
 compile events (``numba.core.event``, ``numba:compile``) and the script prints the CPU
 seconds spent compiling each top-level kernel (nested compiles included in their caller;
-the median over the cold runs): where the remaining time goes.
+the median over the cold runs): where the remaining time goes. Their sum is the figure of
+issue 36, item 3 (at most 3 s): CPU seconds, which the neighbours of a shared machine
+inflate less than the wall time.
 
 Run:
     .venv/bin/python benchmarks/bench_startup.py            # ~5 s
@@ -62,6 +64,7 @@ from _common import (  # noqa: E402
 
 TARGET_CLI_S = 0.5  # issue 16, item 10: rankboost --help / --version
 TARGET_COLD_S = 10.0  # issue 16, item 10: the first training with an empty numba cache
+TARGET_COMPILE_S = 3.0  # issue 36, item 3: numba compile CPU of that first training
 TARGET_PREDICT_RATIO = 1.5  # issue 26: rankboost predict within 1.5x RankLib's -load/-rank
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 MQ2008_FOLD1 = SHARED / "data" / "letor4" / "MQ2008" / "Fold1"
@@ -361,9 +364,11 @@ def _compile_lines(compiles: list[dict[str, float]]) -> list[str]:
     med = {n: statistics.median(c.get(n, 0.0) for c in compiles) for n in names}
     total = statistics.median(sum(c.values()) for c in compiles)
     rows = [[n, round(v, 2)] for n, v in sorted(med.items(), key=lambda kv: -kv[1])]
+    verdict = "PASS" if total <= TARGET_COMPILE_S else "MISS"
     return [
         f"Compile CPU time of the cold run (median of {len(compiles)}), per top-level kernel "
-        f"(the functions it calls included): {total:.2f} s in all.",
+        f"(the functions it calls included): {total:.2f} s in all (target, issue 36: at most "
+        f"{TARGET_COMPILE_S} s: {verdict}).",
         "",
         markdown_table(["kernel", "compile CPU s"], rows),
     ]

@@ -98,6 +98,8 @@ SLOW_DATA = [
     ),
     ("experiments/hybrid.py --select cisi --no-ranx", "cisi"),
     ("experiments/variants.py --quick", "Made by `PYTHONPATH=src .venv/bin/python experiments/"),
+    ("experiments/ttq_paired.py --rows 3000 --rounds 20 --seed 3", "Wilcoxon p ="),
+    ("benchmarks/cold_compile_ab.py src --repeats 1", "compile CPU min"),
 ]
 
 

@@ -332,3 +332,76 @@ def test_train_and_demo_import_no_sklearn(tmp_path):
             assert model.n_rounds > 0
             assert (model.feature_names == ["a", "b", "c"]) == ("--feature-names" in argv)
             assert (model.best_iteration is not None) == ("--early-stopping" in argv)
+
+
+# --------------------------------------------------------------------------- cold compile count
+# Issue 36, item 3: what a first training compiles on an empty numba cache (counted, not
+# timed: benchmarks/bench_startup.py --train --cold times it), and that a second process
+# compiles nothing (the cache is read back).
+
+_COMPILED = """\
+import warnings
+from numba.core import event
+names = []
+class Listener(event.Listener):
+    def on_start(self, ev):
+        pass
+    def on_end(self, ev):
+        f = getattr(ev.data.get("dispatcher"), "py_func", None)
+        if f is not None and f.__module__.startswith("rankboost."):
+            names.append(f.__module__.rsplit(".", 1)[1] + "." + f.__qualname__)
+event.register("numba:compile", Listener())
+import numpy as np, rankboost as rb
+warnings.simplefilter("ignore")
+rng = np.random.default_rng(0)
+X = rng.normal(size=(40, 3)); y = (X[:, 0] + rng.normal(size=40) > 0).astype(int)
+rb.train(X, rb.LayeredFeedback(y, np.repeat(np.arange(4), 10)), n_rounds=5)
+print(" ".join(names))
+"""
+
+
+def test_a_cold_first_training_compiles_each_body_once_issue36(tmp_path) -> None:
+    """The per-unit bodies (``_x_query``, ``_four_histograms``, ...) are compiled into their
+    serial drivers, not on their own as well; layered's small helpers are compiled once each
+    (not re-translated at every call site, ``inline="always"``); a second process with the
+    same cache compiles nothing."""
+    import os
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    run = [sys.executable, "-c", _COMPILED]
+    first = subprocess.run(run, check=True, capture_output=True, text=True, env=env)
+    compiled = first.stdout.split()
+    assert sorted(compiled) == sorted(
+        [
+            "candidates._threshold_candidates_serial",
+            "histogram._histograms_serial",
+            "histogram.threshold_values",
+            "layered._binary_update_serial",
+            "layered._cross_log_mass",
+            "layered._lse2",
+            "layered._level_potential_factors",
+            "layered._potential_serial",
+            "layered._query_mass_and_factors",
+            "layered._refresh_serial",
+            "pairwise.counting_merge",
+        ]
+    )
+    second = subprocess.run(run, check=True, capture_output=True, text=True, env=env)
+    assert second.stdout.split() == []
+    assert any(p.suffix == ".nbi" for p in tmp_path.rglob("*"))
+
+
+def test_serial_drivers_inline_their_bodies_and_parallel_ones_call_them_issue36() -> None:
+    from rankboost._kernels import histogram, layered
+
+    for module, driver, body in [
+        (layered, "_binary_update", "_binary_update_query"),
+        (layered, "_refresh", "_refresh_query"),
+        (histogram, "_histograms", "_four_histograms"),
+    ]:
+        serial = getattr(module, driver + "_serial").py_func.__globals__[body]
+        parallel = getattr(module, driver + "_parallel").py_func.__globals__[body]
+        assert serial.targetoptions.get("inline") == "always", (driver, body)
+        assert serial.py_func.__name__ == body + "_inlined"  # its own cache name, never filled
+        assert parallel is getattr(module, body)
+        assert parallel.targetoptions.get("inline", "never") == "never"

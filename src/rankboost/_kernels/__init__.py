@@ -6,6 +6,15 @@ query, a chunk of rows) and a driver that loops over the units with ``prange``;
 ``parallel=True``. The two give the same result bit for bit (units never share an
 accumulator); :func:`use_parallel` picks the parallel one only when the work is large
 enough to pay for the thread fork.
+
+What a cold start compiles (issue 36, item 3; ``benchmarks/bench_startup.py --cold``): numba
+types, lowers, optimises and machine-compiles every dispatcher on its own, with its Python
+wrapper, and then once more inside each caller's module. So :func:`serial_and_parallel`
+compiles the per-unit body into the serial driver (``inline="always"``): once. A small helper
+called from several places is a plain ``njit(cache=True)``: compiled once, and LLVM inlines
+it where that pays. ``inline="always"`` on such a helper re-translates it from bytecode at
+every call site (``_lse2`` had six in ``_kernels.layered``); the two rules took a third off
+the compile of a first training.
 """
 
 from __future__ import annotations
@@ -46,10 +55,15 @@ def numba_threads(n: int) -> Iterator[None]:
         numba.set_num_threads(old)
 
 
-def _renamed(func: Callable[..., Any], suffix: str) -> Callable[..., Any]:
-    """A copy of ``func`` (same code and globals) named ``func.__name__ + suffix``."""
+def _renamed(
+    func: Callable[..., Any], suffix: str, globals_: dict[str, Any] | None = None
+) -> Callable[..., Any]:
+    """A copy of ``func`` named ``func.__name__ + suffix`` (its globals, or ``globals_``)."""
     copy = types.FunctionType(
-        func.__code__, func.__globals__, func.__name__ + suffix, func.__defaults__
+        func.__code__,
+        func.__globals__ if globals_ is None else globals_,
+        func.__name__ + suffix,
+        func.__defaults__,
     )
     copy.__qualname__ = func.__qualname__ + suffix
     copy.__doc__ = func.__doc__
@@ -81,6 +95,15 @@ def serial_and_parallel(driver: Callable[..., Any]) -> tuple[Any, Any]:
             f"serial_and_parallel needs a module-level function without a closure; "
             f"{driver.__qualname__} closes over {driver.__code__.co_freevars}."
         )
-    serial = numba.njit(cache=True)(_renamed(driver, "_serial"))
+    # the serial copy sees each kernel it calls (its per-unit body) as an inline="always"
+    # copy: compiled once, into the driver; the parallel copy calls the kernels themselves
+    # (their body inlined into a prange loop broke the binary update's error counts)
+    inlined = dict(driver.__globals__)
+    for name in driver.__code__.co_names:
+        kernel = inlined.get(name)
+        if isinstance(kernel, numba.core.registry.CPUDispatcher):
+            copy = _renamed(kernel.py_func, "_inlined")
+            inlined[name] = numba.njit(cache=True, inline="always")(copy)
+    serial = numba.njit(cache=True)(_renamed(driver, "_serial", inlined))
     parallel = numba.njit(cache=True, parallel=True)(_renamed(driver, "_parallel"))
     return serial, parallel

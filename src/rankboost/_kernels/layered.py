@@ -84,7 +84,7 @@ _SAFE_SPREAD = 600.0
 _EXP_WORK = 16
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)  # not inline: see rankboost._kernels
 def _lse2(a: float, b: float) -> float:
     """log(exp(a) + exp(b)) without overflow."""
     if a == _NEG_INF:
@@ -266,7 +266,7 @@ def layered_refresh(
 # --------------------------------------------------------------------------- potential
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)  # not inline: see rankboost._kernels
 def _level_potential_factors(  # noqa: PLR0917  numba helper over one unit: its arrays and bounds, unpacked by the driver
     log_a: np.ndarray, log_b: np.ndarray, shift_a: np.ndarray, shift_b: np.ndarray,
     shift: float, base: int, k: int, up: np.ndarray, down: np.ndarray,
@@ -345,7 +345,7 @@ def layered_potential(
 _LINEAR_SPAN = 300.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)  # not inline: see rankboost._kernels
 def _query_mass_and_factors(  # noqa: PLR0917  numba helper over one unit: its arrays and bounds, unpacked by the driver
     log_a: np.ndarray, log_b: np.ndarray, base: int, k: int, log_c_q: float,
     log_total: float, rel: np.ndarray, up: np.ndarray, down: np.ndarray,
