@@ -405,3 +405,32 @@ def test_serial_drivers_inline_their_bodies_and_parallel_ones_call_them_issue36(
         assert serial.py_func.__name__ == body + "_inlined"  # its own cache name, never filled
         assert parallel is getattr(module, body)
         assert parallel.targetoptions.get("inline", "never") == "never"
+
+
+def test_a_change_to_one_kernel_file_recompiles_the_drivers_that_call_it(tmp_path) -> None:
+    """numba keys a cached function on its own file only; ``layered``'s drivers hold
+    ``pairwise.counting_merge``'s code, so after a change to ``pairwise.py`` alone (an
+    upgrade) they must not be read back from the cache: ``rankboost._kernels._cache`` stamps
+    every kernel with a digest of all kernel sources. Fails without it (only what
+    ``pairwise.py`` defines, if anything, would compile)."""
+    import os
+    import shutil
+
+    import rankboost
+
+    src = tmp_path / "src"
+    shutil.copytree(
+        os.path.dirname(rankboost.__file__),
+        src / "rankboost",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(src)}
+    run = [sys.executable, "-c", _COMPILED]
+    first = subprocess.run(run, check=True, capture_output=True, text=True, env=env)
+    assert "layered._binary_update_serial" in first.stdout.split()
+    again = subprocess.run(run, check=True, capture_output=True, text=True, env=env)
+    assert again.stdout.split() == []  # unchanged sources: read back
+    with open(src / "rankboost" / "_kernels" / "pairwise.py", "a") as f:
+        f.write("\n# an upgrade that changes this file only\n")
+    after = subprocess.run(run, check=True, capture_output=True, text=True, env=env)
+    assert sorted(after.stdout.split()) == sorted(first.stdout.split())

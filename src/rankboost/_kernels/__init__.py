@@ -26,6 +26,10 @@ from typing import Any
 
 import numba
 
+from . import _cache
+
+_cache.install()  # before any kernel is decorated: caches keyed on every kernel source
+
 #: Work (elements touched) below which the serial driver is used. Measured with
 #: ``benchmarks/bench_parallel.py`` (histogram kernel, both drivers side by side, OpenMP layer,
 #: 2 cores): idle, the parallel driver takes 0.5-0.7x the serial time at every size from
