@@ -7,14 +7,13 @@ query, a chunk of rows) and a driver that loops over the units with ``prange``;
 accumulator); :func:`use_parallel` picks the parallel one only when the work is large
 enough to pay for the thread fork.
 
-What a cold start compiles (issue 36, item 3; ``benchmarks/bench_startup.py --cold``): numba
-types, lowers, optimises and machine-compiles every dispatcher on its own, with its Python
-wrapper, and then once more inside each caller's module. So :func:`serial_and_parallel`
-compiles the per-unit body into the serial driver (``inline="always"``): once. A small helper
-called from several places is a plain ``njit(cache=True)``: compiled once, and LLVM inlines
-it where that pays. ``inline="always"`` on such a helper re-translates it from bytecode at
-every call site (``_lse2`` had six in ``_kernels.layered``); the two rules took a third off
-the compile of a first training.
+What a cold start compiles (``benchmarks/bench_startup.py --cold`` times it): numba types,
+lowers, optimises and machine-compiles every dispatcher on its own, with its Python wrapper,
+and then once more inside each caller's module. So :func:`serial_and_parallel` compiles the
+per-unit body into the serial driver (``inline="always"``): once. A small helper called from
+several places is a plain ``njit(cache=True)``: compiled once, and LLVM inlines it where that
+pays; ``inline="always"`` on such a helper would re-translate it from bytecode at every call
+site. ``tests/test_startup.py`` counts what a first training compiles.
 """
 
 from __future__ import annotations
