@@ -1,4 +1,4 @@
-"""Is RankBoost's test NDCG@10 gap to LightGBM on the synthetic problem significant (issue 36)?
+"""Is RankBoost's test NDCG@10 gap to LightGBM on the synthetic problem significant?
 
 The protocol of ``benchmarks/time_to_quality.py`` on its ``synthetic`` data set (``--rows``
 training rows, seed ``--seed``): RankBoost at its defaults for ``--rounds`` rounds and
