@@ -302,7 +302,7 @@ class RankFusion:
         self, items, feats, judged, X, yj, qj, params, train_kwargs, folds_bar
     ) -> None:
         # NOTE: imported here so that importing this module (the ``fuse train`` options read
-        # RankFusion's signature) does not import numba (issue 16, item 10).
+        # RankFusion's signature) does not import numba: ``rankboost --help`` stays light.
         from ..engine import train_checked
 
         if self.prior is not None:
