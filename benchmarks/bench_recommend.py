@@ -62,6 +62,7 @@ from _common import (  # noqa: E402
     markdown_table,
     peak_rss_bytes,
     report_result,
+    reset_peak,
     rss_bytes,
 )
 
@@ -75,15 +76,6 @@ from rankboost.recommend._pooled import top_k  # noqa: E402
 # the configurations reported in docs/movies.md, defined once there
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
 from movies import BEST, GOOD, PAPER  # noqa: E402
-
-
-def reset_peak() -> None:
-    """Reset the resident high-water mark (Linux); a no-op elsewhere."""
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-    except OSError:
-        pass
 
 
 def split(R: sp.csr_matrix, frac: float, seed: int) -> tuple[sp.csr_matrix, sp.csr_matrix]:

@@ -25,7 +25,6 @@ would take (the memory that must not be needed).
 from __future__ import annotations
 
 import argparse
-import resource
 import sys
 import time
 import warnings
@@ -42,7 +41,9 @@ from _common import (  # noqa: E402
     machine_info,
     machine_line,
     markdown_table,
+    peak_rss_bytes,
     report_result,
+    reset_peak,
 )
 
 from rankboost import TrainingStoppedWarning  # noqa: E402
@@ -52,27 +53,6 @@ from rankboost.recommend._base import BaseScores  # noqa: E402
 from rankboost.recommend._pooled import top_k  # noqa: E402
 
 FULL = (70_000, 10_000, 10_000_000)  # MovieLens 10M: users, items, ratings
-
-
-def reset_peak() -> None:
-    """Reset the resident high-water mark (Linux); a no-op elsewhere."""
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-    except OSError:
-        pass
-
-
-def peak_bytes() -> int:
-    """The resident high-water mark since the last reset (``VmHWM``; else ru_maxrss)."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 class Phase:
@@ -86,7 +66,7 @@ class Phase:
     def __exit__(self, *exc: object) -> None:
         self.wall = time.perf_counter() - self.t0
         self.cpu = time.process_time() - self.c0
-        self.peak = peak_bytes()
+        self.peak = peak_rss_bytes()
 
 
 def ease_top(R: sp.csr_matrix, lam: float, k: int) -> np.ndarray:

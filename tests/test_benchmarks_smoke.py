@@ -1,11 +1,11 @@
-"""Every benchmark and experiment the README and docs cite runs, at a tiny size (issue 40).
+"""Every benchmark and experiment the README and docs cite runs, at a tiny size.
 
-``benchmarks/bench_engine.py`` crashed for weeks (``Booster._broadcast`` was removed) because
-no test ran it. Each script here runs as a user runs it, ``python <script> <tiny options>`` in
-a subprocess (never its internals: experiments are being split into modules), and the test
-asserts on what it prints. The fast ones run in every ``make test`` (seconds each); the ones
-that take 10 s to minutes even at their smallest size are marked ``slow`` and run only with
-``RANKBOOST_SLOW_SMOKE=1`` (their commands are listed below, so a skipped one is visible).
+A script that no test runs breaks silently when a name it uses changes. Each script here runs
+as a user runs it, ``python <script> <tiny options>`` in a subprocess (never its internals, so
+a script may be split into modules freely), and the test asserts on what it prints. The fast
+ones run in every ``make test`` (seconds each); the ones that take 10 s to minutes even at
+their smallest size are marked ``slow`` and run only with ``RANKBOOST_SLOW_SMOKE=1`` (their
+commands are listed below, so a skipped one is visible).
 
 The data scripts need ``../shared/data`` (see its README.md); without it they must stop with
 one line saying which file is missing and where it comes from, which the last tests check.
@@ -189,9 +189,8 @@ print("BROKEN", broken)
 
 def test_every_script_imports() -> None:
     """Every script of benchmarks/ and experiments/ imports (its ``main`` is not run): a
-    name that one script takes from another, or from rankboost, still exists. The merge of
-    two branches once left ``experiments/metasearch_auto.py`` importing ``DATA`` from
-    ``metasearch``, which no longer defined it, and no smoke test ran that script."""
+    name that one script takes from another (``DATA`` from ``experiments/metasearch.py``,
+    say), or from rankboost, still exists, including in scripts no other smoke test runs."""
     out = _run(["-c", _IMPORT_ALL, str(ROOT)])
     assert "BROKEN []" in out, out
 

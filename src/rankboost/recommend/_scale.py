@@ -1,8 +1,8 @@
 """What keeps the pooled recommender's memory growing with the ratings, not users x items.
 
 At MovieLens 10M's shape (70,000 users x 10,000 items x 10M ratings) a dense users x items
-float64 array is 5.6 GB, and the base recommenders once built two of them (the item
-similarities' dense transpose and ``user_knn``'s dense neighbour matrix). Here:
+float64 array is 5.6 GB, so the base recommenders never build one (neither the item
+similarities' transpose nor ``user_knn``'s neighbour matrix is dense). Here:
 
 * :func:`gram_rows` / :func:`top_k_similar`: item-item similarities from a numba kernel over
   the sparse ratings, a block of items at a time (``O(block x items)`` memory; the same
