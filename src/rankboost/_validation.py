@@ -8,10 +8,13 @@ numba kernels.
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = [
     "as_float_matrix",
@@ -331,6 +334,30 @@ def forget_fit(estimator: Any) -> None:
     """
     for name in [k for k in vars(estimator) if k.endswith("_") and not k.startswith("__")]:
         delattr(estimator, name)
+
+
+class ParamsMixin:
+    """``get_params`` / ``set_params`` over the constructor parameters named in ``_PARAMS``.
+
+    The scikit-learn convention for estimators that stay light to import (no
+    ``sklearn.base.BaseEstimator``): ``set_params`` refuses a name the class does not have.
+    """
+
+    _PARAMS: tuple[str, ...] = ()
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor parameters (scikit-learn convention)."""
+        return {k: getattr(self, k) for k in self._PARAMS}
+
+    def set_params(self, **params: Any) -> Self:
+        """Set constructor parameters (scikit-learn convention)."""
+        for k, v in params.items():
+            if k not in self._PARAMS:
+                raise ValueError(
+                    f"{type(self).__name__} has no parameter {k!r}; valid ones: {self._PARAMS}."
+                )
+            setattr(self, k, v)
+        return self
 
 
 def not_fitted(owner: str, estimator: Any, hint: str = "call fit first") -> Exception:

@@ -61,7 +61,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import forget_fit, not_fitted
+from .._validation import ParamsMixin, forget_fit, not_fitted
 from ..model import atomic_write_text, read_json
 from ..params import ParameterError
 from ._select import (
@@ -230,7 +230,7 @@ def _same_query_rule(
     return cands, fallback, left_out
 
 
-class AutoFusion:
+class AutoFusion(ParamsMixin):
     """Pick the fusion family by inner cross-validation over the training queries.
 
     Parameters
@@ -283,6 +283,8 @@ class AutoFusion:
     ('convex', [0.55, 0.45])
     """
 
+    _PARAMS = ("candidates", "fallback", "cv_folds", "max_rounds", "threshold_se")
+
     def __init__(
         self,
         *,
@@ -297,18 +299,6 @@ class AutoFusion:
         self.cv_folds = cv_folds
         self.max_rounds = max_rounds
         self.threshold_se = threshold_se
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The constructor parameters (scikit-learn convention)."""
-        return {k: getattr(self, k) for k in _PARAMS}
-
-    def set_params(self, **params: Any) -> AutoFusion:
-        """Set constructor parameters (scikit-learn convention)."""
-        for k, v in params.items():
-            if k not in _PARAMS:
-                raise ValueError(f"AutoFusion has no parameter {k!r}; valid ones: {_PARAMS}.")
-            setattr(self, k, v)
-        return self
 
     def _check(self) -> list[str]:
         cands = list(self.candidates) if not isinstance(self.candidates, str) else []
@@ -459,7 +449,7 @@ class AutoFusion:
                              f"{CANDIDATES}.")  # fmt: skip
         auto = cls(fallback=str(sel.get("fallback", "linear")))
         if isinstance(sel.get("params"), dict):
-            auto.set_params(**{k: v for k, v in sel["params"].items() if k in _PARAMS})
+            auto.set_params(**{k: v for k, v in sel["params"].items() if k in auto._PARAMS})
         auto.family_, auto.selection_, auto.model_ = family, sel, model
         auto.list_names_ = list(model.list_names_)
         return auto
@@ -477,7 +467,4 @@ class AutoFusion:
         return cls.from_dict(read_json(p, "fusion model file", "fusion model"))
 
     def __repr__(self) -> str:
-        return "AutoFusion(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in _PARAMS) + ")"
-
-
-_PARAMS = ("candidates", "fallback", "cv_folds", "max_rounds", "threshold_se")
+        return "AutoFusion(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self._PARAMS) + ")"

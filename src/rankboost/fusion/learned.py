@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import forget_fit, not_fitted
+from .._validation import ParamsMixin, forget_fit, not_fitted
 from ..model import atomic_write_text, read_json
 from ..params import (
     TRAIN_PARAMS,
@@ -67,7 +67,7 @@ __all__ = [
 ]
 
 
-class RankFusion:
+class RankFusion(ParamsMixin):
     """Learn to combine ranked lists with RankBoost (meta-search).
 
     Parameters
@@ -175,6 +175,8 @@ class RankFusion:
     ['d0', 'd1']
     """
 
+    _PARAMS = FUSION_PARAMS
+
     def __init__(
         self,
         *,
@@ -213,18 +215,6 @@ class RankFusion:
         self.weak_ranker = weak_ranker
         self.prior = prior
         self.prior_scale = prior_scale
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The constructor parameters (scikit-learn convention)."""
-        return {k: getattr(self, k) for k in FUSION_PARAMS}
-
-    def set_params(self, **params: Any) -> RankFusion:
-        """Set constructor parameters (scikit-learn convention)."""
-        for k, v in params.items():
-            if k not in FUSION_PARAMS:
-                raise ValueError(f"RankFusion has no parameter {k!r}; valid ones: {FUSION_PARAMS}.")
-            setattr(self, k, v)
-        return self
 
     def features(self, runs: RunsLike) -> FusionFeatures:
         """The feature matrix this fusion uses for ``runs`` (see :func:`fusion_features`)."""

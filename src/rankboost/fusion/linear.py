@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import forget_fit, not_fitted
+from .._validation import ParamsMixin, forget_fit, not_fitted
 from ..model import atomic_write_text, read_json
 from ..params import ParameterError
 from ._match import MATCH_MODES, match_by_name
@@ -185,7 +185,7 @@ def weight_path(
 
 
 # ------------------------------------------------------------------ the model -----------
-class LinearFusion:
+class LinearFusion(ParamsMixin):
     """A weighted sum of normalised retriever scores, learned with RankBoost.
 
     Parameters
@@ -233,6 +233,16 @@ class LinearFusion:
     (True, 0.0)
     """
 
+    _PARAMS = (
+        "normalizer",
+        "rank_constant",
+        "n_rounds",
+        "max_rounds",
+        "prior_scale",
+        "learning_rate",
+        "cv_folds",
+    )
+
     def __init__(
         self,
         *,
@@ -251,18 +261,6 @@ class LinearFusion:
         self.prior_scale = prior_scale
         self.learning_rate = learning_rate
         self.cv_folds = cv_folds
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The constructor parameters (scikit-learn convention)."""
-        return {k: getattr(self, k) for k in _PARAMS}
-
-    def set_params(self, **params: Any) -> LinearFusion:
-        """Set constructor parameters (scikit-learn convention)."""
-        for k, v in params.items():
-            if k not in _PARAMS:
-                raise ValueError(f"LinearFusion has no parameter {k!r}; valid ones: {_PARAMS}.")
-            setattr(self, k, v)
-        return self
 
     def _check(self) -> None:
         own = "LinearFusion"
@@ -452,7 +450,7 @@ class LinearFusion:
                 f"rankboost reads ({FORMAT_VERSION})."
             )
         try:
-            fusion = cls(**{k: v for k, v in data["params"].items() if k in _PARAMS})
+            fusion = cls(**{k: v for k, v in data["params"].items() if k in cls._PARAMS})
             fusion._check()
             names, w = data["list_names"], data["weights"]
             if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
@@ -490,18 +488,7 @@ class LinearFusion:
         return cls.from_dict(read_json(p, "fusion model file", "linear fusion model"))
 
     def __repr__(self) -> str:
-        return "LinearFusion(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in _PARAMS) + ")"
-
-
-_PARAMS = (
-    "normalizer",
-    "rank_constant",
-    "n_rounds",
-    "max_rounds",
-    "prior_scale",
-    "learning_rate",
-    "cv_folds",
-)
+        return "LinearFusion(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self._PARAMS) + ")"
 
 
 def _grades(qid: NDArray[np.str_], docid: NDArray[np.str_], qrels: Qrels) -> NDArray[np.int64]:
