@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .clicks import compared_rows, last_click
+
 
 @njit(cache=True)
 def _session_runs(qcode: np.ndarray, scode: np.ndarray, pos: np.ndarray, first: np.ndarray) -> int:
@@ -224,24 +226,11 @@ def _add_sessions(  # noqa: PLR0917  numba kernel: the sessions, the mode and bo
                 count[e],
                 count[e] * clicked[e],
             )
-        last = -1
-        if mode == 2:
-            for e in range(hi - 1, lo - 1, -1):
-                if clicked[e]:
-                    last = e
-                    break
+        last = last_click(mode, clicked, lo, hi)
         for c in range(lo, hi):
             if not clicked[c] or (mode == 2 and c != last):
                 continue
-            if mode == 1:
-                a = c + 1
-                stop = min(c + 2, hi)
-            elif mode >= 3:
-                a = lo
-                stop = hi
-            else:
-                a = lo
-                stop = c
+            a, stop = compared_rows(mode, c, lo, hi)
             for o in range(a, stop):
                 if o == c or (clicked[o] and mode != 4):
                     continue

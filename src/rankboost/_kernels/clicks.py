@@ -38,6 +38,33 @@ from . import serial_and_parallel
 
 
 @njit(cache=True)
+def last_click(mode: int, clicked: np.ndarray, lo: int, hi: int) -> int:
+    """The last clicked entry of session ``[lo, hi)`` under mode 2, else -1.
+
+    Mode 2 takes its pairs from the last click only; -1 also when nothing is clicked.
+    """
+    if mode == 2:
+        for e in range(hi - 1, lo - 1, -1):
+            if clicked[e]:
+                return e
+    return -1
+
+
+@njit(cache=True)
+def compared_rows(mode: int, c: int, lo: int, hi: int) -> tuple[int, int]:
+    """``(first, stop)``: the entries a click at ``c`` is preferred to, as a range.
+
+    Of session ``[lo, hi)`` under ``mode``: the next one (1), the whole list (3, 4), the ones
+    above (0, 2); the caller skips ``c`` itself and, except in mode 4, the clicked ones.
+    """
+    if mode == 1:
+        return c + 1, min(c + 2, hi)
+    if mode >= 3:
+        return lo, hi
+    return lo, c
+
+
+@njit(cache=True)
 def _session_pairs(  # noqa: PLR0917  numba helper over one unit: its arrays and bounds, unpacked by the driver
     lo: int,
     hi: int,
@@ -55,27 +82,12 @@ def _session_pairs(  # noqa: PLR0917  numba helper over one unit: its arrays and
 
     Returns the number of pairs of the session.
     """
-    last = -1
-    if mode == 2:
-        for e in range(hi - 1, lo - 1, -1):
-            if clicked[e]:
-                last = e
-                break
+    last = last_click(mode, clicked, lo, hi)
     n = 0
     for c in range(lo, hi):
-        if not clicked[c]:
+        if not clicked[c] or (mode == 2 and c != last):
             continue
-        if mode == 2 and c != last:
-            continue
-        if mode == 1:
-            first = c + 1
-            stop = min(c + 2, hi)
-        elif mode >= 3:
-            first = lo
-            stop = hi
-        else:
-            first = lo
-            stop = c
+        first, stop = compared_rows(mode, c, lo, hi)
         for s in range(first, stop):
             if s == c or (clicked[s] and mode != 4):
                 continue
