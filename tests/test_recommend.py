@@ -410,30 +410,41 @@ def _bar_lines(err: str) -> list[str]:
     return [s.strip() for s in err.replace("\r", "\n").splitlines() if s.strip()]
 
 
-def test_issue38_verbose_fit_shows_its_stages(capsys):
+@pytest.mark.parametrize("refit", [False, True])
+def test_issue38_verbose_fit_shows_its_stages(capsys, refit):
     """Pooled ``fit(verbose=1)``: a tqdm bar naming each stage, full at the end (issue 38:
     30-60 s on MovieLens 100K were silent); ``verbose=0`` prints nothing."""
     pytest.importorskip("tqdm")
     R = _ratings(8, n_users=30)
     kw = {"n_estimators": 5, "rating_range": (1, 5), "n_folds": 2, "inner_folds": 2}
-    RankBoostRecommender(**kw).fit(R)
+    RankBoostRecommender(**kw, refit=refit).fit(R)
     assert capsys.readouterr().err == ""
-    RankBoostRecommender(**kw, verbose=1).fit(R)
+    RankBoostRecommender(**kw, refit=refit, verbose=1).fit(R)
     lines = _bar_lines(capsys.readouterr().err)
     text = "\n".join(lines)
+    if refit:
+        models = (
+            "choosing the rounds (ratings), inner fold 2/2",
+            "training the pooled model (ratings,",
+            "training the pooled model (liked,",
+        )
+    else:
+        models = tuple(
+            f"training the pooled model ({kind}) and choosing its rounds on held-out users"
+            for kind in ("ratings", "liked")
+        )
     for stage in (
         "choosing ease_lambda 1/5",
         "cross-fitting the base recommenders 2/2",
-        "choosing the rounds (ratings), inner fold 2/2",
-        "training the pooled model (ratings,",
-        "training the pooled model (liked,",
+        *models,
         "the base recommenders on all the ratings",
     ):
         assert f"RankBoostRecommender.fit: {stage}" in text, text
-    # 5 penalties + 2 folds + 2 models x (2 inner folds + 1) + all ratings = 14 steps, the
-    # last one starting after 13 (the bar, leave=False, is cleared when it closes)
+    # 5 penalties + 2 folds + 2 models x (2 inner folds + 1, or 1 run) + all ratings = 14
+    # (10) steps, the last one starting after 13 (9) (the bar, leave=False, is cleared when
+    # it closes)
     last = [s for s in lines if "the base recommenders on all the ratings" in s]
-    assert "13/14" in last[0], text
+    assert ("13/14" if refit else "9/10") in last[0], text
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])

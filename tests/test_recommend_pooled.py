@@ -165,7 +165,7 @@ def test_held_unrated_rows_are_extra_unrated_items_never_trained_on():
     R = _ratings(6, n_items=30)
     targets = np.arange(R.shape[0])
     names = BASE_RECOMMENDERS
-    rec = _pooled(R, feedback="rated", n_estimators=6, negatives=1.0)
+    rec = _pooled(R, feedback="rated", n_estimators=6, negatives=1.0, refit=True)
     base = {"names": names, "pool": targets, "ease_lambda": rec.ease_lambda_}
     prob = pooled_problem(
         R, targets, base, n_folds=5, feedback="rated", negatives=1.0,
@@ -187,6 +187,35 @@ def test_held_unrated_rows_are_extra_unrated_items_never_trained_on():
         init_score=f0, thresholds=255,
     )  # fmt: skip
     assert rec.model_ == want
+
+
+def test_refit_false_keeps_the_model_trained_beside_the_held_out_group():
+    """The default (refit=False): one run on the targets outside the first inner group,
+    cut at the round with the best NDCG@10 of that group (0 = the EASE prior alone)."""
+    from rankboost.recommend._rounds import _inner_groups
+
+    R = _ratings(6, n_items=30)
+    targets = np.arange(R.shape[0])
+    names = BASE_RECOMMENDERS
+    rec = _pooled(R, feedback="rated", n_estimators=6, negatives=1.0)
+    assert rec.refit is False
+    base = {"names": names, "pool": targets, "ease_lambda": rec.ease_lambda_}
+    prob = pooled_problem(
+        R, targets, base, n_folds=5, feedback="rated", negatives=1.0,
+        rng=np.random.default_rng(0), held_unrated=HELD_UNRATED,
+    )  # fmt: skip
+    group = _inner_groups(prob.qid, 2, np.random.default_rng([0, 1]))
+    rows = (group != 0) & ~prob.held
+    assert 0 < np.unique(prob.qid[rows]).shape[0] < targets.shape[0]
+    train_rows = prob.subset(rows)
+    f0 = 0.25 * train_rows.X[:, names.index("ease")]
+    want = train(train_rows.X, train_rows.feedback("rated"), 6, init_score=f0, thresholds=255)
+    assert rec.model_ == want
+    curve = rec.rounds_curve_
+    assert curve.shape == (7,)  # round 0: the prior alone
+    assert rec.report_["n_rounds"] == int(np.nanargmax(curve))
+    refit = _pooled(R, feedback="rated", n_estimators=6, negatives=1.0, refit=True)
+    assert refit.model_ != rec.model_
 
 
 def test_liked_feedback_layers_liked_above_rated_above_unrated():
@@ -532,6 +561,7 @@ def test_bad_pooled_parameters_name_the_parameter():
         ({"n_folds": 1}, "n_folds must be an int >= 2"),
         ({"negatives": 0}, "negatives must be a number > 0"),
         ({"inner_folds": 1}, "inner_folds must be None or an int >= 2"),
+        ({"refit": "yes"}, "refit must be True or False"),
         ({"random_state": -1}, "random_state must be an int >= 0"),
         ({"thresholds": "many"}, "thresholds"),
         ({"prior": "svd"}, 'prior must be "ease" or None'),
@@ -647,8 +677,8 @@ def test_inner_cv_curve_scored_in_blocks_of_users_is_the_same(monkeypatch, prior
     """The held-out rows' rounds x rows scores built a few users at a time (memory O(block))
     give the same rounds and the same curve, bit for bit, as one block of every user."""
     from rankboost.params import TrainParams
-    from rankboost.recommend import _pooled
-    from rankboost.recommend._pooled import select_rounds
+    from rankboost.recommend import _rounds
+    from rankboost.recommend._rounds import select_rounds
 
     R = _ratings(6, n_users=24, n_items=20)
     names = ("item_knn", "ease", "popularity")
@@ -664,7 +694,7 @@ def test_inner_cv_curve_scored_in_blocks_of_users_is_the_same(monkeypatch, prior
 
     whole = run()
     for cells in (1, 40):  # one user per block; a few users per block
-        monkeypatch.setattr(_pooled, "_BLOCK_CELLS", cells)
+        monkeypatch.setattr(_rounds, "_BLOCK_CELLS", cells)
         rounds, curve = run()
         assert rounds == whole[0]
         np.testing.assert_array_equal(curve, whole[1])

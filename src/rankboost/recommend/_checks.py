@@ -59,6 +59,7 @@ def _check_pooled(rec: Any) -> None:
             rec.inner_folds is None or _is_int(rec.inner_folds, 2),
             "None or an int >= 2",
         ),
+        ("refit", isinstance(rec.refit, (bool, np.bool_)), "True or False"),
         ("random_state", _is_int(rec.random_state, 0), "an int >= 0"),
         ("negatives", _is_positive(rec.negatives), "a number > 0"),
     )

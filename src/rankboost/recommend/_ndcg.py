@@ -1,6 +1,6 @@
 """NDCG@k of every round at once, from the per-round scores of held-out queries.
 
-The pooled model's rounds are chosen on held-out users (:func:`._pooled.select_rounds`):
+The pooled model's rounds are chosen on held-out users (:func:`._rounds.select_rounds`):
 one boosting run per inner fold, then the held-out rows' score after every round
 (``H_t = sum_{s <= t} alpha_s h_s``) and NDCG@k of each ``H_t`` in one kernel call, instead
 of a metric call after every round. The value is the one :func:`rankboost.metrics.ndcg_score`

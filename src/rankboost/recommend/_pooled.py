@@ -20,15 +20,14 @@ The feedback (:data:`FEEDBACK`):
   but not liked above the sampled unrated items: the top-N task where a relevant item is
   one the user rates *and* likes (``"auto"``'s top-N model, :data:`TOP_N`).
 
-With ``n_rounds="auto"`` the number of rounds is chosen by inner cross-validation over
-users: the targets are split into ``inner_folds`` groups, a model is trained on the others
-and NDCG@10 of the held-out group is recorded after every round; the round with the best
-mean is kept and the final model is trained on every target.
+With ``inner_folds`` the number of rounds is chosen on held-out target users
+(:mod:`._rounds`): by default the model trained beside the first held-out group is kept at
+its best round (``refit=False``); with ``refit=True`` every group is held out in turn and
+the final model is trained on every target.
 """
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -38,14 +37,13 @@ from numpy.typing import NDArray
 
 from .._compat import Steps
 from .._kernels import numba_threads
-from ..engine import TrainingStoppedWarning, train_checked
 from ..feedback import BipartiteFeedback, LayeredFeedback
 from ..model import RankBoostModel
 from ..params import TrainParams
 from ._base import BaseScores, choose_ease_lambda, entry_folds, top_columns, user_means, user_sample
-from ._ndcg import ndcg_per_query_round
+from ._rounds import _train_quiet, holdout_rounds, select_rounds
 
-__all__ = ["FEEDBACK", "PooledProblem", "pooled_problem", "select_rounds", "top_k"]
+__all__ = ["FEEDBACK", "PooledProblem", "pooled_problem", "top_k"]
 
 FEEDBACK = ("auto", "both", "ratings", "rated", "liked")
 #: the top-N model of ``feedback="auto"`` (what :meth:`recommend` ranks with)
@@ -54,7 +52,8 @@ TOP_N = "liked"
 PRIOR_SCALES = (0.1, 0.25, 0.5)
 #: unrated rows per target sampled only for the inner CV of a top-N model: a held-out user's
 #: rated items are ranked among them, closer to top-N than one unrated item per rated one
-HELD_UNRATED = 500
+#: (100 and 500 choose rounds of the same quality on validation splits, docs/movies.md)
+HELD_UNRATED = 100
 #: users scored per dense block (bounds memory: block x items x features floats)
 _BLOCK_CELLS = 1 << 22
 
@@ -215,104 +214,6 @@ def pooled_problem(
     return PooledProblem(X[order], y[order], u[order], np.concatenate(held)[order], liked[order])
 
 
-def _train_quiet(
-    X: NDArray[np.float64], fb: LayeredFeedback, params: TrainParams, **kw: Any
-) -> RankBoostModel:
-    with numba_threads(1), warnings.catch_warnings():
-        warnings.simplefilter("ignore", TrainingStoppedWarning)
-        return train_checked(X, fb, params, **kw)
-
-
-def _inner_groups(
-    qid: NDArray[np.int64], inner_folds: int, rng: np.random.Generator
-) -> NDArray[np.int64]:
-    """The inner fold of every row: target users dealt at random into ``inner_folds``."""
-    users = np.unique(qid)
-    group = rng.permutation(users.shape[0]) % inner_folds
-    g_of = np.zeros(int(users.max()) + 1, dtype=np.int64)
-    g_of[users] = group
-    return g_of[qid]
-
-
-def select_rounds(
-    problem: PooledProblem,
-    kind: str,
-    params: TrainParams,
-    inner_folds: int,
-    rng: np.random.Generator,
-    prior: NDArray[np.float64] | None = None,
-    steps: Steps | None = None,
-) -> tuple[int, NDArray[np.float64]]:
-    """The number of rounds with the best mean held-out NDCG@10 over folds of users.
-
-    One run of ``params.n_rounds`` per inner fold; the held-out users' scores after every
-    round come from the run's rounds at the end (``staged_decision_function``) and their
-    NDCG@10 from one kernel call per block of users (:func:`_held_out_curve`, equal to
-    :func:`rankboost.metrics.ndcg_score` per round). With a ``prior`` (``F0`` per row,
-    SPEC 7.2) the runs start from it and round 0 (the prior alone) is a candidate too.
-    Returns the best round (1-based; 0 = the prior alone) and the mean curve (one value
-    per round; with a prior, index 0 is the prior alone).
-    """
-    steps = steps or Steps(0, disable=True, desc="")
-    g = _inner_groups(problem.qid, inner_folds, rng)
-    start = 0 if prior is None else 1
-    width = params.n_rounds + start
-    curves = []
-    for k in range(inner_folds):
-        valid = g == k
-        train = ~valid & ~problem.held
-        labels = problem.labels(kind)
-        steps.start(f"choosing the rounds ({kind}), inner fold {k + 1}/{inner_folds}")
-        if not valid.any() or labels[train].max() == labels[train].min():
-            steps.done()
-            continue
-        gain = problem.gains(kind)[valid]
-        f0 = None if prior is None else prior[train]
-        fb = problem.feedback(kind, train)
-        model = _train_quiet(problem.X[train], fb, params, init_score=f0)
-        curve = _held_out_curve(model, problem.X[valid], problem.qid[valid], gain, start,
-                                None if prior is None else prior[valid])  # fmt: skip
-        full = np.full(width, curve[-1] if curve.size else np.nan)
-        full[: curve.shape[0]] = curve  # a stopped run keeps its last value
-        curves.append(full)
-        steps.done()
-    if not curves:
-        return params.n_rounds, np.full(width, np.nan)
-    mean = np.mean(curves, axis=0)
-    return int(np.nanargmax(mean)) + 1 - start, mean
-
-
-def _held_out_curve(  # noqa: PLR0917  private helper of select_rounds
-    model: RankBoostModel,
-    Xv: NDArray[np.float64],
-    qv: NDArray[np.int64],
-    gain: NDArray[np.float64],
-    start: int,
-    prior: NDArray[np.float64] | None,
-) -> NDArray[np.float64]:
-    """Mean NDCG@10 of the held-out rows after every round (index 0 = the prior, if any).
-
-    The rows' scores after every round (``rounds x rows``) are built for blocks of whole
-    users of at most :data:`_BLOCK_CELLS` cells, so memory stays O(block), not rounds x
-    held-out rows (about 190 MB per inner fold at 943 users with 500 held unrated rows each);
-    the per-user NDCG rows are stacked and averaged, the same numbers as one block.
-    """
-    width = model.n_rounds + start
-    n = Xv.shape[0]
-    starts = np.flatnonzero(np.r_[True, qv[1:] != qv[:-1]])
-    cap = max(1, _BLOCK_CELLS // max(width, 1))
-    cuts = np.r_[starts[np.r_[True, np.diff(starts // cap) > 0]], n]
-    per_user = []
-    for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True):
-        HT = np.zeros((width, b - a))  # one round's scores per row
-        if prior is not None:
-            HT += prior[a:b]
-        for t, h in enumerate(model.staged_decision_function(Xv[a:b])):
-            HT[t + start] += h
-        per_user.append(ndcg_per_query_round(HT, gain[a:b], qv[a:b]))
-    return np.concatenate(per_user).mean(axis=0)
-
-
 class PooledFit(NamedTuple):
     """One pooled model: ``H(x) = scale * x[prior] + sum of its first ``rounds`` rounds``.
 
@@ -343,21 +244,40 @@ def _fit_kind(  # noqa: PLR0917  private helper of train_pooled
     prior: int | None,
     scales: tuple[float, ...],
     steps: Steps,
+    refit: bool = True,
 ) -> PooledFit:
-    """One model: rounds (and the prior's multiplier, best mean curve) by inner CV."""
+    """One model: rounds (and the prior's multiplier, best curve) on held-out users.
+
+    ``refit=False``: the model of :func:`._rounds.holdout_rounds` is kept (trained without
+    the first inner group); when that group cannot be used, the model is trained on every
+    target for ``params.n_rounds``, as without inner CV.
+    """
     cv = inner_folds is not None and np.unique(prob.qid).shape[0] >= inner_folds
     if prior is None:
         scales = (0.0,)
     best_value, best_c, best_rounds = -np.inf, scales[0], params.n_rounds
     best_curve: NDArray[np.float64] | None = None
+    best_model: RankBoostModel | None = None
     if cv:
         for c in scales:
             f0 = None if prior is None else c * np.nan_to_num(prob.X[:, prior])
             inner_rng = np.random.default_rng([random_state, 1])
             folds = int(inner_folds)  # type: ignore[arg-type]
-            rounds, curve = select_rounds(prob, kind, params, folds, inner_rng, f0, steps)
+            model: RankBoostModel | None = None
+            if refit:
+                rounds, curve = select_rounds(prob, kind, params, folds, inner_rng, f0, steps)
+            else:
+                found = holdout_rounds(prob, kind, params, folds, inner_rng, f0, steps)
+                if found is None:
+                    continue
+                rounds, curve, model = found
             if np.nanmax(curve) > best_value:
                 best_value, best_c, best_rounds, best_curve = np.nanmax(curve), c, rounds, curve
+                best_model = model
+    scale = best_c if prior is not None else 0.0
+    if best_model is not None:  # refit=False: the held-out search's model, at its best round
+        return PooledFit(best_model, best_curve, min(best_rounds, best_model.n_rounds), prior,
+                         scale)  # fmt: skip
     if prob.held.any():
         prob = prob.subset(~prob.held)  # evaluation rows only
     f0 = None if prior is None else best_c * np.nan_to_num(prob.X[:, prior])
@@ -365,7 +285,6 @@ def _fit_kind(  # noqa: PLR0917  private helper of train_pooled
     steps.start(f"training the pooled model ({kind}, {p.n_rounds} rounds)")
     model = _train_quiet(prob.X, prob.feedback(kind), p, feature_names=None, init_score=f0)
     steps.done()
-    scale = best_c if prior is not None else 0.0
     return PooledFit(model, best_curve, min(best_rounds, model.n_rounds), prior, scale)
 
 
@@ -441,6 +360,7 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
     prior: str | None = None,
     prior_scale: float | None = None,
     steps: Steps | None = None,
+    refit: bool = True,
 ) -> tuple[dict[str, PooledFit], BaseScores, int]:
     """The pooled model(s), the base recommenders on all of ``R``, and the number of rows.
 
@@ -460,6 +380,9 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
     boost from ``F0 = c * (EASE feature)`` (SPEC 7.2), ``c = prior_scale`` or, when None,
     the one of :data:`PRIOR_SCALES` whose inner-CV curve peaks highest (0.25 without
     inner CV); 0 rounds (EASE alone) is a candidate of the inner CV.
+
+    ``refit``: whether the model is trained again on every target after the inner CV
+    (:func:`_fit_kind`).
     """
     steps = steps or Steps(0, disable=True, desc="")
     rng = np.random.default_rng(random_state)
@@ -487,7 +410,9 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
             scales: tuple[float, ...] = (float(prior_scale),)
         else:
             scales = PRIOR_SCALES if inner_folds is not None else (0.25,)
-        fits[kind] = _fit_kind(prob, kind, params, inner_folds, random_state, col, scales, steps)
+        fits[kind] = _fit_kind(
+            prob, kind, params, inner_folds, random_state, col, scales, steps, refit
+        )
     steps.start("the base recommenders on all the ratings")
     scores = BaseScores(**base).fit(R)
     steps.done()
@@ -527,7 +452,8 @@ def _n_steps(rec: Any, names: tuple[str, ...]) -> int:
     """The steps of a pooled fit's progress bar (``verbose``), as :func:`train_pooled` runs.
 
     EASE's penalties (``ease_lambda="auto"``, those its search skips included), the folds,
-    per model the inner CV runs (per prior multiplier) and training, the base fit on R.
+    per model the inner CV runs (per prior multiplier) and training (``refit=False``: one
+    run per multiplier, its model kept), the base fit on R.
     """
     from ._base import EASE_LAMBDAS
 
@@ -538,7 +464,10 @@ def _n_steps(rec: Any, names: tuple[str, ...]) -> int:
         scales = 1
         if rec.prior == "ease" and kind != "ratings" and rec.prior_scale is None:
             scales = len(PRIOR_SCALES)
-        runs += (rec.inner_folds or 0) * scales + 1
+        if rec.inner_folds is None:
+            runs += 1
+        else:
+            runs += rec.inner_folds * scales + 1 if rec.refit else scales
     return ease + rec.n_folds + runs + 1
 
 
@@ -573,7 +502,7 @@ def fit_estimator(  # noqa: PLR0917  private, one caller (RankBoostRecommender._
             base["ease_lambda"] = rec.ease_lambda_ = float(lam)
         fits, scores, n_rows = train_pooled(
             R, fitted, base, params, rec.feedback, rec.n_folds, float(rec.negatives),
-            rec.inner_folds, rec.random_state, rec.prior, rec.prior_scale, steps,
+            rec.inner_folds, rec.random_state, rec.prior, rec.prior_scale, steps, rec.refit,
         )  # fmt: skip
     finally:
         steps.close()

@@ -88,6 +88,13 @@ class RankBoostRecommender(BaseEstimator):
     inner_folds : int or None, default=2
         Folds of target users for choosing the pooled model's rounds by held-out NDCG@10;
         None trains ``n_estimators`` rounds.
+    refit : bool, default=False
+        (pooled, with ``inner_folds``) False: one group of ``1 / inner_folds`` of the
+        targets is held out, and the model trained on the others is kept at its best
+        round (one training run per model, as scikit-learn's ``HistGradientBoosting*``
+        keep the model trained beside ``validation_fraction``). True: every group is held
+        out in turn and the model is trained again on every target (``inner_folds + 1``
+        runs). docs/movies.md measures both.
     random_state : int, default=0
         Seed of the folds, the sampled unrated items and the inner folds (pooled).
     positive_cumulative : bool, default=False
@@ -165,7 +172,8 @@ class RankBoostRecommender(BaseEstimator):
         The feature users (labels; model columns, in order) of every fitted target user
         (pooled: the ``user_knn`` neighbour pool).
     rounds_curve_ : ndarray or None
-        Pooled with ``inner_folds``: mean held-out NDCG@10 after every round (``model_``).
+        Pooled with ``inner_folds``: held-out NDCG@10 after every round (``model_``; the
+        mean over the inner folds with ``refit=True``, the held-out group's otherwise).
     rating_rounds_curve_ : ndarray or None
         The same for ``rating_model_``.
     prior_scale_ : float or None
@@ -228,6 +236,7 @@ class RankBoostRecommender(BaseEstimator):
         n_folds: int = 5,
         negatives: float = 2.0,
         inner_folds: int | None = 2,
+        refit: bool = False,
         random_state: int = 0,
         positive_cumulative: bool = False,
         alpha: str = "r",
@@ -258,6 +267,7 @@ class RankBoostRecommender(BaseEstimator):
         self.n_folds = n_folds
         self.negatives = negatives
         self.inner_folds = inner_folds
+        self.refit = refit
         self.random_state = random_state
         self.positive_cumulative = positive_cumulative
         self.alpha = alpha
