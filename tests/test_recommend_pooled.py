@@ -444,6 +444,27 @@ def test_default_is_pooled_and_recommend_all_equals_recommend():
     np.testing.assert_array_equal(par[1], items)
 
 
+@pytest.mark.parametrize("n_jobs", [2, -1])
+def test_cross_fitting_folds_in_threads_give_the_same_rows_and_models(n_jobs):
+    """``n_jobs`` cross-fits the folds in threads, each writing its own rows: the problem
+    and both models of ``feedback="auto"`` are bit-identical to the serial fit's."""
+    R = _ratings(9, n_users=30, n_items=25)
+    names = BASE_RECOMMENDERS
+    base = {"names": names, "ease_lambda": 100.0}
+    kw = {"n_folds": 4, "feedback": "rated", "negatives": 1.0, "held_unrated": 3}
+    one = pooled_problem(R, np.arange(30), base, rng=np.random.default_rng(2), **kw)
+    par = pooled_problem(
+        R, np.arange(30), base, rng=np.random.default_rng(2), n_jobs=n_jobs, **kw
+    )
+    np.testing.assert_array_equal(par.X, one.X)
+    np.testing.assert_array_equal(par.qid, one.qid)
+    assert np.isfinite(one.X[:, names.index("ease")]).all()
+    serial = _pooled(R, n_estimators=6, ease_lambda=100.0)
+    threaded = _pooled(R, n_estimators=6, ease_lambda=100.0, n_jobs=n_jobs)
+    assert threaded.model_ == serial.model_
+    assert threaded.rating_model_ == serial.rating_model_
+
+
 def test_pooled_learns_the_taste_groups():
     """Held-out ratings: the pooled model ranks a user's liked items above disliked ones."""
     R = _ratings(11, n_users=40, n_items=30, density=0.6)

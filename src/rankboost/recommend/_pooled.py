@@ -96,6 +96,25 @@ def _sample_unrated(
     return np.concatenate(out_u), np.concatenate(out_i), np.concatenate(out_x)
 
 
+def _fold_scores(
+    model: BaseScores, u: NDArray[np.int64], it: NDArray[np.int64], n_items: int
+) -> NDArray[np.float64]:
+    """The base scores of the cells ``(u, it)`` under one fold's fit, a block of users at a time."""
+    out = np.empty((u.shape[0], len(model.names)))
+    if u.shape[0] == 0:
+        return out
+    by_user = np.argsort(u, kind="stable")
+    uu = u[by_user]
+    step = _block_size(n_items, len(model.names))
+    block_users = np.unique(uu)
+    for s in range(0, block_users.shape[0], step):
+        bu = block_users[s : s + step]
+        sel = by_user[(uu >= bu[0]) & (uu <= bu[-1])]
+        S = model.scores(bu)
+        out[sel] = S[np.searchsorted(bu, u[sel]), it[sel]]
+    return out
+
+
 class PooledProblem:
     """The pooled ranking problem: features ``X``, labels ``y`` and query ``qid`` (user).
 
@@ -152,13 +171,15 @@ def pooled_problem(
     rng: np.random.Generator,
     held_unrated: int = 0,
     steps: Steps | None = None,
+    n_jobs: int | None = None,
 ) -> PooledProblem:
     """The cross-fitted rows of every target (rated items, plus sampled unrated ones).
 
     Labels: a rated row has ``1 + rating - min rating`` (>= 1), an unrated row 0; with
     ``feedback="ratings"`` no unrated row is sampled. ``held_unrated`` more unrated rows
     per target (``held``) let the inner CV rank a held-out user's rated items among many
-    unrated ones, as top-N does, without training on them.
+    unrated ones, as top-N does, without training on them. ``n_jobs``: folds cross-fitted
+    at once, in threads (joblib; the same rows for every value).
     """
     steps = steps or Steps(0, disable=True, desc="")
     fold = entry_folds(R, n_folds, rng)
@@ -185,30 +206,30 @@ def pooled_problem(
     it = np.concatenate(items)
     y = np.concatenate(labels)
     f = np.concatenate(folds)
-    names = tuple(base["names"])
-    X = np.empty((u.shape[0], len(names)))
-    for k in range(n_folds):
+    X = np.empty((u.shape[0], len(base["names"])))
+    n_rows = np.bincount(rows, minlength=R.shape[0])
+
+    def cross_fit(k: int) -> None:
+        with numba_threads(1):  # the threads of n_jobs are the parallelism (thread-local)
+            cross_fit_serial(k)
+
+    def cross_fit_serial(k: int) -> None:
         steps.start(f"cross-fitting the base recommenders {k + 1}/{n_folds}")
         mask = fold != k
-        Rk = sp.csr_matrix((R.data[mask], R.indices[mask], np.concatenate(
-            [[0], np.cumsum(np.bincount(rows[mask], minlength=R.shape[0]))]
-        )), shape=R.shape)  # fmt: skip
+        indptr = np.concatenate(
+            [[0], np.cumsum(n_rows - np.bincount(rows[~mask], minlength=R.shape[0]))]
+        )
+        Rk = sp.csr_matrix((R.data[mask], R.indices[mask], indptr), shape=R.shape)
         model = BaseScores(**base, ease_float32=True).fit(Rk)  # features: float32 anyway
         mine = np.flatnonzero(f == k)
-        if mine.shape[0] == 0:
-            steps.done()
-            continue
-        # score the rows of fold k, a block of users at a time
-        by_user = mine[np.argsort(u[mine], kind="stable")]
-        uu = u[by_user]
-        step = _block_size(R.shape[1], len(names))
-        block_users = np.unique(uu)
-        for s in range(0, block_users.shape[0], step):
-            bu = block_users[s : s + step]
-            sel = by_user[(uu >= bu[0]) & (uu <= bu[-1])]
-            S = model.scores(bu)
-            X[sel] = S[np.searchsorted(bu, u[sel]), it[sel]]
+        X[mine] = _fold_scores(model, u[mine], it[mine], R.shape[1])  # rows: each fold its own
         steps.done()
+
+    if n_jobs in (None, 1):
+        for k in range(n_folds):
+            cross_fit_serial(k)
+    else:
+        Parallel(n_jobs=n_jobs, prefer="threads")(delayed(cross_fit)(k) for k in range(n_folds))
     liked = (y > 0) & (y >= 1.0 + user_means(R)[u] - lo - 1e-9)
     order = np.lexsort((it, u))
     return PooledProblem(X[order], y[order], u[order], np.concatenate(held)[order], liked[order])
@@ -361,6 +382,7 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
     prior_scale: float | None = None,
     steps: Steps | None = None,
     refit: bool = True,
+    n_jobs: int | None = None,
 ) -> tuple[dict[str, PooledFit], BaseScores, int]:
     """The pooled model(s), the base recommenders on all of ``R``, and the number of rows.
 
@@ -382,7 +404,7 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
     inner CV); 0 rounds (EASE alone) is a candidate of the inner CV.
 
     ``refit``: whether the model is trained again on every target after the inner CV
-    (:func:`_fit_kind`).
+    (:func:`_fit_kind`). ``n_jobs``: cross-fitting folds at once (:func:`pooled_problem`).
     """
     steps = steps or Steps(0, disable=True, desc="")
     rng = np.random.default_rng(random_state)
@@ -390,7 +412,7 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
     held = HELD_UNRATED if inner_folds is not None and sampled != "ratings" else 0
     problem = pooled_problem(
         R, user_sample(targets, random_state), base, n_folds=n_folds, feedback=sampled,
-        negatives=negatives, rng=rng, held_unrated=held, steps=steps,
+        negatives=negatives, rng=rng, held_unrated=held, steps=steps, n_jobs=n_jobs,
     )  # fmt: skip
     kinds = ("ratings", TOP_N) if feedback == "auto" else (feedback,)
     fits: dict[str, PooledFit] = {}
@@ -503,6 +525,7 @@ def fit_estimator(  # noqa: PLR0917  private, one caller (RankBoostRecommender._
         fits, scores, n_rows = train_pooled(
             R, fitted, base, params, rec.feedback, rec.n_folds, float(rec.negatives),
             rec.inner_folds, rec.random_state, rec.prior, rec.prior_scale, steps, rec.refit,
+            rec.n_jobs,
         )  # fmt: skip
     finally:
         steps.close()

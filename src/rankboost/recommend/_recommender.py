@@ -145,8 +145,9 @@ class RankBoostRecommender(BaseEstimator):
         ValueError naming the user; "skip" leaves it out and records the reason in
         ``skipped_users_``. (Pooled: a target without ratings is skipped the same way.)
     n_jobs : int, default=None
-        joblib workers over target users (None = 1, -1 = all cores) in per_user fits and
-        :meth:`recommend_all`; results are bit-identical for every ``n_jobs``.
+        joblib workers (None = 1, -1 = all cores): over target users in per_user fits and
+        :meth:`recommend_all`, and threads over the cross-fitting folds of a pooled fit;
+        results are bit-identical for every ``n_jobs``.
     verbose : int, default=0
         Progress: from 1, a progress bar over the stages of ``fit`` (needs tqdm: each
         stage named, e.g. ``choosing ease_lambda 2/5``, or the target users of a per_user
