@@ -51,7 +51,7 @@ from threadpoolctl import threadpool_limits
 
 from rankboost import TrainingStoppedWarning
 from rankboost.datasets import load_movielens
-from rankboost.recommend import RankBoostRecommender
+from rankboost.recommend import RankBoostRecommender, _pooled
 from rankboost.recommend._base import BaseScores
 
 
@@ -151,8 +151,14 @@ def baselines(seed, Rtr):
 #: fit's "ratings" model (what ``predict`` uses) is scored too
 DEFAULT = "RankBoost pooled, default (recommend: 'liked' model from the EASE prior)"
 DEFAULT_RATING = "RankBoost pooled, default's 'ratings' model (what predict uses)"
+#: the default before issue 35's third round (its top-N model): rounds by 2-fold inner CV and
+#: a refit on every target, 500 held unrated rows per held-out user (``_HELD``: a module
+#: constant of the library, set for that fit only)
+PREVIOUS = "RankBoost pooled, previous default (refit=True, 500 held unrated rows)"
+_PREVIOUS = {"refit": True, "_HELD": 500}
 RANKBOOST = {
     DEFAULT: {},
+    PREVIOUS: _PREVIOUS,
     "RankBoost pooled, feedback='rated', ease_lambda=250, negatives=1 (the previous default)": {
         "feedback": "rated",
         "ease_lambda": 250.0,
@@ -236,6 +242,9 @@ LEVERS = {
     "n_folds 4, inner_folds None": {**_LIKED, "n_folds": 4, "inner_folds": None},
     "n_folds 2, inner_folds None, ease_lambda 500": {
         **_LIKED, "n_folds": 2, "inner_folds": None, "ease_lambda": 500.0},
+    "previous default (refit=True, 500 held unrated rows)": {**_LIKED, **_PREVIOUS},
+    "refit=True": {**_LIKED, "refit": True},
+    "500 held unrated rows": {**_LIKED, "_HELD": 500},
 }  # fmt: skip
 
 
@@ -274,12 +283,22 @@ def validate_levers(R, seeds):
 
 
 def rankboost_scores(Rtr, kw):
-    """Score matrices (one per model of the fit: top-N, and the rating model if another)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TrainingStoppedWarning)
-        t = time.perf_counter()
-        rec = RankBoostRecommender(rating_range=(1, 5), **kw).fit(Rtr)
-        fit = time.perf_counter() - t
+    """Score matrices (one per model of the fit: top-N, and the rating model if another).
+
+    ``kw["_HELD"]``: the held unrated rows per held-out user of the inner CV for this fit
+    (``_pooled.HELD_UNRATED``, a library constant; the previous default's 500).
+    """
+    kw = dict(kw)
+    held = kw.pop("_HELD", _pooled.HELD_UNRATED)
+    old, _pooled.HELD_UNRATED = _pooled.HELD_UNRATED, held
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TrainingStoppedWarning)
+            t = time.perf_counter()
+            rec = RankBoostRecommender(rating_range=(1, 5), **kw).fit(Rtr)
+            fit = time.perf_counter() - t
+    finally:
+        _pooled.HELD_UNRATED = old
     if rec.model_ is not None:
         S = rec._base.scores(np.arange(Rtr.shape[0]))
         S2 = S.reshape(-1, S.shape[2])
