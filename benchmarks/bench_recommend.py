@@ -34,8 +34,10 @@ the pooled default's fit + ``recommend_all(10)`` against one EASE fit (the libra
 seconds and their ratio are printed (the machine is shared: quote the ratio, not a time),
 and the pooled phase's peak memory. ``--save-top NPZ`` saves its top 10 of every user, the
 inner-CV curves, ``ease_lambda_`` and rounds, to compare two versions of the code.
-``--levers`` also times the cheaper configurations of ``LEVERS`` (fewer folds, no inner
-CV; their quality: ``experiments/movies_topn.py --validate-levers``) in the same repeats.
+``--levers`` also times the configurations of ``LEVERS`` in the same repeats: the previous
+default (``refit=True``, 500 held unrated rows), the folds in two threads (``n_jobs=2``),
+and cheaper ones (fewer folds, no inner CV; their quality:
+``experiments/movies_topn.py --validate-levers``).
 
     PYTHONPATH=src .venv/bin/python benchmarks/bench_recommend.py --speed 3 --levers
 """
@@ -43,9 +45,11 @@ CV; their quality: ``experiments/movies_topn.py --validate-levers``) in the same
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +73,10 @@ from _common import (  # noqa: E402
 from rankboost import TrainingStoppedWarning  # noqa: E402
 from rankboost.datasets import load_movielens  # noqa: E402
 from rankboost.metrics import ndcg_score, precision_at_k  # noqa: E402
-from rankboost.recommend import RankBoostRecommender  # noqa: E402
+from rankboost.recommend import (
+    RankBoostRecommender,  # noqa: E402
+    _pooled,  # noqa: E402
+)
 from rankboost.recommend._base import BaseScores  # noqa: E402
 from rankboost.recommend._pooled import top_k  # noqa: E402
 
@@ -193,11 +200,24 @@ def ease_top(train: sp.csr_matrix, lam: float, k: int = 10) -> np.ndarray:
 #: issue 35's cheaper configurations of the pooled fit (``--speed --levers``); their quality
 #: against the default: ``experiments/movies_topn.py --validate-levers``
 LEVERS = {
+    "previous default (refit=True, 500 held unrated rows)": {"refit": True, "_HELD": 500},
+    "n_jobs=2 (folds in two threads)": {"n_jobs": 2},
     "inner_folds=None": {"inner_folds": None},
     "n_folds=4, inner_folds=None": {"n_folds": 4, "inner_folds": None},
     "n_folds=2, inner_folds=None, ease_lambda=500": {
         "n_folds": 2, "inner_folds": None, "ease_lambda": 500.0},
 }  # fmt: skip
+
+
+@contextlib.contextmanager
+def held_rows(n: int | None) -> Iterator[None]:
+    """``_pooled.HELD_UNRATED`` = ``n`` inside the block (None: unchanged), then restored."""
+    old = _pooled.HELD_UNRATED
+    _pooled.HELD_UNRATED = old if n is None else n
+    try:
+        yield
+    finally:
+        _pooled.HELD_UNRATED = old
 
 
 def speed(
@@ -235,8 +255,9 @@ def speed(
         times["ease"].append((time.perf_counter() - w, time.process_time() - c))
         for name, kw in configs.items():
             w, c = time.perf_counter(), time.process_time()
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), held_rows(kw.get("_HELD")):
                 warnings.simplefilter("ignore", TrainingStoppedWarning)
+                kw = {k: v for k, v in kw.items() if k != "_HELD"}
                 RankBoostRecommender(rating_range=(1, 5), **kw).fit(train).recommend_all(10)
             times[name].append((time.perf_counter() - w, time.process_time() - c))
     if save:
