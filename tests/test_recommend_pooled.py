@@ -453,9 +453,7 @@ def test_cross_fitting_folds_in_threads_give_the_same_rows_and_models(n_jobs):
     base = {"names": names, "ease_lambda": 100.0}
     kw = {"n_folds": 4, "feedback": "rated", "negatives": 1.0, "held_unrated": 3}
     one = pooled_problem(R, np.arange(30), base, rng=np.random.default_rng(2), **kw)
-    par = pooled_problem(
-        R, np.arange(30), base, rng=np.random.default_rng(2), n_jobs=n_jobs, **kw
-    )
+    par = pooled_problem(R, np.arange(30), base, rng=np.random.default_rng(2), n_jobs=n_jobs, **kw)
     np.testing.assert_array_equal(par.X, one.X)
     np.testing.assert_array_equal(par.qid, one.qid)
     assert np.isfinite(one.X[:, names.index("ease")]).all()
@@ -583,6 +581,8 @@ def test_bad_pooled_parameters_name_the_parameter():
         ({"negatives": 0}, "negatives must be a number > 0"),
         ({"inner_folds": 1}, "inner_folds must be None or an int >= 2"),
         ({"refit": "yes"}, "refit must be True or False"),
+        ({"n_jobs": 0}, "n_jobs must be None, an int >= 1, or a negative int"),
+        ({"n_jobs": 1.5}, r"n_jobs must be None, .* = all cores\); got 1.5"),
         ({"random_state": -1}, "random_state must be an int >= 0"),
         ({"thresholds": "many"}, "thresholds"),
         ({"prior": "svd"}, 'prior must be "ease" or None'),

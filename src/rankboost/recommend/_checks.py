@@ -103,6 +103,12 @@ def check_params(rec: Any) -> TrainParams:
         raise ValueError(
             f"RankBoostRecommender.max_feature_users must be None or an int >= 1; got {c!r}."
         )
+    j = rec.n_jobs
+    if j is not None and (not _is_int(j, -(1 << 30)) or j == 0):
+        raise ValueError(
+            "RankBoostRecommender.n_jobs must be None, an int >= 1, or a negative int "
+            f"(joblib's -1 = all cores); got {j!r}."
+        )
     design_of(rec)
     return params
 
