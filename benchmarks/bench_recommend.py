@@ -34,7 +34,9 @@ the pooled default's fit + ``recommend_all(10)`` against one EASE fit (the libra
 seconds and their ratio are printed (the machine is shared: quote the ratio, not a time),
 and the pooled phase's peak memory. ``--save-top NPZ`` saves its top 10 of every user, the
 inner-CV curves, ``ease_lambda_`` and rounds, to compare two versions of the code.
-``--levers`` also times the configurations of ``LEVERS`` in the same repeats: the previous
+``--floor`` adds what every fit of the default method pays whatever its code (EASE's
+inverses, the boosting runs, ``recommend_all``), beside one EASE fit. ``--levers`` also
+times the configurations of ``LEVERS`` in the same repeats: the previous
 default (``refit=True``, 500 held unrated rows), the folds in two threads (``n_jobs=2``),
 and cheaper ones (fewer folds, no inner CV; their quality:
 ``experiments/movies_topn.py --validate-levers``).
@@ -287,6 +289,79 @@ def speed(
     return text, {"speed": data, "ease_lambda": lam, "peak_mib": peaks}
 
 
+def floor(repeats: int) -> tuple[str, dict[str, Any]]:
+    """What any fit of the default method pays, in CPU seconds beside one EASE fit.
+
+    The pieces that remain however the scoring and sampling are written: EASE's inverses
+    (the penalty search's, one per cross-fitting fold in float32, the final fit's in
+    float64, each timed on the split's own Gram matrix), the boosting runs of the two
+    models (timed inside a default fit), and ``recommend_all(10)`` of the fitted model.
+    Medians of ``repeats``.
+    """
+    from rankboost.recommend import _rounds
+    from rankboost.recommend._base import _ease_weights, _gram, choose_ease_lambda
+
+    R, _, _ = load_movielens(data_file("movielens/ml-100k/u.data.gz")).to_matrix()
+    train, _ = split(R, 0.2, seed=0)
+    B = train.copy()
+    B.data[:] = 1.0
+    G = _gram(B)
+    searched = len(choose_ease_lambda(train, 0)[1])
+    n_folds = RankBoostRecommender().n_folds
+    boost: list[float] = []
+    train_quiet = _rounds._train_quiet
+
+    def timed_train(*a: Any, **k: Any) -> Any:
+        c = time.process_time()
+        out = train_quiet(*a, **k)
+        boost[-1] += time.process_time() - c
+        return out
+
+    t: dict[str, list[float]] = {k: [] for k in ("ease", "f32", "f64", "boost", "rec")}
+    for _ in range(repeats + 1):  # the first: warm-up, dropped
+        c = time.process_time()
+        ease_top(train, 500.0)
+        t["ease"].append(time.process_time() - c)
+        for key, single in (("f32", True), ("f64", False)):
+            c = time.process_time()
+            _ease_weights(G, 500.0, single)
+            t[key].append(time.process_time() - c)
+        boost.append(0.0)
+        _rounds._train_quiet = timed_train
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", TrainingStoppedWarning)
+                rec = RankBoostRecommender(rating_range=(1, 5)).fit(train)
+        finally:
+            _rounds._train_quiet = train_quiet
+        t["boost"].append(boost[-1])
+        c = time.process_time()
+        rec.recommend_all(10)
+        t["rec"].append(time.process_time() - c)
+    med = {k: float(np.median(v[1:])) for k, v in t.items()}
+    n32 = searched + n_folds
+    pieces = [
+        (f"EASE inverse, float32 ({searched} penalties searched + {n_folds} folds)", n32,
+         med["f32"]),
+        ("EASE inverse, float64 (the final fit: prior and feature)", 1, med["f64"]),
+        ("boosting runs of the two models (inside a default fit)", 1, med["boost"]),
+        ("recommend_all(10) of the fitted default", 1, med["rec"]),
+    ]  # fmt: skip
+    rows = [[name, n, round(each, 3), round(n * each, 3), round(n * each / med["ease"], 1)]
+            for name, n, each in pieces]  # fmt: skip
+    total = sum(n * each for _, n, each in pieces)
+    rows.append(["floor: the sum", "", "", round(total, 3), round(total / med["ease"], 1)])
+    rows.append(["EASE (lambda 500): fit + top 10 of every user", 1, round(med["ease"], 3),
+                 round(med["ease"], 3), 1.0])  # fmt: skip
+    text = "\n".join([
+        f"## Floor: what every default fit pays (CPU s, medians of {repeats})",
+        "",
+        markdown_table(["piece", "count", "CPU s each", "CPU s", "x EASE"], rows),
+        "",
+    ])  # fmt: skip
+    return text, {"floor": {k: v[1:] for k, v in t.items()}, "searched": searched}
+
+
 def synthetic(
     n_users: int, n_items: int, per_user: int, n_targets: int, seed: int = 0
 ) -> tuple[list[list[Any]], dict[str, Any]]:
@@ -347,15 +422,21 @@ def main() -> None:
     ap.add_argument("--speed", type=int, nargs="?", const=3, default=None, metavar="REPEATS")
     ap.add_argument("--save-top", default=None, metavar="NPZ", help="with --speed: save the top 10")
     ap.add_argument("--levers", action="store_true", help="with --speed: the LEVERS configs too")
+    ap.add_argument("--floor", action="store_true", help="with --speed: the floor table too")
     add_write_results(ap)
     args = ap.parse_args()
     if args.save_top and args.speed is None:
         ap.error("--save-top needs --speed (it saves the speed run's top 10)")
     if args.levers and args.speed is None:
         ap.error("--levers needs --speed (it times the LEVERS configurations beside it)")
+    if args.floor and args.speed is None:
+        ap.error("--floor needs --speed (its repeats)")
     info = machine_info()
     if args.speed is not None:
         text, data = speed(args.speed, args.save_top, args.levers)
+        if args.floor:
+            more, extra = floor(args.speed)
+            text, data = f"{text}\n{more}", {**data, **extra}
         text = f"{machine_line(info)}\n\n{text}"
         print(text)
         report_result(args.write_results, "bench_recommend_speed", text, {**data, "machine": info})
