@@ -2,8 +2,10 @@
 
 Each base recommender is fitted on a user x item CSR matrix of ratings and scores every
 item for a block of users at once, as a dense ``(n_users_in_block, n_items)`` array
-(``NaN`` where it abstains, the paper's ⊥). No Python loop runs over ratings: every score
-is a sparse-dense product. Formulas:
+(``NaN`` where it abstains, the paper's ⊥; :meth:`BaseScores.scores`, sparse-dense
+products), or given (user, item) cells only (:meth:`BaseScores.cells`, numba kernels in
+:mod:`rankboost._kernels.cells`: the same numbers, for the cross-fitting's held-out cells).
+No Python loop runs over ratings. Formulas:
 
 * ``popularity``: ``log(1 + n_i)``, ``n_i`` the number of ratings of item ``i``.
 * ``item_mean``: the damped item mean ``(sum_u r_ui + beta * mu) / (n_i + beta)``, ``beta = 5``
@@ -33,13 +35,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import lapack
 
 from .._compat import Steps
+from .._kernels import use_parallel
+from .._kernels.cells import cooccurrence_cells, ease_cells, item_knn_cells, user_knn_cells
 from ._scale import (
     check_dense_memory,
     check_ease_memory,
+    cross_gram,
     gram_rows,
     neighbour_pool,
     row_normalised,
@@ -136,10 +141,15 @@ class BaseScores:
                 "pass fewer feature_users, or drop 'user_knn' from base_recommenders.",
             )  # fmt: skip
             self._un_pool_t = np.asarray(self._un[pool].T.toarray())
+            # for cells(): the cosine's sparse transpose, the pool's ratings by item
+            self._un_pool_csr = sp.csr_matrix(self._un[pool].T)
+            self._uc_pool_csc = sp.csc_matrix(self._uc_pool)
+            self._ub_pool_csc = sp.csc_matrix(self._ub_pool)
         if "item_knn" in want:
             # adjusted cosine: columns of user-centred ratings
             C = sp.csr_matrix((R.data - self._mu_u[rows], R.indices, R.indptr), shape=R.shape)
             self._item_sim = top_k_similar(sp.csr_matrix(C.T), self.k).T.tocsr()  # j -> i
+            self._item_near = self._item_sim.T.tocsr()  # i -> j, for cells()
             self._item_dev = sp.csr_matrix(
                 (R.data - self._item_mean[R.indices], R.indices, R.indptr), shape=R.shape
             )
@@ -186,6 +196,127 @@ class BaseScores:
                 col = _standardise(col, history)
             out[:, :, f] = col
         return out
+
+    def cells(self, users: ArrayLike, items: ArrayLike) -> NDArray[np.float64]:
+        """Scores of the cells ``(users[c], items[c])`` only: shape ``(n_cells, len(names))``.
+
+        The numbers of :meth:`scores` at those cells (``scores(np.unique(users))[row of
+        users[c], items[c]]``; the same bits on a CSR matrix with sorted indices, the same
+        sums in another order otherwise), without scoring every item: ``user_knn`` and
+        ``item_knn`` sum over each cell's raters or neighbours, ``cooccurrence`` and
+        ``ease`` build each user's row for its standardisation, then read the cells
+        (numba kernels, :mod:`rankboost._kernels.cells`). Memory: a block of users at a
+        time, never a users x items array.
+
+        Examples
+        --------
+        >>> import numpy as np, scipy.sparse as sp
+        >>> R = sp.csr_matrix(np.array([[5.0, 3, 0, 1], [4, 0, 0, 1], [1, 1, 0, 5], [0, 1, 5, 4]]))
+        >>> base = BaseScores(("item_mean", "cooccurrence"), k=2).fit(R)
+        >>> users, items = np.array([3, 0, 3]), np.array([0, 2, 1])
+        >>> cells = base.cells(users, items)
+        >>> dense = base.scores(np.array([0, 3]))
+        >>> bool(np.allclose(cells, dense[[1, 0, 1], items]))
+        True
+        """
+        users, items = _cell_arrays(users, items, self._R.shape)
+        out = np.empty((users.shape[0], len(self.names)))
+        if users.shape[0] == 0:
+            return out
+        order = np.argsort(users, kind="stable")
+        su, si = users[order], items[order]
+        starts = np.flatnonzero(np.r_[True, su[1:] != su[:-1], True])  # a user's cells
+        step = max(1, _BLOCK_CELLS // max(self._R.shape[1], 1))  # users per block
+        for s in range(0, starts.shape[0] - 1, step):
+            e = min(s + step, starts.shape[0] - 1)
+            lo, hi = starts[s], starts[e]
+            block = (starts[s : e + 1] - lo, si[lo:hi])
+            out[order[lo:hi]] = self._block_cells(su[starts[s:e]], block)
+        return out
+
+    def _block_cells(
+        self, users: NDArray[np.int64], cells: tuple[NDArray[np.int64], NDArray[np.int64]]
+    ) -> NDArray[np.float64]:
+        """:meth:`cells` of a block of distinct ``users`` (``cells``: their starts, items)."""
+        n_items = self._R.shape[1]
+        items = cells[1]
+        out = np.empty((items.shape[0], len(self.names)))
+        hist = _csr_triple(self._B[users])
+        work = int(hist[1].shape[0]) * max(1, self.k) + users.shape[0] * n_items
+        for f, name in enumerate(self.names):
+            col = out[:, f]
+            if name == "popularity":
+                col[:] = self._pop[items]
+            elif name == "item_mean":
+                col[:] = self._item_mean[items]
+            elif name in ("user_knn", "item_knn"):
+                num, den = np.empty(items.shape[0]), np.empty(items.shape[0])
+                if name == "user_knn":
+                    sim = self._pool_similarity(users)
+                    user_knn_cells(cells, sim, _csr_triple(self._uc_pool_csc),
+                                   _csr_triple(self._ub_pool_csc), num, den,
+                                   use_parallel(sim.size + items.shape[0] * 50))  # fmt: skip
+                    base = np.repeat(self._mu_u[users], np.diff(cells[0]))
+                else:
+                    dev = _csr_triple(self._item_dev[users])
+                    item_knn_cells(cells, dev, _csr_triple(self._item_near), n_items, num, den,
+                                   use_parallel(work))  # fmt: skip
+                    base = self._item_mean[items]
+                col[:] = np.nan
+                np.divide(num, den, out=col, where=den > 0)
+                col += base
+            elif name == "cooccurrence":
+                cooccurrence_cells(cells, hist, _csr_triple(self._cooc), n_items, col,
+                                   use_parallel(work))  # fmt: skip
+            else:  # ease
+                ease_cells(cells, hist, self._ease, col,
+                           use_parallel(int(hist[1].shape[0]) * n_items))  # fmt: skip
+        return out
+
+    def _pool_similarity(self, users: NDArray[np.int64]) -> NDArray[np.float64]:
+        """``user_knn``'s cosines of ``users`` to the pool users, one's own entry zeroed.
+
+        The numbers of :meth:`scores`' ``self._un[users] @ self._un_pool_t``, summed over
+        each user's rated items only (:func:`._scale.cross_gram`).
+        """
+        sim = cross_gram(sp.csr_matrix(self._un[users]), self._un_pool_csr)
+        at = np.searchsorted(self._pool, users)
+        own = at < self._pool.shape[0]
+        own[own] = self._pool[at[own]] == users[own]
+        sim[np.flatnonzero(own), at[own]] = 0.0  # never one's own neighbour
+        return sim
+
+
+def _csr_triple(M: sp.csr_matrix | sp.csc_matrix) -> tuple[NDArray[np.int64], NDArray, NDArray]:
+    """A compressed matrix as the kernels take it: ``(indptr int64, indices, data float64)``."""
+    return M.indptr.astype(np.int64), M.indices, np.asarray(M.data, dtype=np.float64)
+
+
+def _cell_arrays(
+    users: ArrayLike, items: ArrayLike, shape: tuple[int, int]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """``users`` and ``items`` of :meth:`BaseScores.cells` as int64, checked against ``shape``."""
+    out = []
+    for what, a, n in (("users", users, shape[0]), ("items", items, shape[1])):
+        arr = np.asarray(a)
+        if arr.ndim != 1 or not (arr.size == 0 or np.issubdtype(arr.dtype, np.integer)):
+            raise ValueError(
+                f"{what} must be a 1-D array of integer indices; got shape {arr.shape} "
+                f"of dtype {arr.dtype}."
+            )
+        bad = np.flatnonzero((arr < 0) | (arr >= n))
+        if bad.size:
+            raise ValueError(
+                f"{what}[{bad[0]}] = {arr[bad[0]]} is outside the fitted matrix's "
+                f"{n} {what} (0 to {n - 1}); pass indices of the matrix given to fit."
+            )
+        out.append(arr.astype(np.int64))
+    if out[0].shape != out[1].shape:
+        raise ValueError(
+            f"users and items must have one entry per cell; got {out[0].shape[0]} users "
+            f"and {out[1].shape[0]} items."
+        )
+    return out[0], out[1]
 
 
 def _spd_inverse(G: NDArray[np.float64], overwrite: bool = False) -> NDArray[np.float64]:

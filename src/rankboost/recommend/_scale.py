@@ -33,6 +33,7 @@ __all__ = [
     "available_memory",
     "check_dense_memory",
     "check_ease_memory",
+    "cross_gram",
     "gram_rows",
     "neighbour_pool",
     "row_normalised",
@@ -55,6 +56,23 @@ def gram_rows(V: sp.csr_matrix, VT: sp.csr_matrix, lo: int, hi: int) -> NDArray[
     work = int(V.indptr[hi] - V.indptr[lo]) * max(1, VT.nnz // max(1, VT.shape[0]))
     gram.gram_rows(lo, hi, V.indptr.astype(np.int64), V.indices, V.data,
                    VT.indptr.astype(np.int64), VT.indices, VT.data, out,
+                   use_parallel(work))  # fmt: skip
+    return out
+
+
+def cross_gram(U: sp.csr_matrix, VT: sp.csr_matrix) -> NDArray[np.float64]:
+    """``U @ VT`` as a dense array, summed over the stored entries of ``U``'s rows only.
+
+    ``VT`` (CSR, ``U.shape[1]`` rows) is the transpose of ``V``: each cell is ``U``'s row
+    times ``V``'s, the terms added in the order of ``U``'s row, so the result has the bits
+    of scipy's ``U @ VT.toarray()`` at ``nnz(U) x (ratings per item of V)`` work instead of
+    ``nnz(U) x V.shape[0]`` (:mod:`rankboost._kernels.gram`).
+    """
+    out = np.zeros((U.shape[0], VT.shape[1]))
+    work = int(U.nnz) * max(1, VT.nnz // max(1, VT.shape[0]))
+    gram.gram_rows(0, U.shape[0], U.indptr.astype(np.int64), U.indices,
+                   np.asarray(U.data, dtype=np.float64), VT.indptr.astype(np.int64),
+                   VT.indices, np.asarray(VT.data, dtype=np.float64), out,
                    use_parallel(work))  # fmt: skip
     return out
 
