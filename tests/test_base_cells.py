@@ -153,3 +153,103 @@ def test_cells_bad_input(users, items, match):
     base = BaseScores(BASE_RECOMMENDERS, k=3, ease_lambda=10.0).fit(R)
     with pytest.raises(ValueError, match=match):
         base.cells(users, items)
+
+
+# ------------------------------------------------------------------ the fit's pruning
+
+
+def _old_top_k_similar(V: sp.csr_matrix, k: int) -> sp.csr_matrix:
+    """The pruning before issue 35 item 1: ``np.argpartition`` of the dense cosine rows."""
+    D = V.toarray()
+    norms = np.linalg.norm(D, axis=1)
+    Dn = D / np.where(norms > 0, norms, 1.0)[:, None]
+    S = Dn @ Dn.T
+    np.fill_diagonal(S, 0.0)
+    kk = min(k, S.shape[0] - 1)
+    top = np.argpartition(-S, kk - 1, axis=1)[:, :kk]
+    rows = np.repeat(np.arange(S.shape[0]), kk)
+    out = sp.csr_matrix((np.take_along_axis(S, top, 1).ravel(), (rows, top.ravel())), S.shape)
+    out.eliminate_zeros()
+    return out
+
+
+def _stable_top_k(S: np.ndarray, k: int) -> list[set[int]]:
+    """Each row's ``k`` largest (diagonal as 0, ties to the lower column), zeros dropped."""
+    S = S.copy()
+    np.fill_diagonal(S, 0.0)
+    kk = min(k, S.shape[0] - 1)
+    top = np.argsort(-S, axis=1, kind="stable")[:, :kk]
+    return [{int(j) for j in row if S[i, j] != 0} for i, row in enumerate(top)]
+
+
+@pytest.mark.parametrize("k", [1, 5, 40])
+def test_top_k_similar_keeps_the_sets_and_values_of_the_old_pruning_without_ties(k):
+    from rankboost.recommend._scale import top_k_similar
+
+    rng = np.random.default_rng(k)
+    V = sp.random(
+        60, 35, density=0.3, format="csr", random_state=rng, data_rvs=lambda m: rng.normal(size=m)
+    )
+    got, old = top_k_similar(V, k), _old_top_k_similar(V, k)
+    assert got.has_sorted_indices
+    assert got.nnz == old.nnz > 0
+    for i in range(60):
+        assert set(got[i].indices) == set(old[i].indices)
+    np.testing.assert_allclose(got.toarray(), old.toarray(), rtol=1e-12, atol=1e-15)
+
+
+def test_top_k_cosine_breaks_ties_to_the_lower_column_and_drops_zeros(monkeypatch):
+    from rankboost.recommend import _scale
+
+    rng = np.random.default_rng(2)
+    X = (rng.random((40, 50)) < 0.1).astype(float)  # many tied cosines
+    X[:, 7] = 0.0  # an item nobody rated: no neighbour, and nobody's neighbour
+    B = sp.csr_matrix(X)
+    G = (B.T @ B).toarray()
+    a = np.divide(1.0, np.sqrt(np.diag(G)), out=np.zeros(50), where=np.diag(G) > 0)
+    cos = G * a[:, None] * a[None, :]  # the kernel's order: (G_ij * a_i) * a_j
+    for k in (1, 3, 49):
+        got = _scale.top_k_cosine(B, k)
+        assert [set(got[i].indices) for i in range(50)] == _stable_top_k(cos, k)
+        assert got.nnz > 0
+        assert got[7].nnz == 0
+        assert got[:, 7].nnz == 0
+        np.testing.assert_array_equal(got.toarray()[got.toarray() != 0], cos[got.toarray() != 0])
+        np.testing.assert_array_equal(_scale.top_k_cosine(B, k, G).toarray(), got.toarray())
+        old = _old_top_k_similar(sp.csr_matrix(B.T), k)  # the same cosines, to the last bits
+        both = (old.toarray() != 0) & (got.toarray() != 0)
+        np.testing.assert_allclose(got.toarray()[both], old.toarray()[both], rtol=1e-13)
+    monkeypatch.setattr(_scale, "_BLOCK_CELLS", 120)  # blocks of 2 rows
+    np.testing.assert_array_equal(
+        _scale.top_k_cosine(B, 3).toarray(), _scale.top_k_cosine(B, 3, G).toarray()
+    )
+
+
+def test_top_k_similar_keeps_zeros_before_negatives():
+    """A row with fewer than k positive cosines keeps its zeros before any negative one (and
+    drops them), as the old argpartition did."""
+    from rankboost.recommend._scale import top_k_similar
+
+    V = sp.csr_matrix(np.array([[1.0, 0], [1, 0.1], [-1, 0], [-1, -0.1], [0, 1]]))
+    # row 0: cosine 0.995 (row 1), -1 (row 2), -0.995 (row 3), 0 (row 4 and itself)
+    for k, kept in ((1, [1]), (2, [1]), (3, [1]), (4, [1, 3])):
+        got = top_k_similar(V, k)
+        assert list(got[0].indices) == kept
+        np.testing.assert_array_equal(got.toarray(), _old_top_k_similar(V, k).toarray())
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 40), k=st.integers(0, 45))
+def test_top_k_similar_is_the_stable_top_k_of_its_cosines(seed, n, k):
+    """Ties (values rounded to 0.5), zeros and negatives: the kept set of each row is the
+    stable sort's first k (diagonal as 0, ties to the lower column), zeros dropped."""
+    from rankboost.recommend._scale import gram_rows, row_normalised, top_k_similar
+
+    rng = np.random.default_rng(seed)
+    D = np.round(rng.normal(size=(n, 6)) * (rng.random((n, 6)) < 0.4) * 2) / 2
+    V = sp.csr_matrix(D)
+    Vn = row_normalised(V)
+    S = gram_rows(Vn, sp.csr_matrix(Vn.T), 0, n)  # the very cosines the pruning sees
+    got = top_k_similar(V, k)
+    assert [set(got[i].indices) for i in range(n)] == _stable_top_k(S, k)
+    np.testing.assert_array_equal(got.toarray()[got.toarray() != 0], S[got.toarray() != 0])

@@ -53,9 +53,9 @@ def test_the_group_reaches_xdist(request):
 
 def test_every_driver_pair_is_compiled_from_one_source_apart():
     pairs = _driver_pairs()
-    assert (
-        len(pairs) == 24
-    )  # + clicks: count_pairs, fill_pairs (issue 25); candidates, gram (35/36); cells x4 (35)
+    # + clicks: count_pairs, fill_pairs (issue 25); candidates, gram (35/36);
+    # cells: user_knn, item_knn, cooccurrence, ease; gram: top_k_rows (35)
+    assert len(pairs) == 25
     for name, (serial, parallel) in pairs.items():
         assert not serial.targetoptions.get("parallel"), name
         assert parallel.targetoptions.get("parallel"), name
@@ -292,8 +292,24 @@ def _run_gram(pick: int) -> np.ndarray:
     return out
 
 
+def _run_top_k(pick: int) -> list[np.ndarray]:
+    """The item-similarity pruning driver (``_scale.top_k_similar``; ``pick`` as above)."""
+    from rankboost._kernels import gram
+
+    rng = np.random.default_rng(5)
+    S = np.round(rng.normal(size=(20, 30)), 1)  # ties, zeros and negatives
+    out = []
+    for scale in (np.empty(0), 1 / np.sqrt(rng.integers(1, 9, 30))):
+        idx, val, cnt = np.zeros((20, 6), np.int64), np.zeros((20, 6)), np.zeros(20, np.int64)
+        (gram._top_k_rows_serial, gram._top_k_rows_parallel)[pick](4, S, scale, 6, idx, val, cnt)
+        out += [idx, val, cnt]
+    return out
+
+
 def test_gram_drivers_give_the_same_bits():
     np.testing.assert_array_equal(_run_gram(0), _run_gram(1))
+    for s, p in zip(_run_top_k(0), _run_top_k(1), strict=True):
+        np.testing.assert_array_equal(s, p)
 
 
 def _run_cells(pick: int) -> list[np.ndarray]:
@@ -388,6 +404,8 @@ def test_each_driver_runs_machine_code_of_its_own_kind():
     _run_clicks(1)
     _run_gram(0)
     _run_gram(1)
+    _run_top_k(0)
+    _run_top_k(1)
     _run_cells(0)
     _run_cells(1)
     for name, (serial, parallel) in _driver_pairs().items():

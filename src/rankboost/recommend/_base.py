@@ -18,8 +18,11 @@ No Python loop runs over ratings. Formulas:
 * ``item_knn``: item-based prediction with means (Sarwar et al. 2001, adjusted cosine):
   ``m_i + sum_j s_ij (r_uj - m_j) / sum_j |s_ij|`` over the items ``j`` the user rated,
   ``s`` pruned to each item's ``k`` most similar items. NaN where none of them was rated.
+  (Pruning keeps the ``k`` largest similarities, ties to the lower item index.)
 * ``cooccurrence``: implicit item-KNN (Deshpande & Karypis 2004): ``sum_{j rated by u} s_ij``,
-  ``s`` the cosine of the items' binary rater vectors, pruned to ``k`` neighbours per item.
+  ``s`` the cosine of the items' binary rater vectors, ``G_ij / sqrt(n_i n_j)`` from the
+  co-occurrence counts ``G = X^T X`` (EASE's, when fitted), pruned to ``k`` neighbours per
+  item.
 * ``ease``: EASE (Steck, WWW 2019): with ``X`` the binary user x item matrix,
   ``P = (X^T X + lambda I)^{-1}``, ``B = I - P / diag(P)`` (column-wise), score ``X_u B``.
   Dense ``n_items x n_items``: meant for catalogues up to ~20,000 items.
@@ -48,6 +51,7 @@ from ._scale import (
     gram_rows,
     neighbour_pool,
     row_normalised,
+    top_k_cosine,
     top_k_similar,
     user_sample,
 )
@@ -153,10 +157,11 @@ class BaseScores:
             self._item_dev = sp.csr_matrix(
                 (R.data - self._item_mean[R.indices], R.indices, R.indptr), shape=R.shape
             )
+        gram = _gram(B) if "ease" in want else None  # shared by cooccurrence
         if "cooccurrence" in want:
-            self._cooc = top_k_similar(sp.csr_matrix(B.T), self.k).T.tocsr()
-        if "ease" in want:
-            self._ease = _ease_weights(_gram(B), self.ease_lambda, self.ease_float32)
+            self._cooc = top_k_cosine(B, self.k, gram).T.tocsr()
+        if gram is not None:
+            self._ease = _ease_weights(gram, self.ease_lambda, self.ease_float32)
         return self
 
     def scores(self, users: NDArray[np.int64]) -> NDArray[np.float64]:

@@ -4,9 +4,10 @@ At MovieLens 10M's shape (70,000 users x 10,000 items x 10M ratings) a dense use
 float64 array is 5.6 GB, so the base recommenders never build one (neither the item
 similarities' transpose nor ``user_knn``'s neighbour matrix is dense). Here:
 
-* :func:`gram_rows` / :func:`top_k_similar`: item-item similarities from a numba kernel over
-  the sparse ratings, a block of items at a time (``O(block x items)`` memory; the same
-  numbers as the dense product they replace, bit for bit);
+* :func:`gram_rows` / :func:`top_k_similar` / :func:`top_k_cosine`: item-item similarities
+  from numba kernels over the sparse ratings, a block of items at a time (``O(block x
+  items)`` memory; the same numbers as the dense product they replace, bit for bit), each
+  row pruned to its ``k`` largest by a heap (ties to the lower column);
 * :func:`neighbour_pool`: ``user_knn``'s neighbours, at most :data:`USER_KNN_POOL` of the
   ``feature_users`` (a fixed seeded sample above that; MovieLens 100K's 943 users are all
   kept), so scoring a user costs the pool's ratings, not all ratings;
@@ -20,6 +21,7 @@ similarities' transpose nor ``user_knn``'s neighbour matrix is dense). Here:
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -37,6 +39,7 @@ __all__ = [
     "gram_rows",
     "neighbour_pool",
     "row_normalised",
+    "top_k_cosine",
     "top_k_similar",
     "user_sample",
 ]
@@ -88,30 +91,54 @@ def top_k_similar(V: sp.csr_matrix, k: int) -> sp.csr_matrix:
     """Cosine similarity of the rows of ``V``, each row pruned to its ``k`` largest entries.
 
     A block of rows at a time (:func:`gram_rows`), so memory stays ``O(block x n_rows)``
-    plus ``V``; the diagonal is dropped.
+    plus ``V``; the diagonal counts as 0 and zeros are dropped; ties go to the lower column
+    (:func:`rankboost._kernels.gram.top_k_rows`). Rows hold their columns in increasing order.
     """
     Vn = row_normalised(sp.csr_matrix(V, dtype=np.float64))
     VT = sp.csr_matrix(Vn.T)  # Vn's own index order kept: the sums' order (gram_rows)
-    n = V.shape[0]
-    kk = min(k, n - 1)
+    return _pruned(V.shape[0], k, lambda lo, hi: gram_rows(Vn, VT, lo, hi), np.empty(0))
+
+
+def top_k_cosine(
+    B: sp.csr_matrix, k: int, gram_matrix: NDArray[np.float64] | None = None
+) -> sp.csr_matrix:
+    """The cosine of the columns of the binary ``B``, each row pruned as :func:`top_k_similar`.
+
+    From the exact co-occurrence counts ``G = B^T B`` and ``n_i`` ratings of item ``i``:
+    ``G_ij * a_i * a_j``, ``a = 1 / sqrt(n)`` (0 for an item nobody rated), so EASE's Gram
+    matrix serves when given (``gram_matrix``), else blocks of rows of ``G``
+    (:func:`gram_rows`; the same integers). The same values as :func:`top_k_similar` of
+    ``B.T`` up to the last bits (it summed ``a_i a_j`` once per common user).
+    """
+    n = B.shape[1]
+    counts = np.bincount(B.indices, minlength=n).astype(np.float64)
+    scale = np.divide(1.0, np.sqrt(counts), out=np.zeros(n), where=counts > 0)
+    if gram_matrix is not None:
+        return _pruned(n, k, lambda lo, hi: gram_matrix[lo:hi], scale)
+    BT, Bc = sp.csr_matrix(B.T), sp.csr_matrix(B)
+    return _pruned(n, k, lambda lo, hi: gram_rows(BT, Bc, lo, hi), scale)
+
+
+def _pruned(
+    n: int,
+    k: int,
+    rows: Callable[[int, int], NDArray[np.float64]],
+    scale: NDArray[np.float64],
+) -> sp.csr_matrix:
+    """The ``n x n`` matrix of blocks ``rows(lo, hi)``, each row pruned to its top ``k``."""
+    kk = max(0, min(k, n - 1))
     step = max(1, _BLOCK_CELLS // max(n, 1))
-    rows, cols, vals = [], [], []
+    idx = np.empty((n, kk), dtype=np.int64)
+    val = np.empty((n, kk))
+    cnt = np.empty(n, dtype=np.int64)
     for s in range(0, n, step):
-        S = gram_rows(Vn, VT, s, min(n, s + step))
-        S[np.arange(S.shape[0]), np.arange(s, s + S.shape[0])] = 0.0
-        top = (
-            np.argpartition(-S, kk - 1, axis=1)[:, :kk]
-            if kk > 0
-            else np.empty((S.shape[0], 0), int)
-        )
-        rows.append(np.repeat(np.arange(s, s + S.shape[0]), top.shape[1]))
-        cols.append(top.ravel())
-        vals.append(np.take_along_axis(S, top, axis=1).ravel())
-    out = sp.csr_matrix(
-        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n)
-    )
-    out.eliminate_zeros()
-    return out
+        e = min(n, s + step)
+        S = np.ascontiguousarray(rows(s, e))
+        gram.top_k_rows(s, S, scale, kk, idx[s:e], val[s:e], cnt[s:e],
+                        use_parallel(S.size))  # fmt: skip
+    keep = np.arange(kk)[None, :] < cnt[:, None]
+    indptr = np.concatenate([[0], np.cumsum(cnt)])
+    return sp.csr_matrix((val[keep], idx[keep], indptr), shape=(n, n))
 
 
 def neighbour_pool(pool: NDArray[np.int64] | None, n_users: int) -> NDArray[np.int64]:
