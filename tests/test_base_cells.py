@@ -72,6 +72,21 @@ def test_cells_carry_the_dense_bits_on_sorted_csr():
     np.testing.assert_array_equal(got, want)  # NaN == NaN here
 
 
+def test_user_knn_similarity_has_the_bits_of_the_dense_product():
+    """``scores`` and ``cells`` take the pool cosines from the sparse kernel: the numbers of
+    the dense ``self._un[users] @ self._un[pool].T.toarray()`` they replaced, bit for bit."""
+    rng = np.random.default_rng(4)
+    R = _random_ratings(rng, 40, 70, 0.25)
+    pool = np.sort(rng.choice(40, 25, replace=False))
+    base = BaseScores(("user_knn",), pool=pool).fit(R)
+    users = np.array([0, 3, 17, 39, 5])
+    dense = np.asarray(base._un[users] @ base._un[base._pool].T.toarray())
+    at = np.searchsorted(base._pool, users)
+    mine = (at < 25) & (base._pool[np.minimum(at, 24)] == users)
+    dense[np.flatnonzero(mine), at[mine]] = 0.0
+    np.testing.assert_array_equal(base._pool_similarity(users), dense)
+
+
 def test_cells_in_any_order_repeated_and_across_blocks(monkeypatch):
     rng = np.random.default_rng(5)
     R = _random_ratings(rng, 20, 40, 0.3)

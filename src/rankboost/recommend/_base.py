@@ -45,7 +45,6 @@ from .._compat import Steps
 from .._kernels import use_parallel
 from .._kernels.cells import cooccurrence_cells, ease_cells, item_knn_cells, user_knn_cells
 from ._scale import (
-    check_dense_memory,
     check_ease_memory,
     cross_gram,
     gram_rows,
@@ -140,13 +139,8 @@ class BaseScores:
             self._uc_pool = sp.csr_matrix(C[pool])  # centred ratings of pool users
             self._ub_pool = sp.csr_matrix(B[pool])
             self._un = row_normalised(R)  # rows for the cosine
-            check_dense_memory(
-                "user_knn's neighbour matrix", (n_items, pool.shape[0]), 1,
-                "pass fewer feature_users, or drop 'user_knn' from base_recommenders.",
-            )  # fmt: skip
-            self._un_pool_t = np.asarray(self._un[pool].T.toarray())
-            # for cells(): the cosine's sparse transpose, the pool's ratings by item
-            self._un_pool_csr = sp.csr_matrix(self._un[pool].T)
+            self._un_pool_csr = sp.csr_matrix(self._un[pool].T)  # items x pool, sparse
+            # for cells(): the pool's ratings by item
             self._uc_pool_csc = sp.csc_matrix(self._uc_pool)
             self._ub_pool_csc = sp.csc_matrix(self._ub_pool)
         if "item_knn" in want:
@@ -177,11 +171,7 @@ class BaseScores:
             elif name == "item_mean":
                 col = np.broadcast_to(self._item_mean, (users.shape[0], n_items))
             elif name == "user_knn":
-                sim = np.asarray(self._un[users] @ self._un_pool_t)  # users x pool users
-                at = np.searchsorted(self._pool, users)
-                own = at < self._pool.shape[0]
-                own[own] = self._pool[at[own]] == users[own]
-                sim[np.flatnonzero(own), at[own]] = 0.0  # never one's own neighbour
+                sim = self._pool_similarity(users)  # users x pool users
                 num = np.asarray(self._uc_pool.T @ sim.T).T
                 den = np.asarray(self._ub_pool.T @ np.abs(sim).T).T
                 col = np.full(num.shape, np.nan)
@@ -281,8 +271,9 @@ class BaseScores:
     def _pool_similarity(self, users: NDArray[np.int64]) -> NDArray[np.float64]:
         """``user_knn``'s cosines of ``users`` to the pool users, one's own entry zeroed.
 
-        The numbers of :meth:`scores`' ``self._un[users] @ self._un_pool_t``, summed over
-        each user's rated items only (:func:`._scale.cross_gram`).
+        ``self._un[users] @ self._un[pool].T`` (the bits of scipy's product with the dense
+        transpose), summed over each user's rated items only (:func:`._scale.cross_gram`):
+        no dense items x pool matrix is kept.
         """
         sim = cross_gram(sp.csr_matrix(self._un[users]), self._un_pool_csr)
         at = np.searchsorted(self._pool, users)
