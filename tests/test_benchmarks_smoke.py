@@ -92,6 +92,7 @@ SLOW_DATA = [
         "RankBoost",
     ),
     ("experiments/movies_topn.py --seeds 0", "seed"),
+    ("experiments/movies_topn_paired.py --seeds 0", "seed 0: NDCG@10"),
     ("experiments/movies_prior_pilot.py --seeds 0 --scales 0.1", "0.1"),
     (
         "experiments/movies.py --pilot --n-targets 5 --no-surprise --n-jobs 1",
