@@ -45,8 +45,10 @@ from .._compat import Steps
 from .._kernels import use_parallel
 from .._kernels.cells import cooccurrence_cells, ease_cells, item_knn_cells, user_knn_cells
 from ._scale import (
+    check_cells,
     check_ease_memory,
     cross_gram,
+    csr_triple,
     gram_rows,
     neighbour_pool,
     row_normalised,
@@ -214,7 +216,7 @@ class BaseScores:
         >>> bool(np.allclose(cells, dense[[1, 0, 1], items]))
         True
         """
-        users, items = _cell_arrays(users, items, self._R.shape)
+        users, items = check_cells(users, items, self._R.shape)
         out = np.empty((users.shape[0], len(self.names)))
         if users.shape[0] == 0:
             return out
@@ -236,7 +238,7 @@ class BaseScores:
         n_items = self._R.shape[1]
         items = cells[1]
         out = np.empty((items.shape[0], len(self.names)))
-        hist = _csr_triple(self._B[users])
+        hist = csr_triple(self._B[users])
         work = int(hist[1].shape[0]) * max(1, self.k) + users.shape[0] * n_items
         for f, name in enumerate(self.names):
             col = out[:, f]
@@ -248,20 +250,20 @@ class BaseScores:
                 num, den = np.empty(items.shape[0]), np.empty(items.shape[0])
                 if name == "user_knn":
                     sim = self._pool_similarity(users)
-                    user_knn_cells(cells, sim, _csr_triple(self._uc_pool_csc),
-                                   _csr_triple(self._ub_pool_csc), num, den,
+                    user_knn_cells(cells, sim, csr_triple(self._uc_pool_csc),
+                                   csr_triple(self._ub_pool_csc), num, den,
                                    use_parallel(sim.size + items.shape[0] * 50))  # fmt: skip
                     base = np.repeat(self._mu_u[users], np.diff(cells[0]))
                 else:
-                    dev = _csr_triple(self._item_dev[users])
-                    item_knn_cells(cells, dev, _csr_triple(self._item_near), n_items, num, den,
+                    dev = csr_triple(self._item_dev[users])
+                    item_knn_cells(cells, dev, csr_triple(self._item_near), n_items, num, den,
                                    use_parallel(work))  # fmt: skip
                     base = self._item_mean[items]
                 col[:] = np.nan
                 np.divide(num, den, out=col, where=den > 0)
                 col += base
             elif name == "cooccurrence":
-                cooccurrence_cells(cells, hist, _csr_triple(self._cooc), n_items, col,
+                cooccurrence_cells(cells, hist, csr_triple(self._cooc), n_items, col,
                                    use_parallel(work))  # fmt: skip
             else:  # ease
                 ease_cells(cells, hist, self._ease, col,
@@ -281,38 +283,6 @@ class BaseScores:
         own[own] = self._pool[at[own]] == users[own]
         sim[np.flatnonzero(own), at[own]] = 0.0  # never one's own neighbour
         return sim
-
-
-def _csr_triple(M: sp.csr_matrix | sp.csc_matrix) -> tuple[NDArray[np.int64], NDArray, NDArray]:
-    """A compressed matrix as the kernels take it: ``(indptr int64, indices, data float64)``."""
-    return M.indptr.astype(np.int64), M.indices, np.asarray(M.data, dtype=np.float64)
-
-
-def _cell_arrays(
-    users: ArrayLike, items: ArrayLike, shape: tuple[int, int]
-) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """``users`` and ``items`` of :meth:`BaseScores.cells` as int64, checked against ``shape``."""
-    out = []
-    for what, a, n in (("users", users, shape[0]), ("items", items, shape[1])):
-        arr = np.asarray(a)
-        if arr.ndim != 1 or not (arr.size == 0 or np.issubdtype(arr.dtype, np.integer)):
-            raise ValueError(
-                f"{what} must be a 1-D array of integer indices; got shape {arr.shape} "
-                f"of dtype {arr.dtype}."
-            )
-        bad = np.flatnonzero((arr < 0) | (arr >= n))
-        if bad.size:
-            raise ValueError(
-                f"{what}[{bad[0]}] = {arr[bad[0]]} is outside the fitted matrix's "
-                f"{n} {what} (0 to {n - 1}); pass indices of the matrix given to fit."
-            )
-        out.append(arr.astype(np.int64))
-    if out[0].shape != out[1].shape:
-        raise ValueError(
-            f"users and items must have one entry per cell; got {out[0].shape[0]} users "
-            f"and {out[1].shape[0]} items."
-        )
-    return out[0], out[1]
 
 
 def _spd_inverse(G: NDArray[np.float64], overwrite: bool = False) -> NDArray[np.float64]:

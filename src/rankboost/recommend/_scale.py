@@ -14,6 +14,8 @@ similarities' transpose nor ``user_knn``'s neighbour matrix is dense). Here:
 * :func:`user_sample`: the users whose rows train the pooled model (and those that
   choose EASE's penalty), at most :data:`MAX_QUERIES` (a seeded sample): one shared model
   of six features does not need 70,000 queries, and every target is still recommended for;
+* :func:`cross_gram` / :func:`csr_triple` / :func:`check_cells`: what ``BaseScores.cells``
+  needs to score the cross-fitting's held-out cells without a users x items array;
 * :func:`check_dense_memory`: a clear error before allocating a dense array larger than the
   machine's available memory (EASE's items x items matrices), naming the sizes and what to do.
 """
@@ -25,7 +27,7 @@ from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from .._kernels import gram, use_parallel
 
@@ -33,9 +35,11 @@ __all__ = [
     "MAX_QUERIES",
     "USER_KNN_POOL",
     "available_memory",
+    "check_cells",
     "check_dense_memory",
     "check_ease_memory",
     "cross_gram",
+    "csr_triple",
     "gram_rows",
     "neighbour_pool",
     "row_normalised",
@@ -78,6 +82,38 @@ def cross_gram(U: sp.csr_matrix, VT: sp.csr_matrix) -> NDArray[np.float64]:
                    VT.indices, np.asarray(VT.data, dtype=np.float64), out,
                    use_parallel(work))  # fmt: skip
     return out
+
+
+def csr_triple(M: sp.csr_matrix | sp.csc_matrix) -> tuple[NDArray[np.int64], NDArray, NDArray]:
+    """A compressed matrix as the kernels take it: ``(indptr int64, indices, data float64)``."""
+    return M.indptr.astype(np.int64), M.indices, np.asarray(M.data, dtype=np.float64)
+
+
+def check_cells(
+    users: ArrayLike, items: ArrayLike, shape: tuple[int, int]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """``users`` and ``items`` of ``BaseScores.cells`` as int64, checked against ``shape``."""
+    out = []
+    for what, a, n in (("users", users, shape[0]), ("items", items, shape[1])):
+        arr = np.asarray(a)
+        if arr.ndim != 1 or not (arr.size == 0 or np.issubdtype(arr.dtype, np.integer)):
+            raise ValueError(
+                f"{what} must be a 1-D array of integer indices; got shape {arr.shape} "
+                f"of dtype {arr.dtype}."
+            )
+        bad = np.flatnonzero((arr < 0) | (arr >= n))
+        if bad.size:
+            raise ValueError(
+                f"{what}[{bad[0]}] = {arr[bad[0]]} is outside the fitted matrix's "
+                f"{n} {what} (0 to {n - 1}); pass indices of the matrix given to fit."
+            )
+        out.append(arr.astype(np.int64))
+    if out[0].shape != out[1].shape:
+        raise ValueError(
+            f"users and items must have one entry per cell; got {out[0].shape[0]} users "
+            f"and {out[1].shape[0]} items."
+        )
+    return out[0], out[1]
 
 
 def row_normalised(M: sp.csr_matrix) -> sp.csr_matrix:
