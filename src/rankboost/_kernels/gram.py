@@ -139,10 +139,11 @@ def _top_k_row(  # noqa: PLR0917  numba helper over one unit: its arrays, unpack
 ) -> None:
     """Row ``r`` of the block: its ``k`` largest values (a heap whose root is the worst kept).
 
-    The first ``k`` columns fill the heap; after them a column is looked at twice only when
-    its value beats the worst kept (a tie keeps the lower column, seen first). The heap
-    keeps the ``k`` best under one total order (larger value, then lower column), so the
-    diagonal may be offered last.
+    First a lower bound ``t`` of the ``k``-th largest value: the ``k``-th largest of the
+    maxima of ``2k`` chunks of the row (``k`` distinct entries are at least that large), so
+    a value below ``t`` cannot be kept and only the others reach the heap, in column order.
+    The heap keeps the ``k`` best under one total order (larger value, then lower column):
+    a later column replaces the worst kept only when strictly larger.
     """
     i = lo + r
     n = S.shape[1]
@@ -150,26 +151,38 @@ def _top_k_row(  # noqa: PLR0917  numba helper over one unit: its arrays, unpack
     if k == 0:
         out_n[r] = 0
         return
+    vals = np.empty(n)
+    if scale.shape[0] > 0:
+        si = scale[i]
+        for j in range(n):
+            vals[j] = row[j] * si * scale[j]
+    else:
+        for j in range(n):
+            vals[j] = row[j]
+    if i < n:
+        vals[i] = 0.0  # the diagonal counts as 0
+    t = -np.inf
+    if n >= 4 * k:
+        n_chunks = 2 * k
+        maxima = np.empty(n_chunks)
+        for c in range(n_chunks):
+            a, b = c * n // n_chunks, (c + 1) * n // n_chunks
+            mx = vals[a]
+            for j in range(a + 1, b):
+                mx = max(mx, vals[j])
+            maxima[c] = mx
+        t = np.partition(maxima, n_chunks - k)[n_chunks - k]
     hv = np.empty(k)
     hj = np.empty(k, dtype=np.int64)
-    cosine = scale.shape[0] > 0
-    si = scale[i] if cosine else 1.0
-    m = min(k, n)
-    for j in range(m):
-        v = 0.0 if j == i else (row[j] * si * scale[j] if cosine else row[j])
-        _heap_push(hv, hj, j, v, j)
-    if cosine:
-        for j in range(m, n):
-            v = row[j] * si * scale[j]
-            if v > hv[0] and j != i:
+    m = 0
+    for j in range(n):
+        v = vals[j]
+        if v >= t:
+            if m < k:
+                _heap_push(hv, hj, m, v, j)
+                m += 1
+            elif v > hv[0]:
                 _heap_replace(hv, hj, v, j)
-    else:
-        for j in range(m, n):
-            v = row[j]
-            if v > hv[0] and j != i:
-                _heap_replace(hv, hj, v, j)
-    if m <= i < n and (hv[0] < 0.0 or (hv[0] == 0.0 and hj[0] > i)):
-        _heap_replace(hv, hj, 0.0, i)  # the diagonal, skipped above: 0 in the same order
     order = np.argsort(hj[:m])
     c = 0
     for q in order:
