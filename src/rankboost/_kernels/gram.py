@@ -127,6 +127,26 @@ def _heap_replace(hv: np.ndarray, hj: np.ndarray, v: float, j: int) -> None:
 
 
 @njit(cache=True)
+def _chunk_bound(vals: np.ndarray, hv: np.ndarray, hj: np.ndarray) -> float:
+    """The ``k``-th largest of the maxima of ``2k`` chunks of ``vals`` (``k = len(hv)``).
+
+    ``k`` distinct entries are at least that large: a lower bound of ``vals``' ``k``-th
+    largest. The heap ``hv, hj`` is scratch.
+    """
+    n, k = vals.shape[0], hv.shape[0]
+    n_chunks = 2 * k
+    for c in range(n_chunks):
+        mx = vals[c * n // n_chunks]
+        for j in range(c * n // n_chunks + 1, (c + 1) * n // n_chunks):
+            mx = max(mx, vals[j])
+        if c < k:
+            _heap_push(hv, hj, c, mx, c)
+        elif mx > hv[0]:
+            _heap_replace(hv, hj, mx, c)
+    return hv[0]
+
+
+@njit(cache=True)
 def _top_k_row(  # noqa: PLR0917  numba helper over one unit: its arrays, unpacked by the driver
     r: np.int64,
     lo: int,
@@ -161,19 +181,9 @@ def _top_k_row(  # noqa: PLR0917  numba helper over one unit: its arrays, unpack
             vals[j] = row[j]
     if i < n:
         vals[i] = 0.0  # the diagonal counts as 0
-    t = -np.inf
-    if n >= 4 * k:
-        n_chunks = 2 * k
-        maxima = np.empty(n_chunks)
-        for c in range(n_chunks):
-            a, b = c * n // n_chunks, (c + 1) * n // n_chunks
-            mx = vals[a]
-            for j in range(a + 1, b):
-                mx = max(mx, vals[j])
-            maxima[c] = mx
-        t = np.partition(maxima, n_chunks - k)[n_chunks - k]
     hv = np.empty(k)
     hj = np.empty(k, dtype=np.int64)
+    t = _chunk_bound(vals, hv, hj) if n >= 4 * k else -np.inf
     m = 0
     for j in range(n):
         v = vals[j]
@@ -183,12 +193,14 @@ def _top_k_row(  # noqa: PLR0917  numba helper over one unit: its arrays, unpack
                 m += 1
             elif v > hv[0]:
                 _heap_replace(hv, hj, v, j)
-    order = np.argsort(hj[:m])
+    kept = np.zeros(n, dtype=np.bool_)
+    for q in range(m):
+        kept[hj[q]] = True
     c = 0
-    for q in order:
-        if hv[q] != 0.0:
-            out_idx[r, c] = hj[q]
-            out_val[r, c] = hv[q]
+    for j in range(n):  # in column order, zeros dropped
+        if kept[j] and vals[j] != 0.0:
+            out_idx[r, c] = j
+            out_val[r, c] = vals[j]
             c += 1
     out_n[r] = c
 
