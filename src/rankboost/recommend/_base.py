@@ -148,8 +148,8 @@ class BaseScores:
         if "item_knn" in want:
             # adjusted cosine: columns of user-centred ratings
             C = sp.csr_matrix((R.data - self._mu_u[rows], R.indices, R.indptr), shape=R.shape)
-            self._item_sim = top_k_similar(sp.csr_matrix(C.T), self.k).T.tocsr()  # j -> i
-            self._item_near = self._item_sim.T.tocsr()  # i -> j, for cells()
+            self._item_near = top_k_similar(sp.csr_matrix(C.T), self.k)  # i -> j, sorted
+            self._item_sim = self._item_near.T.tocsr()  # j -> i
             self._item_dev = sp.csr_matrix(
                 (R.data - self._item_mean[R.indices], R.indices, R.indptr), shape=R.shape
             )
@@ -240,8 +240,8 @@ class BaseScores:
         out = np.empty((items.shape[0], len(self.names)))
         hist = csr_triple(self._B[users])
         work = int(hist[1].shape[0]) * max(1, self.k) + users.shape[0] * n_items
+        col = np.empty(items.shape[0])  # one feature at a time, contiguous for the kernels
         for f, name in enumerate(self.names):
-            col = out[:, f]
             if name == "popularity":
                 col[:] = self._pop[items]
             elif name == "item_mean":
@@ -268,6 +268,7 @@ class BaseScores:
             else:  # ease
                 ease_cells(cells, hist, self._ease, col,
                            use_parallel(int(hist[1].shape[0]) * n_items))  # fmt: skip
+            out[:, f] = col
         return out
 
     def _pool_similarity(self, users: NDArray[np.int64]) -> NDArray[np.float64]:
