@@ -74,6 +74,7 @@ FAST_DATA = [
     ("benchmarks/letor.py --smoke", "## Per fold (test NDCG@10 / MAP)"),
     ("benchmarks/bench_float32_domain.py --smoke", '{"mean": {"chosen"'),
     ("benchmarks/bench_variants_round.py --rounds 1 --repeats 1", "ms/round"),
+    ("benchmarks/bench_base_cells.py --repeats 1", "the cells equal the dense scores"),
     (
         "experiments/clicks.py --datasets mq2008 --folds 1 --sessions 1e3 --eta 1 "
         "--methods rb_debiased rb_naive",
@@ -91,6 +92,7 @@ SLOW_DATA = [
         "RankBoost",
     ),
     ("experiments/movies_topn.py --seeds 0", "seed"),
+    ("experiments/movies_topn_paired.py --seeds 0", "seed 0: NDCG@10"),
     ("experiments/movies_prior_pilot.py --seeds 0 --scales 0.1", "0.1"),
     (
         "experiments/movies.py --pilot --n-targets 5 --no-surprise --n-jobs 1",

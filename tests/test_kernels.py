@@ -53,9 +53,9 @@ def test_the_group_reaches_xdist(request):
 
 def test_every_driver_pair_is_compiled_from_one_source_apart():
     pairs = _driver_pairs()
-    assert (
-        len(pairs) == 20
-    )  # + clicks: count_pairs, fill_pairs (issue 25); candidates, gram (35/36)
+    # + clicks: count_pairs, fill_pairs (issue 25); candidates, gram (35/36);
+    # cells: user_knn, item_knn, cooccurrence, ease; gram: top_k_rows (35)
+    assert len(pairs) == 25
     for name, (serial, parallel) in pairs.items():
         assert not serial.targetoptions.get("parallel"), name
         assert parallel.targetoptions.get("parallel"), name
@@ -292,8 +292,59 @@ def _run_gram(pick: int) -> np.ndarray:
     return out
 
 
+def _run_top_k(pick: int) -> list[np.ndarray]:
+    """The item-similarity pruning driver (``_scale.top_k_similar``; ``pick`` as above)."""
+    from rankboost._kernels import gram
+
+    rng = np.random.default_rng(5)
+    S = np.round(rng.normal(size=(20, 30)), 1)  # ties, zeros and negatives
+    out = []
+    for scale in (np.empty(0), 1 / np.sqrt(rng.integers(1, 9, 30))):
+        idx, val, cnt = np.zeros((20, 6), np.int64), np.zeros((20, 6)), np.zeros(20, np.int64)
+        (gram._top_k_rows_serial, gram._top_k_rows_parallel)[pick](4, S, scale, 6, idx, val, cnt)
+        out += [idx, val, cnt]
+    return out
+
+
 def test_gram_drivers_give_the_same_bits():
     np.testing.assert_array_equal(_run_gram(0), _run_gram(1))
+    for s, p in zip(_run_top_k(0), _run_top_k(1), strict=True):
+        np.testing.assert_array_equal(s, p)
+
+
+def _run_cells(pick: int) -> list[np.ndarray]:
+    """The base recommenders' cell drivers (``BaseScores.cells``, issue 35; ``pick`` as above)."""
+    import scipy.sparse as sp
+
+    from rankboost._kernels import cells as kc
+
+    rng = np.random.default_rng(6)
+
+    def triple(M):
+        return M.indptr.astype(np.int64), M.indices, M.data
+
+    n_users, n_items = 12, 140
+    hist = triple(sp.random(n_users, n_items, density=0.2, format="csr", random_state=rng))
+    near = triple(sp.random(n_items, n_items, density=0.05, format="csr", random_state=rng))
+    pool = sp.random(9, n_items, density=0.3, format="csr", random_state=rng)
+    starts = np.r_[0, np.cumsum(rng.integers(0, 9, n_users))].astype(np.int64)
+    cells = (starts, rng.integers(0, n_items, starts[-1]).astype(np.int64))
+    sim = rng.normal(size=(n_users, 9))
+    W = rng.normal(size=(n_items, n_items))
+    n = starts[-1]
+    num, den, num2, den2, co, ea = (np.zeros(n) for _ in range(6))
+    f = {name: getattr(kc, f"_{name}_cells_" + ("serial", "parallel")[pick])
+         for name in ("user_knn", "item_knn", "cooccurrence", "ease")}  # fmt: skip
+    f["user_knn"](cells, sim, triple(sp.csc_matrix(pool)), triple(sp.csc_matrix(pool)), num, den)
+    f["item_knn"](cells, hist, near, n_items, num2, den2)
+    f["cooccurrence"](cells, hist, near, n_items, co)
+    f["ease"](cells, hist, W, ea)
+    return [num, den, num2, den2, co, ea]
+
+
+def test_cell_drivers_give_the_same_bits():
+    for s, p in zip(_run_cells(0), _run_cells(1), strict=True):
+        np.testing.assert_array_equal(s, p)
 
 
 def test_click_pair_drivers_give_the_same_bits():
@@ -353,6 +404,10 @@ def test_each_driver_runs_machine_code_of_its_own_kind():
     _run_clicks(1)
     _run_gram(0)
     _run_gram(1)
+    _run_top_k(0)
+    _run_top_k(1)
+    _run_cells(0)
+    _run_cells(1)
     for name, (serial, parallel) in _driver_pairs().items():
         for dispatcher, want in ((serial, False), (parallel, True)):
             assert dispatcher.overloads, name

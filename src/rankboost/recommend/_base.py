@@ -2,8 +2,10 @@
 
 Each base recommender is fitted on a user x item CSR matrix of ratings and scores every
 item for a block of users at once, as a dense ``(n_users_in_block, n_items)`` array
-(``NaN`` where it abstains, the paper's ⊥). No Python loop runs over ratings: every score
-is a sparse-dense product. Formulas:
+(``NaN`` where it abstains, the paper's ⊥; :meth:`BaseScores.scores`, sparse-dense
+products), or given (user, item) cells only (:meth:`BaseScores.cells`, numba kernels in
+:mod:`rankboost._kernels.cells`: the same numbers, for the cross-fitting's held-out cells).
+No Python loop runs over ratings. Formulas:
 
 * ``popularity``: ``log(1 + n_i)``, ``n_i`` the number of ratings of item ``i``.
 * ``item_mean``: the damped item mean ``(sum_u r_ui + beta * mu) / (n_i + beta)``, ``beta = 5``
@@ -16,8 +18,11 @@ is a sparse-dense product. Formulas:
 * ``item_knn``: item-based prediction with means (Sarwar et al. 2001, adjusted cosine):
   ``m_i + sum_j s_ij (r_uj - m_j) / sum_j |s_ij|`` over the items ``j`` the user rated,
   ``s`` pruned to each item's ``k`` most similar items. NaN where none of them was rated.
+  (Pruning keeps the ``k`` largest similarities, ties to the lower item index.)
 * ``cooccurrence``: implicit item-KNN (Deshpande & Karypis 2004): ``sum_{j rated by u} s_ij``,
-  ``s`` the cosine of the items' binary rater vectors, pruned to ``k`` neighbours per item.
+  ``s`` the cosine of the items' binary rater vectors, ``G_ij / sqrt(n_i n_j)`` from the
+  co-occurrence counts ``G = X^T X`` (EASE's, when fitted), pruned to ``k`` neighbours per
+  item.
 * ``ease``: EASE (Steck, WWW 2019): with ``X`` the binary user x item matrix,
   ``P = (X^T X + lambda I)^{-1}``, ``B = I - P / diag(P)`` (column-wise), score ``X_u B``.
   Dense ``n_items x n_items``: meant for catalogues up to ~20,000 items.
@@ -33,16 +38,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import lapack
 
 from .._compat import Steps
+from .._kernels import use_parallel
+from .._kernels.cells import cooccurrence_cells, ease_cells, item_knn_cells, user_knn_cells
 from ._scale import (
-    check_dense_memory,
+    check_cells,
     check_ease_memory,
+    cross_gram,
+    csr_triple,
     gram_rows,
     neighbour_pool,
     row_normalised,
+    top_k_cosine,
     top_k_similar,
     user_sample,
 )
@@ -131,22 +141,23 @@ class BaseScores:
             self._uc_pool = sp.csr_matrix(C[pool])  # centred ratings of pool users
             self._ub_pool = sp.csr_matrix(B[pool])
             self._un = row_normalised(R)  # rows for the cosine
-            check_dense_memory(
-                "user_knn's neighbour matrix", (n_items, pool.shape[0]), 1,
-                "pass fewer feature_users, or drop 'user_knn' from base_recommenders.",
-            )  # fmt: skip
-            self._un_pool_t = np.asarray(self._un[pool].T.toarray())
+            self._un_pool_csr = sp.csr_matrix(self._un[pool].T)  # items x pool, sparse
+            # for cells(): the pool's ratings by item
+            self._uc_pool_csc = sp.csc_matrix(self._uc_pool)
+            self._ub_pool_csc = sp.csc_matrix(self._ub_pool)
         if "item_knn" in want:
             # adjusted cosine: columns of user-centred ratings
             C = sp.csr_matrix((R.data - self._mu_u[rows], R.indices, R.indptr), shape=R.shape)
-            self._item_sim = top_k_similar(sp.csr_matrix(C.T), self.k).T.tocsr()  # j -> i
+            self._item_near = top_k_similar(sp.csr_matrix(C.T), self.k)  # i -> j, sorted
+            self._item_sim = self._item_near.T.tocsr()  # j -> i
             self._item_dev = sp.csr_matrix(
                 (R.data - self._item_mean[R.indices], R.indices, R.indptr), shape=R.shape
             )
+        gram = _gram(B) if "ease" in want else None  # shared by cooccurrence
         if "cooccurrence" in want:
-            self._cooc = top_k_similar(sp.csr_matrix(B.T), self.k).T.tocsr()
-        if "ease" in want:
-            self._ease = _ease_weights(_gram(B), self.ease_lambda, self.ease_float32)
+            self._cooc = top_k_cosine(B, self.k, gram).T.tocsr()
+        if gram is not None:
+            self._ease = _ease_weights(gram, self.ease_lambda, self.ease_float32)
         return self
 
     def scores(self, users: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -162,11 +173,7 @@ class BaseScores:
             elif name == "item_mean":
                 col = np.broadcast_to(self._item_mean, (users.shape[0], n_items))
             elif name == "user_knn":
-                sim = np.asarray(self._un[users] @ self._un_pool_t)  # users x pool users
-                at = np.searchsorted(self._pool, users)
-                own = at < self._pool.shape[0]
-                own[own] = self._pool[at[own]] == users[own]
-                sim[np.flatnonzero(own), at[own]] = 0.0  # never one's own neighbour
+                sim = self._pool_similarity(users)  # users x pool users
                 num = np.asarray(self._uc_pool.T @ sim.T).T
                 den = np.asarray(self._ub_pool.T @ np.abs(sim).T).T
                 col = np.full(num.shape, np.nan)
@@ -186,6 +193,97 @@ class BaseScores:
                 col = _standardise(col, history)
             out[:, :, f] = col
         return out
+
+    def cells(self, users: ArrayLike, items: ArrayLike) -> NDArray[np.float64]:
+        """Scores of the cells ``(users[c], items[c])`` only: shape ``(n_cells, len(names))``.
+
+        The numbers of :meth:`scores` at those cells (``scores(np.unique(users))[row of
+        users[c], items[c]]``; the same bits on a CSR matrix with sorted indices, the same
+        sums in another order otherwise), without scoring every item: ``user_knn`` and
+        ``item_knn`` sum over each cell's raters or neighbours, ``cooccurrence`` and
+        ``ease`` build each user's row for its standardisation, then read the cells
+        (numba kernels, :mod:`rankboost._kernels.cells`). Memory: a block of users at a
+        time, never a users x items array.
+
+        Examples
+        --------
+        >>> import numpy as np, scipy.sparse as sp
+        >>> R = sp.csr_matrix(np.array([[5.0, 3, 0, 1], [4, 0, 0, 1], [1, 1, 0, 5], [0, 1, 5, 4]]))
+        >>> base = BaseScores(("item_mean", "cooccurrence"), k=2).fit(R)
+        >>> users, items = np.array([3, 0, 3]), np.array([0, 2, 1])
+        >>> cells = base.cells(users, items)
+        >>> dense = base.scores(np.array([0, 3]))
+        >>> bool(np.allclose(cells, dense[[1, 0, 1], items]))
+        True
+        """
+        users, items = check_cells(users, items, self._R.shape)
+        out = np.empty((users.shape[0], len(self.names)))
+        if users.shape[0] == 0:
+            return out
+        order = np.argsort(users, kind="stable")
+        su, si = users[order], items[order]
+        starts = np.flatnonzero(np.r_[True, su[1:] != su[:-1], True])  # a user's cells
+        step = max(1, _BLOCK_CELLS // max(self._R.shape[1], 1))  # users per block
+        for s in range(0, starts.shape[0] - 1, step):
+            e = min(s + step, starts.shape[0] - 1)
+            lo, hi = starts[s], starts[e]
+            block = (starts[s : e + 1] - lo, si[lo:hi])
+            out[order[lo:hi]] = self._block_cells(su[starts[s:e]], block)
+        return out
+
+    def _block_cells(
+        self, users: NDArray[np.int64], cells: tuple[NDArray[np.int64], NDArray[np.int64]]
+    ) -> NDArray[np.float64]:
+        """:meth:`cells` of a block of distinct ``users`` (``cells``: their starts, items)."""
+        n_items = self._R.shape[1]
+        items = cells[1]
+        out = np.empty((items.shape[0], len(self.names)))
+        hist = csr_triple(self._B[users])
+        work = int(hist[1].shape[0]) * max(1, self.k) + users.shape[0] * n_items
+        col = np.empty(items.shape[0])  # one feature at a time, contiguous for the kernels
+        for f, name in enumerate(self.names):
+            if name == "popularity":
+                col[:] = self._pop[items]
+            elif name == "item_mean":
+                col[:] = self._item_mean[items]
+            elif name in ("user_knn", "item_knn"):
+                num, den = np.empty(items.shape[0]), np.empty(items.shape[0])
+                if name == "user_knn":
+                    sim = self._pool_similarity(users)
+                    user_knn_cells(cells, sim, csr_triple(self._uc_pool_csc),
+                                   csr_triple(self._ub_pool_csc), num, den,
+                                   use_parallel(sim.size + items.shape[0] * 50))  # fmt: skip
+                    base = np.repeat(self._mu_u[users], np.diff(cells[0]))
+                else:
+                    dev = csr_triple(self._item_dev[users])
+                    item_knn_cells(cells, dev, csr_triple(self._item_near), n_items, num, den,
+                                   use_parallel(work))  # fmt: skip
+                    base = self._item_mean[items]
+                col[:] = np.nan
+                np.divide(num, den, out=col, where=den > 0)
+                col += base
+            elif name == "cooccurrence":
+                cooccurrence_cells(cells, hist, csr_triple(self._cooc), n_items, col,
+                                   use_parallel(work))  # fmt: skip
+            else:  # ease
+                ease_cells(cells, hist, self._ease, col,
+                           use_parallel(int(hist[1].shape[0]) * n_items))  # fmt: skip
+            out[:, f] = col
+        return out
+
+    def _pool_similarity(self, users: NDArray[np.int64]) -> NDArray[np.float64]:
+        """``user_knn``'s cosines of ``users`` to the pool users, one's own entry zeroed.
+
+        ``self._un[users] @ self._un[pool].T`` (the bits of scipy's product with the dense
+        transpose), summed over each user's rated items only (:func:`._scale.cross_gram`):
+        no dense items x pool matrix is kept.
+        """
+        sim = cross_gram(sp.csr_matrix(self._un[users]), self._un_pool_csr)
+        at = np.searchsorted(self._pool, users)
+        own = at < self._pool.shape[0]
+        own[own] = self._pool[at[own]] == users[own]
+        sim[np.flatnonzero(own), at[own]] = 0.0  # never one's own neighbour
+        return sim
 
 
 def _spd_inverse(G: NDArray[np.float64], overwrite: bool = False) -> NDArray[np.float64]:

@@ -4,15 +4,18 @@ At MovieLens 10M's shape (70,000 users x 10,000 items x 10M ratings) a dense use
 float64 array is 5.6 GB, so the base recommenders never build one (neither the item
 similarities' transpose nor ``user_knn``'s neighbour matrix is dense). Here:
 
-* :func:`gram_rows` / :func:`top_k_similar`: item-item similarities from a numba kernel over
-  the sparse ratings, a block of items at a time (``O(block x items)`` memory; the same
-  numbers as the dense product they replace, bit for bit);
+* :func:`gram_rows` / :func:`top_k_similar` / :func:`top_k_cosine`: item-item similarities
+  from numba kernels over the sparse ratings, a block of items at a time (``O(block x
+  items)`` memory; the same numbers as the dense product they replace, bit for bit), each
+  row pruned to its ``k`` largest by a heap (ties to the lower column);
 * :func:`neighbour_pool`: ``user_knn``'s neighbours, at most :data:`USER_KNN_POOL` of the
   ``feature_users`` (a fixed seeded sample above that; MovieLens 100K's 943 users are all
   kept), so scoring a user costs the pool's ratings, not all ratings;
 * :func:`user_sample`: the users whose rows train the pooled model (and those that
   choose EASE's penalty), at most :data:`MAX_QUERIES` (a seeded sample): one shared model
   of six features does not need 70,000 queries, and every target is still recommended for;
+* :func:`cross_gram` / :func:`csr_triple` / :func:`check_cells`: what ``BaseScores.cells``
+  needs to score the cross-fitting's held-out cells without a users x items array;
 * :func:`check_dense_memory`: a clear error before allocating a dense array larger than the
   machine's available memory (EASE's items x items matrices), naming the sizes and what to do.
 """
@@ -20,10 +23,11 @@ similarities' transpose nor ``user_knn``'s neighbour matrix is dense). Here:
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from .._kernels import gram, use_parallel
 
@@ -31,11 +35,15 @@ __all__ = [
     "MAX_QUERIES",
     "USER_KNN_POOL",
     "available_memory",
+    "check_cells",
     "check_dense_memory",
     "check_ease_memory",
+    "cross_gram",
+    "csr_triple",
     "gram_rows",
     "neighbour_pool",
     "row_normalised",
+    "top_k_cosine",
     "top_k_similar",
     "user_sample",
 ]
@@ -59,6 +67,55 @@ def gram_rows(V: sp.csr_matrix, VT: sp.csr_matrix, lo: int, hi: int) -> NDArray[
     return out
 
 
+def cross_gram(U: sp.csr_matrix, VT: sp.csr_matrix) -> NDArray[np.float64]:
+    """``U @ VT`` as a dense array, summed over the stored entries of ``U``'s rows only.
+
+    ``VT`` (CSR, ``U.shape[1]`` rows) is the transpose of ``V``: each cell is ``U``'s row
+    times ``V``'s, the terms added in the order of ``U``'s row, so the result has the bits
+    of scipy's ``U @ VT.toarray()`` at ``nnz(U) x (ratings per item of V)`` work instead of
+    ``nnz(U) x V.shape[0]`` (:mod:`rankboost._kernels.gram`).
+    """
+    out = np.zeros((U.shape[0], VT.shape[1]))
+    work = int(U.nnz) * max(1, VT.nnz // max(1, VT.shape[0]))
+    gram.gram_rows(0, U.shape[0], U.indptr.astype(np.int64), U.indices,
+                   np.asarray(U.data, dtype=np.float64), VT.indptr.astype(np.int64),
+                   VT.indices, np.asarray(VT.data, dtype=np.float64), out,
+                   use_parallel(work))  # fmt: skip
+    return out
+
+
+def csr_triple(M: sp.csr_matrix | sp.csc_matrix) -> tuple[NDArray[np.int64], NDArray, NDArray]:
+    """A compressed matrix as the kernels take it: ``(indptr int64, indices, data float64)``."""
+    return M.indptr.astype(np.int64), M.indices, np.asarray(M.data, dtype=np.float64)
+
+
+def check_cells(
+    users: ArrayLike, items: ArrayLike, shape: tuple[int, int]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """``users`` and ``items`` of ``BaseScores.cells`` as int64, checked against ``shape``."""
+    out = []
+    for what, a, n in (("users", users, shape[0]), ("items", items, shape[1])):
+        arr = np.asarray(a)
+        if arr.ndim != 1 or not (arr.size == 0 or np.issubdtype(arr.dtype, np.integer)):
+            raise ValueError(
+                f"{what} must be a 1-D array of integer indices; got shape {arr.shape} "
+                f"of dtype {arr.dtype}."
+            )
+        bad = np.flatnonzero((arr < 0) | (arr >= n))
+        if bad.size:
+            raise ValueError(
+                f"{what}[{bad[0]}] = {arr[bad[0]]} is outside the fitted matrix's "
+                f"{n} {what} (0 to {n - 1}); pass indices of the matrix given to fit."
+            )
+        out.append(arr.astype(np.int64))
+    if out[0].shape != out[1].shape:
+        raise ValueError(
+            f"users and items must have one entry per cell; got {out[0].shape[0]} users "
+            f"and {out[1].shape[0]} items."
+        )
+    return out[0], out[1]
+
+
 def row_normalised(M: sp.csr_matrix) -> sp.csr_matrix:
     """``M`` with every row scaled to unit Euclidean norm (an empty row stays empty)."""
     norms = np.sqrt(np.asarray(M.multiply(M).sum(axis=1)).ravel())
@@ -70,30 +127,54 @@ def top_k_similar(V: sp.csr_matrix, k: int) -> sp.csr_matrix:
     """Cosine similarity of the rows of ``V``, each row pruned to its ``k`` largest entries.
 
     A block of rows at a time (:func:`gram_rows`), so memory stays ``O(block x n_rows)``
-    plus ``V``; the diagonal is dropped.
+    plus ``V``; the diagonal counts as 0 and zeros are dropped; ties go to the lower column
+    (:func:`rankboost._kernels.gram.top_k_rows`). Rows hold their columns in increasing order.
     """
     Vn = row_normalised(sp.csr_matrix(V, dtype=np.float64))
     VT = sp.csr_matrix(Vn.T)  # Vn's own index order kept: the sums' order (gram_rows)
-    n = V.shape[0]
-    kk = min(k, n - 1)
+    return _pruned(V.shape[0], k, lambda lo, hi: gram_rows(Vn, VT, lo, hi), np.empty(0))
+
+
+def top_k_cosine(
+    B: sp.csr_matrix, k: int, gram_matrix: NDArray[np.float64] | None = None
+) -> sp.csr_matrix:
+    """The cosine of the columns of the binary ``B``, each row pruned as :func:`top_k_similar`.
+
+    From the exact co-occurrence counts ``G = B^T B`` and ``n_i`` ratings of item ``i``:
+    ``G_ij * a_i * a_j``, ``a = 1 / sqrt(n)`` (0 for an item nobody rated), so EASE's Gram
+    matrix serves when given (``gram_matrix``), else blocks of rows of ``G``
+    (:func:`gram_rows`; the same integers). The same values as :func:`top_k_similar` of
+    ``B.T`` up to the last bits (it summed ``a_i a_j`` once per common user).
+    """
+    n = B.shape[1]
+    counts = np.bincount(B.indices, minlength=n).astype(np.float64)
+    scale = np.divide(1.0, np.sqrt(counts), out=np.zeros(n), where=counts > 0)
+    if gram_matrix is not None:
+        return _pruned(n, k, lambda lo, hi: gram_matrix[lo:hi], scale)
+    BT, Bc = sp.csr_matrix(B.T), sp.csr_matrix(B)
+    return _pruned(n, k, lambda lo, hi: gram_rows(BT, Bc, lo, hi), scale)
+
+
+def _pruned(
+    n: int,
+    k: int,
+    rows: Callable[[int, int], NDArray[np.float64]],
+    scale: NDArray[np.float64],
+) -> sp.csr_matrix:
+    """The ``n x n`` matrix of blocks ``rows(lo, hi)``, each row pruned to its top ``k``."""
+    kk = max(0, min(k, n - 1))
     step = max(1, _BLOCK_CELLS // max(n, 1))
-    rows, cols, vals = [], [], []
+    idx = np.empty((n, kk), dtype=np.int64)
+    val = np.empty((n, kk))
+    cnt = np.empty(n, dtype=np.int64)
     for s in range(0, n, step):
-        S = gram_rows(Vn, VT, s, min(n, s + step))
-        S[np.arange(S.shape[0]), np.arange(s, s + S.shape[0])] = 0.0
-        top = (
-            np.argpartition(-S, kk - 1, axis=1)[:, :kk]
-            if kk > 0
-            else np.empty((S.shape[0], 0), int)
-        )
-        rows.append(np.repeat(np.arange(s, s + S.shape[0]), top.shape[1]))
-        cols.append(top.ravel())
-        vals.append(np.take_along_axis(S, top, axis=1).ravel())
-    out = sp.csr_matrix(
-        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n)
-    )
-    out.eliminate_zeros()
-    return out
+        e = min(n, s + step)
+        S = np.ascontiguousarray(rows(s, e))
+        gram.top_k_rows(s, S, scale, kk, idx[s:e], val[s:e], cnt[s:e],
+                        use_parallel(S.size))  # fmt: skip
+    keep = np.arange(kk)[None, :] < cnt[:, None]
+    indptr = np.concatenate([[0], np.cumsum(cnt)])
+    return sp.csr_matrix((val[keep], idx[keep], indptr), shape=(n, n))
 
 
 def neighbour_pool(pool: NDArray[np.int64] | None, n_users: int) -> NDArray[np.int64]:
