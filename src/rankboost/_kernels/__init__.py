@@ -107,6 +107,8 @@ def serial_and_parallel(driver: Callable[..., Any]) -> tuple[Any, Any]:
         if isinstance(kernel, numba.core.registry.CPUDispatcher):
             copy = _renamed(kernel.py_func, "_inlined")
             inlined[name] = numba.njit(cache=True, inline="always")(copy)
-    serial = numba.njit(cache=True)(_renamed(driver, "_serial", inlined))
-    parallel = numba.njit(cache=True, parallel=True)(_renamed(driver, "_parallel"))
+    # nogil: a driver called from several Python threads runs in each at once (a pooled
+    # recommender's cross-fitting folds, ``n_jobs``); the drivers touch no Python object
+    serial = numba.njit(cache=True, nogil=True)(_renamed(driver, "_serial", inlined))
+    parallel = numba.njit(cache=True, parallel=True, nogil=True)(_renamed(driver, "_parallel"))
     return serial, parallel

@@ -318,8 +318,8 @@ def _spd_inverse(G: NDArray[np.float64], overwrite: bool = False) -> NDArray[np.
             f"{info}); ease_lambda must be a finite number > 0, got {G.diagonal().min()!r} "
             "on the diagonal."
         )
-    lower = np.tril_indices_from(P, -1)
-    P[lower] = P.T[lower]  # potri fills the upper triangle
+    # potri fills the upper triangle; numpy copies the overlapping P.T before writing
+    np.copyto(P, P.T, where=np.tri(P.shape[0], k=-1, dtype=bool))
     return P.T if overwrite else P  # C order either way (P is symmetric)
 
 

@@ -96,25 +96,6 @@ def _sample_unrated(
     return np.concatenate(out_u), np.concatenate(out_i), np.concatenate(out_x)
 
 
-def _fold_scores(
-    model: BaseScores, u: NDArray[np.int64], it: NDArray[np.int64], n_items: int
-) -> NDArray[np.float64]:
-    """The base scores of the cells ``(u, it)`` under one fold's fit, a block of users at a time."""
-    out = np.empty((u.shape[0], len(model.names)))
-    if u.shape[0] == 0:
-        return out
-    by_user = np.argsort(u, kind="stable")
-    uu = u[by_user]
-    step = _block_size(n_items, len(model.names))
-    block_users = np.unique(uu)
-    for s in range(0, block_users.shape[0], step):
-        bu = block_users[s : s + step]
-        sel = by_user[(uu >= bu[0]) & (uu <= bu[-1])]
-        S = model.scores(bu)
-        out[sel] = S[np.searchsorted(bu, u[sel]), it[sel]]
-    return out
-
-
 class PooledProblem:
     """The pooled ranking problem: features ``X``, labels ``y`` and query ``qid`` (user).
 
@@ -222,7 +203,7 @@ def pooled_problem(
         Rk = sp.csr_matrix((R.data[mask], R.indices[mask], indptr), shape=R.shape)
         model = BaseScores(**base, ease_float32=True).fit(Rk)  # features: float32 anyway
         mine = np.flatnonzero(f == k)
-        X[mine] = _fold_scores(model, u[mine], it[mine], R.shape[1])  # rows: each fold its own
+        X[mine] = model.cells(u[mine], it[mine])  # only the fold's cells; each fold its rows
         steps.done()
 
     if n_jobs in (None, 1):
