@@ -10,7 +10,14 @@ import scipy.sparse as sp
 from rankboost import train
 from rankboost.metrics import ndcg_score
 from rankboost.recommend import BASE_RECOMMENDERS, RankBoostRecommender
-from rankboost.recommend._base import EASE_LAMBDAS, BaseScores, choose_ease_lambda, validation_split
+from rankboost.recommend._base import (
+    EASE_LAMBDAS,
+    BaseScores,
+    _ease_weights,
+    choose_ease_lambda,
+    entry_folds,
+    validation_split,
+)
 from rankboost.recommend._ndcg import ndcg_per_round
 from rankboost.recommend._pooled import HELD_UNRATED, PRIOR_SCALES, pooled_problem, top_k
 
@@ -169,7 +176,7 @@ def test_held_unrated_rows_are_extra_unrated_items_never_trained_on():
     base = {"names": names, "pool": targets, "ease_lambda": rec.ease_lambda_}
     prob = pooled_problem(
         R, targets, base, n_folds=5, feedback="rated", negatives=1.0,
-        rng=np.random.default_rng(0), held_unrated=HELD_UNRATED,
+        rng=np.random.default_rng(0), held_unrated=HELD_UNRATED, fold=_fit_folds(R),
     )  # fmt: skip
     for u in targets:
         mine = prob.qid == u
@@ -202,7 +209,7 @@ def test_refit_false_keeps_the_model_trained_beside_the_held_out_group():
     base = {"names": names, "pool": targets, "ease_lambda": rec.ease_lambda_}
     prob = pooled_problem(
         R, targets, base, n_folds=5, feedback="rated", negatives=1.0,
-        rng=np.random.default_rng(0), held_unrated=HELD_UNRATED,
+        rng=np.random.default_rng(0), held_unrated=HELD_UNRATED, fold=_fit_folds(R),
     )  # fmt: skip
     group = _inner_groups(prob.qid, 2, np.random.default_rng([0, 1]))
     rows = (group != 0) & ~prob.held
@@ -357,6 +364,11 @@ def test_ndcg_per_round_equals_ndcg_score_of_every_round(graded):
 # ------------------------------------------------------------------ estimator
 
 
+def _fit_folds(R, seed=0, n_folds=5):
+    """The cross-fitting folds of a pooled fit with ``random_state=seed`` (train_pooled's)."""
+    return entry_folds(R, n_folds, np.random.default_rng([seed, 2]))
+
+
 def _pooled(R, targets=None, **kw):
     kw.setdefault("n_estimators", 15)
     return RankBoostRecommender(**kw).fit(R, target_users=targets)
@@ -396,7 +408,7 @@ def test_top_n_model_boosts_from_the_ease_prior():
     prob = pooled_problem(
         R, np.arange(R.shape[0]), {"names": names, "pool": np.arange(R.shape[0]),
         "ease_lambda": rec.ease_lambda_}, n_folds=5, feedback="rated", negatives=1.0,
-        rng=np.random.default_rng(0),
+        rng=np.random.default_rng(0), fold=_fit_folds(R),
     )  # fmt: skip
     f0 = 0.25 * prob.X[:, names.index("ease")]
     want = train(prob.X, prob.feedback("rated"), 6, init_score=f0, thresholds=255)
@@ -720,3 +732,36 @@ def test_inner_cv_curve_scored_in_blocks_of_users_is_the_same(monkeypatch, prior
         assert rounds == whole[0]
         np.testing.assert_array_equal(curve, whole[1])
     assert np.isfinite(whole[1]).all()
+
+
+def test_penalty_search_gram_and_weights_serve_the_last_fold_bit_for_bit():
+    """``ease_lambda="auto"``: the search holds out exactly the last cross-fitting fold's
+    ratings, so its Gram matrix and EASE weights at the chosen penalty are that fold's
+    (one inverse and one Gram product fewer); the rows are the same bits as a refit."""
+    R = _ratings(10, n_users=30, n_items=25)
+    kept: dict = {}
+    lam, values = choose_ease_lambda(R, seed=0, keep=kept)
+    assert set(kept) == {"gram", "weights"}
+    assert lam in values
+    fold = _fit_folds(R)
+    np.testing.assert_array_equal(validation_split(R, 0), fold == 4)
+    mask = fold != 4
+    Rk = sp.csr_matrix(R.copy())
+    Rk.data[~mask] = 0.0
+    Rk.eliminate_zeros()
+    alone = BaseScores(("ease",), ease_lambda=lam, ease_float32=True).fit(Rk)
+    np.testing.assert_array_equal(kept["weights"], alone._ease)
+    base = {"names": BASE_RECOMMENDERS, "ease_lambda": lam}
+    kw = {"n_folds": 5, "feedback": "rated", "negatives": 1.0, "held_unrated": 3, "fold": fold}
+    plain = pooled_problem(R, np.arange(30), base, rng=np.random.default_rng(1), **kw)
+    given = {4: {"gram": kept["gram"], "ease_weights": kept["weights"]}}
+    reused = pooled_problem(
+        R, np.arange(30), base, rng=np.random.default_rng(1), prefit=given, **kw
+    )
+    np.testing.assert_array_equal(reused.X, plain.X)
+    # other weights would show (another penalty's; a multiple would not: EASE is
+    # standardised per user)
+    other_lam = _ease_weights(kept["gram"], 4.0 * lam, True)
+    wrong = {4: {"gram": kept["gram"], "ease_weights": other_lam}}
+    other = pooled_problem(R, np.arange(30), base, rng=np.random.default_rng(1), prefit=wrong, **kw)
+    assert not np.array_equal(other.X, plain.X)

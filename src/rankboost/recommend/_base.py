@@ -61,6 +61,7 @@ __all__ = [
     "BASE_RECOMMENDERS",
     "EASE_LAMBDAS",
     "EASE_START",
+    "VALIDATION_FOLDS",
     "BaseScores",
     "choose_ease_lambda",
     "entry_folds",
@@ -78,6 +79,8 @@ EASE_LAMBDAS = (50.0, 100.0, 250.0, 500.0, 1000.0)
 #: picked on all three seeds of ``experiments/movies_topn.py`` (validation splits of the
 #: training ratings); only the cost depends on it, not the choice (one peak)
 EASE_START = 500.0
+#: folds of :func:`validation_split` (the last one held out by :func:`choose_ease_lambda`)
+VALIDATION_FOLDS = 5
 #: scores held at once by :func:`choose_ease_lambda` (users per block = this / items)
 _BLOCK_CELLS = 1 << 22
 #: EASE's inverse runs on one BLAS thread below this many items (:func:`_spd_inverse`)
@@ -112,8 +115,20 @@ class BaseScores:
     ease_float32: bool = False
     _R: sp.csr_matrix = field(init=False, repr=False)
 
-    def fit(self, R: sp.csr_matrix) -> BaseScores:
-        """Fit every base recommender on ``R`` (user x item CSR, stored entry = rating)."""
+    def fit(
+        self,
+        R: sp.csr_matrix,
+        *,
+        gram: NDArray[np.float64] | None = None,
+        ease_weights: NDArray[np.floating] | None = None,
+    ) -> BaseScores:
+        """Fit every base recommender on ``R`` (user x item CSR, stored entry = rating).
+
+        ``gram`` (``B^T B`` of ``R``'s binary matrix) and ``ease_weights`` (EASE's weights at
+        ``ease_lambda`` from that Gram matrix, :func:`_ease_weights`) may come from a caller
+        that computed them on the same ratings already (:func:`choose_ease_lambda`'s
+        ``keep``), so they are not computed twice.
+        """
         R = sp.csr_matrix(R, dtype=np.float64)
         n_users, n_items = R.shape
         if "ease" in self.names:
@@ -153,11 +168,16 @@ class BaseScores:
             self._item_dev = sp.csr_matrix(
                 (R.data - self._item_mean[R.indices], R.indices, R.indptr), shape=R.shape
             )
-        gram = _gram(B) if "ease" in want else None  # shared by cooccurrence
+        if "ease" not in want:
+            gram = None
+        elif gram is None:
+            gram = _gram(B)  # shared by cooccurrence
         if "cooccurrence" in want:
             self._cooc = top_k_cosine(B, self.k, gram).T.tocsr()
         if gram is not None:
-            self._ease = _ease_weights(gram, self.ease_lambda, self.ease_float32)
+            if ease_weights is None:
+                ease_weights = _ease_weights(gram, self.ease_lambda, self.ease_float32)
+            self._ease = ease_weights
         return self
 
     def scores(self, users: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -417,7 +437,9 @@ def user_means(R: sp.csr_matrix) -> NDArray[np.float64]:
     return np.divide(sums, n, out=np.zeros(R.shape[0]), where=n > 0)
 
 
-def validation_split(R: sp.csr_matrix, seed: int, n_folds: int = 5) -> NDArray[np.bool_]:
+def validation_split(
+    R: sp.csr_matrix, seed: int, n_folds: int = VALIDATION_FOLDS
+) -> NDArray[np.bool_]:
     """The held-out ratings (a mask over ``R.data``) of :func:`choose_ease_lambda`.
 
     Each user's ratings are dealt in random order round-robin into ``n_folds`` folds
@@ -431,11 +453,13 @@ def choose_ease_lambda(
     R: sp.csr_matrix,
     seed: int,
     lambdas: tuple[float, ...] = EASE_LAMBDAS,
-    n_folds: int = 5,
+    n_folds: int = VALIDATION_FOLDS,
     k: int = 10,
     steps: Steps | None = None,
     search: str = "local",
     float32: bool = True,
+    *,
+    keep: dict[str, NDArray[np.floating]] | None = None,
 ) -> tuple[float, dict[float, float]]:
     """EASE's penalty with the best NDCG@k on a validation split of the ratings ``R``.
 
@@ -458,6 +482,11 @@ def choose_ease_lambda(
     at its end).
     ``float32``: EASE's inverse in single precision when well conditioned
     (:func:`_ease_weights`; the choice among penalties, not the fit's weights).
+    ``keep``: a dict that receives ``"gram"`` and ``"weights"`` (EASE at the chosen
+    ``lambda``), those of the ratings outside the validation split, for a caller that
+    fits EASE on the same ratings (the pooled fit's last cross-fitting fold, whose
+    ratings these are when it has ``n_folds`` folds); at most two weight matrices are
+    held at once (the best so far and the one evaluated).
     """
     if search not in ("local", "grid"):
         raise ValueError(f"search must be 'local' or 'grid'; got {search!r}.")
@@ -466,10 +495,10 @@ def choose_ease_lambda(
     n_u = np.diff(R.indptr)
     rows = np.repeat(np.arange(n_users), n_u)
     held = validation_split(R, seed, n_folds)
-    keep = ~held
+    rest = ~held
     liked = held & (R.data >= user_means(R)[rows] - 1e-9)
     B = sp.csr_matrix(
-        (np.ones(int(keep.sum())), (rows[keep], R.indices[keep])), shape=(n_users, n_items)
+        (np.ones(int(rest.sum())), (rows[rest], R.indices[rest])), shape=(n_users, n_items)
     )
     users = user_sample(np.unique(rows[liked]), seed)  # at most MAX_QUERIES users
     if users.shape[0] == 0 or B.nnz == 0:
@@ -484,6 +513,7 @@ def choose_ease_lambda(
     gram = _gram(B)
     step = max(1, _BLOCK_CELLS // n_items)  # users scored at once: memory O(block x items)
     found: dict[float, float] = {}
+    kept: dict[float, NDArray[np.floating]] = {}
 
     def value(lam: float) -> float:
         if lam not in found:
@@ -498,6 +528,9 @@ def choose_ease_lambda(
                 hit = np.take_along_axis(rel[s : s + step].toarray() > 0, top, axis=1)
                 dcg[s : s + step] = (hit * disc).sum(axis=1)
             found[lam] = float(np.mean(dcg / idcg))
+            if keep is not None and (not kept or found[lam] > found[next(iter(kept))]):
+                kept.clear()
+                kept[lam] = W  # the best so far (the first of ties, as the choice)
             steps.done()
         return found[lam]
 
@@ -521,4 +554,7 @@ def choose_ease_lambda(
     order = [float(lam) for lam in lambdas if float(lam) in found]
     out = {lam: found[lam] for lam in order}
     best = max(out.values())
-    return next(lam for lam in out if out[lam] == best), out
+    chosen = next(lam for lam in out if out[lam] == best)
+    if keep is not None and chosen in kept:
+        keep.update(gram=gram, weights=kept[chosen])
+    return chosen, out

@@ -40,7 +40,15 @@ from .._kernels import numba_threads
 from ..feedback import BipartiteFeedback, LayeredFeedback
 from ..model import RankBoostModel
 from ..params import TrainParams
-from ._base import BaseScores, choose_ease_lambda, entry_folds, top_columns, user_means, user_sample
+from ._base import (
+    VALIDATION_FOLDS,
+    BaseScores,
+    choose_ease_lambda,
+    entry_folds,
+    top_columns,
+    user_means,
+    user_sample,
+)
 from ._rounds import _train_quiet, holdout_rounds, select_rounds
 
 __all__ = ["FEEDBACK", "PooledProblem", "pooled_problem", "top_k"]
@@ -153,6 +161,8 @@ def pooled_problem(
     held_unrated: int = 0,
     steps: Steps | None = None,
     n_jobs: int | None = None,
+    fold: NDArray[np.int64] | None = None,
+    prefit: dict[int, dict[str, Any]] | None = None,
 ) -> PooledProblem:
     """The cross-fitted rows of every target (rated items, plus sampled unrated ones).
 
@@ -160,10 +170,15 @@ def pooled_problem(
     ``feedback="ratings"`` no unrated row is sampled. ``held_unrated`` more unrated rows
     per target (``held``) let the inner CV rank a held-out user's rated items among many
     unrated ones, as top-N does, without training on them. ``n_jobs``: folds cross-fitted
-    at once, in threads (joblib; the same rows for every value).
+    at once, in threads (joblib; the same rows for every value). ``fold``: the fold of
+    every stored rating (:func:`._base.entry_folds`; None: drawn from ``rng``);
+    ``prefit[k]``: keyword arguments of fold ``k``'s ``BaseScores.fit`` computed on its
+    very ratings already (the penalty search's Gram matrix and EASE weights); that fold
+    runs first, so they are released early.
     """
     steps = steps or Steps(0, disable=True, desc="")
-    fold = entry_folds(R, n_folds, rng)
+    fold = entry_folds(R, n_folds, rng) if fold is None else fold
+    prefit = dict(prefit or {})
     n_u = np.diff(R.indptr)
     rows = np.repeat(np.arange(R.shape[0]), n_u)
     is_target = np.zeros(R.shape[0], dtype=bool)
@@ -201,16 +216,19 @@ def pooled_problem(
             [[0], np.cumsum(n_rows - np.bincount(rows[~mask], minlength=R.shape[0]))]
         )
         Rk = sp.csr_matrix((R.data[mask], R.indices[mask], indptr), shape=R.shape)
-        model = BaseScores(**base, ease_float32=True).fit(Rk)  # features: float32 anyway
+        given = prefit.pop(k, {})
+        model = BaseScores(**base, ease_float32=True).fit(Rk, **given)  # float32: as trained
+        del given
         mine = np.flatnonzero(f == k)
         X[mine] = model.cells(u[mine], it[mine])  # only the fold's cells; each fold its rows
         steps.done()
 
+    first = sorted(range(n_folds), key=lambda k: k not in prefit)  # the prefitted fold first
     if n_jobs in (None, 1):
-        for k in range(n_folds):
+        for k in first:
             cross_fit_serial(k)
     else:
-        Parallel(n_jobs=n_jobs, prefer="threads")(delayed(cross_fit)(k) for k in range(n_folds))
+        Parallel(n_jobs=n_jobs, prefer="threads")(delayed(cross_fit)(k) for k in first)
     liked = (y > 0) & (y >= 1.0 + user_means(R)[u] - lo - 1e-9)
     order = np.lexsort((it, u))
     return PooledProblem(X[order], y[order], u[order], np.concatenate(held)[order], liked[order])
@@ -364,6 +382,7 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
     steps: Steps | None = None,
     refit: bool = True,
     n_jobs: int | None = None,
+    ease_fit: dict[str, Any] | None = None,
 ) -> tuple[dict[str, PooledFit], BaseScores, int]:
     """The pooled model(s), the base recommenders on all of ``R``, and the number of rows.
 
@@ -386,15 +405,26 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
 
     ``refit``: whether the model is trained again on every target after the inner CV
     (:func:`_fit_kind`). ``n_jobs``: cross-fitting folds at once (:func:`pooled_problem`).
+
+    The folds of the ratings are :func:`._base.validation_split`'s (seed
+    ``[random_state, 2]``): with :data:`._base.VALIDATION_FOLDS` folds, the last one holds
+    out exactly the ratings the penalty search held out, so its Gram matrix and EASE
+    weights (``ease_fit``, :func:`._base.choose_ease_lambda`'s ``keep``) serve that fold.
     """
     steps = steps or Steps(0, disable=True, desc="")
     rng = np.random.default_rng(random_state)
     sampled = "rated" if feedback in ("auto", "liked") else feedback
     held = HELD_UNRATED if inner_folds is not None and sampled != "ratings" else 0
+    fold = entry_folds(R, n_folds, np.random.default_rng([random_state, 2]))
+    prefit = None
+    if ease_fit and n_folds == VALIDATION_FOLDS:
+        prefit = {n_folds - 1: {"gram": ease_fit["gram"], "ease_weights": ease_fit["weights"]}}
     problem = pooled_problem(
         R, user_sample(targets, random_state), base, n_folds=n_folds, feedback=sampled,
         negatives=negatives, rng=rng, held_unrated=held, steps=steps, n_jobs=n_jobs,
+        fold=fold, prefit=prefit,
     )  # fmt: skip
+    del prefit, ease_fit
     kinds = ("ratings", TOP_N) if feedback == "auto" else (feedback,)
     fits: dict[str, PooledFit] = {}
     for kind in kinds:
@@ -494,6 +524,7 @@ def fit_estimator(  # noqa: PLR0917  private, one caller (RankBoostRecommender._
         "pool": feats,
     }
     rec.ease_lambda_ = None
+    kept: dict[str, Any] = {}  # the penalty search's Gram matrix and weights (train_pooled)
     steps = Steps(
         _n_steps(rec, base["names"]), not rec.verbose, "RankBoostRecommender.fit", stacklevel=3
     )
@@ -501,12 +532,12 @@ def fit_estimator(  # noqa: PLR0917  private, one caller (RankBoostRecommender._
         if "ease" in base["names"]:
             lam = rec.ease_lambda
             if isinstance(lam, str):  # "auto": on a validation split of the ratings
-                lam = choose_ease_lambda(R, rec.random_state, steps=steps)[0]
+                lam = choose_ease_lambda(R, rec.random_state, steps=steps, keep=kept)[0]
             base["ease_lambda"] = rec.ease_lambda_ = float(lam)
         fits, scores, n_rows = train_pooled(
             R, fitted, base, params, rec.feedback, rec.n_folds, float(rec.negatives),
             rec.inner_folds, rec.random_state, rec.prior, rec.prior_scale, steps, rec.refit,
-            rec.n_jobs,
+            rec.n_jobs, kept,
         )  # fmt: skip
     finally:
         steps.close()
