@@ -310,7 +310,7 @@ def floor(repeats: int) -> tuple[str, dict[str, Any]]:
     searched = len(choose_ease_lambda(train, 0)[1])
     n_folds = RankBoostRecommender().n_folds
     boost: list[float] = []
-    train_quiet = _rounds._train_quiet
+    train_quiet = _rounds.train_quiet
 
     def timed_train(*a: Any, **k: Any) -> Any:
         c = time.process_time()
@@ -328,13 +328,13 @@ def floor(repeats: int) -> tuple[str, dict[str, Any]]:
             _ease_weights(G, 500.0, single)
             t[key].append(time.process_time() - c)
         boost.append(0.0)
-        _rounds._train_quiet = timed_train
+        _rounds.train_quiet = timed_train
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", TrainingStoppedWarning)
                 rec = RankBoostRecommender(rating_range=(1, 5)).fit(train)
         finally:
-            _rounds._train_quiet = train_quiet
+            _rounds.train_quiet = train_quiet
         t["boost"].append(boost[-1])
         c = time.process_time()
         rec.recommend_all(10)

@@ -49,7 +49,7 @@ from ._base import (
     user_means,
     user_sample,
 )
-from ._rounds import _train_quiet, holdout_rounds, select_rounds
+from ._rounds import holdout_rounds, select_rounds, train_quiet
 
 __all__ = ["FEEDBACK", "PooledProblem", "pooled_problem", "top_k"]
 
@@ -303,7 +303,7 @@ def _fit_kind(  # noqa: PLR0917  private helper of train_pooled
     f0 = None if prior is None else best_c * np.nan_to_num(prob.X[:, prior])
     p = params.replace(n_rounds=max(best_rounds, 1))
     steps.start(f"training the pooled model ({kind}, {p.n_rounds} rounds)")
-    model = _train_quiet(prob.X, prob.feedback(kind), p, feature_names=None, init_score=f0)
+    model = train_quiet(prob.X, prob.feedback(kind), p, feature_names=None, init_score=f0)
     steps.done()
     return PooledFit(model, best_curve, min(best_rounds, model.n_rounds), prior, scale)
 

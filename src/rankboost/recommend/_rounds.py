@@ -18,7 +18,7 @@ alone) is a candidate too.
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -31,16 +31,28 @@ from ..model import RankBoostModel
 from ..params import TrainParams
 from ._ndcg import ndcg_per_query_round
 
-if TYPE_CHECKING:
-    from ._pooled import PooledProblem
 
-__all__ = ["holdout_rounds", "select_rounds"]
+class PooledProblem(Protocol):
+    """What the searches read of a pooled problem (:class:`._pooled.PooledProblem`)."""
+
+    X: NDArray[np.float64]
+    qid: NDArray[np.int64]
+    held: NDArray[np.bool_]
+
+    def labels(self, kind: str) -> NDArray[np.float64]: ...
+
+    def gains(self, kind: str) -> NDArray[np.float64]: ...
+
+    def feedback(self, kind: str, rows: NDArray[np.bool_] | None = None) -> LayeredFeedback: ...
+
+
+__all__ = ["holdout_rounds", "select_rounds", "train_quiet"]
 
 #: scores held at once by :func:`_held_out_curve` (rounds x rows of a block of users)
 _BLOCK_CELLS = 1 << 22
 
 
-def _train_quiet(
+def train_quiet(
     X: NDArray[np.float64], fb: LayeredFeedback, params: TrainParams, **kw: Any
 ) -> RankBoostModel:
     with numba_threads(1), warnings.catch_warnings():
@@ -84,7 +96,7 @@ def _fold_curve(  # noqa: PLR0917  private helper of the two searches
         gain = problem.gains(kind)[valid]
         f0 = None if prior is None else prior[train]
         fb = problem.feedback(kind, train)
-        model = _train_quiet(problem.X[train], fb, params, init_score=f0)
+        model = train_quiet(problem.X[train], fb, params, init_score=f0)
         curve = _held_out_curve(model, problem.X[valid], problem.qid[valid], gain, start,
                                 None if prior is None else prior[valid])  # fmt: skip
     finally:
