@@ -765,3 +765,12 @@ def test_penalty_search_gram_and_weights_serve_the_last_fold_bit_for_bit():
     wrong = {4: {"gram": kept["gram"], "ease_weights": other_lam}}
     other = pooled_problem(R, np.arange(30), base, rng=np.random.default_rng(1), prefit=wrong, **kw)
     assert not np.array_equal(other.X, plain.X)
+
+
+def test_base_fit_refuses_a_given_gram_or_weights_of_another_shape():
+    R = _ratings(3, n_users=12, n_items=9)
+    base = BaseScores(("ease", "cooccurrence"), ease_lambda=50.0)
+    for kw in ({"gram": np.eye(8)}, {"ease_weights": np.ones((9, 3))}):
+        name = next(iter(kw))
+        with pytest.raises(ValueError, match=f"{name} must be an items x items array .9 x 9"):
+            base.fit(R, **kw)

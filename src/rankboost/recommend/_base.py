@@ -131,6 +131,12 @@ class BaseScores:
         """
         R = sp.csr_matrix(R, dtype=np.float64)
         n_users, n_items = R.shape
+        for name, given in (("gram", gram), ("ease_weights", ease_weights)):
+            if given is not None and np.shape(given) != (n_items, n_items):
+                raise ValueError(
+                    f"BaseScores.fit: {name} must be an items x items array "
+                    f"({n_items} x {n_items} for these ratings); got shape {np.shape(given)}."
+                )
         if "ease" in self.names:
             check_ease_memory(n_items)  # before the other recommenders' work
         self._R = R
