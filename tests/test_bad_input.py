@@ -1197,7 +1197,7 @@ def _linear_case(monkeypatch):
 
 def _recommender_case(mode):
     def case(monkeypatch):
-        from rankboost.recommend import RankBoostRecommender, _per_user, _pooled
+        from rankboost.recommend import RankBoostRecommender, _per_user, _rounds
 
         rng = np.random.default_rng(26)
         R = rng.integers(1, 6, size=(8, 20)).astype(float)
@@ -1205,7 +1205,7 @@ def _recommender_case(mode):
         est = RankBoostRecommender(n_estimators=3, mode=mode, feature_users=[4, 5, 6, 7])
 
         def fail():
-            for module in (_per_user, _pooled):  # Ctrl-C while training
+            for module in (_per_user, _rounds):  # Ctrl-C while training
                 monkeypatch.setattr(module, "train_checked", _interrupt)
             try:
                 est.fit(R, target_users=[0, 1])
