@@ -174,11 +174,11 @@ def pooled_problem(
     every stored rating (:func:`._base.entry_folds`; None: drawn from ``rng``);
     ``prefit[k]``: keyword arguments of fold ``k``'s ``BaseScores.fit`` computed on its
     very ratings already (the penalty search's Gram matrix and EASE weights); that fold
-    runs first, so they are released early.
+    runs first and pops its entry from the dict, so they are released with its fit.
     """
     steps = steps or Steps(0, disable=True, desc="")
     fold = entry_folds(R, n_folds, rng) if fold is None else fold
-    prefit = dict(prefit or {})
+    prefit = {} if prefit is None else prefit
     n_u = np.diff(R.indptr)
     rows = np.repeat(np.arange(R.shape[0]), n_u)
     is_target = np.zeros(R.shape[0], dtype=bool)
@@ -416,15 +416,18 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
     sampled = "rated" if feedback in ("auto", "liked") else feedback
     held = HELD_UNRATED if inner_folds is not None and sampled != "ratings" else 0
     fold = entry_folds(R, n_folds, np.random.default_rng([random_state, 2]))
-    prefit = None
-    if ease_fit and n_folds == VALIDATION_FOLDS:
-        prefit = {n_folds - 1: {"gram": ease_fit["gram"], "ease_weights": ease_fit["weights"]}}
+    prefit = {}
+    if ease_fit and n_folds == VALIDATION_FOLDS:  # moved out of ease_fit: freed after the fold
+        prefit[n_folds - 1] = {
+            "gram": ease_fit.pop("gram"),
+            "ease_weights": ease_fit.pop("weights"),
+        }
     problem = pooled_problem(
         R, user_sample(targets, random_state), base, n_folds=n_folds, feedback=sampled,
         negatives=negatives, rng=rng, held_unrated=held, steps=steps, n_jobs=n_jobs,
         fold=fold, prefit=prefit,
     )  # fmt: skip
-    del prefit, ease_fit
+    del prefit
     kinds = ("ratings", TOP_N) if feedback == "auto" else (feedback,)
     fits: dict[str, PooledFit] = {}
     for kind in kinds:
