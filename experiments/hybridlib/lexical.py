@@ -11,7 +11,6 @@ with the best NDCG@10 on the training folds), ``rrf`` (k = 60, ranx). Run:
 
 from __future__ import annotations
 
-import pickle
 import time
 import warnings
 from typing import Any
@@ -19,9 +18,8 @@ from typing import Any
 import numpy as np
 
 from .corpora import LOADERS, ROOT, build_runs, dense_run
-from .protocol import detectable, folds_of, paired_tests, per_query, subset, top
+from .protocol import COLLECTIONS, detectable, paired_tests, per_query, run_folds, subset, top
 
-COLLECTIONS = ("cisi", "med", "cacm", "lisa")
 OUT = ROOT / "build" / "hybrid_loco_lexical"
 
 
@@ -69,20 +67,7 @@ def lexical_fold(args: tuple) -> dict:
 
 def run_lexical(workers: int = 2) -> list[dict]:
     """Every (collection, fold); the fold results are kept in :data:`OUT`."""
-    from concurrent.futures import ProcessPoolExecutor
-
-    jobs = []
-    for name in COLLECTIONS:
-        runs, qrels = lexical_runs(name)
-        folds = folds_of(sorted(qrels))
-        for f, test_q in enumerate(folds):
-            train_q = sorted(q for g, fq in enumerate(folds) if g != f for q in fq)
-            jobs.append((name, runs, qrels, train_q, test_q, f + 1))
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(lexical_fold, jobs))
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "folds.pkl").write_bytes(pickle.dumps(results))
-    return results
+    return run_folds(lexical_runs, lexical_fold, OUT, workers)
 
 
 def lexical_tables(results: list[dict]) -> str:

@@ -38,9 +38,18 @@ import numpy as np
 
 from .corpora import LOADERS, ROOT, dense_run, write_dense_run
 from .methods import tuned_convex
-from .protocol import METRICS, detectable, folds_of, paired_tests, per_query, subset, top
+from .protocol import (
+    COLLECTIONS,
+    METRICS,
+    detectable,
+    folds_of,
+    paired_tests,
+    per_query,
+    run_folds,
+    subset,
+    top,
+)
 
-COLLECTIONS = ("cisi", "med", "cacm", "lisa")
 LIBRARY = ("boost", "linear", "boost_combsum", "convex_lib", "auto_convex_1se")
 #: AutoFusion variants measured in a second pass (:func:`adaptive_all`); ``auto`` = the defaults
 AUTO_VARIANTS = {"auto": {}, "auto_convex_2se": {"fallback": "convex", "threshold_se": 2.0}}
@@ -168,20 +177,7 @@ def loco_fold(args: tuple) -> dict:
 
 def run_all(workers: int = 2) -> list[dict]:
     """Every (collection, fold) job, 2 worker processes by default; results kept in OUT."""
-    from concurrent.futures import ProcessPoolExecutor
-
-    jobs = []
-    for name in COLLECTIONS:
-        runs, qrels = collection_runs(name)
-        folds = folds_of(sorted(qrels))
-        for f, test_q in enumerate(folds):
-            train_q = sorted(q for g, fq in enumerate(folds) if g != f for q in fq)
-            jobs.append((name, runs, qrels, train_q, test_q, f + 1))
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(loco_fold, jobs))
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "folds.pkl").write_bytes(pickle.dumps(results))
-    return results
+    return run_folds(collection_runs, loco_fold, OUT, workers)
 
 
 def pooled(results: list[dict]) -> dict[str, dict[str, dict[str, np.ndarray]]]:

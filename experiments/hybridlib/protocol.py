@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import pickle
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,8 @@ from .corpora import DEPTH
 N_FOLDS = 5
 SEED = 17
 METRICS = ("ndcg@10", "map@100", "recall@100")
+#: the four collections of the leave-one-collection-out runs (``loco``, ``lexical``)
+COLLECTIONS = ("cisi", "med", "cacm", "lisa")
 
 
 # ------------------------------------------------------------------ protocol -------------
@@ -21,6 +25,33 @@ def folds_of(queries: list[str], k: int = N_FOLDS, seed: int = SEED) -> list[lis
     """One fixed k-fold split of the queries: a seeded permutation, query i to fold i mod k."""
     perm = np.random.default_rng(seed).permutation(len(queries))
     return [sorted(queries[j] for j in perm[f::k]) for f in range(k)]
+
+
+def run_folds(
+    runs_of: Callable[[str], tuple[dict, dict]],
+    fold: Callable[[tuple], dict],
+    out: Path,
+    workers: int = 2,
+) -> list[dict]:
+    """``fold((name, runs, qrels, train_q, test_q, k))`` of every (collection, fold) job.
+
+    ``runs_of(name)`` gives a collection's runs and qrels; the jobs run in ``workers``
+    processes and their results are kept in ``out / "folds.pkl"`` (``--reuse`` reads it).
+    """
+    from concurrent.futures import ProcessPoolExecutor
+
+    jobs = []
+    for name in COLLECTIONS:
+        runs, qrels = runs_of(name)
+        folds = folds_of(sorted(qrels))
+        for f, test_q in enumerate(folds):
+            train_q = sorted(q for g, fq in enumerate(folds) if g != f for q in fq)
+            jobs.append((name, runs, qrels, train_q, test_q, f + 1))
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        results = list(pool.map(fold, jobs))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "folds.pkl").write_bytes(pickle.dumps(results))
+    return results
 
 
 def subset(run: Any, queries: set[str]) -> Any:
