@@ -26,7 +26,7 @@ __all__ = [
     "PROG",
     "CLIError",
     "UsageError",
-    "add_command",
+    "add_parser",
     "count",
     "did_you_mean",
     "error_line",
@@ -269,18 +269,24 @@ def interrupt_at_round_end() -> Iterator[Callable[[Any], None]]:
             raise KeyboardInterrupt
 
 
-def add_command(
-    sub: Any, name: str, func: Callable[[argparse.Namespace], int], help: str, epilog: str
+def add_parser(
+    sub: Any, name: str, help: str, epilog: str, description: str | None = None, **defaults: Any
 ) -> argparse.ArgumentParser:
-    """Add subcommand ``name`` (its help, its examples, ``func`` as handler) to ``sub``."""
+    """Add command ``name`` to the subparsers ``sub``, as every command module does.
+
+    ``help``: its line in the list of commands, and its description unless ``description``
+    is given; ``epilog``: its examples, printed as written (one command line alone gets
+    ``example:`` before it); ``defaults``: ``func`` (the handler) and ``files`` (what it
+    reads and writes, :class:`rankboost.cli._rules.Files`) of a command that runs.
+    """
     p: argparse.ArgumentParser = sub.add_parser(
         name,
         help=help,
-        description=help,
+        description=description or help,
         epilog=epilog if epilog.startswith("example") else "example:\n  " + epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.set_defaults(func=func)
+    p.set_defaults(**defaults)
     return p
 
 

@@ -1,7 +1,7 @@
 """What the ``fuse`` subcommands share: the runs' options, ``--common-queries``, the notes.
 
-:func:`add_runs`, :func:`add_by_order` and :func:`add_common_queries` are the options of
-several ``fuse`` subcommands; :func:`common_queries` is ``--common-queries``;
+:data:`OPTIONS` (added by :func:`add_options`) are the options of several ``fuse``
+subcommands; :func:`common_queries` is ``--common-queries``;
 :func:`load_fusion` reads a fusion model of any family; :func:`warn_degenerate` warns about
 a degenerate learned model; :func:`plot_cv` and :func:`plot_selection` are ``fuse train
 --plot``; :data:`EXAMPLES` are the ``Examples`` of every ``fuse`` subcommand's ``--help``.
@@ -19,9 +19,8 @@ from ._inputs import save_plot
 
 __all__ = [
     "EXAMPLES",
-    "add_by_order",
-    "add_common_queries",
-    "add_runs",
+    "OPTIONS",
+    "add_options",
     "common_queries",
     "load_fusion",
     "plot_cv",
@@ -211,35 +210,42 @@ def plot_selection(auto: Any, path: str, command: str) -> None:
     save_plot(fig, path, say=False)
 
 
-def add_common_queries(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--common-queries",
-        action="store_true",
-        help="keep only the queries every run covers (how many were dropped is printed); "
-        "--family linear needs runs of the same queries, as an engine runs every retriever",
-    )
+#: The options several ``fuse`` subcommands share: name -> ``add_argument``'s arguments.
+OPTIONS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
+    "runs": (
+        ("--runs",),
+        {
+            "nargs": "+",
+            "required": True,
+            "metavar": "RUN",
+            "help": "TREC run files (qid Q0 docid rank score tag), gz ok; a model matches them "
+            "to its lists by file name",
+        },
+    ),
+    "by_order": (
+        ("--by-order",),
+        {
+            "action": "store_true",
+            "help": "use the --runs in the order given; by default each run file is matched to "
+            "the model's list of the same path or file name (an unknown name is an error)",
+        },
+    ),
+    "common_queries": (
+        ("--common-queries",),
+        {
+            "action": "store_true",
+            "help": "keep only the queries every run covers (how many were dropped is printed); "
+            "--family linear needs runs of the same queries, as an engine runs every retriever",
+        },
+    ),
+}
 
 
-def add_runs(p: argparse.ArgumentParser) -> None:
-    """``--runs RUN ...``: the TREC runs of the lists, matched to a model by file name."""
-    p.add_argument(
-        "--runs",
-        nargs="+",
-        required=True,
-        metavar="RUN",
-        help="TREC run files (qid Q0 docid rank score tag), gz ok; a model matches them to "
-        "its lists by file name",
-    )
-
-
-def add_by_order(p: argparse.ArgumentParser) -> None:
-    """``--by-order``: the runs in the order given rather than matched by name."""
-    p.add_argument(
-        "--by-order",
-        action="store_true",
-        help="use the --runs in the order given; by default each run file is matched to the "
-        "model's list of the same path or file name (an unknown name is an error)",
-    )
+def add_options(p: argparse.ArgumentParser, *names: str) -> None:
+    """Add the shared ``fuse`` options ``names`` (keys of :data:`OPTIONS`) to ``p``."""
+    for name in names:
+        flags, kwargs = OPTIONS[name]
+        p.add_argument(*flags, **kwargs)
 
 
 def load_fusion(path: str) -> Any:

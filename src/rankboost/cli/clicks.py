@@ -15,7 +15,7 @@ from typing import Any
 
 from . import _clicks
 from ._clicks import log_bar, propensity_table
-from ._common import int_at_least
+from ._common import add_parser, int_at_least
 from ._defaults import changed, default_of, shown
 from ._inputs import check_plot, pyplot_offscreen, save_plot
 from ._rules import Files, add_progress_options, show_progress
@@ -72,12 +72,7 @@ def _share(text: str) -> float:
 
 
 def register(subparsers: Any) -> None:
-    """Add the ``clicks`` subcommand (with ``simulate`` and ``propensity``) to a parser.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        The object returned by ``ArgumentParser.add_subparsers()``.
+    """Add ``rankboost clicks`` (``simulate``, ``propensity``) to the command line's subparsers.
 
     Examples
     --------
@@ -87,28 +82,29 @@ def register(subparsers: Any) -> None:
     >>> args.sessions, args.eta, args.model
     (100000, 1.0, 'pbm')
     """
-    p = subparsers.add_parser(
+    p = add_parser(
+        subparsers,
         "clicks",
-        help="click logs: simulate one from a labelled file, estimate position propensities",
-        description="Click logs for learning to rank from clicks (docs/clicks.md).",
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "click logs: simulate one from a labelled file, estimate position propensities",
+        _EPILOG,
+        "Click logs for learning to rank from clicks (docs/clicks.md).",
     )
-    sub = p.add_subparsers(dest="clicks_command", metavar="COMMAND", parser_class=type(p))
-    sub.required = True
+    sub = p.add_subparsers(dest="clicks_command", metavar="COMMAND", required=True)
     _add_simulate(sub)
     _add_propensity(sub)
 
 
 def _add_simulate(sub: Any) -> None:
-    s = sub.add_parser(
+    s = add_parser(
+        sub,
         "simulate",
-        help="simulate a click log from a labelled SVMlight/LETOR file",
-        description="Simulate clicks (standard protocol): a weak production ranker trained on "
-        "a share of the queries ranks each query; each session draws a query uniformly and "
-        "clicks its top documents by a position-based or cascade model.",
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "simulate a click log from a labelled SVMlight/LETOR file",
+        _EPILOG,
+        "Simulate clicks (standard protocol): a weak production ranker trained on a share of "
+        "the queries ranks each query; each session draws a query uniformly and clicks its "
+        "top documents by a position-based or cascade model.",
+        func=_simulate,
+        files=Files({"data": "input data file"}, {"output": "-o"}),
     )
     d = {k: default_of(SIMULATE, v) for k, v in SIMULATE_OPTIONS.items()}
     d["production_share"] = default_of(PRODUCTION, "share")
@@ -151,17 +147,21 @@ def _add_simulate(sub: Any) -> None:
     )
     s.add_argument("--seed", type=int, default=d["seed"], help=f"random seed (default {d['seed']})")
     add_progress_options(s)
-    s.set_defaults(func=_simulate, files=Files({"data": "input data file"}, {"output": "-o"}))
 
 
 def _add_propensity(sub: Any) -> None:
-    e = sub.add_parser(
+    e = add_parser(
+        sub,
         "propensity",
-        help="estimate examination propensity per position from a click log",
-        description="Estimate p_k (p_1 = 1) by regression-EM or EM (Wang et al. WSDM 2018) or "
+        "estimate examination propensity per position from a click log",
+        _EPILOG,
+        "Estimate p_k (p_1 = 1) by regression-EM or EM (Wang et al. WSDM 2018) or "
         "intervention harvesting (Agarwal et al. WSDM 2019; documents shown at several positions).",
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        func=_propensity,
+        files=Files(
+            {"log": "input click log", "data": "input feature file"},
+            {"output": "-o", "plot": "--plot"},
+        ),
     )
     e.add_argument("log", metavar="LOG", help="click log (TSV/CSV, may be .gz)")
     e.add_argument("data", metavar="FEATURES", nargs="?", help="feature file (regression-EM)")
@@ -175,13 +175,6 @@ def _add_propensity(sub: Any) -> None:
     e.add_argument("-o", "--output", help="table to write (default: standard output)")
     e.add_argument("--plot", metavar="PNG", help="also plot p_k against position (matplotlib)")
     add_progress_options(e)
-    e.set_defaults(
-        func=_propensity,
-        files=Files(
-            {"log": "input click log", "data": "input feature file"},
-            {"output": "-o", "plot": "--plot"},
-        ),
-    )
 
 
 def _simulate(args: argparse.Namespace) -> int:

@@ -35,7 +35,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ._common import UsageError
+from ._common import UsageError, add_parser
 from ._rules import Files, Paths
 
 __all__ = ["register"]
@@ -63,29 +63,23 @@ FILES = Files({"inputs": "input file", "qrels": "qrels file"}, implied=_written)
 
 
 def register(subparsers: Any) -> None:
-    """Add the ``convert`` subcommand to an argparse subparsers object.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        The object returned by ``ArgumentParser.add_subparsers()``.
-    """
-    p = subparsers.add_parser(
+    """Add ``rankboost convert`` to the command line's subparsers."""
+    p = add_parser(
+        subparsers,
         "convert",
-        help="convert LETOR-agg files to TREC runs + qrels, or TREC runs to LETOR-agg",
-        description=(
+        "convert LETOR-agg files to TREC runs + qrels, or TREC runs to LETOR-agg",
+        "examples:\n"
+        "  rankboost convert MQ2008-agg/Fold1/train.txt.gz --to trec -o train/\n"
+        "  rankboost convert a.run b.run --qrels qrels.txt --to letor -o agg.txt",
+        (
             "--to trec: one LETOR 4.0 aggregation file -> OUTDIR/ranker1.run ... rankerK.run "
             "(zero-padded: ranker01 ... ranker25) "
             "(score = -rank, NULL entries left out) + OUTDIR/qrels.txt. --to letor: TREC runs "
             "+ --qrels -> one LETOR aggregation file, column i = the rank in the i-th run, "
             "NULL where it did not return the document."
         ),
-        epilog=(
-            "examples:\n"
-            "  rankboost convert MQ2008-agg/Fold1/train.txt.gz --to trec -o train/\n"
-            "  rankboost convert a.run b.run --qrels qrels.txt --to letor -o agg.txt"
-        ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        func=_convert,
+        files=FILES,
     )
     p.add_argument(
         "inputs",
@@ -101,7 +95,6 @@ def register(subparsers: Any) -> None:
         help="--to trec: output folder (created if needed); --to letor: output file",
     )
     p.add_argument("--qrels", help="--to letor: TREC qrels file giving the labels (required)")
-    p.set_defaults(func=_convert, files=FILES)
 
 
 def _convert(args: argparse.Namespace) -> int:

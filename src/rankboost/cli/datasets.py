@@ -17,7 +17,7 @@ import os
 import sys
 from typing import Any
 
-from ._common import PROG, CLIError, UsageError, os_error_text
+from ._common import PROG, CLIError, UsageError, add_parser, os_error_text
 from ._defaults import default_of
 from ._rules import Files, Paths
 
@@ -41,29 +41,24 @@ FILES = ("train.txt", "vali.txt", "test.txt", "feature_names.txt")
 
 
 def register(subparsers: Any) -> None:
-    """Add ``rankboost datasets`` (subcommand ``write``) to ``subparsers``.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        The object returned by ``ArgumentParser.add_subparsers()``.
-    """
-    p = subparsers.add_parser(
+    """Add ``rankboost datasets`` (``write``) to the command line's subparsers."""
+    p = add_parser(
+        subparsers,
         "datasets",
-        help="write a bundled dataset (LETOR 4.0 MQ2008) to disk",
-        description="Write a bundled dataset to disk, as the files its publisher ships.",
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "write a bundled dataset (LETOR 4.0 MQ2008) to disk",
+        _EPILOG,
+        "Write a bundled dataset to disk, as the files its publisher ships.",
     )
-    sub = p.add_subparsers(dest="datasets_command", metavar="COMMAND", parser_class=type(p))
-    sub.required = True
-    w = sub.add_parser(
+    sub = p.add_subparsers(dest="datasets_command", metavar="COMMAND", required=True)
+    w = add_parser(
+        sub,
         "write",
-        help="write one MQ2008 fold: DIR/train.txt, vali.txt, test.txt, feature_names.txt",
-        description="Write one MQ2008 fold as DIR/train.txt, DIR/vali.txt, DIR/test.txt "
-        "(the LETOR 4.0 files, byte for byte) and DIR/feature_names.txt.",
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "write one MQ2008 fold: DIR/train.txt, vali.txt, test.txt, feature_names.txt",
+        _EPILOG,
+        "Write one MQ2008 fold as DIR/train.txt, DIR/vali.txt, DIR/test.txt (the LETOR 4.0 "
+        "files, byte for byte) and DIR/feature_names.txt.",
+        func=_cmd_write,
+        files=Files(implied=lambda a: Paths(folders=[("DIR", a.directory)])),
     )
     w.add_argument("name", choices=["mq2008"], help="the dataset (mq2008)")
     w.add_argument("directory", metavar="DIR", help="output folder, created when missing")
@@ -72,9 +67,6 @@ def register(subparsers: Any) -> None:
         "--fold", type=int, choices=range(1, 6), default=fold, help=f"LETOR fold (default {fold})"
     )
     w.add_argument("--force", action="store_true", help="replace files of the same names in DIR")
-    w.set_defaults(
-        func=_cmd_write, files=Files(implied=lambda a: Paths(folders=[("DIR", a.directory)]))
-    )
 
 
 def _check_directory(directory: str, force: bool) -> None:

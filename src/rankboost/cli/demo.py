@@ -11,7 +11,7 @@ import sys
 import time
 from typing import Any
 
-from ._common import PROG, add_command, table
+from ._common import PROG, add_parser, table
 from ._defaults import default_of
 from ._rules import Files, add_progress_options, show_progress
 from ._training import DEFAULT_METRICS, add_train_options, check_eval, check_training
@@ -23,14 +23,14 @@ LOAD = "rankboost.datasets._bundled:load_mq2008"
 
 def register(sub: Any) -> None:
     """Add ``rankboost demo`` to the ``subparsers`` of the command line."""
-    p = add_command(
+    p = add_parser(
         sub,
         "demo",
-        run,
         "train on the bundled MQ2008 fold and print validation/test scores",
         "rankboost demo --fold 1",
+        func=run,
+        files=Files(),  # bundled data, nothing written
     )
-    p.set_defaults(files=Files())  # bundled data, nothing written
     fold = default_of(LOAD, "fold")
     p.add_argument(
         "--fold", type=int, choices=range(1, 6), default=fold, help=f"fold (default {fold})"

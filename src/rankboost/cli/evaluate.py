@@ -11,7 +11,7 @@ import json
 import sys
 from typing import Any
 
-from ._common import CLIError, add_command, count, int_at_least, one_line, table
+from ._common import CLIError, add_parser, count, int_at_least, one_line, table
 from ._inputs import (
     add_query_file,
     check_exists,
@@ -30,14 +30,14 @@ __all__ = ["register"]
 
 def register(sub: Any) -> None:
     """Add ``rankboost evaluate`` to the ``subparsers`` of the command line."""
-    p = add_command(
+    p = add_parser(
         sub,
         "evaluate",
-        run,
         "evaluate a model on a labelled file",
         "rankboost evaluate model.json test.txt --metric ndcg@10 --metric map --discount letor",
+        func=run,
+        files=Files(),  # reads, writes nothing
     )
-    p.set_defaults(files=Files())  # reads, writes nothing
     p.add_argument("model", metavar="MODEL", help="model file from 'rankboost train'")
     p.add_argument("data", metavar="DATA", help="labelled SVMlight/LETOR file")
     add_query_file(p)

@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ._common import add_parser
 from ._defaults import changed, default_of, shown
 from ._rules import Files
 
@@ -55,23 +56,19 @@ See docs/serving.md for how each consumer reads the file and what is exact.
 
 
 def register(subparsers: Any) -> None:
-    """Add the ``export`` subcommand to an argparse subparsers object.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        The object returned by ``ArgumentParser.add_subparsers()``.
-    """
+    """Add ``rankboost export`` to the command line's subparsers."""
     from ..export import ALIASES, FORMATS
 
     d = {dest: default_of(EXPORT, name) for dest, name in OPTIONS.items()}
 
-    p = subparsers.add_parser(
+    p = add_parser(
+        subparsers,
         "export",
-        help="write a model for XGBoost, LightGBM, ONNX, RankLib or a search engine's LTR",
-        description="Export a saved rankboost model for another consumer (docs/serving.md).",
-        epilog=_EPILOG.format(formats=", ".join(FORMATS)),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "write a model for XGBoost, LightGBM, ONNX, RankLib or a search engine's LTR",
+        _EPILOG.format(formats=", ".join(FORMATS)),
+        "Export a saved rankboost model for another consumer (docs/serving.md).",
+        func=run,
+        files=FILES,
     )
     p.add_argument("model", metavar="MODEL", help="model file from 'rankboost train' (or fuse)")
     p.add_argument(
@@ -122,7 +119,6 @@ def register(subparsers: Any) -> None:
         default=d["dtype"],
         help=f"onnx: input and split precision (default {shown(d['dtype'])})",
     )
-    p.set_defaults(func=run, files=FILES)
 
 
 def _feature_name_file(args: argparse.Namespace) -> Any:

@@ -25,7 +25,7 @@ import argparse
 from typing import Any
 
 from . import fuse_apply, fuse_export, fuse_train
-from ._common import UsageError
+from ._common import UsageError, add_parser
 from ._fuse import EXAMPLES
 
 __all__ = ["register", "run"]
@@ -35,25 +35,19 @@ SUBCOMMANDS = ("train", "apply", "evaluate", "export")
 
 
 def register(subparsers: Any) -> None:
-    """Add the ``fuse`` subcommand (train / apply / evaluate / export) to a parser.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        The object returned by ``ArgumentParser.add_subparsers()``.
-    """
-    fuse = subparsers.add_parser(
+    """Add ``rankboost fuse`` (train / apply / evaluate / export) to the subparsers of a parser."""
+    fuse = add_parser(
+        subparsers,
         "fuse",
-        help="learn to combine ranked lists (meta-search / rank fusion)",
-        description="Learned rank fusion with RankBoost (Freund et al. 2003, section 6.2).",
-        epilog=EXAMPLES["fuse"],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "learn to combine ranked lists (meta-search / rank fusion)",
+        EXAMPLES["fuse"],
+        "Learned rank fusion with RankBoost (Freund et al. 2003, section 6.2).",
     )
     fuse.set_defaults(func=_needs_a_subcommand(fuse))
     sub = fuse.add_subparsers(dest="fuse_command", metavar="{" + ",".join(SUBCOMMANDS) + "}")
-    fuse_train.add_parser(sub)
-    fuse_apply.add_parsers(sub)
-    fuse_export.add_parser(sub)
+    fuse_train.register(sub)
+    fuse_apply.register(sub)
+    fuse_export.register(sub)
 
 
 def run(args: argparse.Namespace) -> int:

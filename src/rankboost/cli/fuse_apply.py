@@ -13,27 +13,29 @@ import json
 import sys
 from typing import Any
 
-from ._common import count, int_at_least
-from ._fuse import EXAMPLES, add_by_order, add_common_queries, add_runs, common_queries, load_fusion
+from ._common import add_parser, count, int_at_least
+from ._fuse import EXAMPLES, add_options, common_queries, load_fusion
 from ._metrics import add_metric_argument, add_metric_options, format_conventions, metric_options
 from ._rules import Files
 
-__all__ = ["add_parsers"]
+__all__ = ["register"]
 
 #: The metrics ``fuse evaluate`` prints without ``--metric``.
 DEFAULT_METRICS = ("ndcg@10", "map")
 
 
-def add_parsers(sub: Any) -> None:
+def register(sub: Any) -> None:
     """Add ``apply`` and ``evaluate`` to the ``fuse`` subparsers."""
-    p = sub.add_parser(
+    p = add_parser(
+        sub,
         "apply",
-        help="fuse runs with a saved model, write a TREC run",
-        epilog=EXAMPLES["apply"],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "fuse runs with a saved model, write a TREC run",
+        EXAMPLES["apply"],
+        func=apply,
+        files=Files({"model": "fusion model file", "runs": "run file"}, {"output": "-o"}),
     )
     p.add_argument("model", help="fusion model JSON written by 'fuse train'")
-    add_runs(p)
+    add_options(p, "runs")
     p.add_argument("-o", "--output", required=True, help="where to write the fused TREC run")
     p.add_argument("--tag", default="rankboost", help="run tag (6th column, default rankboost)")
     p.add_argument(
@@ -42,25 +44,20 @@ def add_parsers(sub: Any) -> None:
         default=None,
         help="keep the top DEPTH per query, an int >= 1 (default: all)",
     )
-    add_by_order(p)
-    add_common_queries(p)
-    p.set_defaults(
-        func=apply,
-        files=Files({"model": "fusion model file", "runs": "run file"}, {"output": "-o"}),
-    )
+    add_options(p, "by_order", "common_queries")
 
-    p = sub.add_parser(
+    p = add_parser(
+        sub,
         "evaluate",
-        help="evaluate a fusion model on runs, or run files themselves, against qrels",
-        description=(
-            "With MODEL: fuse --runs with it and evaluate the fused run. Without MODEL: "
-            "evaluate every --runs file on its own."
-        ),
-        epilog=EXAMPLES["evaluate"],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "evaluate a fusion model on runs, or run files themselves, against qrels",
+        EXAMPLES["evaluate"],
+        "With MODEL: fuse --runs with it and evaluate the fused run. Without MODEL: evaluate "
+        "every --runs file on its own.",
+        func=evaluate,
+        files=Files(),  # reads, writes nothing
     )
     p.add_argument("model", nargs="?", default=None, help="fusion model JSON (optional)")
-    add_runs(p)
+    add_options(p, "runs")
     p.add_argument("--qrels", required=True, help="TREC qrels file (qid 0 docid rel), gz ok")
     add_metric_argument(
         p,
@@ -73,9 +70,7 @@ def add_parsers(sub: Any) -> None:
         help='print JSON instead of a table ({run: {metric: value}, "conventions": {...}})',
     )
     add_metric_options(p)
-    add_by_order(p)
-    add_common_queries(p)
-    p.set_defaults(func=evaluate, files=Files())  # reads, writes nothing
+    add_options(p, "by_order", "common_queries")
 
 
 def apply(args: argparse.Namespace) -> int:

@@ -12,12 +12,12 @@ import argparse
 import sys
 from typing import Any
 
-from ._common import UsageError, int_at_least
+from ._common import UsageError, add_parser, int_at_least
 from ._defaults import changed, default_of
-from ._fuse import EXAMPLES, add_common_queries, common_queries, warn_degenerate
+from ._fuse import EXAMPLES, add_options, common_queries, warn_degenerate
 from ._rules import Files
 
-__all__ = ["add_parser", "refuse_other_models", "run"]
+__all__ = ["refuse_other_models", "register", "run"]
 
 #: What the options are passed to (their defaults are its own).
 EXPORT = "rankboost.fusion.engines:export_linear"
@@ -30,17 +30,19 @@ OPTIONS = {
 }
 
 
-def add_parser(sub: Any) -> None:
+def register(sub: Any) -> None:
     """Add ``export`` to the ``fuse`` subparsers."""
     from ..fusion.engines import ENGINES
 
     d = {dest: default_of(EXPORT, name) for dest, name in OPTIONS.items()}
-    p = sub.add_parser(
+    p = add_parser(
+        sub,
         "export",
-        help="write a --family linear model as a search engine's hybrid request or pipeline "
+        "write a --family linear model as a search engine's hybrid request or pipeline "
         "(Elasticsearch, OpenSearch, Qdrant, Milvus)",
-        epilog=EXAMPLES["export"],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        EXAMPLES["export"],
+        func=run,
+        files=Files({"model": "fusion model file", "check_runs": "run file"}, {"output": "-o"}),
     )
     p.add_argument("model", help="linear fusion model JSON written by 'fuse train --family linear'")
     p.add_argument("--engine", required=True, choices=list(ENGINES))
@@ -81,11 +83,7 @@ def add_parser(sub: Any) -> None:
         help="OpenSearch min-max: write the normalization-processor although it ranks "
         "differently (a weighted mean over the sub-queries that returned a document)",
     )
-    add_common_queries(p)
-    p.set_defaults(
-        func=run,
-        files=Files({"model": "fusion model file", "check_runs": "run file"}, {"output": "-o"}),
-    )
+    add_options(p, "common_queries")
 
 
 def run(args: argparse.Namespace) -> int:

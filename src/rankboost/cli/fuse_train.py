@@ -18,7 +18,7 @@ import argparse
 import sys
 from typing import Any
 
-from ._common import UsageError, count, int_at_least
+from ._common import UsageError, add_parser, count, int_at_least
 from ._family import (
     DEFAULT_FAMILY,
     FAMILIES,
@@ -30,8 +30,7 @@ from ._family import (
 )
 from ._fuse import (
     EXAMPLES,
-    add_common_queries,
-    add_runs,
+    add_options,
     common_queries,
     plot_cv,
     plot_selection,
@@ -41,7 +40,7 @@ from ._inputs import check_plot
 from ._metrics import format_conventions
 from ._rules import Files, add_progress_options, show_progress
 
-__all__ = ["CV_CONVENTIONS", "add_parser", "rounds_value", "train_options"]
+__all__ = ["CV_CONVENTIONS", "register", "rounds_value", "train_options"]
 
 #: How the inner folds score NDCG@10 (:func:`rankboost.fusion.cv_rounds`): not as
 #: ``fuse evaluate`` does by default, so the line says so.
@@ -54,13 +53,10 @@ CV_CONVENTIONS = (
 )
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
+def register(sub: Any) -> argparse.ArgumentParser:
     """Add ``train`` to the ``fuse`` subparsers."""
-    p: argparse.ArgumentParser = sub.add_parser(
-        "train",
-        help="fit a fusion model on runs + qrels, save it as JSON",
-        epilog=EXAMPLES["train"],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    p = add_parser(
+        sub, "train", "fit a fusion model on runs + qrels, save it as JSON", EXAMPLES["train"]
     )
     add_arguments(p)
     return p
@@ -68,7 +64,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """``fuse train``'s arguments, handler and files on ``p``."""
-    add_runs(p)
+    add_options(p, "runs")
     p.add_argument("--qrels", required=True, help="TREC qrels file (qid 0 docid rel), gz ok")
     p.add_argument("-o", "--output", required=True, help="where to write the model (JSON)")
     _add_model_options(p)
@@ -78,7 +74,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="read only the top DEPTH of each run, an int >= 1 (default: all)",
     )
-    add_common_queries(p)
+    add_options(p, "common_queries")
     add_progress_options(p, "progress bars (inner folds, rounds)")
     p.add_argument(
         "--plot",

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ._common import UsageError, add_command, int_at_least, table
+from ._common import UsageError, add_parser, int_at_least, table
 from ._inputs import check_plot, load_model_file
 from ._rules import Files
 from ._training import plot_training
@@ -22,29 +22,23 @@ __all__ = ["register"]
 
 def register(sub: Any) -> None:
     """Add ``rankboost info`` to the ``subparsers`` of the command line."""
-    p = add_command(
+    p = add_parser(
         sub,
         "info",
-        run,
         "show a model's rounds and feature importances (or a fusion model's lists)",
         "rankboost info model.json --top 10 --head 20",
+        func=run,
+        files=Files({"model": "model file"}, {"plot": "--plot"}),
     )
-    p.set_defaults(files=Files({"model": "model file"}, {"plot": "--plot"}))
     p.add_argument("model", metavar="MODEL", help="model file")
-    p.add_argument(
-        "--top",
-        type=int_at_least(0),
-        default=20,
-        metavar="N",
-        help="importance rows, an int >= 0 (default 20, 0 = all)",
-    )
-    p.add_argument(
-        "--head",
-        type=int_at_least(0),
-        default=10,
-        metavar="N",
-        help="round rows, an int >= 0 (default 10, 0 = all)",
-    )
+    for flag, rows, default in (("--top", "importance", 20), ("--head", "round", 10)):
+        p.add_argument(
+            flag,
+            type=int_at_least(0),
+            default=default,
+            metavar="N",
+            help=f"{rows} rows, an int >= 0 (default {default}, 0 = all)",
+        )
     p.add_argument(
         "--plot",
         metavar="PNG",

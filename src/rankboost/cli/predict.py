@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ._common import CLIError, add_command, count, int_at_least, one_line, os_error_text
+from ._common import CLIError, add_parser, count, int_at_least, one_line, os_error_text
 from ._inputs import (
     add_query_file,
     check_exists,
@@ -37,14 +37,14 @@ FILES = Files(
 
 def register(sub: Any) -> None:
     """Add ``rankboost predict`` to the ``subparsers`` of the command line."""
-    p = add_command(
+    p = add_parser(
         sub,
         "predict",
-        run,
         "score every row of a file (one score per line, input order)",
         "rankboost predict model.json test.txt -o scores.txt",
+        func=run,
+        files=FILES,
     )
-    p.set_defaults(files=FILES)
     p.add_argument("model", metavar="MODEL", help="model file from 'rankboost train'")
     p.add_argument("data", metavar="DATA", help="SVMlight/LETOR file to score")
     add_query_file(p)

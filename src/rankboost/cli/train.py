@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ._clicks import add_train_arguments, click_fit_kwargs, click_inputs
-from ._common import PROG, UsageError, add_command, count, int_at_least, table
+from ._common import PROG, UsageError, add_parser, count, int_at_least, table
 from ._inputs import add_query_file, check_plot, load_data, query_ids, write_file
 from ._metrics import add_metric_argument
 from ._rules import Files, Paths, add_progress_options, query_files, show_progress
@@ -50,14 +50,14 @@ FILES = Files(
 
 def register(sub: Any) -> None:
     """Add ``rankboost train`` to the ``subparsers`` of the command line."""
-    p = add_command(
+    p = add_parser(
         sub,
         "train",
-        run,
         "train a model on an SVMlight/LETOR file",
         "rankboost train train.txt --valid vali.txt --early-stopping 50 -o model.json",
+        func=run,
+        files=FILES,
     )
-    p.set_defaults(files=FILES)
     p.add_argument("data", metavar="DATA", help="training file (SVMlight/LETOR, may be .gz)")
     add_query_file(p)
     p.add_argument("--valid", metavar="FILE", help="validation file: metrics every round")
