@@ -508,6 +508,37 @@ PASSED = [
 ]  # fmt: skip
 
 
+def test_issue45_defaults_read_from_the_source_are_the_signatures():
+    """The CLI reads defaults from the source (no import: the click modules import numba);
+    what it reads is ``inspect.signature``'s, for every callee it reads."""
+    import rankboost.cli._clicks as clicks_options
+    import rankboost.cli.clicks as clicks_commands
+    import rankboost.cli.datasets as datasets_command
+    import rankboost.cli.demo as demo_command
+    import rankboost.cli.export as export_command
+    import rankboost.cli.fuse_export as fuse_export_command
+    from rankboost.cli._defaults import signature_defaults
+    from rankboost.cli._family import FAMILIES
+
+    targets = {
+        *FAMILIES.values(),
+        clicks_options.FEEDBACK,
+        clicks_options.COUNTS,
+        clicks_commands.SIMULATE,
+        clicks_commands.PRODUCTION,
+        clicks_commands.ESTIMATE,
+        datasets_command.WRITE,
+        demo_command.LOAD,
+        export_command.EXPORT,
+        fuse_export_command.EXPORT,
+    }
+    for target in sorted(targets):
+        empty = inspect.Parameter.empty
+        params = inspect.signature(_callee(target)).parameters.items()
+        want = {k: p.default for k, p in params if p.default is not empty}
+        assert dict(signature_defaults(target)) == want, target
+
+
 @pytest.mark.parametrize(("words", "dest", "target", "parameter"), PASSED)
 def test_issue45_each_option_default_is_the_signature_default(words, dest, target, parameter):
     """The default the parser holds, and the one ``--help`` prints, is the default of the

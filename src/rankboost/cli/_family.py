@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+from collections.abc import Mapping
 from typing import Any
 
 from ._common import UsageError
@@ -60,9 +61,9 @@ NOT_MODEL = frozenset(
 _NONE_AS_TEXT = frozenset({"prior"})
 
 
-def family_parameters(family: str) -> dict[str, Any]:
+def family_parameters(family: str) -> Mapping[str, Any]:
     """The constructor parameters of ``family``'s estimator and their defaults."""
-    return dict(signature_defaults(FAMILIES[family]))
+    return signature_defaults(FAMILIES[family])
 
 
 def option_defaults(dests: list[str]) -> dict[str, Any]:

@@ -24,7 +24,7 @@ import argparse
 import os
 import stat
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -48,9 +48,9 @@ class Paths(NamedTuple):
     when missing (``(option, path)``).
     """
 
-    inputs: list[tuple[str, str]] = []
-    outputs: list[tuple[str, str]] = []
-    folders: list[tuple[str, str]] = []
+    inputs: Sequence[tuple[str, str]] = ()
+    outputs: Sequence[tuple[str, str]] = ()
+    folders: Sequence[tuple[str, str]] = ()
 
 
 @dataclass(frozen=True)
