@@ -293,23 +293,11 @@ def test_issue45_check_target_tries_the_folder_as_the_writer_does(tmp_path):
 # ---------------------------------------------------------------------- 3. progress bars
 
 
-class _Bar:
-    """A stand-in for tqdm that records whether it was shown."""
+class _Bar(compat._NoBar):
+    """A stand-in for tqdm (the silent bar's methods) that records whether it was shown."""
 
     def __init__(self, total, disable, desc, stacklevel=2, **kwargs) -> None:
         self.total, self.disable, self.desc = total, disable, desc
-
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-    def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
-        pass
-
-    def set_description_str(self, desc: str = "", refresh: bool = True) -> None:
-        pass
 
 
 class _Terminal(io.StringIO):
