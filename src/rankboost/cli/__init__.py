@@ -2,12 +2,13 @@
 
 Commands: ``train``, ``predict``, ``evaluate``, ``info``, ``demo``, ``fuse {train, apply,
 evaluate, export}``, ``convert``, ``export``, ``clicks {simulate, propensity}``, ``datasets
-write`` (:data:`COMMANDS`: the module of each). Each module's ``register(subparsers)`` adds
-its parser, with ``func`` (the handler) and ``files`` (what it reads and writes); before the
-handler runs, :func:`main` checks the files (:func:`rankboost.cli._rules.check_files`: no
-output is an input or another output, every output can be written). Progress bars show on a
-terminal or with ``--progress``, never with ``-q`` (:func:`rankboost.cli._rules.show_progress`);
-each option's default is the one of what it is passed to (:mod:`rankboost.cli._defaults`).
+write`` (:data:`COMMANDS`; the module of each has its name). Each module's
+``register(subparsers)`` adds its parser, with ``func`` (the handler) and ``files`` (what it
+reads and writes); before the handler runs, :func:`main` checks the files
+(:func:`rankboost.cli._rules.check_files`: no output is an input or another output, every
+output can be written). Progress bars show on a terminal or with ``--progress``, never with
+``-q`` (:func:`rankboost.cli._rules.show_progress`); each option's default is the one of
+what it is passed to (:mod:`rankboost.cli._defaults`).
 
 Reads SVMlight/LETOR files (gzip, bzip2 and xz too; LETOR 4.0 aggregation files, whose
 ``NULL`` values are read as NaN = abstain) and writes models as versioned JSON; ``predict
@@ -16,7 +17,9 @@ and back.
 Exit status, the same for every subcommand (``fuse`` included):
 
 * 0 on success;
-* 1 on an error in the data (missing, damaged or malformed file, wrong feature count);
+* 1 on an error in the data (missing, damaged or malformed file, wrong feature count) or
+  an output that cannot be written (a missing folder, a folder without write permission),
+  said before any work;
 * 2 on a usage error: unknown option, a value out of its range (every numeric option's range
   is in ``--help``), unknown metric, an output path that is one of the inputs (or another
   output), through links too;
@@ -49,19 +52,11 @@ from ._rules import Files, check_files
 
 __all__ = ["COMMANDS", "CLIError", "UsageError", "main"]
 
-#: Each command and the module of this package that registers it, in ``--help``'s order.
-COMMANDS = {
-    "train": "train",
-    "predict": "predict",
-    "evaluate": "evaluate",
-    "info": "info",
-    "demo": "demo",
-    "fuse": "fuse",
-    "convert": "convert",
-    "export": "export",
-    "clicks": "clicks",
-    "datasets": "datasets",
-}
+#: The commands, in ``--help``'s order; each is registered by the module of its name.
+COMMANDS = (
+    "train", "predict", "evaluate", "info", "demo", "fuse", "convert", "export", "clicks",
+    "datasets",
+)  # fmt: skip
 
 _EPILOG = """\
 examples:
@@ -161,9 +156,9 @@ def _build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     command = next((a for a in argv or () if not a.startswith("-")), None)
-    for name, module in COMMANDS.items():
+    for name in COMMANDS:
         if command not in COMMANDS or command == name:
-            importlib.import_module(f"{__name__}.{module}").register(sub)
+            importlib.import_module(f"{__name__}.{name}").register(sub)
     return parser
 
 
