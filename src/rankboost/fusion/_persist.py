@@ -44,8 +44,8 @@ FUSION_PARAMS = (
 class FusionFile(NamedTuple):
     """A RankFusion file's content, checked: :meth:`RankFusion.from_dict` assigns it."""
 
-    #: the estimator with the file's parameters (checked), not fitted
-    fusion: Any
+    #: the constructor parameters (checked)
+    params: dict[str, Any]
     model: RankBoostModel
     list_names: list[str]
     feature_names: list[str]
@@ -79,7 +79,7 @@ def read_fusion_dict(cls: Any, data: Any) -> FusionFile:
         params.setdefault("prior", None)
         if isinstance(params.get("thresholds"), list):  # ("uniform", B) in JSON
             params["thresholds"] = tuple(params["thresholds"])
-        fusion = cls(**params)
+        fusion = cls(**params)  # to check the parameters
         if fusion.rank_feature not in RANK_FEATURES or not isinstance(
             fusion.score_features, (bool, str)
         ):
@@ -123,4 +123,4 @@ def read_fusion_dict(cls: Any, data: Any) -> FusionFile:
             f"malformed fusion model: {n_lists} lists need {n_expected} features "
             f"but the model has {model.n_features}."
         )
-    return FusionFile(fusion, model, list_names, feature_names, n_rounds, prior_scale)
+    return FusionFile(params, model, list_names, feature_names, n_rounds, prior_scale)

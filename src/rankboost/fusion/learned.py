@@ -519,8 +519,8 @@ class RankFusion(ParamsMixin):
     @classmethod
     def from_dict(cls, data: Any) -> RankFusion:
         """Rebuild a fitted fusion from :meth:`to_dict` output."""
-        read = read_fusion_dict(cls, data)  # the fusion of the file's parameters, unfitted
-        fusion = read.fusion
+        read = read_fusion_dict(cls, data)
+        fusion = cls(**read.params)
         fusion.model_, fusion.n_rounds_ = read.model, read.n_rounds
         fusion.prior_scale_, fusion.cv_results_ = read.prior_scale, None
         fusion.list_names_, fusion.feature_names_ = read.list_names, read.feature_names
