@@ -21,8 +21,10 @@ LightGBM's ``cv()`` sits beside ``train()``:
 The held-out metric is NDCG@10 with :func:`rankboost.metrics.ndcg_score`'s defaults (gain
 ``2**label - 1``, ``log2`` discount, ties at their expected value, a query without a
 relevant row scoring 0), computed for every round at once by one kernel
-(``_kernels.ranking_metrics.ndcg_rounds``; ``tests/test_model_selection.py`` checks it
-against :func:`~rankboost.metrics.ndcg_score` round by round).
+(``_kernels.ranking_metrics.ndcg_rounds``, which sums as ``ndcg_score`` sums:
+``tests/test_model_selection.py`` checks every value against
+:func:`~rankboost.metrics.ndcg_score`'s to the last bit, so a choice read off the curves is
+the one a metric call after every round would make).
 
 Examples
 --------
@@ -291,12 +293,10 @@ def held_out_curve(
 
     Examples
     --------
-    >>> import numpy as np
     >>> from rankboost.metrics import ndcg_score
     >>> from rankboost.model_selection import held_out_curve
     >>> rng = np.random.default_rng(0)
-    >>> qid, y = np.repeat(np.arange(30), 5), rng.integers(0, 3, 150)
-    >>> HT = rng.normal(size=(3, 150))
+    >>> qid, y, HT = np.repeat(np.arange(30), 5), rng.integers(0, 3, 150), rng.normal(size=(3, 150))
     >>> bool(held_out_curve(HT, y, qid)[2] == ndcg_score(y, HT[2], qid))
     True
     """

@@ -6,8 +6,10 @@ document adding 0; ``"rrf"``: ``sum_i (k + 1) / (k + rank_i)``, RRF with k = 60 
 that a first place is worth 1). Boosting minimises ``sum D(x0, x1) exp((cF_0 + H)(x0) -
 (cF_0 + H)(x1))``, so round 1 starts from ``D_1(x0, x1) ∝ D(x0, x1) exp(c F_0(x0) - c F_0(x1))``
 (SPEC 7.2). The scale ``c`` matters (``exp(c F_0)``) and is chosen with the number of rounds
-by inner cross-validation over the training queries, 0 rounds allowed, ``c = 0`` being
-boosting from scratch.
+by inner cross-validation over the training queries (:func:`cv_prior`, on
+:mod:`rankboost.model_selection`), 0 rounds allowed (the prior's ranking), ``c = 0`` being
+boosting from scratch. :func:`fit_prior` returns what it learned (:class:`PriorFit`);
+:class:`~rankboost.fusion.RankFusion` assigns it.
 
 The engine starts from the prior itself (``init_score = c F_0``, :func:`rankboost.train`),
 so the layered feedback keeps its O(n) form; :func:`prior_feedback` writes the same first
