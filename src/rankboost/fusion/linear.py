@@ -14,10 +14,10 @@ ln((1 + r) / (1 - r))``, times the learning rate), started from a prior ``F_0 = 
 weak rankers with ``r > 0`` (every weight stays >= 0, as the engines require). The prior's
 scale ``c`` and the number of rounds (0 allowed: the prior alone) are chosen together by
 cross-validation over the training queries, NDCG@10 of the held-out queries
-(:mod:`rankboost.model_selection`; a fold's method is the weight path of its queries). The feedback is
-:class:`rankboost.LayeredFeedback`'s (every higher grade above every lower one, each query
-with a crucial pair the same mass), computed here in closed form: the loss of a layered
-feedback factorises over grade levels, so a round costs O(rows x lists).
+(:mod:`rankboost.model_selection`; a fold's method: the weight path of its queries). The
+feedback is :class:`rankboost.LayeredFeedback`'s (every higher grade above every lower
+one, each query with a crucial pair the same mass), computed here in closed form: the loss
+of a layered feedback factorises over grade levels, so a round costs O(rows x lists).
 """
 
 from __future__ import annotations

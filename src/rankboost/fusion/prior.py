@@ -175,7 +175,8 @@ def fit_prior(  # type: ignore[no-untyped-def]  # noqa: PLR0917  private, one ca
     if rounds == 0:  # the prior alone: the booster before its first round
         from ..booster import Booster
 
-        bst = Booster.from_checked(X, feedback, params, feats.feature_names, init_score=scale * F0)
+        one = params.replace(n_rounds=1)  # the model's params as a 1-round fit records them
+        bst = Booster.from_checked(X, feedback, one, feats.feature_names, init_score=scale * F0)
         model = bst.model()
     else:
         model = train_checked(
