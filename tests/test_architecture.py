@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import numpy as np
@@ -111,6 +112,145 @@ def test_issue21_two_convenience_circles_no_private_import_one_long_module():
     long = {p.relative_to(SRC).as_posix() for p in SRC.rglob("*.py")
             if len(p.read_text().splitlines()) > 600}  # fmt: skip
     assert long <= {"cli.py"}
+
+
+# ------------------------------------------------ CONTRIBUTING.md's map, read (issue 45 item 7)
+
+CONTRIBUTING = Path(__file__).resolve().parents[1] / "CONTRIBUTING.md"
+_TABLE_HEAD = "| module | holds | may import |"
+
+
+def _map_rows() -> list[tuple[tuple[str, ...], dict[str, str]]]:
+    """The rows of CONTRIBUTING.md's "Where things live" table, in order.
+
+    Each row: the top-level modules or packages it names (first column, ``fusion/`` ->
+    ``fusion``) and what they may import (last column): ``{module: mark}``, mark ``""``
+    (anywhere), ``"lazy"`` (inside a function, or for type checkers only) or ``"types"``
+    (under ``if TYPE_CHECKING:`` only). The last column reads: backticked names, each
+    optionally followed by ``(lazy)``, ``(types)`` or ``only``; ``nothing``; ``the above``
+    (every module of the rows above); ``everything above, lazily`` (the same, lazy) after
+    which names given explicitly in the cell keep their own mark.
+    """
+    lines = CONTRIBUTING.read_text().splitlines()
+    heads = [i for i, line in enumerate(lines) if line.strip() == _TABLE_HEAD]
+    assert len(heads) == 1, f"CONTRIBUTING.md has {len(heads)} tables headed {_TABLE_HEAD!r}"
+    rows: list[tuple[tuple[str, ...], dict[str, str]]] = []
+    for line in lines[heads[0] + 2 :]:
+        if not line.strip().startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        assert len(cells) == 3, f"CONTRIBUTING.md: a row of 'Where things live' has {len(cells)} "
+        f"columns, not 3: {line.strip()[:80]!r}"
+        names = tuple(n.rstrip("/") for n in re.findall(r"`([^`]+)`", cells[0]))
+        above = [n for row_names, _ in rows for n in row_names]
+        allowed: dict[str, str] = {}
+        cell = cells[2]
+        if re.search(r"everything above,? lazily", cell):
+            allowed |= dict.fromkeys(above, "lazy")
+            cell = re.sub(r"everything above,? lazily", "", cell)
+        elif "the above" in cell:
+            allowed |= dict.fromkeys(above, "")
+            cell = cell.replace("the above", "")
+        for name, note in re.findall(r"`([^`]+)`(?:\s*\(([^)]*)\))?", cell):
+            mark = note.split()[0].strip(":,;") if note else ""
+            allowed[name.rstrip("/")] = mark if mark in ("lazy", "types") else ""
+        rows.append((names, allowed))
+    return rows
+
+
+def _top(module: str) -> str:
+    """``rankboost.fusion.linear`` -> ``fusion``; the package's ``__init__`` -> ``rankboost``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def _import_sites() -> list[tuple[str, str, int, str]]:
+    """Every package import: ``(module, imported module, line, kind)``.
+
+    Resolved as :func:`_package_graph` resolves them; kind ``"top"`` (at import time),
+    ``"lazy"`` (inside a function) or ``"types"`` (under ``if TYPE_CHECKING:``).
+    """
+    files = {_module_name(p): p for p in SRC.rglob("*.py")}
+    sites = []
+    for mod, path in files.items():
+        package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+
+        def visit(node: ast.AST, kind: str, mod: str = mod, package: str = package) -> None:
+            for child in ast.iter_child_nodes(node):
+                inner = kind
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                    inner = "lazy" if kind == "top" else kind
+                if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                    for branch, k in ((child.body, "types"), (child.orelse, kind)):
+                        for stmt in branch:
+                            visit(ast.Module(body=[stmt], type_ignores=[]), k)
+                    continue
+                targets = []
+                if isinstance(child, ast.ImportFrom):
+                    if child.level:
+                        base = package.split(".")
+                        base = base[: len(base) - (child.level - 1)]
+                        target = ".".join(base + ([child.module] if child.module else []))
+                    else:
+                        target = child.module or ""
+                    targets = [(target, a.name) for a in child.names]
+                elif isinstance(child, ast.Import):
+                    targets = [(a.name, "") for a in child.names]
+                for target, name in targets:
+                    full = f"{target}.{name}"
+                    dep = full if full in files else target
+                    if dep in files and dep != mod:
+                        sites.append((mod, dep, child.lineno, kind))
+                visit(child, inner)
+
+        visit(ast.parse(path.read_text()), "top")
+    return sites
+
+
+def test_issue45_every_import_is_in_its_row_of_the_map():
+    """CONTRIBUTING.md's "Where things live" table is the map: every module of the package
+    has a row (a subpackage's modules share its row), each row names modules that exist,
+    and every import between two rows is listed in the importer's "may import" column, an
+    import marked lazy inside a function and one marked (types) under ``TYPE_CHECKING``.
+    Imports within one row (a package, or the modules one row names) are free."""
+    rows = _map_rows()
+    row_of = {name: i for i, (names, _) in enumerate(rows) for name in names}
+    tops = {_top(_module_name(p)) for p in SRC.rglob("*.py")}
+    problems = [
+        f"{name!r} is named by a row of CONTRIBUTING.md's 'Where things live' table but is "
+        "no module or package of src/rankboost (renamed? update the row)"
+        for name in sorted(row_of.keys() - tops)
+    ]
+    problems += [
+        f"`{name}` is listed in the 'may import' column of the row of "
+        f"{', '.join(rows[i][0])} but is no module or package of src/rankboost"
+        for i, (_, allowed) in enumerate(rows)
+        for name in sorted(allowed.keys() - tops)
+    ]
+    problems += [
+        f"rankboost{'' if name == 'rankboost' else '.' + name} has no row in CONTRIBUTING.md's "
+        "'Where things live' table (add one: what it holds, what it may import)"
+        for name in sorted(tops - row_of.keys())
+    ]
+    seen = set()
+    for mod, dep, line, kind in sorted(_import_sites(), key=lambda s: (s[0], s[2])):
+        a, b = _top(mod), _top(dep)
+        if a not in row_of or b not in row_of or row_of[a] == row_of[b]:
+            continue
+        key = (mod, b, kind if b in rows[row_of[a]][1] else "")
+        if key in seen:  # one line per module, imported row (and kind of import)
+            continue
+        seen.add(key)
+        names, allowed = rows[row_of[a]]
+        where = f"{mod} imports {dep} (line {line}"
+        row = f"the row of `{'`, `'.join(names)}` in CONTRIBUTING.md"
+        if b not in allowed:
+            problems.append(f"{where}), but {row} does not list `{b}` under 'may import'")
+        elif allowed[b] == "lazy" and kind == "top":
+            problems.append(f"{where}, at import time), but {row} lists `{b}` as lazy")
+        elif allowed[b] == "types" and kind != "types":
+            problems.append(f"{where}, not under TYPE_CHECKING), but {row} lists `{b}` (types)")
+    assert not problems, "\n".join(problems)
 
 
 def test_issue37_no_import_circle_but_the_two_lazy_convenience_pairs():
