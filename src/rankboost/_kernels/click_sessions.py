@@ -1,9 +1,9 @@
 """Click-log kernels over sessions (numba): grouping, checks, and the sums training needs.
 
 ``rankboost.clicks`` groups a log's rows by session (``session_runs``, ``count_runs``,
-``runs_in_order``), checks the sessions (``sessions_valid``, ``first_duplicate``), and sums
+``runs_in_order``), checks the sessions (``first_irregular_run``, ``first_duplicate``), and sums
 them for training (``add_sessions``); the streamed reader finds a chunk's sessions as runs of
-rows (``run_breaks``, ``runs_ok``). The per-session pair extraction itself is in
+rows (``run_breaks``). The per-session pair extraction itself is in
 ``clicks.py`` (``_session_pairs``); ``add_sessions`` enumerates the same pairs.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .clicks import compared_rows, last_click
+from .clicks import compared_rows, last_click, mixed_slot
 
 
 @njit(cache=True)
@@ -57,17 +57,6 @@ def runs_in_order(first: np.ndarray, run_order: np.ndarray, n: int, out: np.ndar
         for i in range(first[r], hi):
             out[k] = i
             k += 1
-
-
-@njit(cache=True)
-def sessions_valid(starts: np.ndarray, position: np.ndarray, count: np.ndarray) -> bool:
-    """Every session shows positions ``1..m`` in order with one count (the usual case)."""
-    for s in range(starts.shape[0] - 1):
-        lo = starts[s]
-        for e in range(lo, starts[s + 1]):
-            if position[e] != e - lo + 1 or count[e] != count[lo]:
-                return False
-    return True
 
 
 @njit(cache=True)
@@ -124,13 +113,11 @@ def remap(codes: np.ndarray, table: np.ndarray) -> None:
 
 @njit(cache=True)
 def _key_slot(a: int, b: int, c: int, mask: np.uint64) -> int:
+    """Table slot of the key ``(a, b, c)``: the three mixed into one word, then hashed."""
     x = np.uint64(a) * np.uint64(0x9E3779B97F4A7C15)
     x ^= np.uint64(b) * np.uint64(0xC2B2AE3D27D4EB4F)
     x ^= np.uint64(c) * np.uint64(0x165667B19E3779F9)
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)  # splitmix64's finalizer
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    x = x ^ (x >> np.uint64(31))
-    return np.int64(x & mask)
+    return mixed_slot(x, mask)
 
 
 @njit(cache=True)
@@ -290,7 +277,7 @@ def run_breaks(  # noqa: PLR0917  numba kernel: the chunk, the session spans, th
 
 
 @njit(cache=True)
-def runs_ok(starts: np.ndarray, position: np.ndarray, count: np.ndarray) -> int:
+def first_irregular_run(starts: np.ndarray, position: np.ndarray, count: np.ndarray) -> int:
     """The first run whose positions are not ``1, 2, ..., m`` or whose count varies, else -1."""
     for s in range(starts.shape[0] - 1):
         lo = starts[s]

@@ -294,7 +294,7 @@ def hash_spans(buf: np.ndarray, start: np.ndarray, end: np.ndarray, out: np.ndar
 
 
 @njit(cache=True)
-def _slot(x: np.uint64, mask: np.uint64) -> int:
+def mixed_slot(x: np.uint64, mask: np.uint64) -> int:
     """Table slot of hash ``x``: its bits mixed (splitmix64's finalizer), then masked."""
     x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
@@ -303,11 +303,25 @@ def _slot(x: np.uint64, mask: np.uint64) -> int:
 
 
 @njit(cache=True)
+def _find(x: np.uint64, slots: np.ndarray, keys: np.ndarray) -> int:
+    """The slot of hash ``x`` in the open-addressing table ``slots``: its code's, or the empty one.
+
+    ``slots`` holds codes (-1: empty), ``keys[c]`` the hash of code ``c``; the empty slot
+    found is where ``x`` goes.
+    """
+    mask = np.uint64(slots.shape[0] - 1)
+    j = mixed_slot(x, mask)
+    while slots[j] >= 0 and keys[slots[j]] != x:
+        j = (j + 1) & np.int64(mask)
+    return j
+
+
+@njit(cache=True)
 def rehash(keys: np.ndarray, n_keys: int, slots: np.ndarray) -> None:
     """Fill the empty open-addressing table ``slots`` (-1) with codes ``0..n_keys-1``."""
     mask = np.uint64(slots.shape[0] - 1)
     for c in range(n_keys):
-        j = _slot(keys[c], mask)
+        j = mixed_slot(keys[c], mask)
         while slots[j] >= 0:
             j = (j + 1) & np.int64(mask)
         slots[j] = c
@@ -328,25 +342,18 @@ def intern(  # noqa: PLR0917  numba kernel: the hashes, the table and the output
     open-addressing table of codes, ``keys[c]`` the hash of code ``c`` (room for the new
     ones). ``new_at`` receives the entries that introduced a new code. Returns how many.
     """
-    mask = np.uint64(slots.shape[0] - 1)
     n_new = 0
     for r in range(h.shape[0]):
         x = h[r]
-        j = _slot(x, mask)
-        while True:
-            c = slots[j]
-            if c < 0:
-                slots[j] = n_keys
-                keys[n_keys] = x
-                codes[r] = n_keys
-                new_at[n_new] = r
-                n_new += 1
-                n_keys += 1
-                break
-            if keys[c] == x:
-                codes[r] = c
-                break
-            j = (j + 1) & np.int64(mask)
+        j = _find(x, slots, keys)
+        c = slots[j]
+        if c < 0:  # a new hash
+            c = slots[j] = n_keys
+            keys[n_keys] = x
+            new_at[n_new] = r
+            n_new += 1
+            n_keys += 1
+        codes[r] = c
     return n_new
 
 
@@ -514,7 +521,6 @@ def intern_spans(  # noqa: PLR0917  numba kernel: the chunk's spans, the table, 
     known ids, the first row of a new one). Returns the number of new ids (their rows in
     ``new_at``), or -1 when two different ids share a hash.
     """
-    mask = np.uint64(slots.shape[0] - 1)
     n_old = n_keys
     n_new = 0
     for r in range(start.shape[0]):
@@ -524,28 +530,20 @@ def intern_spans(  # noqa: PLR0917  numba kernel: the chunk's spans, the table, 
             codes[r] = codes[r - 1]
             continue
         x = _span_hash(buf, a, b)
-        j = _slot(x, mask)
-        while True:
-            c = slots[j]
-            if c < 0:
-                slots[j] = n_keys
-                keys[n_keys] = x
-                codes[r] = n_keys
-                new_at[n_new] = r
-                n_new += 1
-                n_keys += 1
-                break
-            if keys[c] == x:
-                if c < n_old:
-                    same = _same_span(buf, a, b, blob, blob_at[c], blob_at[c + 1])
-                else:
-                    f = new_at[c - n_old]
-                    same = _same_span(buf, a, b, buf, start[f], end[f])
-                if not same:
-                    return -1
-                codes[r] = c
-                break
-            j = (j + 1) & np.int64(mask)
+        j = _find(x, slots, keys)
+        c = slots[j]
+        if c < 0:  # a new hash
+            c = slots[j] = n_keys
+            keys[n_keys] = x
+            new_at[n_new] = r
+            n_new += 1
+            n_keys += 1
+        elif c < n_old:  # a known hash: the same bytes?
+            if not _same_span(buf, a, b, blob, blob_at[c], blob_at[c + 1]):
+                return -1
+        elif not _same_span(buf, a, b, buf, start[new_at[c - n_old]], end[new_at[c - n_old]]):
+            return -1
+        codes[r] = c
     return n_new
 
 

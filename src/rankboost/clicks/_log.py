@@ -254,7 +254,7 @@ class ClickLog:
             where = where[order]
         del order
         first = starts[:-1]
-        valid = _s.sessions_valid(starts, pos, cnt)  # then only docids can repeat
+        valid = _s.first_irregular_run(starts, pos, cnt) < 0  # then only docids can repeat
         session_of = np.repeat(np.arange(first.size), np.diff(starts)) if not valid else None
         rank = None if session_of is None else np.arange(n) - first[session_of] + 1
         _check_sessions(
@@ -464,7 +464,7 @@ def _check_sessions(  # noqa: PLR0917  private, one caller: the log's validated 
     """Duplicate positions or docids, gaps (clicks on positions not shown), varying counts.
 
     ``rank`` and ``session_of`` are None when every session shows ``1..m`` with one count
-    (``sessions_valid``): then only a docid shown twice is looked for.
+    (``first_irregular_run``): then only a docid shown twice is looked for.
     """
 
     def q(i: Any) -> str:

@@ -211,7 +211,7 @@ class _Stream:
     ) -> None:
         """Sum finished runs ``[starts[i], starts[i + 1])`` of ``part``; their hashes ``h``."""
         starts = np.asarray(starts, dtype=np.int64)
-        if _s.runs_ok(starts, part["position"], part["count"]) >= 0:
+        if _s.first_irregular_run(starts, part["position"], part["count"]) >= 0:
             raise _NotStreamable
         pair = np.empty(2, dtype=np.int64)
         _s.first_duplicate(starts, part["doc"], pair)
