@@ -303,17 +303,30 @@ def mixed_slot(x: np.uint64, mask: np.uint64) -> int:
 
 
 @njit(cache=True)
-def _find(x: np.uint64, slots: np.ndarray, keys: np.ndarray) -> int:
-    """The slot of hash ``x`` in the open-addressing table ``slots``: its code's, or the empty one.
+def _code_of(  # noqa: PLR0917  numba helper: the hash and its row, the table, the new rows
+    x: np.uint64,
+    r: int,
+    slots: np.ndarray,
+    keys: np.ndarray,
+    n_keys: int,
+    new_at: np.ndarray,
+    n_new: int,
+) -> int:
+    """The code of hash ``x``: a known one's, or ``n_keys`` for a new one, added.
 
-    ``slots`` holds codes (-1: empty), ``keys[c]`` the hash of code ``c``; the empty slot
-    found is where ``x`` goes.
+    ``slots`` is an open-addressing table of codes (-1: empty), ``keys[c]`` the hash of code
+    ``c``; a new hash takes the empty slot its probe ends on, ``keys[n_keys]`` and
+    ``new_at[n_new] = r`` (the caller counts it).
     """
     mask = np.uint64(slots.shape[0] - 1)
     j = mixed_slot(x, mask)
     while slots[j] >= 0 and keys[slots[j]] != x:
         j = (j + 1) & np.int64(mask)
-    return j
+    if slots[j] < 0:
+        slots[j] = n_keys
+        keys[n_keys] = x
+        new_at[n_new] = r
+    return slots[j]
 
 
 @njit(cache=True)
@@ -344,16 +357,10 @@ def intern(  # noqa: PLR0917  numba kernel: the hashes, the table and the output
     """
     n_new = 0
     for r in range(h.shape[0]):
-        x = h[r]
-        j = _find(x, slots, keys)
-        c = slots[j]
-        if c < 0:  # a new hash
-            c = slots[j] = n_keys
-            keys[n_keys] = x
-            new_at[n_new] = r
+        c = codes[r] = _code_of(h[r], r, slots, keys, n_keys, new_at, n_new)
+        if c == n_keys:  # a new hash
             n_new += 1
             n_keys += 1
-        codes[r] = c
     return n_new
 
 
@@ -529,13 +536,8 @@ def intern_spans(  # noqa: PLR0917  numba kernel: the chunk's spans, the table, 
         if r > 0 and _same_span(buf, a, b, buf, start[r - 1], end[r - 1]):
             codes[r] = codes[r - 1]
             continue
-        x = _span_hash(buf, a, b)
-        j = _find(x, slots, keys)
-        c = slots[j]
-        if c < 0:  # a new hash
-            c = slots[j] = n_keys
-            keys[n_keys] = x
-            new_at[n_new] = r
+        c = _code_of(_span_hash(buf, a, b), r, slots, keys, n_keys, new_at, n_new)
+        if c == n_keys:  # a new hash
             n_new += 1
             n_keys += 1
         elif c < n_old:  # a known hash: the same bytes?

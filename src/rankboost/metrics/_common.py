@@ -183,13 +183,12 @@ def good_rank_metrics(
     return ap, rr, cov, n_good
 
 
-def good_rank_metric(  # noqa: PLR0913  the metric's own arguments, after which of them
+def good_rank_metric(  # noqa: PLR0913, PLR0917  the metric's own arguments, after which and whose
     which: int,
     owner: str,
     y_true: ArrayLike,
     y_score: ArrayLike,
     qid: ArrayLike | None,
-    *,
     k: int | None,
     ties: str,
     relevance_threshold: float,

@@ -81,18 +81,8 @@ def average_precision(
     >>> average_precision([0, 1], [0.5, 0.5])  # tie: (1/1 + 1/2) / 2
     0.75
     """
-    return good_rank_metric(
-        0,
-        "average_precision",
-        y_true,
-        y_score,
-        qid,
-        k=k,
-        ties=ties,
-        relevance_threshold=relevance_threshold,
-        empty=empty,
-        per_query=per_query,
-    )
+    args = (y_true, y_score, qid, k, ties, relevance_threshold, empty, per_query)
+    return good_rank_metric(0, "average_precision", *args)
 
 
 def mean_average_precision(
@@ -200,15 +190,5 @@ def reciprocal_rank(
     >>> round(reciprocal_rank([0, 1, 0], [0.5, 0.5, 0.5]), 6)  # (1 + 1/2 + 1/3) / 3
     0.611111
     """
-    return good_rank_metric(
-        1,
-        "reciprocal_rank",
-        y_true,
-        y_score,
-        qid,
-        k=k,
-        ties=ties,
-        relevance_threshold=relevance_threshold,
-        empty=empty,
-        per_query=per_query,
-    )
+    args = (y_true, y_score, qid, k, ties, relevance_threshold, empty, per_query)
+    return good_rank_metric(1, "reciprocal_rank", *args)

@@ -75,18 +75,8 @@ def expected_average_precision(
     >>> expected_average_precision([1, 0, 1], [0.9, 0.9, 0.1])  # (3/4 + 2/3) / 2
     0.7083333333333333
     """
-    return good_rank_metric(
-        0,
-        "expected_average_precision",
-        y_true,
-        y_score,
-        qid,
-        k=None,
-        ties=ties,
-        relevance_threshold=relevance_threshold,
-        empty=empty,
-        per_query=per_query,
-    )
+    args = (y_true, y_score, qid, None, ties, relevance_threshold, empty, per_query)
+    return good_rank_metric(0, "expected_average_precision", *args)
 
 
 def expected_prot(
@@ -139,18 +129,8 @@ def expected_prot(
     >>> expected_prot([0, 1, 0, 1], [0.5, 0.5, 0.5, 0.5])  # 1/2 * 1 + 1/3 * 1/2 + 1/6 * 1/3
     0.7222222222222222
     """
-    return good_rank_metric(
-        1,
-        "expected_prot",
-        y_true,
-        y_score,
-        qid,
-        k=None,
-        ties=ties,
-        relevance_threshold=relevance_threshold,
-        empty=empty,
-        per_query=per_query,
-    )
+    args = (y_true, y_score, qid, None, ties, relevance_threshold, empty, per_query)
+    return good_rank_metric(1, "expected_prot", *args)
 
 
 def expected_coverage(
@@ -203,15 +183,5 @@ def expected_coverage(
     >>> expected_coverage([1, 0, 1], [0.9, 0.8, 0.7])  # 2 / 3
     0.6666666666666666
     """
-    return good_rank_metric(
-        2,
-        "expected_coverage",
-        y_true,
-        y_score,
-        qid,
-        k=None,
-        ties=ties,
-        relevance_threshold=relevance_threshold,
-        empty=empty,
-        per_query=per_query,
-    )
+    args = (y_true, y_score, qid, None, ties, relevance_threshold, empty, per_query)
+    return good_rank_metric(2, "expected_coverage", *args)
