@@ -9,6 +9,8 @@ import scipy.sparse as sp
 
 from rankboost import train
 from rankboost.metrics import ndcg_score
+from rankboost.model_selection import EASE_PRIOR_SCALES as PRIOR_SCALES
+from rankboost.model_selection import group_folds, round_curves
 from rankboost.recommend import BASE_RECOMMENDERS, RankBoostRecommender
 from rankboost.recommend._base import (
     EASE_LAMBDAS,
@@ -18,8 +20,7 @@ from rankboost.recommend._base import (
     entry_folds,
     validation_split,
 )
-from rankboost.recommend._ndcg import ndcg_per_round
-from rankboost.recommend._pooled import HELD_UNRATED, PRIOR_SCALES, pooled_problem, top_k
+from rankboost.recommend._pooled import HELD_UNRATED, pooled_problem, top_k
 
 
 def _ratings(seed, n_users=14, n_items=18, density=0.45):
@@ -199,8 +200,6 @@ def test_held_unrated_rows_are_extra_unrated_items_never_trained_on():
 def test_refit_false_keeps_the_model_trained_beside_the_held_out_group():
     """The default (refit=False): one run on the targets outside the first inner group,
     cut at the round with the best NDCG@10 of that group (0 = the EASE prior alone)."""
-    from rankboost.recommend._rounds import _inner_groups
-
     R = _ratings(6, n_items=30)
     targets = np.arange(R.shape[0])
     names = BASE_RECOMMENDERS
@@ -211,7 +210,7 @@ def test_refit_false_keeps_the_model_trained_beside_the_held_out_group():
         R, targets, base, n_folds=5, feedback="rated", negatives=1.0,
         rng=np.random.default_rng(0), held_unrated=HELD_UNRATED, fold=_fit_folds(R),
     )  # fmt: skip
-    group = _inner_groups(prob.qid, 2, np.random.default_rng([0, 1]))
+    group = group_folds(prob.qid, 2, np.random.default_rng([0, 1]))
     rows = (group != 0) & ~prob.held
     assert 0 < np.unique(prob.qid[rows]).shape[0] < targets.shape[0]
     train_rows = prob.subset(rows)
@@ -356,7 +355,7 @@ def test_ndcg_per_round_equals_ndcg_score_of_every_round(graded):
     H[:, 6] = rng.random(n)
     H[:, 7] = 1.0  # one tie over every row
     H[:, 8] = np.where(rng.random(n) < 0.7, 2.0, rng.random(n))  # ties at the top and cut
-    got = ndcg_per_round(H.T, y, qid, k=10)
+    got = round_curves(H.T, y, qid, k=10).mean(axis=0)
     want = [ndcg_score(y, H[:, t], qid, k=10) for t in range(H.shape[1])]
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
 
