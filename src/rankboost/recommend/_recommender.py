@@ -63,14 +63,15 @@ class RankBoostRecommender(BaseEstimator):
         The multiplier ``c`` (the prior's scale matters: ``exp(F0)`` weights the pairs);
         0.25 was chosen on validation splits of training ratings only
         (``experiments/movies_prior_pilot.py``). None: chosen by the inner CV among
-        ``PRIOR_SCALES`` (0.1, 0.25, 0.5) with the rounds, three times the inner CV's
-        training (0.25 when ``inner_folds=None``).
+        :data:`rankboost.model_selection.EASE_PRIOR_SCALES` (0.1, 0.25, 0.5) with the
+        rounds, three times the inner CV's training (0.25 when ``inner_folds=None``).
     ease_lambda : float or "auto", default="auto"
-        EASE's L2 penalty (feature and prior). ``"auto"``: the one of ``EASE_LAMBDAS``
-        (50 ... 1000) with the best NDCG@10 of liked items on a validation split of the
-        ratings given to ``fit`` (:func:`._base.choose_ease_lambda`), in ``ease_lambda_``;
-        found by a local search from 500 (the grid's best when its NDCG has one peak, 3-4
-        of the 5 penalties evaluated).
+        EASE's L2 penalty (feature and prior). ``"auto"``: the one of
+        :data:`rankboost.model_selection.EASE_LAMBDAS` (50 ... 1000) with the best NDCG@10
+        of liked items on a validation split of the ratings given to ``fit``
+        (:func:`._base.choose_ease_lambda`), in ``ease_lambda_``; found by a local search
+        from 500 (the grid's best when its NDCG has one peak, 3-4 of the 5 penalties
+        evaluated).
     n_folds : int, default=5
         Cross-fitting folds of each user's ratings (pooled).
     negatives : float, default=2.0
@@ -87,7 +88,8 @@ class RankBoostRecommender(BaseEstimator):
         out in turn and the model is trained again on every target (``inner_folds + 1``
         runs). docs/movies.md measures both.
     random_state : int, default=0
-        Seed of the folds, the sampled unrated items and the inner folds (pooled).
+        Seed of the folds, the sampled unrated items and the inner folds (pooled; one
+        stream per purpose, :func:`rankboost.model_selection.seed_stream`).
     positive_cumulative : bool, default=False
         WeakLearn.cum (paper section 4): ``H`` non-decreasing in every feature.
     alpha : {"r", "exact", "line_search", "rbplus"}, default="r"
