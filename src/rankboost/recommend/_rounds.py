@@ -126,8 +126,8 @@ def choose_rounds(  # noqa: PLR0917  private, its callers' validated pieces
             if refit
             else f"training the pooled model ({kind}) and choosing its rounds on held-out users"
         )
-        f0 = None if prior is None else c * prior
-        out = _fold_curve(problem, kind, params, train & ~problem.held, valid, f0, steps, what)
+        rows = (train & ~problem.held, valid)
+        out = _fold_curve(problem, kind, params, *rows, prior, c, steps, what)
         if out is None:
             return None
         usable.add(k)
@@ -175,11 +175,13 @@ def _fold_curve(  # noqa: PLR0917  private helper of choose_rounds
     train: NDArray[np.bool_],
     valid: NDArray[np.bool_],
     prior: NDArray[np.float64] | None,
+    scale: float,
     steps: Steps,
     what: str,
 ) -> tuple[NDArray[np.float64], RankBoostModel] | None:
     """The model trained on the rows of ``train`` and its curve on the rows of ``valid``.
 
+    The runs boost from ``scale * prior`` (scaled per side: memory of one prior column).
     The curve has one value per round (index 0: the prior alone, with a prior), padded with
     its last value when the run stopped early; None when the fold cannot be used (no
     held-out row, or one label only among the training rows).
@@ -191,11 +193,11 @@ def _fold_curve(  # noqa: PLR0917  private helper of choose_rounds
         if not valid.any() or not train.any() or labels[train].max() == labels[train].min():
             return None
         grades = problem.gains(kind)[valid]
-        f0 = None if prior is None else prior[train]
+        f0 = None if prior is None else scale * prior[train]
         fb = problem.feedback(kind, train)
         model = train_quiet(problem.X[train], fb, params, init_score=f0)
         curve = _held_out_curve(model, problem.X[valid], problem.qid[valid], grades, start,
-                                None if prior is None else prior[valid])  # fmt: skip
+                                None if prior is None else scale * prior[valid])  # fmt: skip
     finally:
         steps.done()
     full = np.full(params.n_rounds + start, curve[-1] if curve.size else np.nan)
