@@ -231,4 +231,5 @@ def _held_out_curve(  # noqa: PLR0917  private helper of _fold_curve
         base = None if prior is None else prior[a:b]
         HT = staged_scores(model, Xv[a:b], model.n_rounds, base=base, start=1 - start)
         per_user.append(round_curves(HT, grades[a:b], qv[a:b]))
+        del HT  # before the next block's: one block of scores at a time
     return np.concatenate(per_user).mean(axis=0)
