@@ -288,14 +288,6 @@ def test_issue37_no_import_circle_but_the_two_lazy_convenience_pairs():
 
 # ------------------------------------------ fitted attributes: the class writes its own (45)
 
-#: today's writers of another object's fitted attributes, (file, function): each moves into
-#: its class (a fit helper returns what it learned, the estimator assigns; a loader is the
-#: class's classmethod) and leaves this list, which must end empty (issue 45 item 2)
-KNOWN_FITTED_WRITERS = {
-    ("recommend/_per_user.py", "fit_estimator_per_user"),
-    ("recommend/_pooled.py", "fit_estimator"),
-}
-
 
 def _is_fitted(name: str) -> bool:
     return name.endswith("_") and not (name.startswith("__") and name.endswith("__"))
@@ -384,19 +376,13 @@ def test_issue45_no_fitted_attribute_written_outside_its_class():
     """A fitted attribute (``name_``) is written by its own class only: in a method, on
     ``self``, or in a classmethod on an object the class built (a loader). A fit helper
     returns what it learned and the estimator assigns it (scikit-learn's HGBT,
-    ``_fit.fit_ranker``). ``KNOWN_FITTED_WRITERS`` lists today's exceptions: a new one fails
-    here, and one that no longer writes must leave the list."""
+    ``_fit.fit_ranker``). Issue 45 moved the last 42 such writes (fusion's loaders and
+    fits, the recommender's fit helpers) into their classes: there is no exception."""
     writes = {
         (path.relative_to(SRC).as_posix(), line, func, target)
         for path in SRC.rglob("*.py")
         for line, func, target in _fitted_writes(path)
     }
-    new = sorted(w for w in writes if w[:3:2] not in KNOWN_FITTED_WRITERS)
-    assert not new, "fitted attributes written outside their class:\n" + "\n".join(
-        f"{file}:{line}: {target} = ... (in {func})" for file, line, func, target in new
-    )
-    gone = KNOWN_FITTED_WRITERS - {w[:3:2] for w in writes}
-    assert not gone, (
-        f"no longer writes another object's fitted attributes: {sorted(gone)}; "
-        "remove it from KNOWN_FITTED_WRITERS"
+    assert not writes, "fitted attributes written outside their class:\n" + "\n".join(
+        f"{file}:{line}: {target} = ... (in {func})" for file, line, func, target in sorted(writes)
     )
