@@ -88,7 +88,7 @@ def _milvus_queries() -> dict:
 
 @pytest.fixture(scope="module")
 def qdrant_runs(qdrant):
-    from rankboost.fusion._qdrant import qdrant_run
+    from rankboost.fusion.engines.qdrant import qdrant_run
 
     qv = _qdrant_queries()
     return [qdrant_run(qdrant, COLL, f, {q: v[f] for q, v in qv.items()}, DEPTH, id_field="docid")
@@ -97,7 +97,7 @@ def qdrant_runs(qdrant):
 
 @pytest.fixture(scope="module")
 def milvus_runs(milvus):
-    from rankboost.fusion._milvus import milvus_run
+    from rankboost.fusion.engines.milvus import milvus_run
 
     qv = _milvus_queries()
     return [milvus_run(milvus, COLL, f, {q: v[f] for q, v in qv.items()}, DEPTH) for f in FIELDS]
@@ -128,7 +128,7 @@ def _same_top(ours: Run, served: Run, k: int) -> None:
 # ---------------------------------------------------------------------- exactness
 @pytest.mark.parametrize("normalizer", ["dbsf", "rrf"])
 def test_qdrant_serves_what_fuse_apply_ranks(qdrant, qdrant_runs, normalizer, tmp_path) -> None:
-    from rankboost.fusion._qdrant import qdrant_fused_run
+    from rankboost.fusion.engines.qdrant import qdrant_fused_run
 
     trained, paths = _train(qdrant_runs, normalizer, tmp_path)
     # the trained weights, then both lists counting (the formula really sums two scores)
@@ -147,7 +147,7 @@ def test_qdrant_serves_what_fuse_apply_ranks(qdrant, qdrant_runs, normalizer, tm
 
 @pytest.mark.parametrize("normalizer", ["atan", "rrf"])
 def test_milvus_serves_what_fuse_apply_ranks(milvus, milvus_runs, normalizer, tmp_path) -> None:
-    from rankboost.fusion._milvus import milvus_fused_run
+    from rankboost.fusion.engines.milvus import milvus_fused_run
 
     trained, paths = _train(milvus_runs, normalizer, tmp_path)
     # Milvus's RRFRanker has no weights: only an equal-weight rrf model is exported
@@ -167,7 +167,7 @@ def test_milvus_serves_what_fuse_apply_ranks(milvus, milvus_runs, normalizer, tm
 
 def test_qdrant_rrf_needs_k_plus_one(qdrant, qdrant_runs) -> None:
     """Regression: Qdrant's RRF scores position p (from 0) 1 / (k + p), so ours is k + 1."""
-    from rankboost.fusion._qdrant import qdrant_fused_run
+    from rankboost.fusion.engines.qdrant import qdrant_fused_run
 
     lin = _model("rrf", [1.0, 2.0])
     body = export_linear(lin, "qdrant", vectors=FIELDS, rank_window_size=DEPTH, limit=LIMIT)
@@ -180,7 +180,7 @@ def test_qdrant_rrf_needs_k_plus_one(qdrant, qdrant_runs) -> None:
 
 def test_milvus_scales_weights_into_its_range(milvus, milvus_runs) -> None:
     """WeightedRanker takes weights in [0, 1]: divided by the largest, scores scaled back."""
-    from rankboost.fusion._milvus import milvus_fused_run
+    from rankboost.fusion.engines.milvus import milvus_fused_run
 
     lin = _model("atan", [3.0, 1.5])
     body = export_linear(lin, "milvus", vectors=FIELDS, rank_window_size=DEPTH, limit=LIMIT)
@@ -237,7 +237,7 @@ def test_three_run_model_for_a_two_vector_request(engine) -> None:
 
 
 def test_qdrant_vector_the_collection_lacks_and_dimension(qdrant) -> None:
-    from rankboost.fusion._qdrant import qdrant_fused_run
+    from rankboost.fusion.engines.qdrant import qdrant_fused_run
 
     body = export_linear(_model("dbsf", [1.0, 1.0]), "qdrant", vectors=["bm25", "minilm"])
     queries = {q: {"bm25": v["bm25"], "minilm": v["dense"]} for q, v in _qdrant_queries().items()}
@@ -254,7 +254,7 @@ def test_qdrant_vector_the_collection_lacks_and_dimension(qdrant) -> None:
 
 
 def test_milvus_field_the_collection_lacks_dimension_and_metric(milvus) -> None:
-    from rankboost.fusion._milvus import milvus_fused_run
+    from rankboost.fusion.engines.milvus import milvus_fused_run
 
     body = export_linear(_model("atan", [1.0, 1.0]), "milvus", vectors=["bm25", "minilm"])
     queries = {q: {"bm25": v["bm25"], "minilm": v["dense"]} for q, v in _milvus_queries().items()}
@@ -273,7 +273,7 @@ def test_qdrant_client_without_the_formula_api(monkeypatch) -> None:
     pytest.importorskip("qdrant_client", reason="the 'engines' extra is not installed")
     from qdrant_client import models
 
-    from rankboost.fusion._qdrant import qdrant_query_args
+    from rankboost.fusion.engines.qdrant import qdrant_query_args
 
     body = export_linear(_model("dbsf", [1.0, 1.0]), "qdrant", vectors=FIELDS)
     monkeypatch.delattr(models, "FormulaQuery")
