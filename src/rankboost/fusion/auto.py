@@ -52,17 +52,15 @@ so it is the default of ``rankboost fuse train`` (``--family auto``).
 from __future__ import annotations
 
 import itertools
-import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import model_files
 from .._validation import ParamsMixin, forget_fit, not_fitted
-from ..model import atomic_write_text, read_json
 from ..params import ParameterError
 from ._select import (
     LEARNED,
@@ -438,8 +436,9 @@ class AutoFusion(ParamsMixin):
         if not isinstance(data, dict) or not isinstance(data.get("selection"), dict):
             raise ValueError('not an AutoFusion model: the JSON has no "selection" object.')
         sel = data["selection"]
+        kind = model_files.kind_of(data)
         model: Any
-        if data.get("format") == FORMAT_NAME:
+        if kind is not None and kind.format == FORMAT_NAME:
             model = LinearFusion.from_dict(data)
         else:
             model = RankFusion.from_dict(data)
@@ -456,15 +455,13 @@ class AutoFusion(ParamsMixin):
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the chosen model (readable by ``fuse apply``) and its selection table (atomic)."""
-        atomic_write_text(path, json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n")
+        model_files.save(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> AutoFusion:
-        """Load a model written by :meth:`save`."""
-        p = Path(path)
-        if not p.exists():
-            raise FileNotFoundError(f"{path}: no such file")
-        return cls.from_dict(read_json(p, "fusion model file", "fusion model"))
+        """Load a model written by :meth:`save` (another kind: the message says what reads it)."""
+        auto: AutoFusion = model_files.load(path, expect=model_files.AUTO.name)
+        return auto
 
     def __repr__(self) -> str:
         return "AutoFusion(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self._PARAMS) + ")"
