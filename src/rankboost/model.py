@@ -46,6 +46,7 @@ from ._rounds import (
     frozen_array,
 )
 from ._validation import check_feature_matrix, check_float32_range
+from .description import Description, describe_ranking
 from .model_files import read_json
 from .weak_rankers import WeakRanker
 
@@ -517,6 +518,16 @@ class RankBoostModel:
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the model as versioned JSON, atomically (temp file + rename)."""
         model_files.save(self, path)
+
+    def describe(self, path: str | os.PathLike[str] = "MODEL") -> Description:
+        """What the model is and the formats it exports to (:mod:`rankboost.description`).
+
+        ``path`` is the model file the export commands name; ``describe(path).lines(...)``
+        is ``rankboost info``'s text.
+        """
+        from .export import export_targets
+
+        return describe_ranking(self, str(path), export_targets(self, str(path)))
 
     def __repr__(self) -> str:
         return f"RankBoostModel(n_rounds={self.n_rounds}, n_features={self.n_features})"

@@ -61,6 +61,7 @@ from numpy.typing import NDArray
 
 from .. import model_files
 from .._validation import ParamsMixin, forget_fit, not_fitted
+from ..description import Description
 from ..params import ParameterError
 from ._select import (
     LEARNED,
@@ -462,6 +463,17 @@ class AutoFusion(ParamsMixin):
         """Load a model written by :meth:`save` (another kind: the message says what reads it)."""
         auto: AutoFusion = model_files.load(path, expect=model_files.AUTO.name)
         return auto
+
+    def describe(self, path: str | os.PathLike[str] = "MODEL") -> Description:
+        """What the model is, how it scores, where it can be served (``rankboost info``).
+
+        See :mod:`rankboost.description`; ``path`` is the model file the commands name.
+        """
+        from ._describe import describe_auto
+
+        if not hasattr(self, "model_"):
+            raise not_fitted("AutoFusion.describe", self)
+        return describe_auto(self, str(path))
 
     def __repr__(self) -> str:
         return "AutoFusion(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self._PARAMS) + ")"

@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 
 from .. import model_files
 from .._validation import ParamsMixin, forget_fit, not_fitted
+from ..description import Description
 from ..params import (
     TRAIN_PARAMS,
     ParameterError,
@@ -538,6 +539,17 @@ class RankFusion(ParamsMixin):
             raise ValueError("RankFusion.export: this RankFusion is not fitted yet; call fit.")
         options.setdefault("feature_names", self.feature_names_)
         self.model_.export(path, format, **options)
+
+    def describe(self, path: str | os.PathLike[str] = "MODEL") -> Description:
+        """What the model is, how it scores, where it can be served (``rankboost info``).
+
+        See :mod:`rankboost.description`; ``path`` is the model file the commands name.
+        """
+        from ._describe import describe_boost
+
+        if not hasattr(self, "model_"):
+            raise not_fitted("RankFusion.describe", self)
+        return describe_boost(self, str(path))
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={getattr(self, k)!r}" for k in FUSION_PARAMS)

@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 
 from .. import model_files
 from .._validation import ParamsMixin, forget_fit, not_fitted
+from ..description import Description
 from ..params import ParameterError
 from ._match import MATCH_MODES, match_by_name
 from .cv import query_folds
@@ -482,6 +483,17 @@ class LinearFusion(ParamsMixin):
         """Load a model written by :meth:`save` (another kind: the message says what reads it)."""
         fusion: LinearFusion = model_files.load(path, expect=FORMAT_NAME)
         return fusion
+
+    def describe(self, path: str | os.PathLike[str] = "MODEL") -> Description:
+        """What the model is, how it scores, where it can be served (``rankboost info``).
+
+        See :mod:`rankboost.description`; ``path`` is the model file the commands name.
+        """
+        from ._describe import describe_linear
+
+        if not hasattr(self, "weights_"):
+            raise not_fitted("LinearFusion.describe", self)
+        return describe_linear(self, str(path))
 
     def __repr__(self) -> str:
         return "LinearFusion(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self._PARAMS) + ")"

@@ -162,10 +162,11 @@ def _model_weights(model: Any) -> NDArray[np.float64]:
 
 
 def serving(normalizer: str, weights: Any) -> list[tuple[Engine, str, str]]:
-    """Every engine and how it serves a linear model: ``(engine, how, why)``.
+    """Every engine and how it serves a linear model: ``(engine, how, note)``.
 
-    ``how`` is ``"exact"``, ``"approximate"`` or ``"no"``; ``why`` says what the engine
-    lacks (or how the approximation ranks otherwise), "" for an exact one.
+    ``how`` is ``"exact"``, ``"approximate"`` or ``"no"`` (:meth:`Engine.serves`); ``note``
+    says what an approximate request does, or the condition on the weights the model does
+    not meet.
 
     Examples
     --------

@@ -107,13 +107,17 @@ class Engine:
     explain: Callable[[Any, RunsLike, dict[str, Any], list[str]], str] | None = None
 
     def serves(self, normalizer: str, weights: NDArray[np.float64]) -> tuple[str, str]:
-        """``(how, why)``: "exact", "approximate" or "no" for this model, and why not."""
+        """``(how, note)`` for a linear model: "exact", "approximate" or "no", and a note.
+
+        The note says what an approximate request does, or the condition a model of a
+        normaliser the engine expresses does not meet; "" otherwise.
+        """
         support = self.normalizers.get(normalizer)
         if support is None:
-            return "no", self.refusal.format(engine=self.name, normalizer=normalizer)
+            return "no", ""
         if support.when is not None and not support.when(weights):
-            return "no", support.refuse(weights)
-        return support.how, support.refusal if support.how != "exact" else ""
+            return "no", f"only when {support.condition}"
+        return support.how, support.writes if support.how != "exact" else ""
 
 
 #: The refusal of the engines that normalise with min-max or RRF only.
