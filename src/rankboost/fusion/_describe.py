@@ -52,7 +52,7 @@ def describe_linear(lin: Any, path: str) -> Description:
     advice = ""
     if all(t.how == "no" for t in targets):
         served = [
-            f"{' or '.join(n for n, s in e.normalizers.items() if s.when is None)} ({e.name})"
+            f"{' or '.join(n for n, s in e.normalizers.items() if _always(s))} ({e.name})"
             for e in ENGINES.values()
         ]
         advice = (
@@ -88,6 +88,11 @@ def describe_linear(lin: Any, path: str) -> Description:
         targets=tuple(targets),
         advice=advice,
     )
+
+
+def _always(support: Any) -> bool:
+    """An engine's support that is exact for every model of that normaliser."""
+    return bool(support.how == "exact" and support.when is None)
 
 
 def _prior_text(fusion: Any) -> str:
