@@ -26,22 +26,11 @@ from rankboost.fusion.auto import AutoFusion
 from rankboost.fusion.engines import ENGINES
 from rankboost.fusion.features import NORMALIZERS, normalise_scores
 from rankboost.fusion.linear import LINEAR_NORMALIZERS, LinearFusion
+from test_model_files import _runs as _two_runs
 
 
 def _runs(n_q: int = 12, seed: int = 0) -> tuple[list[Run], Qrels]:
-    rng = np.random.default_rng(seed)
-    qs, ds, rel, rows = [], [], [], {"bm25": [], "dense": []}
-    for i in range(n_q):
-        grades = rng.integers(0, 3, 10)
-        for j, g in enumerate(grades):
-            qs.append(f"q{i}")
-            ds.append(f"d{j}")
-            rel.append(int(g))
-        for name, noise in (("bm25", 1.0), ("dense", 1.5)):
-            score = grades + rng.normal(scale=noise, size=10)
-            rows[name] += [(f"q{i}", f"d{j}", float(score[j])) for j in np.argsort(-score)[:8]]
-    runs = [Run.from_scores(*map(list, zip(*r, strict=True)), name=n) for n, r in rows.items()]
-    return runs, Qrels(qs, ds, rel)
+    return _two_runs(n_q, seed, names=("bm25", "dense"))
 
 
 @pytest.fixture(scope="module")

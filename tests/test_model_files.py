@@ -26,16 +26,17 @@ from rankboost.model import RankBoostModel, load_model
 from rankboost.model_files import COMMANDS, FORMATS, HINTS, FileKind, kind_of, refusal
 
 
-def _runs(n_q: int = 12, seed: int = 0) -> tuple[list[Run], Qrels]:
+def _runs(n_q: int = 12, seed: int = 0, names: tuple[str, str] = ("a", "b")):
+    """Two runs of ``n_q`` queries (8 of 10 documents each) and graded qrels."""
     rng = np.random.default_rng(seed)
-    qs, ds, rel, rows = [], [], [], {"a": [], "b": []}
+    qs, ds, rel, rows = [], [], [], {names[0]: [], names[1]: []}
     for i in range(n_q):
         grades = rng.integers(0, 3, 10)
         for j, g in enumerate(grades):
             qs.append(f"q{i}")
             ds.append(f"d{j}")
             rel.append(int(g))
-        for name, noise in (("a", 1.0), ("b", 1.5)):
+        for name, noise in zip(names, (1.0, 1.5), strict=True):
             score = grades + rng.normal(scale=noise, size=10)
             rows[name] += [(f"q{i}", f"d{j}", float(score[j])) for j in np.argsort(-score)[:8]]
     runs = [Run.from_scores(*map(list, zip(*r, strict=True)), name=n) for n, r in rows.items()]

@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 from ..features import RunsLike, as_run_list
 from ..run import Run
 
-__all__ = ["F32", "Engine", "Support", "by_query", "rankings", "weighted_sum"]
+__all__ = ["F32", "Engine", "Support", "by_query", "one_per_list", "rankings", "weighted_sum"]
 
 F32 = np.float32
 
@@ -126,6 +126,17 @@ MINMAX_OR_RRF = (
     "was trained with; train with normalizer='minmax' or 'rrf' for this engine ('dbsf' is "
     "Qdrant's, 'atan' Milvus's)."
 )
+
+
+def one_per_list(model: Any, items: list[Any], owner: str, what: str, show: bool = True) -> None:
+    """Raise ``ValueError`` unless ``items`` has one entry per list of ``model``."""
+    names = list(model.list_names_)
+    if len(items) != len(names):
+        given = f" ({', '.join(items)})" if show else ""
+        raise ValueError(
+            f"{owner}: {len(items)} {what} given{given} for a model of {len(names)} lists "
+            f"({', '.join(names)}); pass one per list, in that order."
+        )
 
 
 def by_query(run: Run) -> dict[str, tuple[list[str], NDArray[np.float32], NDArray[np.int64]]]:

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from ..features import RunsLike, as_run_list
 from ..run import Run
-from ._base import F32, MINMAX_OR_RRF, Engine, Support, by_query, rankings
+from ._base import F32, MINMAX_OR_RRF, Engine, Support, by_query, one_per_list, rankings
 
 __all__ = ["ENGINE", "elasticsearch_scores", "explain", "request"]
 
@@ -44,11 +44,7 @@ def request(
         if retrievers is not None
         else [{"standard": {"query": f"<the query of {n}>"}} for n in names]
     )
-    if len(subs) != len(names):
-        raise ValueError(
-            f"export_linear: {len(subs)} retrievers given for a model of {len(names)} lists "
-            f"({', '.join(names)}); pass one per list, in that order."
-        )
+    one_per_list(model, subs, "export_linear", "retrievers", show=False)
     if model.normalizer == "minmax":
         items = [{"retriever": r, "weight": float(x), "normalizer": "minmax"}
                  for r, x in zip(subs, weights, strict=True)]  # fmt: skip

@@ -30,7 +30,7 @@ import numpy as np
 from ..._compat import require
 from ..features import RunsLike, normalise_scores
 from ..run import Run
-from ._base import Engine, Support, weighted_sum
+from ._base import Engine, Support, one_per_list, weighted_sum
 
 __all__ = [
     "ENGINE",
@@ -65,11 +65,7 @@ def qdrant_body(
     """
     names = list(model.list_names_)
     using = list(vectors) if vectors is not None else names
-    if len(using) != len(names):
-        raise ValueError(
-            f"export qdrant: {len(using)} vector names given ({', '.join(using)}) for a model "
-            f"of {len(names)} lists ({', '.join(names)}); pass one per list, in that order."
-        )
+    one_per_list(model, using, "export qdrant", "vector names")
     inner: dict[str, Any] = (
         {"rrf": {"k": int(model.rank_constant) + 1}}
         if model.normalizer == "rrf"
