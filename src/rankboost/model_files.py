@@ -88,6 +88,9 @@ class ModelFormat:
         model": "is it a fusion model?").
     missing : str
         The error for a missing file (``{path}``), "" for :func:`read_json`'s.
+    looks_like, as_data : str
+        What a command that reads data says such a file looks like, and what to do with it
+        (``rankboost predict MODEL DATA`` given two models).
     """
 
     name: str
@@ -98,6 +101,8 @@ class ModelFormat:
     file_word: str = "fusion model file"
     kind_word: str = "fusion model"
     missing: str = "{path}: no such file"
+    looks_like: str = "a fusion model (JSON)"
+    as_data: str = "it fuses runs: 'rankboost fuse apply MODEL --runs'"
 
 
 #: The kinds of model files, by their ``"format"`` field.
@@ -113,6 +118,8 @@ FORMATS: dict[str, ModelFormat] = {
             file_word="model file",
             kind_word="rankboost model",
             missing="",
+            looks_like="a rankboost model (JSON)",
+            as_data="it is the MODEL of 'rankboost predict MODEL DATA' (check the argument order)",
         ),
         ModelFormat(
             "rankboost-fusion",
