@@ -19,7 +19,8 @@ import pytest
 from sklearn.exceptions import NotFittedError
 
 import rankboost as rb
-from rankboost.cli import _table, main
+from rankboost.cli import main
+from rankboost.cli._common import table as _table
 from rankboost.description import Description
 from rankboost.fusion import Qrels, RankFusion, Run, write_qrels, write_run
 from rankboost.fusion.auto import AutoFusion

@@ -399,9 +399,9 @@ def test_issue45_unknown_export_option() -> None:
         export_linear(_model("rrf", [1.0, 1.0]), "qdrant", vector=["a", "b"])
 
 
-#: A command-line file that still names engines (``--vectors``): the CLI is being moved to
-#: ``rankboost/cli/`` in parallel; it reads ``"vectors" in ENGINES[engine].options`` after.
-_CLI_PENDING = {"fusion/_export_cli.py"}
+#: A command-line file that still names engines (``--vectors``), until it reads
+#: ``"vectors" in ENGINES[engine].options``.
+_CLI_PENDING = {"cli/fuse_export.py"}
 
 
 def test_issue45_no_engine_branch_outside_its_module() -> None:

@@ -280,7 +280,7 @@ def test_sniffing_a_kind_imports_no_numpy() -> None:
 @pytest.mark.parametrize("name", list(CLASSES))
 def test_what_a_model_given_as_data_looks_like(models, name) -> None:
     """The registry's ``looks_like`` and ``as_data`` are what a data-reading command says."""
-    from rankboost._cli_inputs import guess_format
+    from rankboost.cli._inputs import guess_format
 
     entry = FORMATS[kind_of(models[name]).format]
     assert guess_format(str(models[name])) == (entry.looks_like, entry.as_data)

@@ -69,6 +69,11 @@ __all__ = [
 class RankFusion(ParamsMixin):
     """Learn to combine ranked lists with RankBoost (meta-search).
 
+    The boost family: ``rankboost fuse train --family boost``. The default of ``fuse
+    train`` (``--family auto``) is :class:`~rankboost.fusion.AutoFusion`, which chooses
+    among this family, :class:`~rankboost.fusion.LinearFusion` and the others by inner
+    cross-validation: ``AutoFusion()`` is the model ``fuse train`` writes without options.
+
     Parameters
     ----------
     n_rounds : int or "auto", default="auto"

@@ -81,7 +81,16 @@ def _engine(engine: str) -> Engine:
 
 # ------------------------------------------------------------------ export --------------
 def export_linear(
-    model: Any, engine: str, path: str | os.PathLike[str] | None = None, **opts: Any
+    model: Any,
+    engine: str,
+    path: str | os.PathLike[str] | None = None,
+    *,
+    retrievers: list[Any] | None = None,
+    rank_window_size: int = 100,
+    approximate: bool = False,
+    vectors: list[str] | None = None,
+    limit: int = 10,
+    **opts: Any,
 ) -> dict[str, Any]:
     """The engine request (Elasticsearch, Qdrant, Milvus) or search pipeline (OpenSearch).
 
@@ -93,23 +102,25 @@ def export_linear(
         A key of :data:`ENGINES`.
     path : path-like, default=None
         Also write the JSON there (atomic).
+    retrievers : list, default=None
+        Elasticsearch: the sub-retriever objects, one per list in the model's order
+        (``{"standard": {...}}``, ``{"knn": {...}}``); None writes placeholders naming the
+        lists. OpenSearch's ``hybrid`` query lists the sub-queries in the model's order.
+    rank_window_size : int, default=100
+        Documents taken from each retriever (the runs' depth): Elasticsearch's
+        ``rank_window_size``, the ``limit`` of Qdrant's prefetches and Milvus's requests.
+    approximate : bool, default=False
+        OpenSearch with min-max: the ``normalization-processor`` averages over the
+        sub-queries that returned a document, not a weighted sum, so it ranks differently;
+        True writes it anyway.
+    vectors : list of str, default=None
+        Qdrant: the collection's vector name of each list; Milvus: its vector field; None
+        uses the model's list names.
+    limit : int, default=10
+        Qdrant and Milvus: documents the fused request returns.
     **opts
-        The options of the engine's request (:attr:`Engine.options`; an option of another
-        engine is ignored):
-
-        * ``retrievers`` (Elasticsearch), default None: the sub-retriever objects, one per
-          list in the model's order (``{"standard": {...}}``, ``{"knn": {...}}``); None
-          writes placeholders naming the lists. OpenSearch's ``hybrid`` query lists the
-          sub-queries in the model's order.
-        * ``rank_window_size`` (Elasticsearch, Qdrant, Milvus), default 100: documents
-          taken from each retriever (the runs' depth): Elasticsearch's
-          ``rank_window_size``, the ``limit`` of Qdrant's prefetches and Milvus's requests.
-        * ``approximate`` (OpenSearch with min-max), default False: the
-          ``normalization-processor`` averages over the sub-queries that returned a
-          document, not a weighted sum, so it ranks differently; True writes it anyway.
-        * ``vectors`` (Qdrant, Milvus), default None: the collection's vector name (Qdrant)
-          or vector field (Milvus) of each list; None uses the model's list names.
-        * ``limit`` (Qdrant, Milvus), default 10: documents the fused request returns.
+        The options of an engine's request beyond these (:attr:`Engine.options`). Each
+        engine takes the options its row lists and ignores the others.
 
     Returns
     -------
@@ -127,6 +138,8 @@ def export_linear(
     >>> body["phase_results_processors"][0]["score-ranker-processor"]["combination"]
     {'technique': 'rrf', 'rank_constant': 60, 'parameters': {'weights': [0.75, 0.25]}}
     """
+    opts.update(retrievers=retrievers, rank_window_size=rank_window_size,
+                approximate=approximate, vectors=vectors, limit=limit)  # fmt: skip
     known = {o for e in ENGINES.values() for o in e.options}
     known |= {s.option for e in ENGINES.values() for s in e.normalizers.values() if s.option}
     unknown = sorted(set(opts) - known)

@@ -78,7 +78,10 @@ class Engine:
         The error for any other normaliser (``{engine}``, ``{normalizer}``).
     request : callable
         ``request(model, weights, **options) -> dict``: the JSON body of the request (or
-        search pipeline); ``weights`` are the model's checked weights.
+        search pipeline); ``weights`` are the model's checked weights. The options
+        ``export_linear`` names take their defaults from its signature (keyword-only here,
+        without defaults); an option only a new engine has keeps its default here and
+        reaches it through ``export_linear(**opts)``.
     options : tuple of str
         The ``export_linear`` options ``request`` takes (``rank_window_size``, ...).
     scores : callable

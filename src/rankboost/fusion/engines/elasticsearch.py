@@ -30,8 +30,8 @@ def request(
     model: Any,
     weights: NDArray[np.float64],
     *,
-    retrievers: list[Any] | None = None,
-    rank_window_size: int = 100,
+    retrievers: list[Any] | None,
+    rank_window_size: int,
 ) -> dict[str, Any]:
     """The search request's ``retriever`` object; ``retrievers``: one sub-retriever per list.
 

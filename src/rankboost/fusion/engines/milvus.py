@@ -49,9 +49,9 @@ def milvus_body(
     model: Any,
     weights: Sequence[float],
     *,
-    vectors: Sequence[str] | None = None,
-    limit: int = 10,
-    rank_window_size: int = 100,
+    vectors: Sequence[str] | None,
+    limit: int,
+    rank_window_size: int,
 ) -> dict[str, Any]:
     """The hybrid search of a linear fusion (RESTful ``advanced_search`` shape).
 

@@ -53,9 +53,9 @@ def qdrant_body(
     model: Any,
     weights: Sequence[float],
     *,
-    vectors: Sequence[str] | None = None,
-    limit: int = 10,
-    rank_window_size: int = 100,
+    vectors: Sequence[str] | None,
+    limit: int,
+    rank_window_size: int,
 ) -> dict[str, Any]:
     """The JSON body of ``POST /collections/{name}/points/query`` for a linear fusion.
 
