@@ -7,8 +7,8 @@ LightGBM's ``cv()`` sits beside ``train()``:
   query is never split between training and held-out rows;
 * **held-out curves**: the metric of every round count read off one model's staged scores
   (:func:`staged_scores`, :func:`round_curves`; one training run per fold and prior scale,
-  never one per round count), and the folds' curves over a grid of prior scales
-  (:func:`cross_validate`);
+  never one per round count; :func:`held_out_curve`, their mean over the queries), and the
+  folds' curves over a grid of prior scales (:func:`cross_validate`);
 * **the rules**: the first best round count, or (scale, rounds) pair, scale-major
   (:func:`first_best`, :func:`first_best_grid`); the standard-error rule of a family choice
   (:func:`standard_error_rule`); a held-out fold scored with the choice of the *other* folds
@@ -21,8 +21,10 @@ LightGBM's ``cv()`` sits beside ``train()``:
 The held-out metric is NDCG@10 with :func:`rankboost.metrics.ndcg_score`'s defaults (gain
 ``2**label - 1``, ``log2`` discount, ties at their expected value, a query without a
 relevant row scoring 0), computed for every round at once by one kernel
-(``_kernels.ranking_metrics.ndcg_rounds``; ``tests/test_model_selection.py`` checks it
-against :func:`~rankboost.metrics.ndcg_score` round by round).
+(``_kernels.ranking_metrics.ndcg_rounds``, which sums as ``ndcg_score`` sums:
+``tests/test_model_selection.py`` checks every value against
+:func:`~rankboost.metrics.ndcg_score`'s to the last bit, so a choice read off the curves is
+the one a metric call after every round would make).
 
 Examples
 --------
@@ -66,6 +68,7 @@ __all__ = [
     "first_best",
     "first_best_grid",
     "group_folds",
+    "held_out_curve",
     "query_folds",
     "round_curves",
     "seed_stream",
@@ -276,6 +279,28 @@ def round_curves(
     starts = np.flatnonzero(np.r_[True, qcode[1:] != qcode[:-1], True]).astype(np.int64)
     gain = np.exp2(labels) - 1.0
     return ndcg_rounds(np.ascontiguousarray(HT, dtype=np.float64), gain, starts, int(k))
+
+
+def held_out_curve(
+    HT: NDArray[np.float64], labels: NDArray[Any], qcode: NDArray[Any], k: int = 10
+) -> NDArray[np.float64]:
+    """Mean NDCG@k over the queries under every round's scores: shape ``(width,)``.
+
+    Entry ``t`` is ``ndcg_score(labels, HT[t], qcode, k=k)`` to the last bit: the per-query
+    values of :func:`round_curves` averaged as ``ndcg_score`` averages them (numpy's
+    pairwise sum over the queries of one round; ``round_curves(...).mean(axis=0)`` sums
+    the queries one after another and may differ in the last bit).
+
+    Examples
+    --------
+    >>> from rankboost.metrics import ndcg_score
+    >>> from rankboost.model_selection import held_out_curve
+    >>> rng = np.random.default_rng(0)
+    >>> qid, y, HT = np.repeat(np.arange(30), 5), rng.integers(0, 3, 150), rng.normal(size=(3, 150))
+    >>> bool(held_out_curve(HT, y, qid)[2] == ndcg_score(y, HT[2], qid))
+    True
+    """
+    return np.ascontiguousarray(round_curves(HT, labels, qcode, k).T).mean(axis=1)
 
 
 def cross_validate(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .._validation import not_fitted
 from ..description import Description, Table, Target
 
 __all__ = ["describe_auto", "describe_boost", "describe_linear"]
@@ -30,8 +31,14 @@ _TRAIN_LINEAR = (
 )
 
 
+def _check_fitted(model: Any, attr: str) -> None:
+    if not hasattr(model, attr):
+        raise not_fitted(f"{type(model).__name__}.describe", model)
+
+
 def describe_linear(lin: Any, path: str) -> Description:
     """A fitted :class:`LinearFusion`: weights, normaliser, and the engines that serve it."""
+    _check_fitted(lin, "weights_")
     from .engines import ENGINES, serving
     from .features import NORMALIZERS
 
@@ -118,6 +125,7 @@ def describe_boost(fusion: Any, path: str) -> Description:
 
     from .._conventions import FEATURE_NUMBERING
 
+    _check_fitted(fusion, "model_")
     model = fusion.model_
     names = fusion.feature_names_
     n_lists = fusion.n_lists_
@@ -214,6 +222,7 @@ def describe_auto(auto: Any, path: str) -> Description:
     Its targets and advice are the chosen model's. A selection without its table of
     candidates (a damaged file) describes the chosen model alone.
     """
+    _check_fitted(auto, "model_")
     chosen = auto.model_.describe(path)
     sel = auto.selection_
     if not isinstance(sel, dict) or not isinstance(sel.get("candidates"), dict):
