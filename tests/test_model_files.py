@@ -239,7 +239,9 @@ def test_bad_files_give_one_clear_error(models, tmp_path, loader, missing, folde
         assert kind_of(bad) is None
 
 
-@pytest.mark.parametrize("data", [{}, [1, 2], {"format": "xgboost"}, "model", {"format": 3}])
+@pytest.mark.parametrize(
+    "data", [{}, [1, 2], {"format": "xgboost"}, "model", {"format": 3}, {"format": []}]
+)
 def test_kind_of_a_json_that_is_no_model(tmp_path, data) -> None:
     path = tmp_path / "x.json"
     path.write_text(json.dumps(data))

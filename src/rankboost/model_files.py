@@ -273,14 +273,15 @@ def kind_of(source: str | os.PathLike[str] | Any) -> FileKind | None:
             data = json.loads(Path(source).read_bytes().decode("utf-8"))
         except (OSError, ValueError, RecursionError):
             return None  # the loader reports the problem
-    if not isinstance(data, Mapping) or data.get("format") not in FORMATS:
+    fmt = data.get("format") if isinstance(data, Mapping) else None
+    if not isinstance(fmt, str) or fmt not in FORMATS:  # a list or a dict is no format
         return None
     sel = data.get("selection")
     params = data.get("params")
     family = sel.get("family") if isinstance(sel, Mapping) else None
     norm = params.get("normalizer") if isinstance(params, Mapping) else None
     return FileKind(
-        format=str(data["format"]),
+        format=fmt,
         auto=isinstance(sel, Mapping),
         family=family if isinstance(family, str) else None,
         normalizer=norm if isinstance(norm, str) else None,
