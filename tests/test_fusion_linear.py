@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 from rankboost.fusion import Qrels, Run
-from rankboost.fusion._engine_eval import _es_minmax
 from rankboost.fusion.engines import (
     check_export,
     elasticsearch_scores,
@@ -22,6 +21,7 @@ from rankboost.fusion.engines import (
     export_linear,
     opensearch_scores,
 )
+from rankboost.fusion.engines.elasticsearch import _es_minmax
 from rankboost.fusion.linear import LinearFusion, _boost, _Layered, linear_features
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,7 +5,8 @@ section 6.2); :mod:`rankboost.fusion.io` reads and writes TREC runs, TREC qrels 
 4.0 aggregation format; :func:`evaluate_run` scores a run against qrels. The command line is
 ``rankboost fuse {train,apply,evaluate,export}`` (:mod:`rankboost.cli.fuse`);
 :class:`LinearFusion` (:mod:`rankboost.fusion.linear`) is a weighted sum of normalised scores
-that :mod:`rankboost.fusion.engines` exports to Elasticsearch and OpenSearch.
+that :mod:`rankboost.fusion.engines` exports to the search engines of its table
+(Elasticsearch, OpenSearch, Qdrant, Milvus).
 """
 
 from __future__ import annotations

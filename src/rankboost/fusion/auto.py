@@ -52,17 +52,16 @@ so it is the default of ``rankboost fuse train`` (``--family auto``).
 from __future__ import annotations
 
 import itertools
-import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import model_files
 from .._validation import ParamsMixin, forget_fit, not_fitted
-from ..model import atomic_write_text, read_json
+from ..description import Description
 from ..model_selection import (
     CONVEX_GRID_STEPS,
     cross_fitted_choice,
@@ -425,8 +424,9 @@ class AutoFusion(ParamsMixin):
         if not isinstance(data, dict) or not isinstance(data.get("selection"), dict):
             raise ValueError('not an AutoFusion model: the JSON has no "selection" object.')
         sel = data["selection"]
+        kind = model_files.kind_of(data)
         model: Any
-        if data.get("format") == FORMAT_NAME:
+        if kind is not None and kind.format == FORMAT_NAME:
             model = LinearFusion.from_dict(data)
         else:
             model = RankFusion.from_dict(data)
@@ -443,15 +443,18 @@ class AutoFusion(ParamsMixin):
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the chosen model (readable by ``fuse apply``) and its selection table (atomic)."""
-        atomic_write_text(path, json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n")
+        model_files.save(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> AutoFusion:
-        """Load a model written by :meth:`save`."""
-        p = Path(path)
-        if not p.exists():
-            raise FileNotFoundError(f"{path}: no such file")
-        return cls.from_dict(read_json(p, "fusion model file", "fusion model"))
+        """Load a model written by :meth:`save` (another kind: the message says what reads it)."""
+        return cast(AutoFusion, model_files.load(path, expect=model_files.AUTO.name))
+
+    def describe(self, path: str | os.PathLike[str] = "MODEL") -> Description:
+        """How it scores and where it can be served, for ``path`` (:mod:`rankboost.description`)."""
+        from ._describe import describe_auto
+
+        return describe_auto(self, str(path))
 
     def __repr__(self) -> str:
         return "AutoFusion(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self._PARAMS) + ")"

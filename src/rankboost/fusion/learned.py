@@ -21,17 +21,16 @@ cross-validation on training queries of CISI, MQ2008-agg and MQ2007-agg (docs/hy
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import model_files
 from .._validation import ParamsMixin, forget_fit, not_fitted
-from ..model import atomic_write_text, read_json
+from ..description import Description
 from ..params import (
     TRAIN_PARAMS,
     ParameterError,
@@ -533,21 +532,17 @@ class RankFusion(ParamsMixin):
         return fusion
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the fitted fusion as versioned JSON (atomic)."""
-        text = json.dumps(self.to_dict(), indent=1, allow_nan=False)
-        atomic_write_text(path, text + "\n")
+        """Write the fitted fusion as versioned JSON, atomically (:func:`.model_files.save`)."""
+        model_files.save(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> RankFusion:
         """Load a fusion saved by :meth:`save`.
 
         Raises ``FileNotFoundError`` for a missing file and ``ValueError`` for one that is
-        not a fusion model.
+        not a fusion model (a model of another kind: the message says what reads it).
         """
-        p = Path(path)
-        if not p.exists():
-            raise FileNotFoundError(f"{path}: no such file")
-        return cls.from_dict(read_json(p, "fusion model file", "fusion model"))
+        return cast(RankFusion, model_files.load(path, expect=FORMAT_NAME))
 
     def export(self, path: str | os.PathLike[str], format: str, **options: Any) -> None:
         """Write the fitted fusion model for another consumer (XGBoost, LightGBM, ONNX, ...).
@@ -561,6 +556,12 @@ class RankFusion(ParamsMixin):
             raise ValueError("RankFusion.export: this RankFusion is not fitted yet; call fit.")
         options.setdefault("feature_names", self.feature_names_)
         self.model_.export(path, format, **options)
+
+    def describe(self, path: str | os.PathLike[str] = "MODEL") -> Description:
+        """How it scores and where it can be served, for ``path`` (:mod:`rankboost.description`)."""
+        from ._describe import describe_boost
+
+        return describe_boost(self, str(path))
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={getattr(self, k)!r}" for k in FUSION_PARAMS)

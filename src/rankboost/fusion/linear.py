@@ -22,18 +22,17 @@ of a layered feedback factorises over grade levels, so a round costs O(rows x li
 
 from __future__ import annotations
 
-import json
 import os
 import reprlib
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import model_files
 from .._validation import ParamsMixin, forget_fit, not_fitted
-from ..model import atomic_write_text, read_json
+from ..description import Description
 from ..model_selection import (
     LINEAR_PRIOR_SCALES,
     cross_validate,
@@ -521,16 +520,19 @@ class LinearFusion(ParamsMixin):
         return fusion
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the model as JSON (atomic)."""
-        atomic_write_text(path, json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n")
+        """Write the model as JSON (atomic; :func:`rankboost.model_files.save`)."""
+        model_files.save(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> LinearFusion:
-        """Load a model written by :meth:`save`."""
-        p = Path(path)
-        if not p.exists():
-            raise FileNotFoundError(f"{path}: no such file")
-        return cls.from_dict(read_json(p, "fusion model file", "linear fusion model"))
+        """Load a model written by :meth:`save` (another kind: the message says what reads it)."""
+        return cast(LinearFusion, model_files.load(path, expect=FORMAT_NAME))
+
+    def describe(self, path: str | os.PathLike[str] = "MODEL") -> Description:
+        """How it scores and where it can be served, for ``path`` (:mod:`rankboost.description`)."""
+        from ._describe import describe_linear
+
+        return describe_linear(self, str(path))
 
     def __repr__(self) -> str:
         return "LinearFusion(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self._PARAMS) + ")"
