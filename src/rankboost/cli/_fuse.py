@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from ._common import count
@@ -248,22 +247,12 @@ def add_options(p: argparse.ArgumentParser, *names: str) -> None:
         p.add_argument(*flags, **kwargs)
 
 
-def load_fusion(path: str) -> Any:
-    """A fusion model of either family, saying what to do with a ranking model instead."""
-    from ..fusion.learned import RankFusion
-    from ..fusion.linear import FORMAT_NAME, LinearFusion
-    from ..model import read_json
+def load_fusion(path: str, command: str = "fuse apply") -> Any:
+    """The fusion model (either family) that ``command`` fuses with: the registry's loader.
 
-    data = read_json(path, "fusion model file", "fusion model") if Path(path).exists() else None
-    if isinstance(data, dict) and data.get("format") == FORMAT_NAME:
-        return LinearFusion.from_dict(data)
-    try:
-        return RankFusion.load(path)
-    except ValueError as exc:
-        if b'"rankboost-model"' in Path(path).read_bytes()[:200]:
-            raise ValueError(
-                f"{path!r} is a ranking model from 'rankboost train', not a fusion model: score "
-                f"data with it by 'rankboost predict {path} DATA'; 'fuse' needs a model from "
-                "'rankboost fuse train'."
-            ) from None
-        raise exc from None
+    A model of another kind is refused with the command that takes it
+    (:func:`rankboost.model_files.refusal`).
+    """
+    from ._inputs import load_model_file
+
+    return load_model_file(path, command)

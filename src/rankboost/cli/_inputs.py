@@ -95,16 +95,11 @@ def guess_format(path: str) -> tuple[str, str] | None:
         return None
     first = lines[0]
     if first[0] in "{[":
-        from ..fusion._info import file_format  # JSON files only
+        from ..model_files import kind_of  # JSON files only; stdlib only
 
-        kind = file_format(path) or ""
-        if kind == "rankboost-model":
-            return (
-                "a rankboost model (JSON)",
-                "it is the MODEL of 'rankboost predict MODEL DATA' (check the argument order)",
-            )
-        if kind.startswith("rankboost-fusion"):
-            return "a fusion model (JSON)", "it fuses runs: 'rankboost fuse apply MODEL --runs'"
+        kind = kind_of(path)
+        if kind is not None:  # what a model file given as data looks like: the registry's words
+            return kind.entry.looks_like, kind.entry.as_data
         return "a JSON file", "write the data as SVMlight (rankboost.datasets.dump_svmlight)"
     fields = first.split()
     lower = first.lower()
@@ -252,35 +247,39 @@ def load_agg(path: str, n_features: int | None, what: str) -> RankingDataset:
     return data
 
 
-def load_model_file(path: str) -> RankBoostModel:
-    from ..model import load_model
+def load_model_file(path: str, command: str = "predict") -> Any:
+    """The model ``command`` takes from ``path`` (:func:`rankboost.model_files.load`).
 
+    A model of another kind is refused with the registry's hint (which command takes it); a
+    missing, unreadable or damaged file, or one that is no model (data, runs, qrels given in
+    its place), is a :class:`CLIError` saying what it is and what to pass.
+    """
+    from .. import model_files
+
+    kinds = model_files.COMMANDS[command]
+    writer = "rankboost train" if kinds[0] == "rankboost-model" else "rankboost fuse train"
     try:
-        return load_model(path)
+        return model_files.load(path, command=command)
     except FileNotFoundError:
+        if kinds[0] != "rankboost-model":
+            raise  # the fusion reader's message
         raise CLIError(
             f"model file {path!r} does not exist; train one with 'rankboost train DATA -o {path}'."
         ) from None
     except IsADirectoryError:
         raise CLIError(f"model file {path!r} is a directory; pass a model file.") from None
     except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
-        from ..fusion._info import file_format  # this error path only
-
-        kind = file_format(path)
-        if kind is not None and kind.startswith("rankboost-fusion"):
-            family = " --family linear" if kind.endswith("-linear") else ""
-            raise CLIError(
-                f"{path!r} is a fusion model from 'rankboost fuse train{family}', not a ranking "
-                f"model: fuse TREC runs with it by 'rankboost fuse apply {path} --runs RUN ...'"
-                f"{' or export it by ' + repr('rankboost fuse export') if family else ''}; a model "
-                "for this command comes from 'rankboost train'."
-            ) from None
-        guess = guess_format(path)
+        kind = model_files.kind_of(path)
+        if kind is not None and not kind.takes(kinds):
+            raise CLIError(str(exc)) from None  # the refusal: which command takes it
+        if kinds[0] != "rankboost-model":
+            raise  # the fusion reader says what is wrong
+        guess = guess_format(path) if kind is None else None
         if guess is not None and not guess[0].startswith(("a rankboost model", "a JSON")):
             hint = f": {guess[1]}" if guess[0].startswith("an SVMlight") else ""
             raise CLIError(
                 f"model file {path!r} looks like {guess[0]}, not a model (the JSON file "
-                f"'rankboost train' writes){hint}."
+                f"'{writer}' writes){hint}."
             ) from None
         raise CLIError(
             f"cannot read model file {path!r}: {_one_line(str(exc))} "

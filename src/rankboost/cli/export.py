@@ -145,32 +145,15 @@ def _names(text: str | None) -> list[str] | None:
 
 
 def _load(path: str) -> tuple[Any, list[str] | None]:
-    """The RankBoostModel in ``path`` and the feature names to use by default."""
-    from ..fusion import RankFusion
-    from ..model import load_model, read_json
+    """The RankBoostModel in ``path`` and the feature names to use by default.
+
+    A ranking model, or a boosted fusion model's; another kind is refused with what takes it.
+    """
     from ._inputs import load_model_file
 
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(
-            f"model file {path!r} does not exist; train one with 'rankboost train DATA -o {path}'."
-        )
-    try:
-        data = read_json(p)  # strict JSON, one clear error (deep nesting, NaN, not UTF-8, ...)
-    except ValueError:
-        load_model_file(path)  # says what the file looks like (data, qrels, ...) if it can
-        raise
-    if isinstance(data, dict) and data.get("format") == "rankboost-fusion":
-        fusion = RankFusion.load(p)
-        return fusion.model_, list(fusion.feature_names_)
-    if isinstance(data, dict) and data.get("format") == "rankboost-fusion-linear":
-        raise ValueError(
-            f"{path!r} is a linear fusion model of 'rankboost fuse train --family linear' (a "
-            "weighted sum of normalised scores, no boosting rounds to export): write it as a "
-            f"search engine's hybrid query with 'rankboost fuse export {path} --engine "
-            "elasticsearch -o OUT' (or --engine opensearch)."
-        )
-    model = load_model(p)
+    model = load_model_file(path, "export")
+    if hasattr(model, "model_"):  # RankFusion: its RankBoost model over its features
+        return model.model_, list(model.feature_names_)
     return model, model.feature_names
 
 

@@ -97,7 +97,7 @@ def evaluate(args: argparse.Namespace) -> int:
     options = metric_options(args, args.metric)
     rows: dict[str, dict[str, float]] = {}
     if args.model is not None:
-        model = load_fusion(args.model)
+        model = load_fusion(args.model, "fuse evaluate")
         fused = model.fuse(runs, match="order" if args.by_order else "name")
         rows[args.model] = evaluate_run(fused, qrels, args.metric, **options)
     else:

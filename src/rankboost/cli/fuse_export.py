@@ -2,8 +2,8 @@
 
 The subcommand's arguments and its handler; the request bodies and their reference
 evaluators live in :mod:`rankboost.fusion.engines` (``ENGINES``, ``export_linear`` whose
-defaults the options take, ``check_export``). A model of another command is refused with
-the command that takes it (:func:`refuse_other_models`).
+defaults the options take, ``check_export``). A model of another kind is refused with
+the command that takes it (:func:`rankboost.model_files.refusal`).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from typing import Any
 
 from ._common import UsageError, add_parser, int_at_least
 from ._defaults import changed, default_of
-from ._fuse import EXAMPLES, add_options, common_queries, warn_degenerate
+from ._fuse import EXAMPLES, add_options, common_queries, load_fusion, warn_degenerate
 from ._rules import Files
 
-__all__ = ["refuse_other_models", "register", "run"]
+__all__ = ["register", "run"]
 
 #: What the options are passed to (their defaults are its own).
 EXPORT = "rankboost.fusion.engines:export_linear"
@@ -88,17 +88,16 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Handle ``rankboost fuse export``; return the exit status (0)."""
-    from ..fusion.engines import check_export, export_linear
+    from ..fusion.engines import ENGINES, check_export, export_linear
     from ..fusion.io import read_runs
-    from ..fusion.linear import LinearFusion
 
-    if args.vectors is not None and args.engine not in ("qdrant", "milvus"):
+    if args.vectors is not None and "vectors" not in ENGINES[args.engine].options:
+        named = [f"{e.label}'s vectors" for e in ENGINES.values() if "vectors" in e.options]
         raise UsageError(
-            f"--vectors names Qdrant's vectors or Milvus's fields; {args.engine} takes its "
+            f"--vectors names {' or '.join(named)} (one per run); {args.engine} takes its "
             "sub-queries in the model's order (drop --vectors)."
         )
-    refuse_other_models(args.model)
-    model = LinearFusion.load(args.model)
+    model = load_fusion(args.model, "fuse export")  # another kind: what takes it
     opts = changed(args, EXPORT, OPTIONS)
     body = export_linear(model, args.engine, **opts)
     warn_degenerate(model)  # after the engine's refusal: a model it cannot take fails alone
@@ -110,46 +109,3 @@ def run(args: argparse.Namespace) -> int:
         )
     export_linear(model, args.engine, args.output, **opts)
     return 0
-
-
-def refuse_other_models(path: str) -> None:
-    """``fuse export`` given a model of another command: say which command takes it."""
-    from ..fusion._info import file_format
-
-    kind = file_format(path)
-    family = auto_family(path)
-    if kind == "rankboost-fusion" and family is not None:
-        raise ValueError(
-            f"{path!r} is a model of 'rankboost fuse train --family auto', which chose "
-            f"{family} (steps on the runs' ranks) for these runs; no engine's hybrid query "
-            "computes it. 'fuse export' writes a weighted sum of scores: train one with "
-            "'rankboost fuse train --family linear' on the same runs ('rankboost info "
-            f"{path}' shows how each family scored in the choice)."
-        )
-    if kind == "rankboost-fusion":
-        raise ValueError(
-            f"{path!r} is a fusion model of 'rankboost fuse train' (--family boost: steps on "
-            "the runs' ranks), which no engine's hybrid query computes: 'fuse export' writes a "
-            "model of 'rankboost fuse train --family linear' (train one); this one is written "
-            f"for an LTR plugin by 'rankboost export {path} --format es-xgboost -o OUT'."
-        )
-    if kind == "rankboost-model":
-        raise ValueError(
-            f"{path!r} is a ranking model of 'rankboost train', not a fusion model: write it "
-            f"for an LTR plugin with 'rankboost export {path} --format es-xgboost -o OUT'; "
-            "'fuse export' writes a model of 'rankboost fuse train --family linear'."
-        )
-
-
-def auto_family(path: str) -> str | None:
-    """The family ``--family auto`` chose, if ``path`` is such a model (else None)."""
-    import json
-    from pathlib import Path
-
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return None
-    sel = data.get("selection") if isinstance(data, dict) else None
-    family = sel.get("family") if isinstance(sel, dict) else None
-    return family if isinstance(family, str) else None
