@@ -367,6 +367,7 @@ def test_formats_that_need_names_say_so(small_model, fmt) -> None:
     assert export_bytes(small_model, fmt, feature_names=["a", "b", "c"], **options)
 
 
+@pytest.mark.filterwarnings("ignore::rankboost.export.ExportWarning")  # a split at 0
 def test_non_finite_alpha_is_refused(small_model) -> None:
     model = make_model(
         {"feature": [0, 0], "kind": [0, 0], "threshold": [0.0, 1.0], "default": [0.0, 0.0],
@@ -378,6 +379,7 @@ def test_non_finite_alpha_is_refused(small_model) -> None:
     assert export_bytes(model, "lightgbm", n_rounds=1)
 
 
+@pytest.mark.filterwarnings("ignore::rankboost.export.ExportWarning")  # a split at 0
 def test_a_value_beyond_float32_is_refused_by_float32_formats() -> None:
     model = make_model(
         {"feature": [0], "kind": [0], "threshold": [0.0], "default": [0.0], "alpha": [1e300]},

@@ -378,6 +378,8 @@ def test_cli_linear_train_apply_export(tmp_path: Path, capsys) -> None:
                                "-o", str(tmp_path / "x.json")]))  # fmt: skip
 
 
+# the prior leaves nothing to learn on the toy
+@pytest.mark.filterwarnings("ignore::rankboost.TrainingStoppedWarning")
 def test_prior_init_score_equals_the_prior_weighted_pairs() -> None:
     """RankFusion's prior (the engine's init_score) == the SPEC 7.2 distribution as pairs."""
     from rankboost.engine import train_checked as _train
