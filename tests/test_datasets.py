@@ -591,8 +591,20 @@ def test_movielens_errors(tmp_path, text, match):
 
 
 def test_movielens_missing_file(tmp_path):
-    with pytest.raises(FileNotFoundError, match=r"u\.data"):
+    with pytest.raises(FileNotFoundError, match=r"u\.data' does not exist \(nor u\.data\.gz"):
         load_movielens(tmp_path / "u.data")
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".xz"])
+def test_movielens_plain_name_finds_the_compressed_copy(tmp_path, suffix):
+    """The README's ``load_movielens("ml-100k/u.data")`` on a gzipped mirror (../shared/data)."""
+    text = b"196\t242\t3\t881250949\n186\t302\t3\t891717742\n"
+    packed = gzip.compress(text) if suffix == ".gz" else lzma.compress(text)
+    (tmp_path / f"u.data{suffix}").write_bytes(packed)
+    ratings = load_movielens(tmp_path / "u.data")
+    np.testing.assert_array_equal(ratings.user, [196, 186])
+    (tmp_path / "u.data").write_bytes(b"1\t2\t4\t5\n")  # the plain file wins when both exist
+    np.testing.assert_array_equal(load_movielens(tmp_path / "u.data").user, [1])
 
 
 def test_ratings_dataset_rejects_mismatched_fields():

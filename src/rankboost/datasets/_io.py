@@ -26,6 +26,7 @@ __all__ = [
     "compression",
     "decompression_errors",
     "open_binary",
+    "or_compressed",
     "read_bytes",
 ]
 
@@ -108,6 +109,25 @@ def decompression_errors(path: PathLike, what: str, kind: str | None) -> Iterato
             f"{what} {str(path)!r} holds damaged or truncated {kind} data ({exc}); "
             "download or compress it again."
         ) from None
+
+
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz")
+
+
+def or_compressed(path: PathLike) -> Path:
+    """``path``, or its compressed copy (``path.gz``, ``.bz2``, ``.xz``) when only that exists.
+
+    MovieLens' ``u.data`` ships plain in GroupLens's zip and gzipped in many mirrors (this
+    project's data folder among them): a reader given the plain name finds either.
+    """
+    p = Path(path)
+    if p.exists():
+        return p
+    for suffix in COMPRESSED_SUFFIXES:
+        sibling = p.with_name(p.name + suffix)
+        if sibling.is_file():
+            return sibling
+    return p
 
 
 def read_bytes(path: PathLike, what: str) -> tuple[Path, bytes]:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from ._io import PathLike, read_bytes
+from ._io import PathLike, or_compressed, read_bytes
 
 if TYPE_CHECKING:  # scipy is imported on use: rankboost.datasets stays light (issue 26)
     import scipy.sparse as sp
@@ -133,7 +133,8 @@ def load_movielens(path: PathLike) -> RatingsDataset:
     Parameters
     ----------
     path : str or path-like
-        The ratings file.
+        The ratings file. When it does not exist but ``path.gz`` (``.bz2``, ``.xz``) does,
+        that file is read: ``load_movielens("ml-100k/u.data")`` reads a gzipped mirror too.
 
     Returns
     -------
@@ -144,7 +145,7 @@ def load_movielens(path: PathLike) -> RatingsDataset:
     Raises
     ------
     FileNotFoundError
-        If ``path`` does not exist.
+        If neither ``path`` nor a compressed copy of it exists.
     ValueError
         If a line does not have four fields of the right types (the message names the
         file and the numpy error with its row), a rating is not finite, the same
@@ -169,7 +170,13 @@ def load_movielens(path: PathLike) -> RatingsDataset:
     >>> ratings.item, ratings.rating
     (array([1193,  661]), array([5., 3.]))
     """
-    p, raw = read_bytes(path, "Ratings file")
+    found = or_compressed(path)
+    if not found.exists():
+        raise FileNotFoundError(
+            f"Ratings file {str(found)!r} does not exist (nor {found.name}.gz, .bz2 or .xz "
+            "beside it); give the path of u.data, ratings.dat or ratings.csv."
+        )
+    p, raw = read_bytes(found, "Ratings file")
     source = repr(str(p))
     text = raw.decode("utf-8", "replace")
     data_lines = [line for line in text.splitlines() if line.strip()]
