@@ -15,6 +15,7 @@ import pytest
 from rankboost.fusion import (
     Qrels,
     Run,
+    format_run,
     fusion_features,
     read_letor_agg,
     read_letor_agg_folds,
@@ -345,3 +346,16 @@ def test_issue26_unusual_ids_that_can_be_held_read_back_identically(tmp_path, wr
         got = read_letor_agg(path)
     pairs = sorted(zip(got.qid.tolist(), got.docid.tolist(), strict=True))
     assert pairs == sorted(zip(qid, docid, strict=True))
+
+
+def test_writers_with_swapped_arguments_say_how_to_call_them(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    run, qrels = _run(), Qrels(["1"], ["d1"], [1])
+    swapped = r"takes a {}, got str 'x\.run'; call it as {}\(path, {}\)"
+    with pytest.raises(TypeError, match="write_run " + swapped.format("Run", "write_run", "run")):
+        write_run(run, "x.run")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"format_run takes a Run, got str 'x\.run'"):
+        format_run("x.run")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=swapped.format("Qrels", "write_qrels", "qrels")):
+        write_qrels(qrels, "x.run")  # type: ignore[arg-type]
+    assert not list(tmp_path.iterdir())  # nothing was written

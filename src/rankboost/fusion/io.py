@@ -172,8 +172,19 @@ def format_run(run: Run, *, tag: str | None = None, depth: int | None = None) ->
     return _run_text(run, tag, depth, "format_run")
 
 
+def _expect(value: object, cls: type, caller: str, call: str) -> None:
+    """A clear TypeError when ``value`` is not a ``cls`` (``call`` shows the right call)."""
+    if not isinstance(value, cls):
+        raise TypeError(
+            f"{caller} takes a {cls.__name__}, got {type(value).__name__} {value!r:.60}; "
+            f"call it as {call}."
+        )
+
+
 def _run_text(run: Run, tag: str | None, depth: int | None, caller: str) -> str:
     """:func:`format_run`'s text; ``caller`` names the public function in errors."""
+    call = "write_run(path, run)" if caller == "write_run" else "format_run(run)"
+    _expect(run, Run, caller, call)
     label = "_".join((run.name if tag is None else tag).split()) or "run"
     check_ids(run.qid, run.docid, caller)
     srt = run.sorted()
@@ -288,6 +299,7 @@ def write_qrels(path: PathLike, qrels: Qrels) -> None:
     >>> read_qrels(path) == qrels
     True
     """
+    _expect(qrels, Qrels, "write_qrels", "write_qrels(path, qrels)")
     check_ids(qrels.qid, qrels.docid, "write_qrels")
     lines = [
         f"{q} 0 {d} {g}\n"
