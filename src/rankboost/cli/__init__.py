@@ -208,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         # NOTE: on a line of its own: the terminal's "^C" or a progress bar interrupted
         # before it ended its line may be on the current one
-        _err(f"\n{PROG}: interrupted")
+        _err(f"\n{PROG}: interrupted; no output file is left half-written")
         return 130
     return 1
 
