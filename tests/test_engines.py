@@ -343,13 +343,14 @@ def test_issue45_the_engines_are_one_table() -> None:
 
     from rankboost.fusion.engines import ENGINES
 
-    assert list(ENGINES) == ["elasticsearch", "opensearch", "qdrant", "milvus"]
+    assert list(ENGINES) == ["elasticsearch", "opensearch", "qdrant", "milvus", "lancedb"]
     for name, row in ENGINES.items():
         module = importlib.import_module(f"rankboost.fusion.engines.{name}")
         assert module.ENGINE is row
         assert row.name == name
         assert row.scores is getattr(module, f"{name}_scores")
-        assert set(row.options) <= {"retrievers", "rank_window_size", "vectors", "limit"}
+        assert set(row.options) <= {"retrievers", "rank_window_size", "vectors", "limit",
+                                    "text_list"}  # fmt: skip
 
 
 def _toy_runs() -> list[Run]:
