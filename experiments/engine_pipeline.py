@@ -32,7 +32,7 @@ Usage::
     python experiments/engine_pipeline.py serve --engine qdrant --out /tmp/cisi-qdrant \\
         --model /tmp/cisi-qdrant/model.json --request /tmp/cisi-qdrant/request.json
 
-Needs the ``engines`` extra (qdrant-client, pymilvus, milvus-lite).
+Needs the ``engines`` extra (qdrant-client, pymilvus, milvus-lite, lancedb).
 """
 
 from __future__ import annotations
