@@ -368,7 +368,7 @@ def _toy_runs() -> list[Run]:
     return runs
 
 
-@pytest.mark.parametrize("engine", ["elasticsearch", "opensearch", "qdrant", "milvus"])
+@pytest.mark.parametrize("engine", ["elasticsearch", "opensearch", "qdrant", "milvus", "lancedb"])
 @pytest.mark.parametrize("normalizer", ["minmax", "rrf", "dbsf", "atan"])
 def test_issue45_each_row_says_what_its_engine_serves(engine, normalizer) -> None:
     """``export_linear`` writes what the row's normalisers say, refuses the others with the

@@ -279,8 +279,10 @@ def check_lancedb_table(table: Any, body: Mapping[str, Any], vector: Sequence[fl
             f"create one with table.create_index({(col or 'TEXT_COLUMN')!r}, "
             "config=lancedb.index.FTS())."
         )
+    import pyarrow as pa  # lancedb's own dependency
+
     schema = table.schema
-    vcols = [f.name for f in schema if f.type.__class__.__name__ == "FixedSizeListType"]
+    vcols = [f.name for f in schema if pa.types.is_fixed_size_list(f.type)]
     vcol = body["vector"]["column"] or (vcols[0] if len(vcols) == 1 else None)
     if vcol not in vcols:
         raise ValueError(
