@@ -1,4 +1,5 @@
-"""Hybrid search served by a real engine: documents -> BM25 + dense vectors -> Qdrant / Milvus.
+"""Hybrid search served by a real engine: documents -> BM25 + dense vectors -> Qdrant / Milvus /
+LanceDB.
 
 Two steps around rankboost's own commands (docs/hybrid.md, "Serving the learned fusion in
 Qdrant and Milvus Lite"):
@@ -19,13 +20,19 @@ Qdrant and Milvus Lite"):
    documents) can come back in another order once the engine reopens its files, which
    changes ranks (so RRF) but not what was trained.
 
+LanceDB (``--engine lancedb``, in ``DIR/lancedb``) indexes the texts themselves: its native
+full-text search (BM25, English stemming and stop words, its defaults) and a cosine vector
+search; its own runs are ``bm25.run`` (score ``_score``) and ``dense.run`` (score
+``-_distance``). ``--collection med`` indexes MEDLINE (``experiments/data/collections``) with
+the vectors of ``experiments/data/med_minilm_vectors.npz`` (made as CISI's).
+
 Usage::
 
     python experiments/engine_pipeline.py index --engine qdrant --out /tmp/cisi-qdrant
     python experiments/engine_pipeline.py serve --engine qdrant --out /tmp/cisi-qdrant \\
         --model /tmp/cisi-qdrant/model.json --request /tmp/cisi-qdrant/request.json
 
-Needs the ``engines`` extra (qdrant-client, pymilvus, milvus-lite).
+Needs the ``engines`` extra (qdrant-client, pymilvus, milvus-lite, lancedb).
 """
 
 from __future__ import annotations
@@ -43,6 +50,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 VECTORS = HERE / "data" / "cisi_minilm_vectors.npz"
+COLLECTIONS = ("cisi", "med")
+LANCE_METRIC = "cosine"
 COLLECTION = "cisi"
 
 
@@ -71,7 +80,9 @@ def bm25_vectors(
     return D, Q
 
 
-def dense_vectors(docs: dict[str, str], queries: dict[str, str], encode: bool) -> tuple:
+def dense_vectors(
+    docs: dict[str, str], queries: dict[str, str], encode: bool, path: Path = VECTORS
+) -> tuple:
     """``(D, Q)`` float32 all-MiniLM-L6-v2 embeddings (unit norm), rows in the dicts' order."""
     if encode:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -82,9 +93,9 @@ def dense_vectors(docs: dict[str, str], queries: dict[str, str], encode: bool) -
         enc = {"batch_size": 64, "normalize_embeddings": True, "convert_to_numpy": True}
         return (model.encode(list(docs.values()), **enc).astype(np.float32),
                 model.encode(list(queries.values()), **enc).astype(np.float32))  # fmt: skip
-    z = np.load(VECTORS)
+    z = np.load(path)
     if list(z["doc_ids"]) != list(docs) or not set(queries) <= set(z["qids"].tolist()):
-        raise ValueError(f"{VECTORS}: its ids are not CISI's documents and judged queries.")
+        raise ValueError(f"{path}: its ids are not the collection's documents and judged queries.")
     qpos = {q: i for i, q in enumerate(z["qids"].tolist())}
     Qv = z["Q"][[qpos[q] for q in queries]]
     return z["D"].astype(np.float32), Qv.astype(np.float32)
@@ -102,6 +113,10 @@ def query_vectors(queries: dict[str, str], Qs: Any, Qd: Any) -> dict[str, dict[s
 
 # ------------------------------------------------------------------ engines --------------
 def open_engine(engine: str, out: Path, fresh: bool) -> Any:
+    if engine == "lancedb":
+        import lancedb
+
+        return lancedb.connect(str(out / "lancedb"))
     if engine == "qdrant":
         from qdrant_client import QdrantClient
 
@@ -119,8 +134,20 @@ def open_engine(engine: str, out: Path, fresh: bool) -> Any:
     return client
 
 
-def index(engine: str, client: Any, doc_ids: list[str], Ds: Any, Dd: Any) -> None:
-    """Create the collection (sparse ``bm25`` and dense ``dense``, dot product) and fill it."""
+def index(
+    engine: str, client: Any, doc_ids: list[str], Ds: Any, Dd: Any, texts: list[str] | None = None
+) -> None:
+    """Create the collection (sparse ``bm25`` and dense ``dense``, dot product) and fill it.
+
+    LanceDB: a table of ``docid``, ``text`` (its FTS index) and ``vector``; ``Ds`` unused."""
+    if engine == "lancedb":
+        from lancedb.index import FTS
+
+        rows = [{"docid": d, "text": t, "vector": Dd[i].tolist()}
+                for i, (d, t) in enumerate(zip(doc_ids, texts or [], strict=True))]  # fmt: skip
+        table = client.create_table(COLLECTION, data=rows, mode="overwrite")
+        table.create_index("text", config=FTS())
+        return
     if engine == "qdrant":
         from qdrant_client import models
 
@@ -161,6 +188,16 @@ def index(engine: str, client: Any, doc_ids: list[str], Ds: Any, Dd: Any) -> Non
 
 def engine_runs(engine: str, client: Any, qv: dict, depth: int) -> dict[str, Any]:
     """The engine's own ``bm25`` and ``dense`` runs."""
+    if engine == "lancedb":
+        from rankboost.fusion.engines.lancedb import lancedb_run
+
+        table = client.open_table(COLLECTION)
+        return {
+            "bm25": lancedb_run(table, "text", {q: v["text"] for q, v in qv.items()}, depth,
+                                name="bm25"),
+            "dense": lancedb_run(table, "vector", {q: v["vector"] for q, v in qv.items()}, depth,
+                                 metric=LANCE_METRIC, name="dense"),
+        }  # fmt: skip
     if engine == "qdrant":
         from rankboost.fusion.engines.qdrant import qdrant_run
 
@@ -177,7 +214,17 @@ def engine_rrf(engine: str, client: Any, qv: dict, depth: int, limit: int) -> An
     from rankboost.fusion import Run
 
     rows = []
-    if engine == "qdrant":
+    if engine == "lancedb":
+        from lancedb.rerankers import RRFReranker
+
+        table = client.open_table(COLLECTION)
+        for q, v in qv.items():
+            res = (table.search(query_type="hybrid").vector(v["vector"]).text(v["text"])
+                   .distance_type(LANCE_METRIC).limit(depth)
+                   .rerank(RRFReranker(K=60), normalize="score").to_arrow())  # fmt: skip
+            hits = zip(res["docid"].to_pylist(), res["_relevance_score"].to_pylist(), strict=True)
+            rows += [(q, d, i + 1, s) for i, (d, s) in enumerate(hits) if i < limit]
+    elif engine == "qdrant":
         from qdrant_client import models
 
         for q, v in qv.items():
@@ -209,6 +256,11 @@ def _plain(v: Any) -> Any:
 
 def served(engine: str, client: Any, body: dict, qv: dict, limit: int) -> Any:
     """What the engine serves for the exported request, every query."""
+    if engine == "lancedb":
+        from rankboost.fusion.engines.lancedb import lancedb_fused_run
+
+        body = {**body, "limit": limit}
+        return lancedb_fused_run(client.open_table(COLLECTION), body, qv, metric=LANCE_METRIC)
     if engine == "qdrant":
         from rankboost.fusion.engines.qdrant import qdrant_fused_run
 
@@ -222,22 +274,30 @@ def served(engine: str, client: Any, body: dict, qv: dict, limit: int) -> Any:
 
 
 # ------------------------------------------------------------------ commands -------------
-def cmd_index(args: argparse.Namespace) -> None:
-    from hybrid import load_cisi
+def load(collection: str) -> tuple[dict[str, str], dict[str, str], dict, Path]:
+    """``(docs, judged queries, qrels, vectors file)`` of ``collection``."""
+    from hybridlib.corpora import load_cisi, load_med
 
+    loaded = {"cisi": load_cisi, "med": load_med}[collection]()
+    return (*loaded, HERE / "data" / f"{collection}_minilm_vectors.npz")
+
+
+def cmd_index(args: argparse.Namespace) -> None:
     from rankboost.fusion import Qrels, write_qrels, write_run
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    docs, queries, qrels = load_cisi()
+    docs, queries, qrels, vectors = load(args.collection)
     t0 = time.perf_counter()
     Ds, Qs = bm25_vectors(docs, queries)
-    Dd, Qd = dense_vectors(docs, queries, args.encode)
+    Dd, Qd = dense_vectors(docs, queries, args.encode, vectors)
     t1 = time.perf_counter()
     client = open_engine(args.engine, out, fresh=True)
-    index(args.engine, client, list(docs), Ds, Dd)
+    index(args.engine, client, list(docs), Ds, Dd, list(docs.values()))
     t2 = time.perf_counter()
     qv = query_vectors(queries, Qs, Qd)
+    if args.engine == "lancedb":  # the engine's own analysis of the texts
+        qv = {q: {"text": queries[q], "vector": Qd[i].tolist()} for i, q in enumerate(queries)}
     runs = engine_runs(args.engine, client, qv, args.depth)
     t3 = time.perf_counter()
     for name, run in runs.items():
@@ -264,7 +324,14 @@ def cmd_serve(args: argparse.Namespace) -> None:
     out = Path(args.out)
     qv = json.load(open(out / "queries.json"))
     body = json.load(open(args.request))
-    model = LinearFusion.load(args.model)
+    from rankboost.model_files import load as load_model
+
+    model = load_model(args.model)
+    if not isinstance(model, LinearFusion):  # --family auto: the family it chose
+        model = getattr(model, "model_", model)
+    if not isinstance(model, LinearFusion):
+        raise SystemExit(f"{args.model}: fuse train chose a {type(model).__name__}, which no "
+                         "engine serves; train with --family linear.")  # fmt: skip
     qrels = read_qrels(out / "qrels")
     client = open_engine(args.engine, out, fresh=False)
     # fuse apply on the runs the engine gives now: equal scores (CISI has duplicate documents)
@@ -300,6 +367,9 @@ def cmd_serve(args: argparse.Namespace) -> None:
         f"{'(' + bad[0] + ')' if bad else '(ties compared as sets)'}; largest relative "
         f"score difference {err:.1e}"
     )
+    if bad:
+        loose = compare_served(offline, got, args.limit, rtol=1e-5)
+        print(f"  with scores to 1e-5 relative: differs on {len(loose)} of {n} queries")
     print(
         f"NDCG@10  fuse apply (offline) {m_off:.4f}  {args.engine} served {m_eng:.4f}  "
         f"{args.engine}'s own RRF {m_rrf:.4f}"
@@ -368,7 +438,9 @@ def main(argv: list[str] | None = None) -> None:
     sub.add_parser("tiny", help="write the tests' tiny collection")
     for name in ("index", "serve"):
         p = sub.add_parser(name)
-        p.add_argument("--engine", choices=["qdrant", "milvus"], default="qdrant")
+        p.add_argument("--engine", choices=["qdrant", "milvus", "lancedb"], default="qdrant")
+        p.add_argument("--collection", choices=COLLECTIONS, default="cisi",
+                       help="cisi (default) or med (index only)")  # fmt: skip
         p.add_argument("--out", required=True, help="folder of the engine and the files")
         p.add_argument("--depth", type=int, default=100, help="documents per run (100)")
         if name == "index":

@@ -54,12 +54,12 @@ def _info(path: str, capsys) -> list[str]:
 #: The engine ``info`` suggests for each normaliser, and its line of engines (docs/hybrid.md,
 #: docs/serving.md).
 SERVED = {
-    "minmax": ("elasticsearch", "elasticsearch exactly; opensearch approximately "
+    "minmax": ("elasticsearch", "elasticsearch, lancedb exactly; opensearch approximately "
                "(--approximate); not qdrant, milvus"),
-    "rrf": ("elasticsearch", "elasticsearch, opensearch, qdrant exactly; not milvus (only when "
-            "the weights are all equal)"),
-    "dbsf": ("qdrant", "qdrant exactly; not elasticsearch, opensearch, milvus"),
-    "atan": ("milvus", "milvus exactly; not elasticsearch, opensearch, qdrant"),
+    "rrf": ("elasticsearch", "elasticsearch, opensearch, qdrant, lancedb exactly; not milvus "
+            "(only when the weights are all equal)"),
+    "dbsf": ("qdrant", "qdrant exactly; not elasticsearch, opensearch, milvus, lancedb"),
+    "atan": ("milvus", "milvus exactly; not elasticsearch, opensearch, qdrant, lancedb"),
 }  # fmt: skip
 
 
@@ -113,7 +113,7 @@ def _linear(normalizer: str, weights: list[float]) -> LinearFusion:
 def test_conditions_and_approximations_are_the_tables() -> None:
     """Milvus serves RRF only with equal weights; OpenSearch min-max only when asked."""
     equal = _linear("rrf", [0.5, 0.5]).describe("m.json")
-    assert equal.engines("exact") == ["elasticsearch", "opensearch", "qdrant", "milvus"]
+    assert equal.engines("exact") == ["elasticsearch", "opensearch", "qdrant", "milvus", "lancedb"]
     unequal = _linear("rrf", [0.5, 0.7]).describe("m.json")
     assert unequal.engines("no") == ["milvus"]
     (target,) = [t for t in unequal.targets if t.name == "milvus"]
@@ -144,7 +144,7 @@ def test_issue45_a_model_no_engine_serves_says_what_to_train(files, capsys) -> N
     assert zscore.advice == (
         "no engine serves a linear model of normalizer 'zscore': train 'rankboost fuse train "
         "--family linear --normalizer N' with N minmax or rrf (elasticsearch), rrf "
-        "(opensearch), dbsf or rrf (qdrant), atan (milvus)"
+        "(opensearch), dbsf or rrf (qdrant), atan (milvus), minmax or rrf (lancedb)"
     )
     assert zscore.advice in zscore.lines(_table)
 

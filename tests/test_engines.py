@@ -343,13 +343,14 @@ def test_issue45_the_engines_are_one_table() -> None:
 
     from rankboost.fusion.engines import ENGINES
 
-    assert list(ENGINES) == ["elasticsearch", "opensearch", "qdrant", "milvus"]
+    assert list(ENGINES) == ["elasticsearch", "opensearch", "qdrant", "milvus", "lancedb"]
     for name, row in ENGINES.items():
         module = importlib.import_module(f"rankboost.fusion.engines.{name}")
         assert module.ENGINE is row
         assert row.name == name
         assert row.scores is getattr(module, f"{name}_scores")
-        assert set(row.options) <= {"retrievers", "rank_window_size", "vectors", "limit"}
+        assert set(row.options) <= {"retrievers", "rank_window_size", "vectors", "limit",
+                                    "text_list"}  # fmt: skip
 
 
 def _toy_runs() -> list[Run]:
@@ -367,7 +368,7 @@ def _toy_runs() -> list[Run]:
     return runs
 
 
-@pytest.mark.parametrize("engine", ["elasticsearch", "opensearch", "qdrant", "milvus"])
+@pytest.mark.parametrize("engine", ["elasticsearch", "opensearch", "qdrant", "milvus", "lancedb"])
 @pytest.mark.parametrize("normalizer", ["minmax", "rrf", "dbsf", "atan"])
 def test_issue45_each_row_says_what_its_engine_serves(engine, normalizer) -> None:
     """``export_linear`` writes what the row's normalisers say, refuses the others with the

@@ -123,7 +123,8 @@ def test_an_auto_file_reads_as_the_family_it_chose(models) -> None:
         ("predict", "boost", "is a fusion model from 'rankboost fuse train', not a ranking"),
         ("predict", "linear", "from 'rankboost fuse train --family linear', not a ranking"),
         ("evaluate", "auto_linear", "or export it by 'rankboost fuse export'"),
-        ("export", "linear", "--engine elasticsearch -o OUT' (or --engine opensearch)"),
+        ("export", "linear",
+         "--engine elasticsearch -o OUT' (or --engine opensearch, --engine lancedb)"),
         ("export", "auto_linear", "hybrid query with 'rankboost fuse export"),
         ("info --plot", "linear", "has no boosting rounds to plot; leave out --plot"),
     ],
@@ -170,7 +171,8 @@ def test_the_export_hint_names_the_engine_of_the_normaliser() -> None:
         text = refusal("m.json", FileKind("rankboost-fusion-linear", normalizer=norm), "export")
         assert f"'rankboost fuse export m.json --engine {engine} -o OUT'." in text
     text = refusal("m.json", FileKind("rankboost-fusion-linear", normalizer="rrf"), "export")
-    assert "(or --engine opensearch, --engine qdrant)" in text  # milvus: equal weights only
+    # milvus: equal weights only
+    assert "(or --engine opensearch, --engine qdrant, --engine lancedb)" in text
 
 
 def test_every_command_and_kind_has_a_hint() -> None:

@@ -44,6 +44,7 @@ _EXTRAS = {
     "qdrant_client": "engines",
     "pymilvus": "engines",
     "milvus_lite": "engines",
+    "lancedb": "engines",
     "onnx": "onnx",
     "onnxruntime": "onnx",
 }

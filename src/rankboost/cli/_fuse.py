@@ -140,7 +140,9 @@ EXAMPLES = {
   rankboost fuse export lin.json --engine elasticsearch -o es.json
   rankboost fuse export lin.json --engine elasticsearch -o es.json --common-queries \\
       --check-runs test/ranker06.run test/ranker08.run
-  rankboost fuse export rrf.json --engine opensearch -o pipeline.json""",
+  rankboost fuse export rrf.json --engine opensearch -o pipeline.json
+  rankboost fuse export model.json --engine lancedb --text-list bm25 -o lancedb.json \
+      --check-runs bm25.run dense.run""",
 }
 
 

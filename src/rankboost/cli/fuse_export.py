@@ -27,6 +27,7 @@ OPTIONS = {
     "vectors": "vectors",
     "limit": "limit",
     "approximate": "approximate",
+    "text_list": "text_list",
 }
 
 
@@ -39,7 +40,7 @@ def register(sub: Any) -> None:
         sub,
         "export",
         "write a --family linear model as a search engine's hybrid request or pipeline "
-        "(Elasticsearch, OpenSearch, Qdrant, Milvus)",
+        f"({', '.join(e.label for e in ENGINES.values())})",
         EXAMPLES["export"],
         func=run,
         files=Files({"model": "fusion model file", "check_runs": "run file"}, {"output": "-o"}),
@@ -52,21 +53,31 @@ def register(sub: Any) -> None:
         type=int_at_least(1),
         default=d["rank_window_size"],
         help="documents taken from each retriever (Elasticsearch's rank_window_size, the "
-        f"limit of Qdrant's prefetches and Milvus's requests; default {d['rank_window_size']})",
+        f"limit of Qdrant's prefetches and Milvus's requests, LanceDB's hybrid query limit; "
+        f"default {d['rank_window_size']})",
     )
     p.add_argument(
         "--vectors",
         nargs="+",
         metavar="NAME",
         default=d["vectors"],
-        help="Qdrant / Milvus: the collection's vector name (field) of each run, in the "
-        "model's order (default: the model's run names)",
+        help=f"{_takers(ENGINES, 'vectors')}: the collection's vector name (field; LanceDB: the "
+        "table's column) of each run, in the model's order (default: the model's run names; "
+        "LanceDB: its own choice)",
     )
     p.add_argument(
         "--limit",
         type=int_at_least(1),
         default=d["limit"],
-        help=f"Qdrant / Milvus: documents the fused request returns (default {d['limit']})",
+        help=f"{_takers(ENGINES, 'limit')}: documents the fused request returns "
+        f"(default {d['limit']})",
+    )
+    p.add_argument(
+        "--text-list",
+        metavar="NAME",
+        default=d["text_list"],
+        help=f"{_takers(ENGINES, 'text_list')}: the model's run its full-text search serves "
+        "(the other is its vector search; default: the first run)",
     )
     p.add_argument(
         "--check-runs",
@@ -86,6 +97,11 @@ def register(sub: Any) -> None:
     add_options(p, "common_queries")
 
 
+def _takers(engines: Any, option: str) -> str:
+    """The engines whose request takes ``option``: "Qdrant / Milvus / LanceDB"."""
+    return " / ".join(e.label for e in engines.values() if option in e.options)
+
+
 def run(args: argparse.Namespace) -> int:
     """Handle ``rankboost fuse export``; return the exit status (0)."""
     from ..fusion.engines import ENGINES, check_export, export_linear
@@ -96,6 +112,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"--vectors names {' or '.join(named)} (one per run); {args.engine} takes its "
             "sub-queries in the model's order (drop --vectors)."
+        )
+    if args.text_list is not None and "text_list" not in ENGINES[args.engine].options:
+        raise UsageError(
+            f"--text-list is for {_takers(ENGINES, 'text_list')} (one full-text and one vector "
+            f"search); {args.engine} takes its sub-queries in the model's order (drop "
+            "--text-list)."
         )
     model = load_fusion(args.model, "fuse export")  # another kind: what takes it
     opts = changed(args, EXPORT, OPTIONS)

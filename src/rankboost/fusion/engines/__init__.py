@@ -20,6 +20,9 @@ engine                 ``normalizer`` it serves                module
 ``"milvus"``           ``atan`` (``WeightedRanker``), ``rrf``  :mod:`.milvus` (run: Milvus Lite)
                        (``RRFRanker``, equal weights only):
                        exact
+``"lancedb"``          ``minmax``, ``rrf`` (hybrid query +     :mod:`.lancedb` (run: lancedb
+                       rankboost's ``LearnedReranker``):       embedded)
+                       exact
 =====================  =====================================  ==================================
 
 :func:`export_linear` writes a model as the engine's own hybrid request or pipeline,
@@ -45,9 +48,10 @@ from numpy.typing import NDArray
 from ..._atomic import atomic_write_text
 from ..features import RunsLike, as_run_list
 from ..run import Run
-from . import elasticsearch, milvus, opensearch, qdrant
+from . import elasticsearch, lancedb, milvus, opensearch, qdrant
 from ._base import Engine, Support, rankings
 from .elasticsearch import elasticsearch_scores
+from .lancedb import lancedb_scores
 from .milvus import milvus_scores
 from .opensearch import opensearch_scores
 from .qdrant import qdrant_scores
@@ -61,6 +65,7 @@ __all__ = [
     "elasticsearch_scores",
     "engine_fuse",
     "export_linear",
+    "lancedb_scores",
     "milvus_scores",
     "opensearch_scores",
     "qdrant_scores",
@@ -69,8 +74,9 @@ __all__ = [
 
 #: The engines: name -> :class:`Engine` (iterating gives the names, in this order).
 ENGINES: Mapping[str, Engine] = MappingProxyType(
-    {e.name: e for e in (elasticsearch.ENGINE, opensearch.ENGINE, qdrant.ENGINE, milvus.ENGINE)}
-)
+    {e.name: e for e in (elasticsearch.ENGINE, opensearch.ENGINE, qdrant.ENGINE, milvus.ENGINE,
+                         lancedb.ENGINE)}
+)  # fmt: skip
 
 
 def _engine(engine: str) -> Engine:
@@ -90,15 +96,16 @@ def export_linear(
     approximate: bool = False,
     vectors: list[str] | None = None,
     limit: int = 10,
+    text_list: str | None = None,
     **opts: Any,
 ) -> dict[str, Any]:
-    """The engine request (Elasticsearch, Qdrant, Milvus) or search pipeline (OpenSearch).
+    """The engine request (Elasticsearch, Qdrant, Milvus, LanceDB) or search pipeline (OpenSearch).
 
     Parameters
     ----------
     model : LinearFusion
         A fitted linear fusion.
-    engine : {"elasticsearch", "opensearch", "qdrant", "milvus"}
+    engine : {"elasticsearch", "opensearch", "qdrant", "milvus", "lancedb"}
         A key of :data:`ENGINES`.
     path : path-like, default=None
         Also write the JSON there (atomic).
@@ -115,9 +122,13 @@ def export_linear(
         True writes it anyway.
     vectors : list of str, default=None
         Qdrant: the collection's vector name of each list; Milvus: its vector field; None
-        uses the model's list names.
+        uses the model's list names. LanceDB: the table's column of each list (the
+        FTS-indexed text column, the vector column); None lets LanceDB pick them.
     limit : int, default=10
-        Qdrant and Milvus: documents the fused request returns.
+        Qdrant, Milvus and LanceDB: documents the fused request returns.
+    text_list : str, default=None
+        LanceDB: the model's list its full-text search serves (the other is its vector
+        search); None: the first list.
     **opts
         The options of an engine's request beyond these (:attr:`Engine.options`). Each
         engine takes the options its row lists and ignores the others.
@@ -139,7 +150,8 @@ def export_linear(
     {'technique': 'rrf', 'rank_constant': 60, 'parameters': {'weights': [0.75, 0.25]}}
     """
     opts.update(retrievers=retrievers, rank_window_size=rank_window_size,
-                approximate=approximate, vectors=vectors, limit=limit)  # fmt: skip
+                approximate=approximate, vectors=vectors, limit=limit,
+                text_list=text_list)  # fmt: skip
     known = {o for e in ENGINES.values() for o in e.options}
     known |= {s.option for e in ENGINES.values() for s in e.normalizers.values() if s.option}
     unknown = sorted(set(opts) - known)
@@ -185,7 +197,9 @@ def serving(normalizer: str, weights: Any) -> list[tuple[Engine, str, str]]:
     --------
     >>> from rankboost.fusion.engines import serving
     >>> [(e.name, how) for e, how, _ in serving("dbsf", [0.5, 0.75])]
-    [('elasticsearch', 'no'), ('opensearch', 'no'), ('qdrant', 'exact'), ('milvus', 'no')]
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [('elasticsearch', 'no'), ('opensearch', 'no'), ('qdrant', 'exact'), ('milvus', 'no'),
+     ('lancedb', 'no')]
     """
     w = np.asarray(weights, dtype=np.float64)
     return [(e, *e.serves(normalizer, w)) for e in ENGINES.values()]
