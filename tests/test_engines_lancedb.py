@@ -158,7 +158,7 @@ def test_equal_scores_in_a_list_count_one_as_in_fuse_apply(db) -> None:
             lancedb_run(tbl, "vector", {"q": q["q"]["vector"]}, 5, name="dense")]  # fmt: skip
     assert np.ptp(runs[0].score) == 0
     lin = _model("minmax", [2.0, 1.0])
-    body = export_linear(lin, "lancedb", rank_window_size=5, limit=5)
+    body = export_linear(lin, "lancedb", text_list="bm25", rank_window_size=5, limit=5)
     served = lancedb_fused_run(tbl, body, q)
     assert compare_served(lin.fuse(runs, match="order"), served, 5) == []
     assert served.score.max() == pytest.approx(3.0, rel=1e-6)
@@ -168,7 +168,7 @@ def test_a_query_with_no_text_hits_is_served_by_its_vector_list(table, runs) -> 
     from rankboost.fusion.engines.lancedb import lancedb_fused_run, lancedb_run
 
     lin = _model("minmax", [1.0, 0.5])
-    body = export_linear(lin, "lancedb", rank_window_size=DEPTH, limit=LIMIT)
+    body = export_linear(lin, "lancedb", text_list="bm25", rank_window_size=DEPTH, limit=LIMIT)
     q = {"qx": {"text": "zebra", "vector": QVECS["q1"].tolist()}}
     with pytest.raises(ValueError, match="the text search returned no document for any of the 1"):
         lancedb_run(table, "text", {"qx": "zebra"}, DEPTH)
@@ -184,15 +184,15 @@ def test_a_query_with_no_text_hits_is_served_by_its_vector_list(table, runs) -> 
 def test_a_table_without_fts_index_an_empty_table_and_a_short_vector(db, table) -> None:
     from rankboost.fusion.engines.lancedb import lancedb_fused_run
 
-    body = export_linear(_model("minmax", [1.0, 1.0]), "lancedb", rank_window_size=DEPTH,
-                         limit=LIMIT)  # fmt: skip
+    opts = {"text_list": "bm25", "rank_window_size": DEPTH, "limit": LIMIT}
+    body = export_linear(_model("minmax", [1.0, 1.0]), "lancedb", **opts)
     plain = db.create_table("nofts", data=[{"docid": "a", "text": "library", "vector":
                                             VECS[0].tolist()}])  # fmt: skip
     with pytest.raises(ValueError, match="has no full-text index on any column .*none.*"
                        "create_index"):  # fmt: skip
         lancedb_fused_run(plain, body, _queries())
     named = export_linear(_model("minmax", [1.0, 1.0]), "lancedb", vectors=["title", "vector"],
-                          rank_window_size=DEPTH, limit=LIMIT)  # fmt: skip
+                          **opts)  # fmt: skip
     with pytest.raises(ValueError, match="no full-text index on 'title' .*FTS-indexed: text"):
         lancedb_fused_run(table, named, _queries())
     empty = db.create_table("empty", schema=table.schema)
@@ -203,7 +203,7 @@ def test_a_table_without_fts_index_an_empty_table_and_a_short_vector(db, table) 
                        f"has {DIM - 1}"):  # fmt: skip
         lancedb_fused_run(table, body, short)
     other = export_linear(_model("minmax", [1.0, 1.0]), "lancedb", vectors=["text", "emb"],
-                          rank_window_size=DEPTH, limit=LIMIT)  # fmt: skip
+                          **opts)  # fmt: skip
     with pytest.raises(ValueError, match="no vector column 'emb' .*vector columns: vector"):
         lancedb_fused_run(table, other, _queries())
     with pytest.raises(ValueError, match="the query text is empty"):
@@ -216,7 +216,7 @@ def test_a_table_without_fts_index_an_empty_table_and_a_short_vector(db, table) 
         ("dbsf", [1.0, 1.0], {}, "no LanceDB request.*'--normalizer minmax'"),
         ("atan", [1.0, 1.0], {}, "no LanceDB request"),
         ("minmax", [1.0, 1.0], {"text_list": "splade"}, "text_list 'splade' is not a list"),
-        ("minmax", [1.0, 1.0], {"limit": 20, "rank_window_size": 10},
+        ("minmax", [1.0, 1.0], {"limit": 20, "rank_window_size": 10, "text_list": "bm25"},
          r"limit \(20\) must be at most rank_window_size \(10\)"),
         ("minmax", [1.0, 1.0], {"vectors": ["text"]}, "1 columns given .* model of 2 lists"),
         ("minmax", [float("nan"), 1.0], {}, "the engines take finite weights >= 0"),
@@ -231,7 +231,15 @@ def test_a_three_list_model_is_refused() -> None:
     lin = _model("minmax", [1.0, 1.0, 1.0], ("bm25", "dense", "splade"))
     with pytest.raises(ValueError, match="one full-text and one vector search, and this model "
                        "fuses 3 lists"):  # fmt: skip
-        export_linear(lin, "lancedb")
+        export_linear(lin, "lancedb", text_list="bm25")
+
+
+def test_the_text_list_is_never_guessed() -> None:
+    """Which run is the full-text one is not in the model: a guess could swap the weights."""
+    with pytest.raises(ValueError, match=r"name the list LanceDB's full-text search serves, "
+                       r"text_list= \(--text-list on the command line\): one of bm25, "
+                       r"dense"):  # fmt: skip
+        export_linear(_model("minmax", [1.0, 2.0]), "lancedb")
 
 
 def test_cli_text_list_for_another_engine_is_a_usage_error(tmp_path, capsys) -> None:
@@ -273,7 +281,7 @@ def test_the_row_and_its_evaluator() -> None:
                 [-0.25, -0.5, -0.1, -0.3], name="dense")  # fmt: skip
     for normalizer in ("minmax", "rrf"):
         lin = _model(normalizer, [0.75, 1.25])
-        body = export_linear(lin, "lancedb")
+        body = export_linear(lin, "lancedb", text_list="bm25")
         assert check_export(lin, [bm25, dense], "lancedb", body) == 2
         ours = lin.fuse([bm25, dense])
         got = row.scores([bm25, dense], body)

@@ -77,7 +77,7 @@ def register(sub: Any) -> None:
         metavar="NAME",
         default=d["text_list"],
         help=f"{_takers(ENGINES, 'text_list')}: the model's run its full-text search serves "
-        "(the other is its vector search; default: the first run)",
+        "(the other is its vector search); required there",
     )
     p.add_argument(
         "--check-runs",

@@ -128,7 +128,7 @@ def export_linear(
         Qdrant, Milvus and LanceDB: documents the fused request returns.
     text_list : str, default=None
         LanceDB: the model's list its full-text search serves (the other is its vector
-        search); None: the first list.
+        search); required there, since the lists' names do not say which is which.
     **opts
         The options of an engine's request beyond these (:attr:`Engine.options`). Each
         engine takes the options its row lists and ignores the others.

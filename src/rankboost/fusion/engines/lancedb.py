@@ -64,10 +64,11 @@ def lancedb_body(
 ) -> dict[str, Any]:
     """The hybrid query of a linear fusion: each list's search and weight, and the reranker.
 
-    ``text_list``: the model's list LanceDB's full-text search serves (None: the first);
-    the other is its vector search. ``vectors``: the table's column of each list in the
-    model's order (the FTS-indexed text column, the vector column); None lets LanceDB pick
-    (every FTS-indexed column, the table's one vector column).
+    ``text_list``: the model's list LanceDB's full-text search serves (required: the
+    runs' names do not say which is which); the other is its vector search. ``vectors``:
+    the table's column of each list in the model's order (the FTS-indexed text column, the
+    vector column); None lets LanceDB pick (every FTS-indexed column, the table's one vector
+    column).
     """
     names = list(model.list_names_)
     if len(names) != 2:
@@ -79,7 +80,13 @@ def lancedb_body(
     columns: list[str | None] = list(vectors) if vectors is not None else [None, None]
     if vectors is not None:
         one_per_list(model, list(vectors), "export lancedb", "columns")
-    hits = [0] if text_list is None else _find(names, text_list)
+    if text_list is None:  # a guess would put each weight on the other search, silently
+        raise ValueError(
+            f"export lancedb: name the list LanceDB's full-text search serves, text_list= "
+            f"(--text-list on the command line): one of {', '.join(names)}; the other is "
+            "served by its vector search."
+        )
+    hits = _find(names, text_list)
     if len(hits) != 1:
         raise ValueError(
             f"export lancedb: text_list {text_list!r} is not {'one' if hits else 'a'} list of "
