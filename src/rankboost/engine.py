@@ -141,18 +141,7 @@ def train(
     >>> bool(model.history["rloss"][-1] <= model.history["bound"][-1])
     True
     """
-    given = {
-        "n_rounds": n_rounds,
-        "alpha": alpha,
-        "learning_rate": learning_rate,
-        "positive_cumulative": positive_cumulative,
-        "thresholds": thresholds,
-        "criterion": criterion,
-        "default": default,
-        "weak_ranker": weak_ranker,
-        "tol": tol,
-    }
-    p = resolve_params("rankboost.train", given, params)
+    p = resolve_params("rankboost.train", locals(), params)
     if feature_names is None and hasattr(X, "columns"):
         feature_names = [str(c) for c in X.columns]
     Xc = check_feature_matrix(X)
