@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import model_files
-from .._validation import ParamsMixin, forget_fit, not_fitted
+from .._validation import ParamsMixin, forget_fit
 from ..description import Description
 from ..params import (
     TRAIN_PARAMS,
@@ -39,7 +39,7 @@ from ..params import (
     make_params,
     params_of,
 )
-from ._match import MATCH_MODES, match_by_name
+from ._match import fitted_lists
 from ._persist import FORMAT_NAME, FORMAT_VERSION, FUSION_PARAMS, read_fusion_dict
 from .cv import cv_rounds
 from .features import (
@@ -416,20 +416,7 @@ class RankFusion(ParamsMixin):
             ) from None
 
     def _check_fitted(self, runs: RunsLike, owner: str, match: str = "name") -> list[Run]:
-        if not hasattr(self, "model_"):
-            raise not_fitted(owner, self)
-        if match not in MATCH_MODES:
-            raise ValueError(f"{owner}: match must be one of {MATCH_MODES}; got {match!r}.")
-        items = as_run_list(runs, owner)
-        if len(items) != self.n_lists_:
-            raise ValueError(
-                f"{owner}: the model was trained on {self.n_lists_} input lists "
-                f"({', '.join(self.list_names_)}) but {len(items)} were given; pass the same "
-                "lists."
-            )
-        if match == "order":
-            return items
-        return match_by_name(self.list_names_, [r.name for r in items], items, owner)
+        return fitted_lists(self, runs, owner, match, "model_", "; pass the same lists")
 
     def decision_function(
         self, runs: RunsLike, *, n_rounds: int | None = None, match: str = "name"

@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import model_files
-from .._validation import ParamsMixin, forget_fit, not_fitted
+from .._validation import ParamsMixin, forget_fit
 from ..description import Description
 from ..model_selection import (
     LINEAR_PRIOR_SCALES,
@@ -41,7 +41,7 @@ from ..model_selection import (
     query_folds,
 )
 from ..params import ParameterError
-from ._match import MATCH_MODES, match_by_name
+from ._match import fitted_lists
 from .features import (
     RRF_K,
     RunsLike,
@@ -440,18 +440,7 @@ class LinearFusion(ParamsMixin):
 
     # ------------------------------------------------------------------ apply -------------
     def _check_fitted(self, runs: RunsLike, owner: str, match: str) -> list[Run]:
-        if not hasattr(self, "weights_"):
-            raise not_fitted(owner, self)
-        if match not in MATCH_MODES:
-            raise ValueError(f"{owner}: match must be one of {MATCH_MODES}; got {match!r}.")
-        items = as_run_list(runs, owner)
-        if len(items) != self.n_lists_:
-            raise ValueError(
-                f"{owner}: the model was trained on {self.n_lists_} input lists "
-                f"({', '.join(self.list_names_)}) but {len(items)} were given."
-            )
-        if match == "name":
-            items = match_by_name(self.list_names_, [r.name for r in items], items, owner)
+        items = fitted_lists(self, runs, owner, match, "weights_")
         check_same_queries(items, owner)
         return items
 
