@@ -21,6 +21,7 @@ __all__ = [
     "check_feature_matrix",
     "check_init_score",
     "check_labels",
+    "check_n_rounds",
     "check_qid",
     "check_scores",
     "forget_fit",
@@ -217,6 +218,19 @@ def check_group_sizes(group: ArrayLike, n_samples: int | None = None) -> NDArray
             "add up to the number of rows."
         )
     return sizes
+
+
+def check_n_rounds(n_rounds: Any, total: int) -> int:
+    """The first ``n_rounds`` rounds of a model of ``total`` rounds to use (None: all)."""
+    if n_rounds is None:
+        return total
+    if isinstance(n_rounds, bool) or not isinstance(n_rounds, (int, np.integer)):
+        raise TypeError(f"n_rounds must be an int or None; got {n_rounds!r}.")
+    if not 0 <= n_rounds <= total:
+        raise ValueError(
+            f"n_rounds must be between 0 and {total} (the rounds in the model); got {n_rounds}."
+        )
+    return int(n_rounds)
 
 
 def check_qid(qid: ArrayLike | None, n_samples: int, *, name: str = "qid") -> NDArray[np.int64]:

@@ -75,7 +75,7 @@ def match_by_name(trained: list[str], given: list[str], items: list[T], owner: s
     )
 
 
-def fitted_lists(  # noqa: PLR0917  the model, the runs and how, then the owner's words
+def fitted_lists(
     model: Any, runs: RunsLike, owner: str, match: str, fitted: str, why: str = ""
 ) -> list[Run]:
     """The runs given to a fitted fusion ``model``, in the order of its lists.

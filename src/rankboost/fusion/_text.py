@@ -71,7 +71,7 @@ def trec_lines(path: PathLike, kind: str, columns: str) -> Iterator[tuple[int, s
         yield no, where, parts
 
 
-def once_per_query(  # noqa: PLR0917  one line's facts, then the format's words
+def once_per_query(
     first_line: dict[tuple[str, str], int],
     q: str,
     d: str,
