@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from . import _clicks
-from ._clicks import log_bar, propensity_table
+from ._clicks import log_bar, matched_counts, propensity_table
 from ._common import add_parser, int_at_least
 from ._defaults import changed, default_of, shown
 from ._inputs import check_plot, pyplot_offscreen, save_plot
@@ -213,7 +213,6 @@ def _propensity(args: argparse.Namespace) -> int:
     from .._atomic import atomic_write_text
     from ..clicks._propensity import estimate_propensity
     from ..clicks._read import read_click_log
-    from ..clicks._stream import read_click_counts
 
     if args.plot:  # matplotlib and the file type, before the work (status 2)
         check_plot(args.plot)
@@ -232,13 +231,7 @@ def _propensity(args: argparse.Namespace) -> int:
             log = read_click_log(args.log, verbose=log_bar(args, args.log))
             log = log.match(data.qid, data.docids, what=repr(args.data))
         else:  # EM needs the (row, position) cells only: summed while streaming
-            log = read_click_counts(
-                args.log,
-                data.qid,
-                data.docids,
-                what=repr(args.data),
-                verbose=log_bar(args, args.log),
-            )
+            log = matched_counts(args, args.log, data)
     else:
         log = read_click_log(args.log, verbose=log_bar(args, args.log))
     verbose = show_progress(args) and log.n_entries >= _clicks.BAR_ENTRIES
