@@ -16,7 +16,7 @@ from typing import Any
 from . import _clicks
 from ._clicks import log_bar, matched_counts, propensity_table
 from ._common import add_parser, int_at_least
-from ._defaults import changed, default_of, shown
+from ._defaults import changed, default_of, defaults, shown
 from ._inputs import check_plot, pyplot_offscreen, save_plot
 from ._rules import Files, add_progress_options, show_progress
 
@@ -106,7 +106,7 @@ def _add_simulate(sub: Any) -> None:
         func=_simulate,
         files=Files({"data": "input data file"}, {"output": "-o"}),
     )
-    d = {k: default_of(SIMULATE, v) for k, v in SIMULATE_OPTIONS.items()}
+    d = defaults(SIMULATE, SIMULATE_OPTIONS)
     d["production_share"] = default_of(PRODUCTION, "share")
     s.add_argument("data", metavar="DATA", help="labelled SVMlight/LETOR file (may be .gz)")
     s.add_argument("-o", "--output", required=True, help="click log to write (.gz: gzip)")

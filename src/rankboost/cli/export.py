@@ -24,21 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from ._common import add_parser
-from ._defaults import changed, default_of, shown
+from ._defaults import changed, defaults, shown
 from ._rules import Files
 
 __all__ = ["register", "run"]
 
 #: What the options are passed to (their defaults are its own).
 EXPORT = "rankboost.export:export_bytes"
-#: ``export``'s options: destination -> parameter of export_bytes
-OPTIONS = {
-    "trees": "trees",
-    "name": "name",
-    "store": "store",
-    "missing_as_zero": "missing_as_zero",
-    "dtype": "dtype",
-}
+#: ``export``'s options, each named as its parameter of export_bytes
+OPTIONS = ("trees", "name", "store", "missing_as_zero", "dtype")
 
 _EPILOG = """\
 examples (for a model trained with the features' names, which es-xgboost and solr need:
@@ -59,7 +53,7 @@ def register(subparsers: Any) -> None:
     """Add ``rankboost export`` to the command line's subparsers."""
     from ..export import ALIASES, FORMATS
 
-    d = {dest: default_of(EXPORT, name) for dest, name in OPTIONS.items()}
+    d = defaults(EXPORT, OPTIONS)
 
     p = add_parser(
         subparsers,

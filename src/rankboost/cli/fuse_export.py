@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from ._common import UsageError, add_parser, int_at_least
-from ._defaults import changed, default_of
+from ._defaults import changed, defaults
 from ._fuse import EXAMPLES, add_options, common_queries, load_fusion, warn_degenerate
 from ._rules import Files
 
@@ -21,20 +21,15 @@ __all__ = ["register", "run"]
 
 #: What the options are passed to (their defaults are its own).
 EXPORT = "rankboost.fusion.engines:export_linear"
-#: ``fuse export``'s options: destination -> parameter of export_linear
-OPTIONS = {
-    "rank_window_size": "rank_window_size",
-    "vectors": "vectors",
-    "limit": "limit",
-    "approximate": "approximate",
-}
+#: ``fuse export``'s options, each named as its parameter of export_linear
+OPTIONS = ("rank_window_size", "vectors", "limit", "approximate")
 
 
 def register(sub: Any) -> None:
     """Add ``export`` to the ``fuse`` subparsers."""
     from ..fusion.engines import ENGINES
 
-    d = {dest: default_of(EXPORT, name) for dest, name in OPTIONS.items()}
+    d = defaults(EXPORT, OPTIONS)
     p = add_parser(
         sub,
         "export",
