@@ -1,4 +1,7 @@
-"""Match the runs given to a fitted :class:`~rankboost.fusion.RankFusion` to its lists by name.
+"""Match the runs given to a fitted fusion model to its lists by name (every family).
+
+:func:`fitted_lists` makes the checks of ``RankFusion`` and ``LinearFusion`` on the runs they
+are given after ``fit`` (fitted, ``match``, the number of lists), then :func:`match_by_name`.
 
 A fusion model's feature ``i`` is "the rank in list ``i``": runs given in another order than
 at training would be fused silently with the wrong weights. The model stores each list's

@@ -16,10 +16,6 @@ from collections.abc import Callable
 
 __all__ = ["ENTRIES", "fill_doc"]
 
-_FREUND_2003 = """\
-.. [1] Y. Freund, R. Iyer, R. E. Schapire and Y. Singer, "An efficient boosting algorithm
-   for combining preferences", JMLR 4, 2003, section 6.3 and Appendix A."""
-
 #: name -> the entry's text, its first line unindented, the others indented relative to it.
 ENTRIES = {
     # -- the parameters of (almost) every metric
@@ -75,7 +71,9 @@ empty : {"zero", "one", "skip"}, default="zero"
     "returns_good": """\
 float or ndarray of shape (n_queries,)
     The mean over queries, or the per-query values.""",
-    "freund_2003": _FREUND_2003,
+    "freund_2003": """\
+.. [1] Y. Freund, R. Iyer, R. E. Schapire and Y. Singer, "An efficient boosting algorithm
+   for combining preferences", JMLR 4, 2003, section 6.3 and Appendix A.""",
 }
 
 _PLACEHOLDER = re.compile(r"^( *)%\((\w+)\)s$", re.MULTILINE)

@@ -176,4 +176,5 @@ def reciprocal_rank(
     return good_rank_metric(1, "reciprocal_rank", *args)
 
 
+# the %(name)s lines of the docstrings above: the shared entries of metrics/_docs.py
 fill_doc(average_precision, mean_average_precision, reciprocal_rank)

@@ -155,4 +155,5 @@ def average_rank(
     return rank if per_query else float(rank.mean())
 
 
+# the %(name)s lines of the docstrings above: the shared entries of metrics/_docs.py
 fill_doc(topk_counts, average_rank)

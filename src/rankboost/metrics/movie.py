@@ -152,4 +152,5 @@ def expected_coverage(
     return good_rank_metric(2, "expected_coverage", *args)
 
 
+# the %(name)s lines of the docstrings above: the shared entries of metrics/_docs.py
 fill_doc(expected_average_precision, expected_prot, expected_coverage)

@@ -196,4 +196,5 @@ def ndcg_score(
     return aggregate(values, defined, empty=empty, per_query=per_query)
 
 
+# the %(name)s lines of the docstrings above: the shared entries of metrics/_docs.py
 fill_doc(dcg_score, ndcg_score)

@@ -75,4 +75,5 @@ def precision_at_k(
     return aggregate(hits / k_int, defined, empty=empty, per_query=per_query)
 
 
+# the %(name)s lines of the docstrings above: the shared entries of metrics/_docs.py
 fill_doc(precision_at_k)
