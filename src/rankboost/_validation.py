@@ -25,6 +25,7 @@ __all__ = [
     "check_qid",
     "check_scores",
     "forget_fit",
+    "keep_params",
     "check_group_sizes",
     "group_sizes_to_qid",
     "group_by_qid",
@@ -348,6 +349,17 @@ def forget_fit(estimator: Any) -> None:
     """
     for name in [k for k in vars(estimator) if k.endswith("_") and not k.startswith("__")]:
         delattr(estimator, name)
+
+
+def keep_params(estimator: Any, values: dict[str, Any]) -> None:
+    """Store each constructor argument as the attribute of its name (scikit-learn convention).
+
+    Called as ``keep_params(self, locals())`` first in ``__init__``: every parameter of the
+    class's ``__init__`` but ``self`` is stored as given (the checks come in ``fit``).
+    """
+    code = type(estimator).__init__.__code__
+    for name in code.co_varnames[1 : code.co_argcount + code.co_kwonlyargcount]:
+        setattr(estimator, name, values[name])
 
 
 class ParamsMixin:
