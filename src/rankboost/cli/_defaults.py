@@ -32,7 +32,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Options", "changed", "default_of", "defaults", "shown", "signature_defaults"]
+__all__ = [
+    "Options",
+    "add_option",
+    "changed",
+    "default_of",
+    "defaults",
+    "shown",
+    "signature_defaults",
+]
 
 _EMPTY = object()
 
@@ -161,6 +169,16 @@ def shown(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)
+
+
+def add_option(parser: Any, flag: str, d: Mapping[str, Any], help: str, **kw: Any) -> None:
+    """Add option ``flag`` with its default ``d[dest]``, shown after ``help`` as ``(default X)``.
+
+    ``d``: the command's defaults (:func:`defaults`), by destination (``--rank-feature``:
+    ``rank_feature``); ``kw``: the other arguments of ``add_argument`` (type, choices...).
+    """
+    value = d[flag.lstrip("-").replace("-", "_")]
+    parser.add_argument(flag, default=value, help=f"{help} (default {shown(value)})", **kw)
 
 
 def changed(args: argparse.Namespace, target: str, names: Options) -> dict[str, Any]:

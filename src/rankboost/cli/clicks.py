@@ -16,7 +16,7 @@ from typing import Any
 from . import _clicks
 from ._clicks import log_bar, matched_counts, propensity_table
 from ._common import add_parser, int_at_least
-from ._defaults import changed, default_of, defaults, shown
+from ._defaults import add_option, changed, default_of, defaults
 from ._inputs import check_plot, pyplot_offscreen, save_plot
 from ._rules import Files, add_progress_options, show_progress
 
@@ -111,41 +111,27 @@ def _add_simulate(sub: Any) -> None:
     s.add_argument("data", metavar="DATA", help="labelled SVMlight/LETOR file (may be .gz)")
     s.add_argument("-o", "--output", required=True, help="click log to write (.gz: gzip)")
     s.add_argument("--sessions", type=int_at_least(1), default=SESSIONS, help=f"default {SESSIONS}")
-    s.add_argument(
-        "--eta",
-        type=_non_negative,
-        default=d["eta"],
-        help=f"bias severity (default {shown(d['eta'])})",
-    )
+    add_option(s, "--eta", d, "bias severity", type=_non_negative)
     s.add_argument(
         "--model", choices=["pbm", "cascade"], default=d["model"], help=f"default {d['model']}"
     )
-    s.add_argument(
+    add_option(
+        s,
         "--table",
+        d,
+        "examination: eye-tracking table ** eta or (1/rank) ** eta",
         choices=["eye", "inverse"],
-        default=d["table"],
-        help=f"examination: eye-tracking table ** eta or (1/rank) ** eta (default {d['table']})",
     )
-    s.add_argument(
-        "--shown",
-        type=int_at_least(1),
-        default=d["shown"],
-        help=f"list length (default {d['shown']})",
-    )
-    s.add_argument(
-        "--epsilon",
-        type=_share,
-        default=d["epsilon"],
-        help=f"click noise on grade 0 (default {shown(d['epsilon'])})",
-    )
-    s.add_argument(
+    add_option(s, "--shown", d, "list length", type=int_at_least(1))
+    add_option(s, "--epsilon", d, "click noise on grade 0", type=_share)
+    add_option(
+        s,
         "--production-share",
+        d,
+        "share of queries the production ranker is trained on",
         type=_share,
-        default=d["production_share"],
-        help="share of queries the production ranker is trained on (default "
-        f"{shown(d['production_share'])})",
     )
-    s.add_argument("--seed", type=int, default=d["seed"], help=f"random seed (default {d['seed']})")
+    add_option(s, "--seed", d, "random seed", type=int)
     add_progress_options(s)
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ._common import add_parser
-from ._defaults import changed, defaults, shown
+from ._defaults import add_option, changed, defaults
 from ._rules import Files
 
 __all__ = ["register", "run"]
@@ -81,20 +81,19 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="export the first N rounds (default: the best iteration if saved, else all)",
     )
-    p.add_argument(
+    add_option(
+        p,
         "--trees",
+        d,
+        "one tree per used feature or one per round (staged scores)",
         choices=["feature", "round"],
-        default=d["trees"],
-        help=f"one tree per used feature or one per round (staged scores) (default {d['trees']})",
     )
     p.add_argument(
         "--feature-names",
         metavar="NAMES",
         help="comma-separated names, or @FILE with one name per line (default: the model's)",
     )
-    p.add_argument(
-        "--name", default=d["name"], help=f"model name for es-* and solr (default {d['name']})"
-    )
+    add_option(p, "--name", d, "model name for es-* and solr")
     p.add_argument(
         "--store",
         default=d["store"],
@@ -107,12 +106,7 @@ def register(subparsers: Any) -> None:
         help="ranklib, es-ranklib, solr: write the model although a missing feature "
         "would score as 0 there (see docs/serving.md)",
     )
-    p.add_argument(
-        "--dtype",
-        choices=["float32", "float64"],
-        default=d["dtype"],
-        help=f"onnx: input and split precision (default {shown(d['dtype'])})",
-    )
+    add_option(p, "--dtype", d, "onnx: input and split precision", choices=["float32", "float64"])
 
 
 def _feature_name_file(args: argparse.Namespace) -> Any:

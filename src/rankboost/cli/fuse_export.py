@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from ._common import UsageError, add_parser, int_at_least
-from ._defaults import changed, defaults
+from ._defaults import add_option, changed, defaults
 from ._fuse import EXAMPLES, add_options, common_queries, load_fusion, warn_degenerate
 from ._rules import Files
 
@@ -57,11 +57,12 @@ def register(sub: Any) -> None:
         help="Qdrant / Milvus: the collection's vector name (field) of each run, in the "
         "model's order (default: the model's run names)",
     )
-    p.add_argument(
+    add_option(
+        p,
         "--limit",
+        d,
+        "Qdrant / Milvus: documents the fused request returns",
         type=int_at_least(1),
-        default=d["limit"],
-        help=f"Qdrant / Milvus: documents the fused request returns (default {d['limit']})",
     )
     p.add_argument(
         "--check-runs",
