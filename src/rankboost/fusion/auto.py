@@ -60,7 +60,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import model_files
-from .._validation import ParamsMixin, forget_fit, not_fitted
+from .._validation import ParamsMixin, forget_fit, keep_params, not_fitted
 from ..description import Description
 from ..model_selection import (
     CONVEX_GRID_STEPS,
@@ -268,6 +268,12 @@ class AutoFusion(ParamsMixin):
 
     _PARAMS = ("candidates", "fallback", "cv_folds", "max_rounds", "threshold_se")
 
+    candidates: tuple[str, ...] | list[str]
+    fallback: str
+    cv_folds: int
+    max_rounds: int
+    threshold_se: float
+
     def __init__(
         self,
         *,
@@ -277,11 +283,7 @@ class AutoFusion(ParamsMixin):
         max_rounds: int = 100,
         threshold_se: float = 2.0,
     ) -> None:
-        self.candidates = candidates
-        self.fallback = fallback
-        self.cv_folds = cv_folds
-        self.max_rounds = max_rounds
-        self.threshold_se = threshold_se
+        keep_params(self, locals())
 
     def _check(self) -> list[str]:
         cands = list(self.candidates) if not isinstance(self.candidates, str) else []

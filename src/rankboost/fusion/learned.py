@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import model_files
-from .._validation import ParamsMixin, forget_fit
+from .._validation import ParamsMixin, forget_fit, keep_params
 from ..description import Description
 from ..params import (
     TRAIN_PARAMS,
@@ -183,6 +183,24 @@ class RankFusion(ParamsMixin):
 
     _PARAMS = FUSION_PARAMS
 
+    n_rounds: int | str
+    max_rounds: int
+    cv_folds: int
+    positive_cumulative: bool
+    rank_feature: str
+    score_features: bool | str
+    missing_features: bool
+    feedback: str
+    normalize: str
+    alpha: str
+    learning_rate: float
+    thresholds: int | str | tuple[str, int]
+    criterion: str
+    default: str | int
+    weak_ranker: str
+    prior: str | None
+    prior_scale: float | str
+
     def __init__(
         self,
         *,
@@ -204,23 +222,7 @@ class RankFusion(ParamsMixin):
         prior: str | None = None,
         prior_scale: float | str = "auto",
     ) -> None:
-        self.n_rounds = n_rounds
-        self.max_rounds = max_rounds
-        self.cv_folds = cv_folds
-        self.positive_cumulative = positive_cumulative
-        self.rank_feature = rank_feature
-        self.score_features = score_features
-        self.missing_features = missing_features
-        self.feedback = feedback
-        self.normalize = normalize
-        self.alpha = alpha
-        self.learning_rate = learning_rate
-        self.thresholds = thresholds
-        self.criterion = criterion
-        self.default = default
-        self.weak_ranker = weak_ranker
-        self.prior = prior
-        self.prior_scale = prior_scale
+        keep_params(self, locals())
 
     def features(self, runs: RunsLike) -> FusionFeatures:
         """The feature matrix this fusion uses for ``runs`` (see :func:`fusion_features`)."""

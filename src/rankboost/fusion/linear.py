@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import model_files
-from .._validation import ParamsMixin, forget_fit
+from .._validation import ParamsMixin, forget_fit, keep_params
 from ..description import Description
 from ..model_selection import (
     LINEAR_PRIOR_SCALES,
@@ -247,6 +247,14 @@ class LinearFusion(ParamsMixin):
         "cv_folds",
     )
 
+    normalizer: str
+    rank_constant: int
+    n_rounds: int | str
+    max_rounds: int
+    prior_scale: float | str
+    learning_rate: float
+    cv_folds: int
+
     def __init__(
         self,
         *,
@@ -258,13 +266,7 @@ class LinearFusion(ParamsMixin):
         learning_rate: float = 0.3,
         cv_folds: int = 5,
     ) -> None:
-        self.normalizer = normalizer
-        self.rank_constant = rank_constant
-        self.n_rounds = n_rounds
-        self.max_rounds = max_rounds
-        self.prior_scale = prior_scale
-        self.learning_rate = learning_rate
-        self.cv_folds = cv_folds
+        keep_params(self, locals())
 
     def _check(self) -> None:
         own = "LinearFusion"
