@@ -54,7 +54,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -213,7 +213,7 @@ def _same_query_rule(
     return cands, fallback, left_out
 
 
-class AutoFusion(ParamsMixin):
+class AutoFusion(ParamsMixin, model_files.Saved):
     """Pick the fusion family by inner cross-validation over the training queries.
 
     Parameters
@@ -266,6 +266,7 @@ class AutoFusion(ParamsMixin):
     ('convex', [0.55, 0.45])
     """
 
+    _FORMAT = model_files.AUTO.name
     _PARAMS = ("candidates", "fallback", "cv_folds", "max_rounds", "threshold_se")
 
     candidates: tuple[str, ...] | list[str]
@@ -442,15 +443,6 @@ class AutoFusion(ParamsMixin):
         auto.family_, auto.selection_, auto.model_ = family, sel, model
         auto.list_names_ = list(model.list_names_)
         return auto
-
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the chosen model (readable by ``fuse apply``) and its selection table (atomic)."""
-        model_files.save(self, path)
-
-    @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> AutoFusion:
-        """Load a model written by :meth:`save` (another kind: the message says what reads it)."""
-        return cast(AutoFusion, model_files.load(path, expect=model_files.AUTO.name))
 
     def describe(self, path: str | os.PathLike[str] = "MODEL") -> Description:
         """How it scores and where it can be served, for ``path`` (:mod:`rankboost.description`)."""

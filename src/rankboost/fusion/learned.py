@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -66,7 +66,7 @@ __all__ = [
 ]
 
 
-class RankFusion(ParamsMixin):
+class RankFusion(ParamsMixin, model_files.Saved):
     """Learn to combine ranked lists with RankBoost (meta-search).
 
     The boost family: ``rankboost fuse train --family boost``. The default of ``fuse
@@ -181,6 +181,7 @@ class RankFusion(ParamsMixin):
     ['d0', 'd1']
     """
 
+    _FORMAT = FORMAT_NAME
     _PARAMS = FUSION_PARAMS
 
     n_rounds: int | str
@@ -519,19 +520,6 @@ class RankFusion(ParamsMixin):
         fusion.list_names_, fusion.feature_names_ = read.list_names, read.feature_names
         fusion.n_lists_ = len(read.list_names)
         return fusion
-
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the fitted fusion as versioned JSON, atomically (:func:`.model_files.save`)."""
-        model_files.save(self, path)
-
-    @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> RankFusion:
-        """Load a fusion saved by :meth:`save`.
-
-        Raises ``FileNotFoundError`` for a missing file and ``ValueError`` for one that is
-        not a fusion model (a model of another kind: the message says what reads it).
-        """
-        return cast(RankFusion, model_files.load(path, expect=FORMAT_NAME))
 
     def export(self, path: str | os.PathLike[str], format: str, **options: Any) -> None:
         """Write the fitted fusion model for another consumer (XGBoost, LightGBM, ONNX, ...).

@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import reprlib
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -189,7 +189,7 @@ def weight_path(
 
 
 # ------------------------------------------------------------------ the model -----------
-class LinearFusion(ParamsMixin):
+class LinearFusion(ParamsMixin, model_files.Saved):
     """A weighted sum of normalised retriever scores, learned with RankBoost.
 
     Parameters
@@ -237,6 +237,7 @@ class LinearFusion(ParamsMixin):
     (True, 0.0)
     """
 
+    _FORMAT = FORMAT_NAME
     _PARAMS = (
         "normalizer",
         "rank_constant",
@@ -509,15 +510,6 @@ class LinearFusion(ParamsMixin):
         except ParameterError as exc:
             raise ValueError(f"malformed linear fusion model: {exc}") from None
         return fusion
-
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the model as JSON (atomic; :func:`rankboost.model_files.save`)."""
-        model_files.save(self, path)
-
-    @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> LinearFusion:
-        """Load a model written by :meth:`save` (another kind: the message says what reads it)."""
-        return cast(LinearFusion, model_files.load(path, expect=FORMAT_NAME))
 
     def describe(self, path: str | os.PathLike[str] = "MODEL") -> Description:
         """How it scores and where it can be served, for ``path`` (:mod:`rankboost.description`)."""
