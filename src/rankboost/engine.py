@@ -132,9 +132,8 @@ def train(
     --------
     >>> import numpy as np
     >>> import rankboost as rb
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(200, 3))
-    >>> y = (X[:, 0] + 0.1 * rng.normal(size=200) > 0).astype(int)
+    >>> from rankboost.datasets import make_ranking
+    >>> X, y, _ = make_ranking(200, noise=0.1)
     >>> model = rb.train(X, rb.BipartiteFeedback(y), n_rounds=20)
     >>> int(np.argmax(model.feature_importances_))
     0

@@ -385,11 +385,10 @@ class RankBoostModel:
 
         Examples
         --------
-        >>> import numpy as np
         >>> import rankboost as rb
-        >>> rng = np.random.default_rng(0)
-        >>> X = rng.normal(size=(100, 3))
-        >>> model = rb.train(X, rb.BipartiteFeedback(X[:, 0] + rng.normal(size=100) > 0), 10)
+        >>> from rankboost.datasets import make_ranking
+        >>> X, y, _ = make_ranking(100)
+        >>> model = rb.train(X, rb.BipartiteFeedback(y), 10)
         >>> steps = model.step_functions()
         >>> sf = steps[0]
         >>> sf.values.shape == (sf.breaks.shape[0] + 1,)
@@ -536,11 +535,10 @@ class RankBoostModel:
 
         Examples
         --------
-        >>> import numpy as np
         >>> import rankboost as rb
-        >>> rng = np.random.default_rng(0)
-        >>> X = rng.normal(size=(100, 3))
-        >>> model = rb.train(X, rb.BipartiteFeedback(X[:, 0] + rng.normal(size=100) > 0), 10)
+        >>> from rankboost.datasets import make_ranking
+        >>> X, y, _ = make_ranking(100)
+        >>> model = rb.train(X, rb.BipartiteFeedback(y), 10)
         >>> model.export("model.lgb.txt", format="lightgbm")  # lightgbm.Booster(model_file=...)
         """
         from .export import export_model

@@ -176,12 +176,9 @@ class RankBoostRanker(BaseEstimator):
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from rankboost.datasets import make_ranking
     >>> from rankboost.sklearn import RankBoostRanker
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(200, 3))
-    >>> y = (X[:, 0] + 0.3 * rng.normal(size=200) > 0).astype(int)
-    >>> qid = np.repeat(np.arange(20), 10)
+    >>> X, y, qid = make_ranking(200, noise=0.3)
     >>> ranker = RankBoostRanker(n_estimators=20).fit(X, y, qid=qid)
     >>> ranker.predict(X[:3]).shape
     (3,)

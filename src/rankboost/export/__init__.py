@@ -41,12 +41,10 @@ input, float64 or float32:
 Examples
 --------
 >>> import json
->>> import numpy as np
 >>> import rankboost as rb
->>> rng = np.random.default_rng(0)
->>> X = rng.normal(size=(200, 3))
->>> model = rb.train(X, rb.BipartiteFeedback(X[:, 0] + rng.normal(size=200) > 0), 20,
-...                  feature_names=["bm25", "pagerank", "age"])
+>>> from rankboost.datasets import make_ranking
+>>> X, y, _ = make_ranking(200)
+>>> model = rb.train(X, rb.BipartiteFeedback(y), 20, feature_names=["bm25", "pagerank", "age"])
 >>> booster = json.loads(export_bytes(model, "xgboost"))
 >>> booster["learner"]["gradient_booster"]["model"]["gbtree_model_param"]["num_trees"]
 '3'
