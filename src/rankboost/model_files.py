@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ._atomic import atomic_write_text
+from ._tables import by_name
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -110,9 +111,8 @@ class ModelFormat:
 
 
 #: The kinds of model files, by their ``"format"`` field.
-FORMATS: dict[str, ModelFormat] = {
-    f.name: f
-    for f in (
+FORMATS: dict[str, ModelFormat] = by_name(
+    (
         ModelFormat(
             "rankboost-model",
             "rankboost.model:RankBoostModel",
@@ -141,7 +141,7 @@ FORMATS: dict[str, ModelFormat] = {
             kind_word="linear fusion model",
         ),
     )
-}
+)
 #: A fusion file with a ``"selection"`` object: the family ``--family auto`` chose.
 AUTO = ModelFormat(
     "selection",
