@@ -674,3 +674,21 @@ def test_datasets_write_refuses_what_it_cannot_write(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["datasets", "write", "mq2009", str(out)])
     assert exc.value.code == 2
+
+
+def test_make_ranking_is_the_examples_toy_data():
+    """make_ranking draws X, then the label noise, as the examples did by hand."""
+    from rankboost.datasets import make_ranking
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] + 0.5 * rng.normal(size=300) > 0).astype(int)
+    Xm, ym, qm = make_ranking(300, noise=0.5)
+    np.testing.assert_array_equal(Xm, X)
+    np.testing.assert_array_equal(ym, y)
+    np.testing.assert_array_equal(qm, np.repeat(np.arange(30), 10))
+    assert make_ranking(25, 1)[2].tolist() == [0] * 10 + [1] * 10 + [2] * 5  # a short last query
+    with pytest.raises(ValueError, match=r"make_ranking: n_samples must be >= 1, got 0\."):
+        make_ranking(0)
+    with pytest.raises(TypeError, match=r"make_ranking: query_size must be an int"):
+        make_ranking(10, query_size=2.5)

@@ -434,3 +434,21 @@ def test_read_only_inputs_score_the_same_with_the_same_machine_code():
     sigs = ranking_metrics.rank_within_queries.signatures
     read_only = [a for sig in sigs for a in sig if isinstance(a, types.Array) and not a.mutable]
     assert read_only == [], sigs
+
+
+# ------------------------------------------------------------------ shared docstring entries
+
+
+@pytest.mark.parametrize("fn", [*ALL_METRICS, M.topk_counts], ids=lambda f: f.__name__)
+def test_docstrings_are_filled_and_document_every_parameter_in_order(fn):
+    """The shared entries of ``metrics/_docs.py`` leave no placeholder behind, and each metric's
+    rendered ``Parameters`` section names its signature's parameters, in order, each once."""
+    import inspect
+    import re
+
+    doc = inspect.getdoc(fn)
+    assert "%(" not in doc
+    lines = doc.splitlines()
+    section = lines[lines.index("Parameters") + 2 : lines.index("Returns")]
+    documented = [m[1] for line in section if (m := re.match(r"(\w+) : ", line))]
+    assert documented == list(inspect.signature(fn).parameters)

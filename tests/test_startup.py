@@ -69,6 +69,24 @@ def test_fusion_public_names_resolve() -> None:
     assert set(rb.fusion.__all__) <= set(dir(rb.fusion))
 
 
+@pytest.mark.parametrize(
+    "package",
+    ["rankboost", "rankboost.fusion", "rankboost.clicks", "rankboost.dask", "rankboost.metrics"],
+)
+def test_every_lazy_name_is_a_typing_import(package: str) -> None:
+    """A lazy package's names are its ``if TYPE_CHECKING:`` imports (rankboost._lazy): every
+    public name not bound at import is one of them, and each resolves in a fresh process."""
+    from rankboost._lazy import lazy_names
+
+    module = importlib.import_module(package)
+    code = f"import {package} as m\nprint(' '.join(sorted(vars(m))))"
+    eager = set(subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout.split())  # fmt: skip
+    assert set(module.__all__) - eager <= set(lazy_names(package))
+    assert set(module.__all__) <= set(dir(module))
+
+
 @pytest.mark.parametrize("module", [rb, rb.fusion])
 def test_unknown_attribute_raises_attribute_error(module: object) -> None:
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):

@@ -10,14 +10,15 @@ matplotlib) and are not imported here.
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import params
-from ._lazy import lazy_attribute, lazy_dir
+from ._lazy import attach
 from .params import TrainParams
 
 if TYPE_CHECKING:
     from . import clicks, datasets, fusion, metrics
+    from . import recommend as recommend  # public, though not in __all__
     from ._compat import ProgressBarWarning
     from .booster import Booster, RoundRecord, TrainingStoppedWarning
     from .callback import (
@@ -39,48 +40,6 @@ try:
     __version__ = version("rankboost")
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0+unknown"
-
-# NOTE: everything but ``params`` is imported on first use (PEP 562), so ``import rankboost``
-# and ``rankboost --help`` do not import numba, scipy or scikit-learn nor load the compiled
-# kernels (issue 16, item 10; benchmarks/bench_startup.py). Name -> submodule holding it;
-# a submodule maps to itself.
-_LAZY = {
-    "clicks": ".clicks",
-    "datasets": ".datasets",
-    "fusion": ".fusion",
-    "metrics": ".metrics",
-    "recommend": ".recommend",
-    "Booster": ".booster",
-    "RoundRecord": ".booster",
-    "ProgressBarWarning": "._compat",
-    "TrainingStoppedWarning": ".booster",
-    "train": ".engine",
-    "CallbackEnv": ".callback",
-    "EarlyStopException": ".callback",
-    "EvaluationMonitor": ".callback",
-    "early_stopping": ".callback",
-    "log_evaluation": ".callback",
-    "record_evaluation": ".callback",
-    "BipartiteFeedback": ".feedback",
-    "LayeredFeedback": ".feedback",
-    "PairFeedback": ".feedback",
-    "RankFusion": ".fusion",
-    "RankBoostModel": ".model",
-    "load_model": ".model",
-    "RankBoostRecommender": ".recommend",
-    "OneQueryWarning": ".sklearn",
-    "RankBoostRanker": ".sklearn",
-}
-
-
-def __getattr__(name: str) -> Any:
-    """Import a public name on first access; cache it in the package (rankboost._lazy)."""
-    return lazy_attribute(__name__, _LAZY, name)
-
-
-def __dir__() -> list[str]:
-    return lazy_dir(__name__, __all__)
-
 
 __all__ = [
     "__version__",
@@ -111,3 +70,9 @@ __all__ = [
     "TrainParams",
     "TrainingStoppedWarning",
 ]
+
+# NOTE: everything but ``params`` is imported on first use (PEP 562), so ``import rankboost``
+# and ``rankboost --help`` do not import numba, scipy or scikit-learn nor load the compiled
+# kernels (issue 16, item 10; benchmarks/bench_startup.py). The names and their modules are the
+# imports under TYPE_CHECKING above (rankboost._lazy).
+__getattr__, __dir__ = attach(__name__, __all__)

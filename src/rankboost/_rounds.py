@@ -52,22 +52,22 @@ def _set_frozen_state(obj: object, state: dict[str, Any]) -> None:
         object.__setattr__(obj, k, frozen_array(v) if isinstance(v, np.ndarray) else v)
 
 
-def _int_array(x: ArrayLike, name: str) -> NDArray[np.int64]:
+def _array_of(x: ArrayLike, name: str, numbers: type[Any], what: str) -> NDArray[Any]:
+    """``x`` as a new 1-D array; its values must be ``numbers`` (booleans never are)."""
     a = np.asarray(x)
     if a.ndim != 1:
         raise ValueError(f"{name} must be 1-D; got shape {a.shape}")
-    if a.size and (a.dtype == np.bool_ or not np.issubdtype(a.dtype, np.integer)):
-        raise ValueError(f"{name} must hold integers; got dtype {a.dtype}")
-    return np.array(a, dtype=np.int64)
+    if a.size and (a.dtype == np.bool_ or not np.issubdtype(a.dtype, numbers)):
+        raise ValueError(f"{name} must hold {what}; got dtype {a.dtype}")
+    return a
+
+
+def _int_array(x: ArrayLike, name: str) -> NDArray[np.int64]:
+    return np.array(_array_of(x, name, np.integer, "integers"), dtype=np.int64)
 
 
 def float_array(x: ArrayLike, name: str) -> NDArray[np.float64]:
-    a = np.asarray(x)
-    if a.ndim != 1:
-        raise ValueError(f"{name} must be 1-D; got shape {a.shape}")
-    if a.size and (a.dtype == np.bool_ or not np.issubdtype(a.dtype, np.number)):
-        raise ValueError(f"{name} must hold numbers; got dtype {a.dtype}")
-    return np.array(a, dtype=np.float64)
+    return np.array(_array_of(x, name, np.number, "numbers"), dtype=np.float64)
 
 
 def _kind_array(x: ArrayLike) -> NDArray[np.int8]:

@@ -21,9 +21,11 @@ __all__ = [
     "check_feature_matrix",
     "check_init_score",
     "check_labels",
+    "check_n_rounds",
     "check_qid",
     "check_scores",
     "forget_fit",
+    "keep_params",
     "check_group_sizes",
     "group_sizes_to_qid",
     "group_by_qid",
@@ -219,6 +221,19 @@ def check_group_sizes(group: ArrayLike, n_samples: int | None = None) -> NDArray
     return sizes
 
 
+def check_n_rounds(n_rounds: Any, total: int) -> int:
+    """The first ``n_rounds`` rounds of a model of ``total`` rounds to use (None: all)."""
+    if n_rounds is None:
+        return total
+    if isinstance(n_rounds, bool) or not isinstance(n_rounds, (int, np.integer)):
+        raise TypeError(f"n_rounds must be an int or None; got {n_rounds!r}.")
+    if not 0 <= n_rounds <= total:
+        raise ValueError(
+            f"n_rounds must be between 0 and {total} (the rounds in the model); got {n_rounds}."
+        )
+    return int(n_rounds)
+
+
 def check_qid(qid: ArrayLike | None, n_samples: int, *, name: str = "qid") -> NDArray[np.int64]:
     """Return dense query codes ``0..Q-1`` (ordered by query id value), one per row.
 
@@ -334,6 +349,17 @@ def forget_fit(estimator: Any) -> None:
     """
     for name in [k for k in vars(estimator) if k.endswith("_") and not k.startswith("__")]:
         delattr(estimator, name)
+
+
+def keep_params(estimator: Any, values: dict[str, Any]) -> None:
+    """Store each constructor argument as the attribute of its name (scikit-learn convention).
+
+    Called as ``keep_params(self, locals())`` first in ``__init__``: every parameter of the
+    class's ``__init__`` but ``self`` is stored as given (the checks come in ``fit``).
+    """
+    code = type(estimator).__init__.__code__
+    for name in code.co_varnames[1 : code.co_argcount + code.co_kwonlyargcount]:
+        setattr(estimator, name, values[name])
 
 
 class ParamsMixin:

@@ -234,11 +234,9 @@ class Booster:
 
     Examples
     --------
-    >>> import numpy as np
     >>> import rankboost as rb
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(200, 3))
-    >>> y = (X[:, 0] + 0.1 * rng.normal(size=200) > 0).astype(int)
+    >>> from rankboost.datasets import make_ranking
+    >>> X, y, _ = make_ranking(200, noise=0.1)
     >>> bst = rb.Booster(X, rb.BipartiteFeedback(y), {"learning_rate": 0.5})
     >>> rec = bst.update()
     >>> rec.ranker.feature, bool(rec.rloss <= rec.bound)

@@ -468,12 +468,10 @@ def model_bound(
 
     Examples
     --------
-    >>> import numpy as np
     >>> import rankboost as rb
     >>> from rankboost.bounds import min_sample_size, model_bound
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(4000, 2))
-    >>> y = (X[:, 0] + rng.normal(size=4000) > 1).astype(int)
+    >>> from rankboost.datasets import make_ranking
+    >>> X, y, _ = make_ranking(4000, 2, threshold=1.0)
     >>> model = rb.train(X, rb.BipartiteFeedback(y), n_rounds=3)
     >>> b = model_bound(model, X, y, delta=0.05)
     >>> b.n_negatives, b.n_positives, b.vc_dim

@@ -131,13 +131,10 @@ class EvaluationMonitor:
 
     Examples
     --------
-    >>> import numpy as np
     >>> import rankboost as rb
     >>> from rankboost.callback import EvaluationMonitor
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(300, 3))
-    >>> y = (X[:, 0] + 0.5 * rng.normal(size=300) > 0).astype(int)
-    >>> qid = np.repeat(np.arange(30), 10)
+    >>> from rankboost.datasets import make_ranking
+    >>> X, y, qid = make_ranking(300, noise=0.5)
     >>> monitor = EvaluationMonitor([(X[200:], y[200:], qid[200:])], metrics=["ndcg@5"])
     >>> model = rb.train(X[:200], rb.LayeredFeedback(y[:200], qid[:200]), n_rounds=5,
     ...                  callbacks=[monitor])
@@ -291,13 +288,10 @@ def early_stopping(
 
     Examples
     --------
-    >>> import numpy as np
     >>> import rankboost as rb
     >>> from rankboost.callback import EvaluationMonitor, early_stopping
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(400, 4))
-    >>> y = (X[:, 0] + rng.normal(size=400) > 0).astype(int)
-    >>> qid = np.repeat(np.arange(40), 10)
+    >>> from rankboost.datasets import make_ranking
+    >>> X, y, qid = make_ranking(400, 4)
     >>> monitor = EvaluationMonitor([(X[300:], y[300:], qid[300:])], metrics="map")
     >>> model = rb.train(X[:300], rb.BipartiteFeedback(y[:300], qid[:300]), n_rounds=200,
     ...                  callbacks=[early_stopping(monitor, 10)])

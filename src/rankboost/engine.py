@@ -132,27 +132,15 @@ def train(
     --------
     >>> import numpy as np
     >>> import rankboost as rb
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(200, 3))
-    >>> y = (X[:, 0] + 0.1 * rng.normal(size=200) > 0).astype(int)
+    >>> from rankboost.datasets import make_ranking
+    >>> X, y, _ = make_ranking(200, noise=0.1)
     >>> model = rb.train(X, rb.BipartiteFeedback(y), n_rounds=20)
     >>> int(np.argmax(model.feature_importances_))
     0
     >>> bool(model.history["rloss"][-1] <= model.history["bound"][-1])
     True
     """
-    given = {
-        "n_rounds": n_rounds,
-        "alpha": alpha,
-        "learning_rate": learning_rate,
-        "positive_cumulative": positive_cumulative,
-        "thresholds": thresholds,
-        "criterion": criterion,
-        "default": default,
-        "weak_ranker": weak_ranker,
-        "tol": tol,
-    }
-    p = resolve_params("rankboost.train", given, params)
+    p = resolve_params("rankboost.train", locals(), params)
     if feature_names is None and hasattr(X, "columns"):
         feature_names = [str(c) for c in X.columns]
     Xc = check_feature_matrix(X)

@@ -18,6 +18,8 @@ blocks the booster drives, their log-space sums and the two-phase normalisation)
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -52,7 +54,20 @@ def constant_row_weights(lo: float, hi: float, finite: bool) -> bool:
     return lo == hi
 
 
-class PairFeedback:
+class _OneBlock:
+    """``_make_state`` of a feedback that ``_blocks(n)`` splits into blocks of its pairs."""
+
+    def _blocks(self, n_blocks: int = 1) -> list[Any]:
+        raise NotImplementedError
+
+    def _make_state(self) -> Any:
+        """The whole feedback as one started block."""
+        blocks = self._blocks(1)
+        start_blocks(blocks)
+        return blocks[0]
+
+
+class PairFeedback(_OneBlock):
     """Explicit crucial pairs with weights: general RankBoost (paper section 3.1).
 
     Parameters
@@ -182,12 +197,6 @@ class PairFeedback:
             )
         return out
 
-    def _make_state(self) -> PairState:
-        """The whole feedback as one started block."""
-        blocks = self._blocks(1)
-        start_blocks(blocks)
-        return blocks[0]
-
     def rloss(self, scores: ArrayLike, tie_weight: float = 1.0) -> float:
         """D-weighted fraction of pairs with ``scores[j] < scores[i]``.
 
@@ -203,7 +212,7 @@ class PairFeedback:
         return f"PairFeedback(n_pairs={self.n_pairs}, n_samples={self.n_samples})"
 
 
-class LayeredFeedback:
+class LayeredFeedback(_OneBlock):
     """Graded labels per query: within a query, every higher grade above every lower one.
 
     Every crucial pair (same query, different grades) gets weight ``c_q``. Queries with a
@@ -324,12 +333,6 @@ class LayeredFeedback:
                 )
             )
         return out
-
-    def _make_state(self) -> LayeredState:
-        """The whole feedback as one started block."""
-        blocks = self._blocks(1)
-        start_blocks(blocks)
-        return blocks[0]
 
     def rloss(self, scores: ArrayLike, tie_weight: float = 1.0) -> float:
         """D-weighted fraction of crucial pairs misordered by ``scores``.

@@ -45,7 +45,7 @@ from ._rounds import (
     float_array,
     frozen_array,
 )
-from ._validation import check_feature_matrix, check_float32_range
+from ._validation import check_feature_matrix, check_float32_range, check_n_rounds
 from .description import Description, describe_ranking
 from .model_files import read_json
 from .weak_rankers import WeakRanker
@@ -320,18 +320,6 @@ class RankBoostModel:
         return list(self._rankers)
 
     # ------------------------------------------------------------------ scoring
-    def _check_n_rounds(self, n_rounds: int | None) -> int:
-        if n_rounds is None:
-            return self.n_rounds
-        if isinstance(n_rounds, bool) or not isinstance(n_rounds, (int, np.integer)):
-            raise TypeError(f"n_rounds must be an int or None; got {n_rounds!r}.")
-        if not 0 <= n_rounds <= self.n_rounds:
-            raise ValueError(
-                f"n_rounds must be between 0 and {self.n_rounds} (the rounds in the model); "
-                f"got {n_rounds}."
-            )
-        return int(n_rounds)
-
     def _check_X(self, X: Any) -> NDArray[np.float64]:
         """``X`` checked; a DataFrame is read by column name when the model has names."""
         columns = getattr(X, "columns", None)
@@ -397,11 +385,10 @@ class RankBoostModel:
 
         Examples
         --------
-        >>> import numpy as np
         >>> import rankboost as rb
-        >>> rng = np.random.default_rng(0)
-        >>> X = rng.normal(size=(100, 3))
-        >>> model = rb.train(X, rb.BipartiteFeedback(X[:, 0] + rng.normal(size=100) > 0), 10)
+        >>> from rankboost.datasets import make_ranking
+        >>> X, y, _ = make_ranking(100)
+        >>> model = rb.train(X, rb.BipartiteFeedback(y), 10)
         >>> steps = model.step_functions()
         >>> sf = steps[0]
         >>> sf.values.shape == (sf.breaks.shape[0] + 1,)
@@ -412,7 +399,7 @@ class RankBoostModel:
         >>> bool(np.array_equal(H, model.decision_function(X)))
         True
         """
-        return dict(self._compiled(self._check_n_rounds(n_rounds)))
+        return dict(self._compiled(check_n_rounds(n_rounds, self.n_rounds)))
 
     def decision_function(self, X: ArrayLike, n_rounds: int | None = None) -> NDArray:
         """Return ``H(x)`` for every row of ``X`` (higher = ranked higher).
@@ -433,7 +420,7 @@ class RankBoostModel:
         scores : ndarray of shape (n_samples,)
         """
         Xc = self._check_X(X)
-        k = self._check_n_rounds(n_rounds)
+        k = check_n_rounds(n_rounds, self.n_rounds)
         out = np.zeros(Xc.shape[0])
         for i, sf in self._compiled(k).items():
             out += sf(Xc[:, i])
@@ -548,11 +535,10 @@ class RankBoostModel:
 
         Examples
         --------
-        >>> import numpy as np
         >>> import rankboost as rb
-        >>> rng = np.random.default_rng(0)
-        >>> X = rng.normal(size=(100, 3))
-        >>> model = rb.train(X, rb.BipartiteFeedback(X[:, 0] + rng.normal(size=100) > 0), 10)
+        >>> from rankboost.datasets import make_ranking
+        >>> X, y, _ = make_ranking(100)
+        >>> model = rb.train(X, rb.BipartiteFeedback(y), 10)
         >>> model.export("model.lgb.txt", format="lightgbm")  # lightgbm.Booster(model_file=...)
         """
         from .export import export_model

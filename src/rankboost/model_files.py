@@ -48,9 +48,13 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ._atomic import atomic_write_text
+from ._tables import by_name
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = [
     "AUTO",
@@ -59,6 +63,7 @@ __all__ = [
     "HINTS",
     "FileKind",
     "ModelFormat",
+    "Saved",
     "kind_of",
     "load",
     "read_json",
@@ -106,9 +111,8 @@ class ModelFormat:
 
 
 #: The kinds of model files, by their ``"format"`` field.
-FORMATS: dict[str, ModelFormat] = {
-    f.name: f
-    for f in (
+FORMATS: dict[str, ModelFormat] = by_name(
+    (
         ModelFormat(
             "rankboost-model",
             "rankboost.model:RankBoostModel",
@@ -137,7 +141,7 @@ FORMATS: dict[str, ModelFormat] = {
             kind_word="linear fusion model",
         ),
     )
-}
+)
 #: A fusion file with a ``"selection"`` object: the family ``--family auto`` chose.
 AUTO = ModelFormat(
     "selection",
@@ -410,6 +414,29 @@ def save(model: Any, path: str | os.PathLike[str]) -> None:
     the bytes every model's ``save`` writes.
     """
     atomic_write_text(path, json.dumps(model.to_dict(), indent=1, allow_nan=False) + "\n")
+
+
+class Saved:
+    """``save`` and ``load`` of a model class, through :func:`save` and :func:`load`.
+
+    ``_FORMAT``: the format name of the class's files (:data:`FORMATS`).
+    """
+
+    _FORMAT: ClassVar[str]
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the model as versioned JSON, atomically (:func:`rankboost.model_files.save`)."""
+        save(self, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Self:
+        """Load a model written by :meth:`save`.
+
+        Raises ``FileNotFoundError`` for a missing file and ``ValueError`` for one that is
+        not of this kind (a model of another kind: the message says what reads it).
+        """
+        model: Self = load(path, expect=cls._FORMAT)
+        return model
 
 
 # ------------------------------------------------------------------ strict JSON ----------

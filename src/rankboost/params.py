@@ -495,12 +495,17 @@ def params_of(obj: Any, owner: str, aliases: Mapping[str, str] | None = None) ->
     return make_params(owner, aliases, **values)
 
 
-def resolve_params(owner: str, given: Mapping[str, Any], params: TrainParams | None) -> TrainParams:
+def resolve_params(
+    owner: str, values: Mapping[str, Any], params: TrainParams | None
+) -> TrainParams:
     """The parameters of a function that takes them as keywords *or* as ``params=``.
 
-    ``given`` holds the keyword values; with ``params`` they must all keep their defaults
-    (the parameters are passed once), else a ValueError names the ones that were changed.
+    ``values`` holds the keyword values under their :class:`TrainParams` names, and may hold
+    more: the function passes its ``locals()``, of which only those names are read. With
+    ``params`` they must all keep their defaults (the parameters are passed once), else a
+    ValueError names the ones that were changed.
     """
+    given = {f.name: values[f.name] for f in fields(TrainParams)}
     if params is None:
         return make_params(owner, None, **given)
     if not isinstance(params, TrainParams):

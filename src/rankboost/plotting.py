@@ -218,12 +218,9 @@ def plot_training(
     --------
     >>> import matplotlib
     >>> matplotlib.use("Agg")
-    >>> import numpy as np
+    >>> from rankboost.datasets import make_ranking
     >>> from rankboost.sklearn import RankBoostRanker
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(200, 3))
-    >>> y = (X[:, 0] + rng.normal(size=200) > 0).astype(int)
-    >>> qid = np.repeat(np.arange(20), 10)
+    >>> X, y, qid = make_ranking(200)
     >>> est = RankBoostRanker(n_estimators=10).fit(X, y, qid=qid, eval_set=[(X, y)],
     ...                                            eval_qid=[qid])
     >>> ax = est.plot_training()
@@ -317,12 +314,10 @@ def plot_feature_function(
     --------
     >>> import matplotlib
     >>> matplotlib.use("Agg")
-    >>> import numpy as np
     >>> import rankboost as rb
+    >>> from rankboost.datasets import make_ranking
     >>> from rankboost.plotting import plot_feature_function
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(100, 2))
-    >>> y = X[:, 0] + 0.5 * rng.normal(size=100) > 0
+    >>> X, y, _ = make_ranking(100, 2, noise=0.5)
     >>> model = rb.train(X, rb.BipartiteFeedback(y), n_rounds=3)
     >>> ax = plot_feature_function(model, 0)
     >>> ax.get_xlabel(), ax.get_title()
@@ -434,12 +429,10 @@ def plot_bound(
     --------
     >>> import matplotlib
     >>> matplotlib.use("Agg")
-    >>> import numpy as np
     >>> import rankboost as rb
+    >>> from rankboost.datasets import make_ranking
     >>> from rankboost.plotting import plot_bound
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(4000, 2))
-    >>> y = (X[:, 0] + rng.normal(size=4000) > 1).astype(int)
+    >>> X, y, _ = make_ranking(4000, 2, threshold=1.0)
     >>> model = rb.train(X[:3000], rb.BipartiteFeedback(y[:3000]), n_rounds=5)
     >>> ax = plot_bound(model, X[:3000], y[:3000], X_test=X[3000:], y_test=y[3000:])
     >>> [line.get_label() for line in ax.get_lines()]

@@ -20,7 +20,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from ._fit import FitResult, OneQueryWarning, fit_callbacks, fit_ranker, settle
-from ._validation import forget_fit, group_sizes_to_qid
+from ._validation import forget_fit, group_sizes_to_qid, keep_params
 from .callback import CallbackEnv, EvaluationMonitor
 from .metrics import ndcg_score
 from .params import TrainParams, check_param, params_of
@@ -176,12 +176,9 @@ class RankBoostRanker(BaseEstimator):
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from rankboost.datasets import make_ranking
     >>> from rankboost.sklearn import RankBoostRanker
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(200, 3))
-    >>> y = (X[:, 0] + 0.3 * rng.normal(size=200) > 0).astype(int)
-    >>> qid = np.repeat(np.arange(20), 10)
+    >>> X, y, qid = make_ranking(200, noise=0.3)
     >>> ranker = RankBoostRanker(n_estimators=20).fit(X, y, qid=qid)
     >>> ranker.predict(X[:3]).shape
     (3,)
@@ -210,18 +207,7 @@ class RankBoostRanker(BaseEstimator):
         tol: float = 1e-9,
         verbose: bool = False,
     ) -> None:
-        self.n_estimators = n_estimators
-        self.alpha = alpha
-        self.learning_rate = learning_rate
-        self.thresholds = thresholds
-        self.criterion = criterion
-        self.default = default
-        self.positive_cumulative = positive_cumulative
-        self.weak_ranker = weak_ranker
-        self.feedback = feedback
-        self.normalize = normalize
-        self.tol = tol
-        self.verbose = verbose
+        keep_params(self, locals())
 
     # ------------------------------------------------------------------ sklearn tags
     def __sklearn_tags__(self) -> Any:

@@ -25,6 +25,7 @@ __all__ = [
     "click_fit_kwargs",
     "click_inputs",
     "log_bar",
+    "matched_counts",
     "propensity_table",
 ]
 
@@ -43,6 +44,18 @@ def log_bar(args: argparse.Namespace, path: str) -> bool:
     """A bar while reading the click log ``path``: a large file, and bars shown."""
     big = os.path.isfile(path) and os.path.getsize(path) > BAR_LOG_BYTES
     return big and show_progress(args)
+
+
+def matched_counts(args: argparse.Namespace, path: str, data: Any, **options: Any) -> Any:
+    """The click log ``path`` summed while streaming, matched to the rows of ``data``.
+
+    Documents are matched by (qid, docid); memory grows with the documents and pairs, not
+    the sessions (:func:`rankboost.clicks.read_click_counts`, with ``options``).
+    """
+    from ..clicks._stream import read_click_counts
+
+    what, verbose = repr(args.data), log_bar(args, path)
+    return read_click_counts(path, data.qid, data.docids, what=what, verbose=verbose, **options)
 
 
 def propensity_table(prop: Any) -> str:
@@ -107,7 +120,6 @@ def click_fit_kwargs(args: argparse.Namespace, data: Any) -> dict[str, Any]:
             raise ValueError(f"{flags} needs --clicks LOG; pass the click log too.")
         return {}
     from ..clicks._pairs import click_feedback, resolve_propensity
-    from ..clicks._stream import read_click_counts
 
     if not args.max_weight >= 1:
         raise ValueError(f"--max-weight must be >= 1; got {args.max_weight}.")
@@ -118,15 +130,7 @@ def click_fit_kwargs(args: argparse.Namespace, data: Any) -> dict[str, Any]:
         )
     if data.qid is None:
         raise ValueError(f"{args.data!r} has no qid; --clicks matches the log by (qid, docid).")
-    # summed while streaming: memory grows with the documents and pairs, not the sessions
-    log = read_click_counts(
-        args.clicks,
-        data.qid,
-        data.docids,
-        what=repr(args.data),
-        verbose=log_bar(args, args.clicks),
-        **changed(args, COUNTS, {"click_pairs": "pairs"}),
-    )
+    log = matched_counts(args, args.clicks, data, **changed(args, COUNTS, {"click_pairs": "pairs"}))
     verbose = show_progress(args) and log.n_entries >= BAR_ENTRIES
     prop = resolve_propensity(log, args.propensity, data.X, verbose=verbose)
     given.pop("propensity", None)  # resolved above: the table itself is passed

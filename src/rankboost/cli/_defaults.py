@@ -28,13 +28,30 @@ import inspect
 import re
 import textwrap
 import tokenize
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["changed", "default_of", "shown", "signature_defaults"]
+__all__ = [
+    "Options",
+    "add_option",
+    "changed",
+    "default_of",
+    "defaults",
+    "shown",
+    "signature_defaults",
+]
 
 _EMPTY = object()
+
+#: A command's options that set parameters of what it calls: option destination -> the
+#: parameter, or the names alone where each option is named as its parameter.
+Options = Mapping[str, str] | Sequence[str]
+
+
+def _pairs(names: Options) -> list[tuple[str, str]]:
+    """``(destination, parameter)`` of each option of ``names``."""
+    return list(names.items()) if isinstance(names, Mapping) else [(n, n) for n in names]
 
 
 #: The folder of the ``rankboost`` package (its modules' sources are read from there).
@@ -138,6 +155,11 @@ def default_of(target: str, parameter: str) -> Any:
     return signature_defaults(target)[parameter]
 
 
+def defaults(target: str, names: Options) -> dict[str, Any]:
+    """``{destination: default}`` of the options ``names`` that set parameters of ``target``."""
+    return {dest: default_of(target, parameter) for dest, parameter in _pairs(names)}
+
+
 def shown(value: Any) -> str:
     """A default as ``--help`` prints it: ``on``/``off``, ``0.3``, ``none``, ``auto``."""
     if isinstance(value, bool):
@@ -149,15 +171,25 @@ def shown(value: Any) -> str:
     return str(value)
 
 
-def changed(args: argparse.Namespace, target: str, names: Mapping[str, str]) -> dict[str, Any]:
+def add_option(parser: Any, flag: str, d: Mapping[str, Any], help: str, **kw: Any) -> None:
+    """Add option ``flag`` with its default ``d[dest]``, shown after ``help`` as ``(default X)``.
+
+    ``d``: the command's defaults (:func:`defaults`), by destination (``--rank-feature``:
+    ``rank_feature``); ``kw``: the other arguments of ``add_argument`` (type, choices...).
+    """
+    value = d[flag.lstrip("-").replace("-", "_")]
+    parser.add_argument(flag, default=value, help=f"{help} (default {shown(value)})", **kw)
+
+
+def changed(args: argparse.Namespace, target: str, names: Options) -> dict[str, Any]:
     """The keyword arguments of ``target`` that the options ``names`` change.
 
-    ``names``: option destination -> ``target``'s parameter. An option whose value is the
-    parameter's default (the option was not given) is left out.
+    ``names``: option destination -> ``target``'s parameter (:data:`Options`). An option whose
+    value is the parameter's default (the option was not given) is left out.
     """
     defaults = signature_defaults(target)
     out = {}
-    for dest, parameter in names.items():
+    for dest, parameter in _pairs(names):
         value = getattr(args, dest)
         if value != defaults.get(parameter, _EMPTY):
             out[parameter] = value

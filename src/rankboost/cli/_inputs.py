@@ -17,6 +17,7 @@ from ._common import (
     PROG,
     CLIError,
     UsageError,
+    int_at_least,
     os_error_text,
     require_option_package,
 )
@@ -28,13 +29,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SVMLIGHT_FORMAT",
+    "add_model_and_data",
     "add_query_file",
+    "add_rounds",
     "rounds_to_use",
     "check_exists",
     "check_plot",
     "check_width",
     "guess_format",
     "load_data",
+    "load_model_and_data",
     "load_model_file",
     "query_ids",
     "save_plot",
@@ -141,6 +145,20 @@ def add_query_file(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="the queries of a DATA without qid: LightGBM's group file, one query size per "
         "line, rows in order (default: DATA.query when it exists)",
+    )
+
+
+def add_model_and_data(p: argparse.ArgumentParser, data_help: str) -> None:
+    """``MODEL DATA [--query-file FILE]`` of ``predict`` and ``evaluate``."""
+    p.add_argument("model", metavar="MODEL", help="model file from 'rankboost train'")
+    p.add_argument("data", metavar="DATA", help=data_help)
+    add_query_file(p)
+
+
+def add_rounds(p: argparse.ArgumentParser) -> None:
+    """``--rounds N`` of ``predict`` and ``evaluate`` (:func:`rounds_to_use`)."""
+    p.add_argument(
+        "--rounds", type=int_at_least(1), help="use the first N rounds (default: best or all)"
     )
 
 
@@ -285,6 +303,15 @@ def load_model_file(path: str, command: str = "predict") -> Any:
             f"cannot read model file {path!r}: {_one_line(str(exc))} "
             "Pass a model written by 'rankboost train' or RankBoostModel.save."
         ) from None
+
+
+def load_model_and_data(args: argparse.Namespace) -> tuple[RankBoostModel, RankingDataset]:
+    """The model and the data of ``predict`` and ``evaluate``, the data read at its width."""
+    check_exists(args.data, "data file")
+    model = load_model_file(args.model)
+    data = load_data(args.data, n_features=model.n_features, query_file=args.query_file)
+    check_width(data, model, args.data)
+    return model, data
 
 
 def check_width(data: RankingDataset, model: RankBoostModel, path: str) -> None:

@@ -14,9 +14,9 @@ import sys
 from typing import Any
 
 from . import _clicks
-from ._clicks import log_bar, propensity_table
+from ._clicks import log_bar, matched_counts, propensity_table
 from ._common import add_parser, int_at_least
-from ._defaults import changed, default_of, shown
+from ._defaults import add_option, changed, default_of, defaults
 from ._inputs import check_plot, pyplot_offscreen, save_plot
 from ._rules import Files, add_progress_options, show_progress
 
@@ -106,46 +106,32 @@ def _add_simulate(sub: Any) -> None:
         func=_simulate,
         files=Files({"data": "input data file"}, {"output": "-o"}),
     )
-    d = {k: default_of(SIMULATE, v) for k, v in SIMULATE_OPTIONS.items()}
+    d = defaults(SIMULATE, SIMULATE_OPTIONS)
     d["production_share"] = default_of(PRODUCTION, "share")
     s.add_argument("data", metavar="DATA", help="labelled SVMlight/LETOR file (may be .gz)")
     s.add_argument("-o", "--output", required=True, help="click log to write (.gz: gzip)")
     s.add_argument("--sessions", type=int_at_least(1), default=SESSIONS, help=f"default {SESSIONS}")
-    s.add_argument(
-        "--eta",
-        type=_non_negative,
-        default=d["eta"],
-        help=f"bias severity (default {shown(d['eta'])})",
-    )
+    add_option(s, "--eta", d, "bias severity", type=_non_negative)
     s.add_argument(
         "--model", choices=["pbm", "cascade"], default=d["model"], help=f"default {d['model']}"
     )
-    s.add_argument(
+    add_option(
+        s,
         "--table",
+        d,
+        "examination: eye-tracking table ** eta or (1/rank) ** eta",
         choices=["eye", "inverse"],
-        default=d["table"],
-        help=f"examination: eye-tracking table ** eta or (1/rank) ** eta (default {d['table']})",
     )
-    s.add_argument(
-        "--shown",
-        type=int_at_least(1),
-        default=d["shown"],
-        help=f"list length (default {d['shown']})",
-    )
-    s.add_argument(
-        "--epsilon",
-        type=_share,
-        default=d["epsilon"],
-        help=f"click noise on grade 0 (default {shown(d['epsilon'])})",
-    )
-    s.add_argument(
+    add_option(s, "--shown", d, "list length", type=int_at_least(1))
+    add_option(s, "--epsilon", d, "click noise on grade 0", type=_share)
+    add_option(
+        s,
         "--production-share",
+        d,
+        "share of queries the production ranker is trained on",
         type=_share,
-        default=d["production_share"],
-        help="share of queries the production ranker is trained on (default "
-        f"{shown(d['production_share'])})",
     )
-    s.add_argument("--seed", type=int, default=d["seed"], help=f"random seed (default {d['seed']})")
+    add_option(s, "--seed", d, "random seed", type=int)
     add_progress_options(s)
 
 
@@ -213,7 +199,6 @@ def _propensity(args: argparse.Namespace) -> int:
     from .._atomic import atomic_write_text
     from ..clicks._propensity import estimate_propensity
     from ..clicks._read import read_click_log
-    from ..clicks._stream import read_click_counts
 
     if args.plot:  # matplotlib and the file type, before the work (status 2)
         check_plot(args.plot)
@@ -232,13 +217,7 @@ def _propensity(args: argparse.Namespace) -> int:
             log = read_click_log(args.log, verbose=log_bar(args, args.log))
             log = log.match(data.qid, data.docids, what=repr(args.data))
         else:  # EM needs the (row, position) cells only: summed while streaming
-            log = read_click_counts(
-                args.log,
-                data.qid,
-                data.docids,
-                what=repr(args.data),
-                verbose=log_bar(args, args.log),
-            )
+            log = matched_counts(args, args.log, data)
     else:
         log = read_click_log(args.log, verbose=log_bar(args, args.log))
     verbose = show_progress(args) and log.n_entries >= _clicks.BAR_ENTRIES

@@ -11,13 +11,11 @@ import json
 import sys
 from typing import Any
 
-from ._common import CLIError, add_parser, count, int_at_least, one_line, table
+from ._common import CLIError, add_parser, count, one_line, table
 from ._inputs import (
-    add_query_file,
-    check_exists,
-    check_width,
-    load_data,
-    load_model_file,
+    add_model_and_data,
+    add_rounds,
+    load_model_and_data,
     query_ids,
     rounds_to_use,
 )
@@ -38,17 +36,13 @@ def register(sub: Any) -> None:
         func=run,
         files=Files(),  # reads, writes nothing
     )
-    p.add_argument("model", metavar="MODEL", help="model file from 'rankboost train'")
-    p.add_argument("data", metavar="DATA", help="labelled SVMlight/LETOR file")
-    add_query_file(p)
+    add_model_and_data(p, "labelled SVMlight/LETOR file")
     add_metric_argument(
         p,
         "metric, repeatable: --metric ndcg@10 map or --metric ndcg@10 --metric map; ndcg@k, "
         "map, mrr, p@k, ... (default ndcg@1,3,5,10 and map)",
     )
-    p.add_argument(
-        "--rounds", type=int_at_least(1), help="use the first N rounds (default: best or all)"
-    )
+    add_rounds(p)
     p.add_argument(
         "--json",
         action="store_true",
@@ -59,10 +53,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Handle ``rankboost evaluate``; return the exit status (0)."""
-    check_exists(args.data, "data file")
-    model = load_model_file(args.model)
-    data = load_data(args.data, n_features=model.n_features, query_file=args.query_file)
-    check_width(data, model, args.data)
+    model, data = load_model_and_data(args)
     from ..metrics import evaluate  # after the inputs: their errors come fast
 
     qid = query_ids(data, args.data)

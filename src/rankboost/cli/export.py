@@ -24,21 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from ._common import add_parser
-from ._defaults import changed, default_of, shown
+from ._defaults import add_option, changed, defaults
 from ._rules import Files
 
 __all__ = ["register", "run"]
 
 #: What the options are passed to (their defaults are its own).
 EXPORT = "rankboost.export:export_bytes"
-#: ``export``'s options: destination -> parameter of export_bytes
-OPTIONS = {
-    "trees": "trees",
-    "name": "name",
-    "store": "store",
-    "missing_as_zero": "missing_as_zero",
-    "dtype": "dtype",
-}
+#: ``export``'s options, each named as its parameter of export_bytes
+OPTIONS = ("trees", "name", "store", "missing_as_zero", "dtype")
 
 _EPILOG = """\
 examples (for a model trained with the features' names, which es-xgboost and solr need:
@@ -59,7 +53,7 @@ def register(subparsers: Any) -> None:
     """Add ``rankboost export`` to the command line's subparsers."""
     from ..export import ALIASES, FORMATS
 
-    d = {dest: default_of(EXPORT, name) for dest, name in OPTIONS.items()}
+    d = defaults(EXPORT, OPTIONS)
 
     p = add_parser(
         subparsers,
@@ -87,20 +81,19 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="export the first N rounds (default: the best iteration if saved, else all)",
     )
-    p.add_argument(
+    add_option(
+        p,
         "--trees",
+        d,
+        "one tree per used feature or one per round (staged scores)",
         choices=["feature", "round"],
-        default=d["trees"],
-        help=f"one tree per used feature or one per round (staged scores) (default {d['trees']})",
     )
     p.add_argument(
         "--feature-names",
         metavar="NAMES",
         help="comma-separated names, or @FILE with one name per line (default: the model's)",
     )
-    p.add_argument(
-        "--name", default=d["name"], help=f"model name for es-* and solr (default {d['name']})"
-    )
+    add_option(p, "--name", d, "model name for es-* and solr")
     p.add_argument(
         "--store",
         default=d["store"],
@@ -113,12 +106,7 @@ def register(subparsers: Any) -> None:
         help="ranklib, es-ranklib, solr: write the model although a missing feature "
         "would score as 0 there (see docs/serving.md)",
     )
-    p.add_argument(
-        "--dtype",
-        choices=["float32", "float64"],
-        default=d["dtype"],
-        help=f"onnx: input and split precision (default {shown(d['dtype'])})",
-    )
+    add_option(p, "--dtype", d, "onnx: input and split precision", choices=["float32", "float64"])
 
 
 def _feature_name_file(args: argparse.Namespace) -> Any:

@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from ._common import UsageError, add_parser, int_at_least
-from ._defaults import changed, default_of
+from ._defaults import add_option, changed, defaults
 from ._fuse import EXAMPLES, add_options, common_queries, load_fusion, warn_degenerate
 from ._rules import Files
 
@@ -21,21 +21,15 @@ __all__ = ["register", "run"]
 
 #: What the options are passed to (their defaults are its own).
 EXPORT = "rankboost.fusion.engines:export_linear"
-#: ``fuse export``'s options: destination -> parameter of export_linear
-OPTIONS = {
-    "rank_window_size": "rank_window_size",
-    "vectors": "vectors",
-    "limit": "limit",
-    "approximate": "approximate",
-    "text_list": "text_list",
-}
+#: ``fuse export``'s options, each named as its parameter of export_linear
+OPTIONS = ("rank_window_size", "vectors", "limit", "approximate", "text_list")
 
 
 def register(sub: Any) -> None:
     """Add ``export`` to the ``fuse`` subparsers."""
     from ..fusion.engines import ENGINES
 
-    d = {dest: default_of(EXPORT, name) for dest, name in OPTIONS.items()}
+    d = defaults(EXPORT, OPTIONS)
     p = add_parser(
         sub,
         "export",
@@ -48,13 +42,13 @@ def register(sub: Any) -> None:
     p.add_argument("model", help="linear fusion model JSON written by 'fuse train --family linear'")
     p.add_argument("--engine", required=True, choices=list(ENGINES))
     p.add_argument("-o", "--output", required=True, help="where to write the JSON body")
-    p.add_argument(
+    add_option(
+        p,
         "--rank-window-size",
+        d,
+        "documents taken from each retriever (Elasticsearch's rank_window_size, the limit of "
+        "Qdrant's prefetches and Milvus's requests, LanceDB's hybrid query limit)",
         type=int_at_least(1),
-        default=d["rank_window_size"],
-        help="documents taken from each retriever (Elasticsearch's rank_window_size, the "
-        f"limit of Qdrant's prefetches and Milvus's requests, LanceDB's hybrid query limit; "
-        f"default {d['rank_window_size']})",
     )
     p.add_argument(
         "--vectors",
@@ -65,12 +59,12 @@ def register(sub: Any) -> None:
         "table's column) of each run, in the model's order (default: the model's run names; "
         "LanceDB: its own choice)",
     )
-    p.add_argument(
+    add_option(
+        p,
         "--limit",
+        d,
+        f"{_takers(ENGINES, 'limit')}: documents the fused request returns",
         type=int_at_least(1),
-        default=d["limit"],
-        help=f"{_takers(ENGINES, 'limit')}: documents the fused request returns "
-        f"(default {d['limit']})",
     )
     p.add_argument(
         "--text-list",

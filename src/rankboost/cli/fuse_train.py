@@ -19,6 +19,7 @@ import sys
 from typing import Any
 
 from ._common import UsageError, add_parser, count, int_at_least
+from ._defaults import add_option
 from ._family import (
     DEFAULT_FAMILY,
     FAMILIES,
@@ -111,11 +112,12 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
         ]  # fmt: skip
         + [q.name for q in TRAIN_PARAMS + FEEDBACK_PARAMS]
     )
-    p.add_argument(
+    add_option(
+        p,
         "--rank-feature",
+        d,
+        "decreasing function of the rank used as the feature",
         choices=["neg_rank", "reciprocal"],
-        default=d["rank_feature"],
-        help=f"decreasing function of the rank used as the feature (default {d['rank_feature']})",
     )
     f = p.add_argument_group("features of --family boost (RankFusion's defaults)")
     f.add_argument(
@@ -199,11 +201,12 @@ def _add_family_options(p: argparse.ArgumentParser, d: dict[str, Any]) -> None:
         f"{d['normalizer']}); dbsf and atan are Qdrant's DBSF and Milvus's arctan, for 'fuse "
         "export --engine qdrant' and '--engine milvus'",
     )
-    f.add_argument(
+    add_option(
+        f,
         "--prior",
+        d,
+        "--family boost: boost from CombSUM of min-max scores or RRF",
         choices=["none", "combsum", "rrf"],
-        default=d["prior"],
-        help=f"--family boost: boost from CombSUM of min-max scores or RRF (default {d['prior']})",
     )
     f.add_argument(
         "--prior-scale",

@@ -10,13 +10,11 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ._common import CLIError, add_parser, count, int_at_least, one_line, os_error_text
+from ._common import CLIError, add_parser, count, one_line, os_error_text
 from ._inputs import (
-    add_query_file,
-    check_exists,
-    check_width,
-    load_data,
-    load_model_file,
+    add_model_and_data,
+    add_rounds,
+    load_model_and_data,
     query_ids,
     rounds_to_use,
     write_file,
@@ -45,13 +43,9 @@ def register(sub: Any) -> None:
         func=run,
         files=FILES,
     )
-    p.add_argument("model", metavar="MODEL", help="model file from 'rankboost train'")
-    p.add_argument("data", metavar="DATA", help="SVMlight/LETOR file to score")
-    add_query_file(p)
+    add_model_and_data(p, "SVMlight/LETOR file to score")
     p.add_argument("-o", "--output", help="scores file (default: standard output)")
-    p.add_argument(
-        "--rounds", type=int_at_least(1), help="use the first N rounds (default: best or all)"
-    )
+    add_rounds(p)
     p.add_argument(
         "--format",
         choices=["scores", "trec"],
@@ -74,10 +68,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Handle ``rankboost predict``; return the exit status (0)."""
-    check_exists(args.data, "data file")
-    model = load_model_file(args.model)
-    data = load_data(args.data, n_features=model.n_features, query_file=args.query_file)
-    check_width(data, model, args.data)
+    model, data = load_model_and_data(args)
     scores = model.decision_function(data.X, n_rounds=rounds_to_use(model, args.rounds))
     if args.format == "trec":
         return _write_trec(args, data, scores)

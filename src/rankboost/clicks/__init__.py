@@ -20,9 +20,9 @@ See docs/clicks.md.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .._lazy import lazy_attribute, lazy_dir
+from .._lazy import attach
 
 if TYPE_CHECKING:
     from ._counts import ClickCounts, click_counts
@@ -45,43 +45,6 @@ if TYPE_CHECKING:
         write_click_log,
     )
     from ._stream import read_click_counts
-
-# NOTE: imported on first use (PEP 562), so that importing the package (and reading its
-# functions' defaults for ``rankboost clicks --help``) imports neither numpy nor numba
-# (rankboost/__init__.py does the same).
-_LAZY = {
-    "REQUIRED_COLUMNS": "._log",
-    "ClickLog": "._log",
-    "read_click_log": "._read",
-    "read_click_counts": "._stream",
-    "ClickCounts": "._counts",
-    "click_counts": "._counts",
-    "PAIR_EXTRACTIONS": "._pairs",
-    "click_feedback": "._pairs",
-    "click_pairs": "._pairs",
-    "resolve_propensity": "._pairs",
-    "EYE_TRACKING": "._propensity",
-    "Propensity": "._propensity",
-    "estimate_propensity": "._propensity",
-    "intervention_counts": "._propensity",
-    "read_propensity": "._propensity",
-    "SimulatedClicks": "._simulate",
-    "examination": "._simulate",
-    "production_ranker": "._simulate",
-    "simulate_clicks": "._simulate",
-    "simulate_to_file": "._simulate",
-    "write_click_log": "._simulate",
-}
-
-
-def __getattr__(name: str) -> Any:
-    """Import a public name on first access; cache it in the package (rankboost._lazy)."""
-    return lazy_attribute(__name__, _LAZY, name)
-
-
-def __dir__() -> list[str]:
-    return lazy_dir(__name__, __all__)
-
 
 __all__ = [
     "EYE_TRACKING",
@@ -106,3 +69,8 @@ __all__ = [
     "simulate_to_file",
     "write_click_log",
 ]
+
+# NOTE: imported on first use (PEP 562), so that importing the package (and reading its
+# functions' defaults for ``rankboost clicks --help``) imports neither numpy nor numba
+# (rankboost/__init__.py does the same).
+__getattr__, __dir__ = attach(__name__, __all__)

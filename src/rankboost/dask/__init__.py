@@ -15,34 +15,18 @@ See docs/distributed.md.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .._lazy import lazy_attribute, lazy_dir
+from .._lazy import attach
 
 if TYPE_CHECKING:
     from ._data import repartition_by_query
     from ._sklearn import DaskRankBoostRanker
     from ._train import make_booster, predict, train
 
+__all__ = ["DaskRankBoostRanker", "make_booster", "predict", "repartition_by_query", "train"]
+
 # NOTE: imported on first use (PEP 562). A Dask worker imports this package to unpickle a
 # block (``rankboost.dask._block``): it then loads neither scikit-learn (the estimator) nor
 # the client's training loop, about 2 s of CPU per worker process (tests/test_dask.py).
-_LAZY = {
-    "DaskRankBoostRanker": "._sklearn",
-    "make_booster": "._train",
-    "predict": "._train",
-    "repartition_by_query": "._data",
-    "train": "._train",
-}
-
-
-def __getattr__(name: str) -> Any:
-    """Import a public name on first access; cache it in the package (rankboost._lazy)."""
-    return lazy_attribute(__name__, _LAZY, name)
-
-
-def __dir__() -> list[str]:
-    return lazy_dir(__name__, __all__)
-
-
-__all__ = ["DaskRankBoostRanker", "make_booster", "predict", "repartition_by_query", "train"]
+__getattr__, __dir__ = attach(__name__, __all__)

@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import require
 from .._fit import warn_one_query
-from .._validation import check_group_sizes, forget_fit, group_sizes_to_qid
+from .._validation import check_group_sizes, forget_fit, group_sizes_to_qid, keep_params
 from ..callback import CallbackEnv
 from ..sklearn import RankBoostRanker
 
@@ -175,21 +175,7 @@ class DaskRankBoostRanker(RankBoostRanker):
         tol: float = 1e-9,
         verbose: bool = False,
     ) -> None:
-        super().__init__(
-            n_estimators=n_estimators,
-            alpha=alpha,
-            learning_rate=learning_rate,
-            thresholds=thresholds,
-            criterion=criterion,
-            default=default,
-            positive_cumulative=positive_cumulative,
-            weak_ranker=weak_ranker,
-            feedback=feedback,
-            normalize=normalize,
-            tol=tol,
-            verbose=verbose,
-        )
-        self.client = client
+        keep_params(self, locals())
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickle without the client (it cannot be pickled, and belongs to this process)."""

@@ -77,18 +77,7 @@ def make_booster(
         the end to release the workers' blocks.
     """
     require("distributed", "rankboost.dask")
-    given = {
-        "n_rounds": n_rounds,
-        "alpha": alpha,
-        "learning_rate": learning_rate,
-        "positive_cumulative": positive_cumulative,
-        "thresholds": thresholds,
-        "criterion": criterion,
-        "default": default,
-        "weak_ranker": weak_ranker,
-        "tol": tol,
-    }
-    p = resolve_params("rankboost.dask.train", given, params)
+    p = resolve_params("rankboost.dask.train", locals(), params)
     check_param("normalize", normalize, "rankboost.dask.train")
     check_param("feedback", feedback, "rankboost.dask.train")
     if hasattr(X, "columns"):

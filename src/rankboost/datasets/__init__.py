@@ -1,6 +1,7 @@
 """Ranking datasets: SVMlight/LETOR files, LightGBM group files, bundled MQ2008, MovieLens.
 
-:func:`make_ratings` draws MovieLens-shaped ratings (seeded, any size).
+:func:`make_ratings` draws MovieLens-shaped ratings (seeded, any size); :func:`make_ranking`
+the small ranking set of the examples.
 
 Conventions: features are dense float64 with 1-based file indices (feature ``k`` of a
 LETOR/SVMlight line is column ``k - 1``); query ids are one per row, as in the file.
@@ -11,7 +12,7 @@ from ._dataset import RankingDataset
 from ._movielens import RatingsDataset, load_movielens
 from ._svmlight import load_query_file, load_svmlight
 from ._svmlight_write import dump_svmlight
-from ._synthetic import make_ratings
+from ._synthetic import make_ranking, make_ratings
 
 __all__ = [
     "MQ2008_FEATURE_NAMES",
@@ -23,5 +24,6 @@ __all__ = [
     "load_mq2008",
     "load_query_file",
     "load_svmlight",
+    "make_ranking",
     "make_ratings",
 ]

@@ -1,4 +1,7 @@
-"""A seeded generator of MovieLens-shaped ratings (popularity and activity skew, a taste model).
+"""Seeded synthetic data: MovieLens-shaped ratings, and the small ranking set of the examples.
+
+:func:`make_ranking` draws the toy learning-to-rank data the docstrings' examples train on
+(Gaussian features, binary labels led by the first feature, queries of ten rows).
 
 The real MovieLens 10M file is not in the package registries; :func:`make_ratings` draws a
 matrix of the same shape and skew in seconds, in memory that grows with the ratings (a
@@ -20,23 +23,78 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
 if TYPE_CHECKING:  # scipy on first use: `rankboost.datasets` is imported by the CLI's parser
     import scipy.sparse as sp
 
-__all__ = ["make_ratings"]
+__all__ = ["make_ranking", "make_ratings"]
 
 _SCALES = ("half", "whole")
 #: cells of the dense fallback that completes a heavy user's items (rows x items)
 _BLOCK_CELLS = 1 << 22
 
 
-def _check_count(value: object, name: str, low: int) -> int:
+def _check_count(value: object, name: str, low: int, owner: str = "make_ratings") -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"make_ratings: {name} must be an int, got {value!r}.")
+        raise TypeError(f"{owner}: {name} must be an int, got {value!r}.")
     if value < low:
-        raise ValueError(f"make_ratings: {name} must be >= {low}, got {value}.")
+        raise ValueError(f"{owner}: {name} must be >= {low}, got {value}.")
     return int(value)
+
+
+def make_ranking(
+    n_samples: int = 200,
+    n_features: int = 3,
+    *,
+    noise: float = 1.0,
+    threshold: float = 0.0,
+    query_size: int = 10,
+    random_state: int | None = 0,
+) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.int64]]:
+    """A small seeded ranking set: Gaussian features, binary labels led by the first feature.
+
+    ``X`` is standard normal; a row is relevant when ``X[:, 0] + noise * e > threshold``
+    (``e`` standard normal, drawn after ``X``); rows ``0 .. query_size - 1`` are query 0,
+    the next ``query_size`` query 1, and so on. The examples of the docstrings train on it.
+
+    Parameters
+    ----------
+    n_samples : int, default=200
+        Rows.
+    n_features : int, default=3
+        Columns; only the first one tells the labels.
+    noise : float, default=1.0
+        Scale of the label noise (0: the labels are ``X[:, 0] > threshold``).
+    threshold : float, default=0.0
+        Larger values make relevant rows rarer.
+    query_size : int, default=10
+        Rows per query (the last query is shorter when it does not divide ``n_samples``).
+    random_state : int or None, default=0
+        Seed of ``numpy.random.default_rng``: the same arguments give the same data.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features), float64
+    y : ndarray of shape (n_samples,), int64
+        1 for a relevant row, else 0.
+    qid : ndarray of shape (n_samples,), int64
+        Query id of each row, ``0, 0, ..., 1, 1, ...``.
+
+    Examples
+    --------
+    >>> from rankboost.datasets import make_ranking
+    >>> X, y, qid = make_ranking(40, 2, noise=0.5)
+    >>> X.shape, y[:5].tolist(), qid[8:12].tolist()
+    ((40, 2), [1, 1, 0, 1, 0], [0, 0, 1, 1])
+    """
+    n_samples = _check_count(n_samples, "n_samples", 1, "make_ranking")
+    n_features = _check_count(n_features, "n_features", 1, "make_ranking")
+    query_size = _check_count(query_size, "query_size", 1, "make_ranking")
+    rng = np.random.default_rng(random_state)
+    X = rng.normal(size=(n_samples, n_features))
+    y = (X[:, 0] + noise * rng.normal(size=n_samples) > threshold).astype(np.int64)
+    return X, y, np.arange(n_samples, dtype=np.int64) // query_size
 
 
 def _activity(

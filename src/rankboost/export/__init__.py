@@ -41,12 +41,10 @@ input, float64 or float32:
 Examples
 --------
 >>> import json
->>> import numpy as np
 >>> import rankboost as rb
->>> rng = np.random.default_rng(0)
->>> X = rng.normal(size=(200, 3))
->>> model = rb.train(X, rb.BipartiteFeedback(X[:, 0] + rng.normal(size=200) > 0), 20,
-...                  feature_names=["bm25", "pagerank", "age"])
+>>> from rankboost.datasets import make_ranking
+>>> X, y, _ = make_ranking(200)
+>>> model = rb.train(X, rb.BipartiteFeedback(y), 20, feature_names=["bm25", "pagerank", "age"])
 >>> booster = json.loads(export_bytes(model, "xgboost"))
 >>> booster["learner"]["gradient_booster"]["model"]["gbtree_model_param"]["num_trees"]
 '3'
@@ -68,6 +66,7 @@ from typing import Any
 import numpy as np
 
 from .._atomic import atomic_write_bytes
+from .._validation import check_n_rounds
 from ..description import Target
 from ..model import RankBoostModel
 from ._search import ExportWarning
@@ -109,19 +108,6 @@ def _check_format(format: Any) -> str:
             f"(and the aliases {', '.join(ALIASES)})."
         )
     return key
-
-
-def _check_n_rounds(model: RankBoostModel, n_rounds: Any) -> int:
-    if n_rounds is None:
-        return model.n_rounds
-    if isinstance(n_rounds, bool) or not isinstance(n_rounds, (int, np.integer)):
-        raise TypeError(f"n_rounds must be an int or None; got {n_rounds!r}.")
-    if not 0 <= n_rounds <= model.n_rounds:
-        raise ValueError(
-            f"n_rounds must be between 0 and {model.n_rounds} (the rounds in the model); got "
-            f"{n_rounds}."
-        )
-    return int(n_rounds)
 
 
 def _check_names(model: RankBoostModel, names: Any, format: str) -> list[str] | None:
@@ -277,7 +263,7 @@ def export_bytes(
         )
         raise TypeError(f"export needs a RankBoostModel; got {type(model).__name__}{hint}.")
     fmt = _check_format(format)
-    k = _check_n_rounds(model, n_rounds)
+    k = check_n_rounds(n_rounds, model.n_rounds)
     if trees not in TREES:
         raise ValueError(f"trees must be one of {TREES}; got {trees!r}.")
     if dtype not in DTYPES:

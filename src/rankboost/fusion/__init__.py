@@ -11,9 +11,9 @@ that :mod:`rankboost.fusion.engines` exports to the search engines of its table
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .._lazy import lazy_attribute, lazy_dir
+from .._lazy import attach
 
 if TYPE_CHECKING:
     from .auto import AutoFusion
@@ -42,53 +42,6 @@ if TYPE_CHECKING:
     from .linear import LinearFusion
     from .run import Qrels, Run
 
-# NOTE: imported on first use (PEP 562), so ``rankboost --help`` (which imports
-# rankboost.fusion.engines for ``fuse export``'s engines) does not import numba through
-# ``evaluation`` (issue 16, item 10). Name -> submodule holding it.
-_LAZY = {
-    "AutoFusion": ".auto",
-    **dict.fromkeys(["evaluate_run", "run_arrays"], ".evaluation"),
-    **dict.fromkeys(
-        [
-            "AggData",
-            "format_run",
-            "is_letor_agg",
-            "read_letor_agg",
-            "read_letor_agg_folds",
-            "read_qrels",
-            "read_run",
-            "read_runs",
-            "write_letor_agg",
-            "write_qrels",
-            "write_run",
-        ],
-        ".io",
-    ),
-    **dict.fromkeys(
-        [
-            "FusionFeatures",
-            "FusionWarning",
-            "RankFusion",
-            "cv_rounds",
-            "fusion_features",
-            "grades_for",
-        ],
-        ".learned",
-    ),
-    **dict.fromkeys(["Qrels", "Run"], ".run"),
-    "LinearFusion": ".linear",
-}
-
-
-def __getattr__(name: str) -> Any:
-    """Import a public name on first access; cache it in the package (rankboost._lazy)."""
-    return lazy_attribute(__name__, _LAZY, name)
-
-
-def __dir__() -> list[str]:
-    return lazy_dir(__name__, __all__)
-
-
 __all__ = [
     "AggData",
     "AutoFusion",
@@ -114,3 +67,8 @@ __all__ = [
     "write_qrels",
     "write_run",
 ]
+
+# NOTE: imported on first use (PEP 562), so ``rankboost --help`` (which imports
+# rankboost.fusion.engines for ``fuse export``'s engines) does not import numba through
+# ``evaluation`` (issue 16, item 10). Name -> submodule holding it.
+__getattr__, __dir__ = attach(__name__, __all__)

@@ -1,4 +1,7 @@
-"""Match the runs given to a fitted :class:`~rankboost.fusion.RankFusion` to its lists by name.
+"""Match the runs given to a fitted fusion model to its lists by name (every family).
+
+:func:`fitted_lists` makes the checks of ``RankFusion`` and ``LinearFusion`` on the runs they
+are given after ``fit`` (fitted, ``match``, the number of lists), then :func:`match_by_name`.
 
 A fusion model's feature ``i`` is "the rank in list ``i``": runs given in another order than
 at training would be fused silently with the wrong weights. The model stores each list's
@@ -18,9 +21,13 @@ Names are *not available* when a side has a duplicate name or the default name `
 from __future__ import annotations
 
 from pathlib import PurePath
-from typing import TypeVar
+from typing import Any, TypeVar
 
-__all__ = ["MATCH_MODES", "match_by_name"]
+from .._validation import not_fitted
+from .features import RunsLike, as_run_list
+from .run import Run
+
+__all__ = ["MATCH_MODES", "fitted_lists", "match_by_name"]
 
 #: Values of the ``match`` parameter of ``RankFusion.fuse`` / ``decision_function``.
 MATCH_MODES = ("name", "order")
@@ -69,3 +76,26 @@ def match_by_name(trained: list[str], given: list[str], items: list[T], owner: s
         "names (Run(name=...), or the same file names), or match='order' (command line: "
         "--by-order) to use them in the order given."
     )
+
+
+def fitted_lists(
+    model: Any, runs: RunsLike, owner: str, match: str, fitted: str, why: str = ""
+) -> list[Run]:
+    """The runs given to a fitted fusion ``model``, in the order of its lists.
+
+    ``model`` is fitted when it has the attribute ``fitted``; it has ``n_lists_`` and
+    ``list_names_``. ``why`` ends the message of a wrong number of lists.
+    """
+    if not hasattr(model, fitted):
+        raise not_fitted(owner, model)
+    if match not in MATCH_MODES:
+        raise ValueError(f"{owner}: match must be one of {MATCH_MODES}; got {match!r}.")
+    items = as_run_list(runs, owner)
+    if len(items) != model.n_lists_:
+        raise ValueError(
+            f"{owner}: the model was trained on {model.n_lists_} input lists "
+            f"({', '.join(model.list_names_)}) but {len(items)} were given{why}."
+        )
+    if match == "order":
+        return items
+    return match_by_name(model.list_names_, [r.name for r in items], items, owner)

@@ -12,7 +12,16 @@ from typing import Any
 from .._atomic import atomic_write_bytes, atomic_write_text
 from ..datasets._io import compression, decompression_errors, open_binary
 
-__all__ = ["MAX_RANK", "check_ids", "parse_grade", "positive_int", "read_lines", "write_text"]
+__all__ = [
+    "MAX_RANK",
+    "check_ids",
+    "once_per_query",
+    "parse_grade",
+    "positive_int",
+    "read_lines",
+    "trec_lines",
+    "write_text",
+]
 
 PathLike = str | os.PathLike[str]
 
@@ -40,6 +49,47 @@ def read_lines(path: PathLike, what: str) -> Iterator[tuple[int, str]]:
                 f"{path}:{no}: not UTF-8 text ({exc.reason} at byte {exc.start}); is it a {what}?"
             ) from None
         yield no, text
+
+
+def trec_lines(path: PathLike, kind: str, columns: str) -> Iterator[tuple[int, str, list[str]]]:
+    """Yield ``(line_number, "path:line", fields)`` of each entry of a TREC ``kind`` file.
+
+    Blank lines and lines starting with ``#`` are skipped; an entry has one field per name
+    of ``columns`` (``"qid Q0 docid rank score tag"``), or it is a ``ValueError``.
+    """
+    n_columns = len(columns.split())
+    for no, line in read_lines(path, f"{kind} file"):
+        parts = line.split()
+        if not parts or parts[0].startswith("#"):
+            continue
+        where = f"{path}:{no}"
+        if len(parts) != n_columns:
+            raise ValueError(
+                f"{where}: a {kind} line has {n_columns} columns ({columns}); got "
+                f"{len(parts)}: {line.strip()!r}."
+            )
+        yield no, where, parts
+
+
+def once_per_query(
+    first_line: dict[tuple[str, str], int],
+    q: str,
+    d: str,
+    no: int,
+    where: str,
+    twice: str,
+    why: str = "",
+) -> None:
+    """Note that document ``d`` of query ``q`` is on line ``no``; refuse it a second time.
+
+    ``twice`` and ``why`` are the format's words: ``"appears twice in"`` and a reason.
+    """
+    if (q, d) in first_line:
+        raise ValueError(
+            f"{where}: document {d!r} {twice} query {q!r} (first at line "
+            f"{first_line[(q, d)]}){why}."
+        )
+    first_line[(q, d)] = no
 
 
 def write_text(path: PathLike, text: str) -> None:

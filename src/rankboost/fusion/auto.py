@@ -54,13 +54,13 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .. import model_files
-from .._validation import ParamsMixin, forget_fit, not_fitted
+from .._validation import ParamsMixin, forget_fit, keep_params, not_fitted
 from ..description import Description
 from ..model_selection import (
     CONVEX_GRID_STEPS,
@@ -213,7 +213,7 @@ def _same_query_rule(
     return cands, fallback, left_out
 
 
-class AutoFusion(ParamsMixin):
+class AutoFusion(ParamsMixin, model_files.Saved):
     """Pick the fusion family by inner cross-validation over the training queries.
 
     Parameters
@@ -266,7 +266,14 @@ class AutoFusion(ParamsMixin):
     ('convex', [0.55, 0.45])
     """
 
+    _FORMAT = model_files.AUTO.name
     _PARAMS = ("candidates", "fallback", "cv_folds", "max_rounds", "threshold_se")
+
+    candidates: tuple[str, ...] | list[str]
+    fallback: str
+    cv_folds: int
+    max_rounds: int
+    threshold_se: float
 
     def __init__(
         self,
@@ -277,11 +284,7 @@ class AutoFusion(ParamsMixin):
         max_rounds: int = 100,
         threshold_se: float = 2.0,
     ) -> None:
-        self.candidates = candidates
-        self.fallback = fallback
-        self.cv_folds = cv_folds
-        self.max_rounds = max_rounds
-        self.threshold_se = threshold_se
+        keep_params(self, locals())
 
     def _check(self) -> list[str]:
         cands = list(self.candidates) if not isinstance(self.candidates, str) else []
@@ -440,15 +443,6 @@ class AutoFusion(ParamsMixin):
         auto.family_, auto.selection_, auto.model_ = family, sel, model
         auto.list_names_ = list(model.list_names_)
         return auto
-
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the chosen model (readable by ``fuse apply``) and its selection table (atomic)."""
-        model_files.save(self, path)
-
-    @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> AutoFusion:
-        """Load a model written by :meth:`save` (another kind: the message says what reads it)."""
-        return cast(AutoFusion, model_files.load(path, expect=model_files.AUTO.name))
 
     def describe(self, path: str | os.PathLike[str] = "MODEL") -> Description:
         """How it scores and where it can be served, for ``path`` (:mod:`rankboost.description`)."""

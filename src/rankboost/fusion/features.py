@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._tables import by_name
 from .run import Qrels, Run
 
 __all__ = [
@@ -180,9 +181,8 @@ class Normalizer:
 
 
 #: Every per-query normalisation (:func:`normalise_scores`), name -> values and definition.
-NORMALIZERS: dict[str, Normalizer] = {
-    n.name: n
-    for n in (
+NORMALIZERS: dict[str, Normalizer] = by_name(
+    (
         Normalizer(
             "minmax",
             "min-max normalised score in the query (1 when all are equal)",
@@ -207,7 +207,7 @@ NORMALIZERS: dict[str, Normalizer] = {
             _atan_values,
         ),
     )
-}
+)
 
 
 def normalise_scores(run: Run, method: str, *, k: int = RRF_K) -> NDArray[np.float64]:

@@ -20,7 +20,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._text import PathLike, check_ids, parse_grade, positive_int, read_lines, write_text
+from ._text import (
+    PathLike,
+    check_ids,
+    once_per_query,
+    parse_grade,
+    positive_int,
+    trec_lines,
+    write_text,
+)
 from .letor_agg import AggData, is_letor_agg, read_letor_agg, read_letor_agg_folds, write_letor_agg
 from .run import Qrels, Run
 
@@ -40,6 +48,9 @@ __all__ = [
 
 
 # ------------------------------------------------------------------ TREC runs ------------
+_ONCE = "; a run ranks each document once per query"
+
+
 def read_run(path: PathLike, *, name: str | None = None, depth: int | None = None) -> Run:
     r"""Read a TREC run file (``qid Q0 docid rank score tag``), gzipped or not.
 
@@ -89,16 +100,7 @@ def read_run(path: PathLike, *, name: str | None = None, depth: int | None = Non
     rs: list[int] = []
     ss: list[float] = []
     first_line: dict[tuple[str, str], int] = {}
-    for no, line in read_lines(path, "TREC run file"):
-        parts = line.split()
-        if not parts or parts[0].startswith("#"):
-            continue
-        where = f"{path}:{no}"
-        if len(parts) != 6:
-            raise ValueError(
-                f"{where}: a TREC run line has 6 columns (qid Q0 docid rank score tag); got "
-                f"{len(parts)}: {line.strip()!r}."
-            )
+    for no, where, parts in trec_lines(path, "TREC run", "qid Q0 docid rank score tag"):
         q, _, d, rank_text, score_text, _ = parts
         rank = positive_int(rank_text, where, "rank")
         try:
@@ -107,13 +109,7 @@ def read_run(path: PathLike, *, name: str | None = None, depth: int | None = Non
             score = float("nan")
         if not np.isfinite(score):
             raise ValueError(f"{where}: score must be a finite number; got {score_text!r}.")
-        key = (q, d)
-        if key in first_line:
-            raise ValueError(
-                f"{where}: document {d!r} appears twice in query {q!r} (first at line "
-                f"{first_line[key]}); a run ranks each document once per query."
-            )
-        first_line[key] = no
+        once_per_query(first_line, q, d, no, where, "appears twice in", _ONCE)
         if depth is not None and rank > depth:
             continue
         qs.append(q)
@@ -260,24 +256,10 @@ def read_qrels(path: PathLike) -> Qrels:
     ds: list[str] = []
     gs: list[int] = []
     first_line: dict[tuple[str, str], int] = {}
-    for no, line in read_lines(path, "TREC qrels file"):
-        parts = line.split()
-        if not parts or parts[0].startswith("#"):
-            continue
-        where = f"{path}:{no}"
-        if len(parts) != 4:
-            raise ValueError(
-                f"{where}: a TREC qrels line has 4 columns (qid 0 docid rel); got "
-                f"{len(parts)}: {line.strip()!r}."
-            )
+    for no, where, parts in trec_lines(path, "TREC qrels", "qid 0 docid rel"):
         q, _, d, g = parts
         grade = parse_grade(g, where, "rel")
-        if (q, d) in first_line:
-            raise ValueError(
-                f"{where}: document {d!r} is judged twice for query {q!r} (first at line "
-                f"{first_line[(q, d)]})."
-            )
-        first_line[(q, d)] = no
+        once_per_query(first_line, q, d, no, where, "is judged twice for")
         qs.append(q)
         ds.append(d)
         gs.append(grade)

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .. import model_files
-from .._validation import ParamsMixin, forget_fit, not_fitted
+from .._validation import ParamsMixin, forget_fit, keep_params
 from ..description import Description
 from ..params import (
     TRAIN_PARAMS,
@@ -39,7 +39,7 @@ from ..params import (
     make_params,
     params_of,
 )
-from ._match import MATCH_MODES, match_by_name
+from ._match import fitted_lists
 from ._persist import FORMAT_NAME, FORMAT_VERSION, FUSION_PARAMS, read_fusion_dict
 from .cv import cv_rounds
 from .features import (
@@ -66,7 +66,7 @@ __all__ = [
 ]
 
 
-class RankFusion(ParamsMixin):
+class RankFusion(ParamsMixin, model_files.Saved):
     """Learn to combine ranked lists with RankBoost (meta-search).
 
     The boost family: ``rankboost fuse train --family boost``. The default of ``fuse
@@ -181,7 +181,26 @@ class RankFusion(ParamsMixin):
     ['d0', 'd1']
     """
 
+    _FORMAT = FORMAT_NAME
     _PARAMS = FUSION_PARAMS
+
+    n_rounds: int | str
+    max_rounds: int
+    cv_folds: int
+    positive_cumulative: bool
+    rank_feature: str
+    score_features: bool | str
+    missing_features: bool
+    feedback: str
+    normalize: str
+    alpha: str
+    learning_rate: float
+    thresholds: int | str | tuple[str, int]
+    criterion: str
+    default: str | int
+    weak_ranker: str
+    prior: str | None
+    prior_scale: float | str
 
     def __init__(
         self,
@@ -204,23 +223,7 @@ class RankFusion(ParamsMixin):
         prior: str | None = None,
         prior_scale: float | str = "auto",
     ) -> None:
-        self.n_rounds = n_rounds
-        self.max_rounds = max_rounds
-        self.cv_folds = cv_folds
-        self.positive_cumulative = positive_cumulative
-        self.rank_feature = rank_feature
-        self.score_features = score_features
-        self.missing_features = missing_features
-        self.feedback = feedback
-        self.normalize = normalize
-        self.alpha = alpha
-        self.learning_rate = learning_rate
-        self.thresholds = thresholds
-        self.criterion = criterion
-        self.default = default
-        self.weak_ranker = weak_ranker
-        self.prior = prior
-        self.prior_scale = prior_scale
+        keep_params(self, locals())
 
     def features(self, runs: RunsLike) -> FusionFeatures:
         """The feature matrix this fusion uses for ``runs`` (see :func:`fusion_features`)."""
@@ -416,20 +419,7 @@ class RankFusion(ParamsMixin):
             ) from None
 
     def _check_fitted(self, runs: RunsLike, owner: str, match: str = "name") -> list[Run]:
-        if not hasattr(self, "model_"):
-            raise not_fitted(owner, self)
-        if match not in MATCH_MODES:
-            raise ValueError(f"{owner}: match must be one of {MATCH_MODES}; got {match!r}.")
-        items = as_run_list(runs, owner)
-        if len(items) != self.n_lists_:
-            raise ValueError(
-                f"{owner}: the model was trained on {self.n_lists_} input lists "
-                f"({', '.join(self.list_names_)}) but {len(items)} were given; pass the same "
-                "lists."
-            )
-        if match == "order":
-            return items
-        return match_by_name(self.list_names_, [r.name for r in items], items, owner)
+        return fitted_lists(self, runs, owner, match, "model_", "; pass the same lists")
 
     def decision_function(
         self, runs: RunsLike, *, n_rounds: int | None = None, match: str = "name"
@@ -530,19 +520,6 @@ class RankFusion(ParamsMixin):
         fusion.list_names_, fusion.feature_names_ = read.list_names, read.feature_names
         fusion.n_lists_ = len(read.list_names)
         return fusion
-
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the fitted fusion as versioned JSON, atomically (:func:`.model_files.save`)."""
-        model_files.save(self, path)
-
-    @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> RankFusion:
-        """Load a fusion saved by :meth:`save`.
-
-        Raises ``FileNotFoundError`` for a missing file and ``ValueError`` for one that is
-        not a fusion model (a model of another kind: the message says what reads it).
-        """
-        return cast(RankFusion, model_files.load(path, expect=FORMAT_NAME))
 
     def export(self, path: str | os.PathLike[str], format: str, **options: Any) -> None:
         """Write the fitted fusion model for another consumer (XGBoost, LightGBM, ONNX, ...).

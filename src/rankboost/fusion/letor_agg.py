@@ -17,7 +17,15 @@ from numpy.typing import NDArray
 
 from ..datasets._dataset import RankingDataset
 from ..datasets._io import open_binary
-from ._text import PathLike, check_ids, parse_grade, positive_int, read_lines, write_text
+from ._text import (
+    PathLike,
+    check_ids,
+    once_per_query,
+    parse_grade,
+    positive_int,
+    read_lines,
+    write_text,
+)
 from .run import Qrels, Run
 
 __all__ = ["AggData", "is_letor_agg", "read_letor_agg", "read_letor_agg_folds", "write_letor_agg"]
@@ -210,12 +218,7 @@ def read_letor_agg(path: PathLike, *, n_rankers: int | None = None) -> AggData:
         if not hash_ or len(tokens) < 3 or tokens[0] != "docid" or tokens[1] != "=":
             raise ValueError(f"{where}: missing '#docid = ...' comment; every row needs one.")
         d = tokens[2]
-        if (q, d) in first_line:
-            raise ValueError(
-                f"{where}: document {d!r} appears twice in query {q!r} (first at line "
-                f"{first_line[(q, d)]})."
-            )
-        first_line[(q, d)] = no
+        once_per_query(first_line, q, d, no, where, "appears twice in")
         rows.append(values)
         labels.append(label)
         qs.append(q)

@@ -25,13 +25,13 @@ from __future__ import annotations
 import os
 import reprlib
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .. import model_files
-from .._validation import ParamsMixin, forget_fit, not_fitted
+from .._validation import ParamsMixin, forget_fit, keep_params
 from ..description import Description
 from ..model_selection import (
     LINEAR_PRIOR_SCALES,
@@ -41,7 +41,7 @@ from ..model_selection import (
     query_folds,
 )
 from ..params import ParameterError
-from ._match import MATCH_MODES, match_by_name
+from ._match import fitted_lists
 from .features import (
     RRF_K,
     RunsLike,
@@ -189,7 +189,7 @@ def weight_path(
 
 
 # ------------------------------------------------------------------ the model -----------
-class LinearFusion(ParamsMixin):
+class LinearFusion(ParamsMixin, model_files.Saved):
     """A weighted sum of normalised retriever scores, learned with RankBoost.
 
     Parameters
@@ -237,6 +237,7 @@ class LinearFusion(ParamsMixin):
     (True, 0.0)
     """
 
+    _FORMAT = FORMAT_NAME
     _PARAMS = (
         "normalizer",
         "rank_constant",
@@ -246,6 +247,14 @@ class LinearFusion(ParamsMixin):
         "learning_rate",
         "cv_folds",
     )
+
+    normalizer: str
+    rank_constant: int
+    n_rounds: int | str
+    max_rounds: int
+    prior_scale: float | str
+    learning_rate: float
+    cv_folds: int
 
     def __init__(
         self,
@@ -258,13 +267,7 @@ class LinearFusion(ParamsMixin):
         learning_rate: float = 0.3,
         cv_folds: int = 5,
     ) -> None:
-        self.normalizer = normalizer
-        self.rank_constant = rank_constant
-        self.n_rounds = n_rounds
-        self.max_rounds = max_rounds
-        self.prior_scale = prior_scale
-        self.learning_rate = learning_rate
-        self.cv_folds = cv_folds
+        keep_params(self, locals())
 
     def _check(self) -> None:
         own = "LinearFusion"
@@ -440,18 +443,7 @@ class LinearFusion(ParamsMixin):
 
     # ------------------------------------------------------------------ apply -------------
     def _check_fitted(self, runs: RunsLike, owner: str, match: str) -> list[Run]:
-        if not hasattr(self, "weights_"):
-            raise not_fitted(owner, self)
-        if match not in MATCH_MODES:
-            raise ValueError(f"{owner}: match must be one of {MATCH_MODES}; got {match!r}.")
-        items = as_run_list(runs, owner)
-        if len(items) != self.n_lists_:
-            raise ValueError(
-                f"{owner}: the model was trained on {self.n_lists_} input lists "
-                f"({', '.join(self.list_names_)}) but {len(items)} were given."
-            )
-        if match == "name":
-            items = match_by_name(self.list_names_, [r.name for r in items], items, owner)
+        items = fitted_lists(self, runs, owner, match, "weights_")
         check_same_queries(items, owner)
         return items
 
@@ -518,15 +510,6 @@ class LinearFusion(ParamsMixin):
         except ParameterError as exc:
             raise ValueError(f"malformed linear fusion model: {exc}") from None
         return fusion
-
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the model as JSON (atomic; :func:`rankboost.model_files.save`)."""
-        model_files.save(self, path)
-
-    @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> LinearFusion:
-        """Load a model written by :meth:`save` (another kind: the message says what reads it)."""
-        return cast(LinearFusion, model_files.load(path, expect=FORMAT_NAME))
 
     def describe(self, path: str | os.PathLike[str] = "MODEL") -> Description:
         """How it scores and where it can be served, for ``path`` (:mod:`rankboost.description`)."""

@@ -44,7 +44,67 @@ def _first_appearance(values: NDArray[np.str_]) -> list[str]:
     return [str(u) for u in uniq[np.argsort(first, kind="stable")]]
 
 
-class Run:
+def _columns(
+    owner: str, qid: ArrayLike, docid: ArrayLike, values: ArrayLike, name: str, what: str
+) -> tuple[NDArray[np.str_], NDArray[np.str_], NDArray[np.int64]]:
+    """``qid`` and ``docid`` as 1-D strings and ``values`` (``name``: ``what``) as int64.
+
+    Whole floats are integers; the three columns must have one length.
+    """
+    q = _str_array(qid, "qid", owner)
+    d = _str_array(docid, "docid", owner)
+    v = np.asarray(values)
+    if v.dtype.kind == "f" and v.size and np.all(np.isfinite(v)) and np.all(v == np.round(v)):
+        v = v.astype(np.int64)
+    if v.ndim != 1 or (v.size and v.dtype.kind not in "iu"):
+        raise ValueError(
+            f"{owner}: {name} must be a 1-D array of {what}; got dtype {v.dtype} and shape "
+            f"{v.shape}."
+        )
+    v = v.astype(np.int64)
+    if not q.shape[0] == d.shape[0] == v.shape[0]:
+        raise ValueError(
+            f"{owner}: qid, docid and {name} must have the same length; got {q.shape[0]}, "
+            f"{d.shape[0]} and {v.shape[0]}."
+        )
+    return q, d, v
+
+
+def _check_once(
+    owner: str, q: NDArray[np.str_], d: NDArray[np.str_], twice: str, why: str = ""
+) -> None:
+    """Refuse a (qid, docid) pair given twice; ``twice`` and ``why`` are the class's words."""
+    dup = _duplicates(q, d)
+    if dup is not None:
+        raise ValueError(
+            f"{owner}: document {str(d[dup[1]])!r} {twice} query {str(q[dup[1]])!r} "
+            f"(entries {dup[0]} and {dup[1]}){why}."
+        )
+
+
+class _ByQuery:
+    """What a run and qrels share: one entry per (qid, docid) pair, columns as arrays."""
+
+    qid: NDArray[np.str_]
+    docid: NDArray[np.str_]
+
+    @property
+    def queries(self) -> list[str]:
+        """Query ids in order of first appearance."""
+        return _first_appearance(self.qid)
+
+    def __len__(self) -> int:
+        return int(self.qid.shape[0])
+
+    def _nested(self, values: list[Any]) -> dict[str, dict[str, Any]]:
+        """``{qid: {docid: value}}`` of one value per entry."""
+        out: dict[str, dict[str, Any]] = {}
+        for q, d, v in zip(self.qid.tolist(), self.docid.tolist(), values, strict=True):
+            out.setdefault(q, {})[d] = v
+        return out
+
+
+class Run(_ByQuery):
     """One ranked list per query: a TREC run (``qid Q0 docid rank score tag``).
 
     Parameters
@@ -86,22 +146,7 @@ class Run:
         name: str = "run",
     ) -> None:
         owner = f"Run {name!r}"
-        q = _str_array(qid, "qid", owner)
-        d = _str_array(docid, "docid", owner)
-        r = np.asarray(rank)
-        if r.dtype.kind == "f" and r.size and np.all(np.isfinite(r)) and np.all(r == np.round(r)):
-            r = r.astype(np.int64)
-        if r.ndim != 1 or (r.size and r.dtype.kind not in "iu"):
-            raise ValueError(
-                f"{owner}: rank must be a 1-D array of positive integers; got dtype {r.dtype} "
-                f"and shape {r.shape}."
-            )
-        r = r.astype(np.int64)
-        if not q.shape[0] == d.shape[0] == r.shape[0]:
-            raise ValueError(
-                f"{owner}: qid, docid and rank must have the same length; got {q.shape[0]}, "
-                f"{d.shape[0]} and {r.shape[0]}."
-            )
+        q, d, r = _columns(owner, qid, docid, rank, "rank", "positive integers")
         if q.shape[0] == 0:
             raise ValueError(f"{owner} is empty: a run needs at least one (qid, docid) entry.")
         if (r < 1).any():
@@ -125,34 +170,16 @@ class Run:
                     f"{owner}: score must be finite; entry {k} (qid {str(q[k])!r}, docid "
                     f"{str(d[k])!r}) has score {s[k]}."
                 )
-        dup = _duplicates(q, d)
-        if dup is not None:
-            raise ValueError(
-                f"{owner}: document {str(d[dup[1]])!r} appears twice in query {str(q[dup[1]])!r} "
-                f"(entries {dup[0]} and {dup[1]}); a list ranks each document once."
-            )
+        _check_once(owner, q, d, "appears twice in", "; a list ranks each document once")
         self.qid = q
         self.docid = d
         self.rank = r
         self.score = s
         self.name = str(name)
 
-    @property
-    def queries(self) -> list[str]:
-        """Query ids in order of first appearance."""
-        return _first_appearance(self.qid)
-
-    def __len__(self) -> int:
-        return int(self.qid.shape[0])
-
     def to_dict(self) -> dict[str, dict[str, float]]:
         """``{qid: {docid: score}}``, the format of ranx and pytrec_eval."""
-        out: dict[str, dict[str, float]] = {}
-        for q, d, s in zip(
-            self.qid.tolist(), self.docid.tolist(), self.score.tolist(), strict=True
-        ):
-            out.setdefault(q, {})[d] = s
-        return out
+        return self._nested(self.score.tolist())
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Mapping[str, float]], *, name: str = "run") -> Run:
@@ -262,7 +289,7 @@ class Run:
         return f"Run(name={self.name!r}, n_queries={len(self.queries)}, n_entries={len(self)})"
 
 
-class Qrels:
+class Qrels(_ByQuery):
     """Relevance judgements: a TREC qrels (``qid 0 docid rel``).
 
     Parameters
@@ -285,47 +312,17 @@ class Qrels:
 
     def __init__(self, qid: ArrayLike, docid: ArrayLike, rel: ArrayLike) -> None:
         owner = "Qrels"
-        q = _str_array(qid, "qid", owner)
-        d = _str_array(docid, "docid", owner)
-        g = np.asarray(rel)
-        if g.dtype.kind == "f" and g.size and np.all(np.isfinite(g)) and np.all(g == np.round(g)):
-            g = g.astype(np.int64)
-        if g.ndim != 1 or (g.size and g.dtype.kind not in "iu"):
-            raise ValueError(
-                f"Qrels: rel must be a 1-D array of integer grades; got dtype {g.dtype} and "
-                f"shape {g.shape}."
-            )
-        if not q.shape[0] == d.shape[0] == g.shape[0]:
-            raise ValueError(
-                f"Qrels: qid, docid and rel must have the same length; got {q.shape[0]}, "
-                f"{d.shape[0]} and {g.shape[0]}."
-            )
+        q, d, g = _columns(owner, qid, docid, rel, "rel", "integer grades")
         if q.shape[0] == 0:
             raise ValueError("Qrels is empty: pass at least one judgement.")
-        dup = _duplicates(q, d)
-        if dup is not None:
-            raise ValueError(
-                f"Qrels: document {str(d[dup[1]])!r} is judged twice for query {str(q[dup[1]])!r} "
-                f"(entries {dup[0]} and {dup[1]})."
-            )
+        _check_once(owner, q, d, "is judged twice for")
         self.qid = q
         self.docid = d
-        self.rel = g.astype(np.int64)
-
-    @property
-    def queries(self) -> list[str]:
-        """Query ids in order of first appearance."""
-        return _first_appearance(self.qid)
-
-    def __len__(self) -> int:
-        return int(self.qid.shape[0])
+        self.rel = g
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         """``{qid: {docid: rel}}``, the format of ranx and pytrec_eval."""
-        out: dict[str, dict[str, int]] = {}
-        for q, d, g in zip(self.qid.tolist(), self.docid.tolist(), self.rel.tolist(), strict=True):
-            out.setdefault(q, {})[d] = g
-        return out
+        return self._nested(self.rel.tolist())
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Mapping[str, Any]]) -> Qrels:

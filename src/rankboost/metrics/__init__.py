@@ -9,9 +9,9 @@ the exact expectation under uniformly random tie-breaking, Freund et al. 2003, A
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .._lazy import lazy_attribute
+from .._lazy import attach
 from ._registry import CONVENTIONS, METRICS, MetricInfo, conventions, evaluate, parse_metric
 from .average_precision import average_precision, mean_average_precision, reciprocal_rank
 from .metasearch import average_rank, topk_counts
@@ -22,14 +22,6 @@ from .precision import precision_at_k
 
 if TYPE_CHECKING:
     from ._scorer import RankingScorer, make_scorer
-
-
-_LAZY = dict.fromkeys(["RankingScorer", "make_scorer"], "._scorer")
-
-
-def __getattr__(name: str) -> Any:
-    """The scikit-learn scorers, imported on first use (``rankboost evaluate`` needs no sklearn)."""
-    return lazy_attribute(__name__, _LAZY, name)
 
 
 __all__ = [
@@ -55,3 +47,6 @@ __all__ = [
     "rloss",
     "topk_counts",
 ]
+
+# the scikit-learn scorers are imported on first use (``rankboost evaluate`` needs no sklearn)
+__getattr__, __dir__ = attach(__name__, __all__)

@@ -203,15 +203,12 @@ def make_scorer(
 
     Examples
     --------
-    >>> import numpy as np
     >>> import sklearn
     >>> from sklearn.model_selection import GroupKFold, cross_validate
     >>> from rankboost import RankBoostRanker
+    >>> from rankboost.datasets import make_ranking
     >>> from rankboost.metrics import make_scorer
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(300, 3))
-    >>> y = (X[:, 0] + 0.5 * rng.normal(size=300) > 0).astype(int)
-    >>> qid = np.repeat(np.arange(30), 10)
+    >>> X, y, qid = make_ranking(300, noise=0.5)
     >>> with sklearn.config_context(enable_metadata_routing=True):
     ...     cv = cross_validate(RankBoostRanker(n_estimators=10), X, y, cv=GroupKFold(3),
     ...                         scoring=make_scorer("ndcg@5"), params={"qid": qid, "groups": qid})

@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._common import good_rank_metric
+from ._docs import fill_doc
 
 __all__ = ["average_precision", "mean_average_precision", "reciprocal_rank"]
 
@@ -37,26 +38,20 @@ def average_precision(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        Relevance labels; a row is relevant when ``y_true >= relevance_threshold``.
-    y_score : array-like of shape (n_samples,)
-        Predicted scores; higher ranks first.
-    qid : array-like of shape (n_samples,), default=None
-        Query id of each row, in any order. ``None`` means one query.
-    k : int or None, default=None
-        Rank cut-off; ``None`` uses the whole list.
+    %(y_true)s
+    %(y_score)s
+    %(qid)s
+    %(k_none)s
     ties : {"expected", "pessimistic", "optimistic", "stable"}, default="expected"
         Equal scores: exact expectation under uniformly random tie-breaking (negative
         hypergeometric law, paper Appendix A), relevant rows last or first in their tie block,
         or input order (earlier row first).
-    relevance_threshold : float, default=1
-        Labels ``>=`` this value are relevant.
+    %(relevance_threshold)s
     empty : {"zero", "one", "skip"}, default="zero"
         Value of a query without any relevant row: 0 (trec_eval, ranx, LETOR 4.0 script,
         XGBoost ``map-``), 1 (XGBoost ``map``), or left out of the mean (NaN per query; the
         mean is 0.0 if every query is left out).
-    per_query : bool, default=False
-        Return one value per query (sorted by query id) instead of the mean.
+    %(per_query)s
 
     Returns
     -------
@@ -70,8 +65,7 @@ def average_precision(
 
     References
     ----------
-    .. [1] Y. Freund, R. Iyer, R. E. Schapire and Y. Singer, "An efficient boosting algorithm
-       for combining preferences", JMLR 4, 2003, section 6.3 and Appendix A.
+    %(freund_2003)s
 
     Examples
     --------
@@ -100,22 +94,16 @@ def mean_average_precision(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        Relevance labels; a row is relevant when ``y_true >= relevance_threshold``.
-    y_score : array-like of shape (n_samples,)
-        Predicted scores; higher ranks first.
-    qid : array-like of shape (n_samples,), default=None
-        Query id of each row, in any order. ``None`` means one query.
-    k : int or None, default=None
-        Rank cut-off; ``None`` uses the whole list.
+    %(y_true)s
+    %(y_score)s
+    %(qid)s
+    %(k_none)s
     ties : {"expected", "pessimistic", "optimistic", "stable"}, default="expected"
         Tie policy, see :func:`average_precision`.
-    relevance_threshold : float, default=1
-        Labels ``>=`` this value are relevant.
+    %(relevance_threshold)s
     empty : {"zero", "one", "skip"}, default="zero"
         Value of a query without any relevant row, see :func:`average_precision`.
-    per_query : bool, default=False
-        Return one value per query (sorted by query id) instead of the mean.
+    %(per_query)s
 
     Returns
     -------
@@ -158,24 +146,18 @@ def reciprocal_rank(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        Relevance labels; a row is relevant when ``y_true >= relevance_threshold``.
-    y_score : array-like of shape (n_samples,)
-        Predicted scores; higher ranks first.
-    qid : array-like of shape (n_samples,), default=None
-        Query id of each row, in any order. ``None`` means one query.
-    k : int or None, default=None
-        Rank cut-off; ``None`` uses the whole list.
+    %(y_true)s
+    %(y_score)s
+    %(qid)s
+    %(k_none)s
     ties : {"expected", "pessimistic", "optimistic", "stable"}, default="expected"
         Equal scores: exact expectation ``E[1/rank(t_1)]`` under uniformly random
         tie-breaking, relevant rows last or first in their tie block, or input order.
-    relevance_threshold : float, default=1
-        Labels ``>=`` this value are relevant.
+    %(relevance_threshold)s
     empty : {"zero", "one", "skip"}, default="zero"
         Value of a query without any relevant row: 0 (trec_eval ``recip_rank``, ranx
         ``mrr``), 1, or left out of the mean (NaN per query).
-    per_query : bool, default=False
-        Return one value per query (sorted by query id) instead of the mean.
+    %(per_query)s
 
     Returns
     -------
@@ -192,3 +174,7 @@ def reciprocal_rank(
     """
     args = (y_true, y_score, qid, k, ties, relevance_threshold, empty, per_query)
     return good_rank_metric(1, "reciprocal_rank", *args)
+
+
+# the %(name)s lines of the docstrings above: the shared entries of metrics/_docs.py
+fill_doc(average_precision, mean_average_precision, reciprocal_rank)

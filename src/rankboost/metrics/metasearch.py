@@ -17,6 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._kernels.ranking_metrics import first_good_rank
 from ._common import check_k, check_threshold, log_factorials, rank_queries
+from ._docs import fill_doc
 
 __all__ = ["average_rank", "topk_counts"]
 
@@ -59,18 +60,15 @@ def topk_counts(
     y_true : array-like of shape (n_samples,)
         Labels; a row is relevant (the "correct homepage") when ``y_true >=
         relevance_threshold``. A query without a relevant row never counts (unretrieved).
-    y_score : array-like of shape (n_samples,)
-        Predicted scores; higher ranks first.
-    qid : array-like of shape (n_samples,), default=None
-        Query id of each row, in any order. ``None`` means one query.
+    %(y_score)s
+    %(qid)s
     ks : sequence of int, default=(1, 2, 5, 10, 20, 30)
         The cut-offs of the paper's table.
     ties : {"expected", "pessimistic", "optimistic", "stable"}, default="expected"
         ``"expected"`` gives the expected count under uniformly random tie-breaking (a float);
         the others give integer counts (relevant rows last/first in their tie block, or input
         order).
-    relevance_threshold : float, default=1
-        Labels ``>=`` this value are relevant.
+    %(relevance_threshold)s
 
     Returns
     -------
@@ -126,19 +124,15 @@ def average_rank(
     ----------
     y_true : array-like of shape (n_samples,)
         Labels; a row is relevant when ``y_true >= relevance_threshold``.
-    y_score : array-like of shape (n_samples,)
-        Predicted scores; higher ranks first.
-    qid : array-like of shape (n_samples,), default=None
-        Query id of each row, in any order. ``None`` means one query.
+    %(y_score)s
+    %(qid)s
     cap : int, default=31
         Rank given to an absent relevant row and upper limit on every rank.
     ties : {"expected", "pessimistic", "optimistic", "stable"}, default="expected"
         ``"expected"`` gives ``E[min(rank(t_1), cap)]`` under uniformly random tie-breaking;
         the others put relevant rows last/first in their tie block, or keep input order.
-    relevance_threshold : float, default=1
-        Labels ``>=`` this value are relevant.
-    per_query : bool, default=False
-        Return one value per query (sorted by query id) instead of the mean.
+    %(relevance_threshold)s
+    %(per_query)s
 
     Returns
     -------
@@ -159,3 +153,7 @@ def average_rank(
     karr = np.ones(1, dtype=np.int64)
     _, rank = _first_rank(owner, y_true, y_score, qid, karr, cap_int, ties, relevance_threshold)
     return rank if per_query else float(rank.mean())
+
+
+# the %(name)s lines of the docstrings above: the shared entries of metrics/_docs.py
+fill_doc(topk_counts, average_rank)

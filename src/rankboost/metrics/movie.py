@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._common import good_rank_metric
+from ._docs import fill_doc
 
 __all__ = ["expected_average_precision", "expected_coverage", "expected_prot"]
 
@@ -41,33 +42,21 @@ def expected_average_precision(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        Ratings or relevance labels; an item is good when ``y_true >= relevance_threshold``.
-    y_score : array-like of shape (n_samples,)
-        Predicted scores; higher ranks first.
-    qid : array-like of shape (n_samples,), default=None
-        Query (user) id of each row, in any order. ``None`` means one query.
-    ties : {"expected", "pessimistic", "optimistic", "stable"}, default="expected"
-        ``"expected"`` is the paper's exact expectation under uniformly random tie-breaking;
-        the others put good items last or first in their tie block, or keep input order.
-    relevance_threshold : float, default=1
-        Labels ``>=`` this value are good. For the paper's "top rating" choice pass the
-        user's highest rating (per query, e.g. via a transformed ``y_true``).
-    empty : {"zero", "one", "skip"}, default="zero"
-        Value of a query without any good item: 0, 1, or left out of the mean (NaN per
-        query; the mean is 0.0 if every query is left out).
-    per_query : bool, default=False
-        Return one value per query (sorted by query id) instead of the mean.
+    %(y_true_good)s
+    %(y_score)s
+    %(qid_user)s
+    %(ties_good)s
+    %(relevance_threshold_good)s
+    %(empty_good)s
+    %(per_query)s
 
     Returns
     -------
-    float or ndarray of shape (n_queries,)
-        The mean over queries, or the per-query values.
+    %(returns_good)s
 
     References
     ----------
-    .. [1] Y. Freund, R. Iyer, R. E. Schapire and Y. Singer, "An efficient boosting algorithm
-       for combining preferences", JMLR 4, 2003, section 6.3 and Appendix A.
+    %(freund_2003)s
 
     Examples
     --------
@@ -95,33 +84,21 @@ def expected_prot(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        Ratings or relevance labels; an item is good when ``y_true >= relevance_threshold``.
-    y_score : array-like of shape (n_samples,)
-        Predicted scores; higher ranks first.
-    qid : array-like of shape (n_samples,), default=None
-        Query (user) id of each row, in any order. ``None`` means one query.
-    ties : {"expected", "pessimistic", "optimistic", "stable"}, default="expected"
-        ``"expected"`` is the paper's exact expectation under uniformly random tie-breaking;
-        the others put good items last or first in their tie block, or keep input order.
-    relevance_threshold : float, default=1
-        Labels ``>=`` this value are good. For the paper's "top rating" choice pass the
-        user's highest rating (per query, e.g. via a transformed ``y_true``).
-    empty : {"zero", "one", "skip"}, default="zero"
-        Value of a query without any good item: 0, 1, or left out of the mean (NaN per
-        query; the mean is 0.0 if every query is left out).
-    per_query : bool, default=False
-        Return one value per query (sorted by query id) instead of the mean.
+    %(y_true_good)s
+    %(y_score)s
+    %(qid_user)s
+    %(ties_good)s
+    %(relevance_threshold_good)s
+    %(empty_good)s
+    %(per_query)s
 
     Returns
     -------
-    float or ndarray of shape (n_queries,)
-        The mean over queries, or the per-query values.
+    %(returns_good)s
 
     References
     ----------
-    .. [1] Y. Freund, R. Iyer, R. E. Schapire and Y. Singer, "An efficient boosting algorithm
-       for combining preferences", JMLR 4, 2003, section 6.3 and Appendix A.
+    %(freund_2003)s
 
     Examples
     --------
@@ -149,33 +126,21 @@ def expected_coverage(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        Ratings or relevance labels; an item is good when ``y_true >= relevance_threshold``.
-    y_score : array-like of shape (n_samples,)
-        Predicted scores; higher ranks first.
-    qid : array-like of shape (n_samples,), default=None
-        Query (user) id of each row, in any order. ``None`` means one query.
-    ties : {"expected", "pessimistic", "optimistic", "stable"}, default="expected"
-        ``"expected"`` is the paper's exact expectation under uniformly random tie-breaking;
-        the others put good items last or first in their tie block, or keep input order.
-    relevance_threshold : float, default=1
-        Labels ``>=`` this value are good. For the paper's "top rating" choice pass the
-        user's highest rating (per query, e.g. via a transformed ``y_true``).
-    empty : {"zero", "one", "skip"}, default="zero"
-        Value of a query without any good item: 0, 1, or left out of the mean (NaN per
-        query; the mean is 0.0 if every query is left out).
-    per_query : bool, default=False
-        Return one value per query (sorted by query id) instead of the mean.
+    %(y_true_good)s
+    %(y_score)s
+    %(qid_user)s
+    %(ties_good)s
+    %(relevance_threshold_good)s
+    %(empty_good)s
+    %(per_query)s
 
     Returns
     -------
-    float or ndarray of shape (n_queries,)
-        The mean over queries, or the per-query values.
+    %(returns_good)s
 
     References
     ----------
-    .. [1] Y. Freund, R. Iyer, R. E. Schapire and Y. Singer, "An efficient boosting algorithm
-       for combining preferences", JMLR 4, 2003, section 6.3 and Appendix A.
+    %(freund_2003)s
 
     Examples
     --------
@@ -185,3 +150,7 @@ def expected_coverage(
     """
     args = (y_true, y_score, qid, None, ties, relevance_threshold, empty, per_query)
     return good_rank_metric(2, "expected_coverage", *args)
+
+
+# the %(name)s lines of the docstrings above: the shared entries of metrics/_docs.py
+fill_doc(expected_average_precision, expected_prot, expected_coverage)

@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._conventions import DISCOUNTS, GAINS
 from .._kernels.ranking_metrics import dcg_at_k, ideal_dcg_at_k, log2_discount
 from ._common import EMPTY, Ranked, aggregate, check_choice, check_optional_k, rank_queries
+from ._docs import fill_doc
 
 __all__ = ["dcg_score", "ndcg_score"]
 
@@ -88,23 +89,15 @@ def dcg_score(
     ----------
     y_true : array-like of shape (n_samples,)
         Non-negative graded relevance labels.
-    y_score : array-like of shape (n_samples,)
-        Predicted scores; higher ranks first.
-    qid : array-like of shape (n_samples,), default=None
-        Query id of each row, in any order. ``None`` means one query.
-    k : int or None, default=10
-        Rank cut-off; ``None`` uses the whole list.
-    ties : {"expected", "pessimistic", "optimistic", "stable"}, default="expected"
-        Equal scores: exact expectation under uniformly random tie-breaking, the worst or best
-        order of the tied labels, or input order (earlier row first).
+    %(y_score)s
+    %(qid)s
+    %(k_10)s
+    %(ties_labels)s
     gain : {"exp2", "linear"}, default="exp2"
         ``2**rel - 1`` (LETOR, LightGBM, XGBoost; labels up to ``MAX_EXP2_LABEL = 31``, a
         ``ValueError`` beyond) or ``rel`` (trec_eval, ranx ``ndcg``; any label).
-    discount : {"log2", "letor"}, default="log2"
-        ``1 / log2(1 + i)``, or LETOR 4.0's ``Eval-Score-4.0.pl`` (1 for ranks 1 and 2, then
-        ``1 / log2(i)``).
-    per_query : bool, default=False
-        Return one value per query (sorted by query id) instead of the mean.
+    %(discount)s
+    %(per_query)s
 
     Returns
     -------
@@ -156,28 +149,20 @@ def ndcg_score(
     ----------
     y_true : array-like of shape (n_samples,)
         Non-negative graded relevance labels.
-    y_score : array-like of shape (n_samples,)
-        Predicted scores; higher ranks first.
-    qid : array-like of shape (n_samples,), default=None
-        Query id of each row, in any order. ``None`` means one query.
-    k : int or None, default=10
-        Rank cut-off; ``None`` uses the whole list.
-    ties : {"expected", "pessimistic", "optimistic", "stable"}, default="expected"
-        Equal scores: exact expectation under uniformly random tie-breaking, the worst or best
-        order of the tied labels, or input order (earlier row first).
+    %(y_score)s
+    %(qid)s
+    %(k_10)s
+    %(ties_labels)s
     gain : {"exp2", "linear"}, default="exp2"
         ``2**rel - 1`` (LETOR, LightGBM, XGBoost; labels up to ``MAX_EXP2_LABEL = 31``, a
         ``ValueError`` beyond) or ``rel`` (trec_eval ``ndcg_cut``, ranx ``ndcg``; any
         label).
-    discount : {"log2", "letor"}, default="log2"
-        ``1 / log2(1 + i)``, or LETOR 4.0's ``Eval-Score-4.0.pl`` (1 for ranks 1 and 2, then
-        ``1 / log2(i)``).
+    %(discount)s
     empty : {"zero", "one", "skip"}, default="zero"
         Value of a query without any relevant row (IDCG = 0): 0 (LETOR 4.0 script, trec_eval,
         ranx, XGBoost ``ndcg@k-``), 1 (LightGBM ``ndcg``, XGBoost ``ndcg@k``), or left out of
         the mean (NaN in the per-query output; the mean is 0.0 if every query is left out).
-    per_query : bool, default=False
-        Return one value per query (sorted by query id) instead of the mean.
+    %(per_query)s
 
     Returns
     -------
@@ -209,3 +194,7 @@ def ndcg_score(
     defined = best > 0.0
     values = np.divide(dcg, best, out=np.zeros_like(dcg), where=defined)
     return aggregate(values, defined, empty=empty, per_query=per_query)
+
+
+# the %(name)s lines of the docstrings above: the shared entries of metrics/_docs.py
+fill_doc(dcg_score, ndcg_score)

@@ -14,6 +14,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._kernels.ranking_metrics import dcg_at_k
 from ._common import EMPTY, aggregate, check_choice, check_k, check_threshold, rank_queries
+from ._docs import fill_doc
 
 __all__ = ["precision_at_k"]
 
@@ -33,12 +34,9 @@ def precision_at_k(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        Relevance labels; a row is relevant when ``y_true >= relevance_threshold``.
-    y_score : array-like of shape (n_samples,)
-        Predicted scores; higher ranks first.
-    qid : array-like of shape (n_samples,), default=None
-        Query id of each row, in any order. ``None`` means one query.
+    %(y_true)s
+    %(y_score)s
+    %(qid)s
     k : int, default=10
         Rank cut-off; the denominator is ``k`` even for queries shorter than ``k``.
     ties : {"expected", "pessimistic", "optimistic", "stable"}, default="expected"
@@ -49,8 +47,7 @@ def precision_at_k(
     empty : {"zero", "one", "skip"}, default="zero"
         Value of a query without any relevant row: 0 (its natural value; trec_eval, ranx and
         the LETOR 4.0 script average it in), 1, or left out of the mean (NaN per query).
-    per_query : bool, default=False
-        Return one value per query (sorted by query id) instead of the mean.
+    %(per_query)s
 
     Returns
     -------
@@ -76,3 +73,7 @@ def precision_at_k(
     dcg_at_k(good, ranked.scores, ranked.starts, ones, ranked.expected, hits)
     defined = np.add.reduceat(good, ranked.starts[:-1]) > 0
     return aggregate(hits / k_int, defined, empty=empty, per_query=per_query)
+
+
+# the %(name)s lines of the docstrings above: the shared entries of metrics/_docs.py
+fill_doc(precision_at_k)

@@ -164,30 +164,36 @@ def score_items(
     return out
 
 
-def _recommend_chunk(
-    R: sp.csr_matrix,
-    means: NDArray[np.float64],
-    design: Design,
-    jobs: list[tuple[int, NDArray[np.int64], RankBoostModel, NDArray[np.float64] | None]],
-    k: int,
-    exclude_rated: bool,
-) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+#: A target's scoring job: its row, feature users, model and VSIM weights (or None).
+Job = tuple[int, NDArray[np.int64], RankBoostModel, NDArray[np.float64] | None]
+
+
+class _TopK(NamedTuple):
     """Top-``k`` item positions and scores of a chunk of targets (-1 / NaN pad short rows)."""
-    items = np.full((len(jobs), k), -1, dtype=np.int64)
-    scores = np.full((len(jobs), k), np.nan)
-    every = np.arange(R.shape[1], dtype=np.int64)
-    with numba_threads(1):
-        for row, (u, feats, model, w) in enumerate(jobs):
-            it = every
-            if exclude_rated:
-                keep = np.ones(R.shape[1], dtype=bool)
-                keep[R.indices[R.indptr[u] : R.indptr[u + 1]]] = False
-                it = every[keep]
-            s = score_items(R, means, design, feats, model, w, it)
-            top = np.argsort(-s, kind="stable")[:k]
-            items[row, : top.shape[0]] = it[top]
-            scores[row, : top.shape[0]] = s[top]
-    return items, scores
+
+    R: sp.csr_matrix
+    means: NDArray[np.float64]
+    design: Design
+    k: int
+    exclude_rated: bool
+
+    def __call__(self, jobs: list[Job]) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        R, k = self.R, self.k
+        items = np.full((len(jobs), k), -1, dtype=np.int64)
+        scores = np.full((len(jobs), k), np.nan)
+        every = np.arange(R.shape[1], dtype=np.int64)
+        with numba_threads(1):
+            for row, (u, feats, model, w) in enumerate(jobs):
+                it = every
+                if self.exclude_rated:
+                    keep = np.ones(R.shape[1], dtype=bool)
+                    keep[R.indices[R.indptr[u] : R.indptr[u + 1]]] = False
+                    it = every[keep]
+                s = score_items(R, self.means, self.design, feats, model, w, it)
+                top = np.argsort(-s, kind="stable")[:k]
+                items[row, : top.shape[0]] = it[top]
+                scores[row, : top.shape[0]] = s[top]
+        return items, scores
 
 
 def _fit_chunk(
@@ -314,20 +320,20 @@ def recommend_all_per_user(
     R: sp.csr_matrix,
     means: NDArray[np.float64],
     design: Design,
-    jobs: list[tuple[int, NDArray[np.int64], RankBoostModel, NDArray[np.float64] | None]],
+    jobs: list[Job],
     k: int,
     exclude_rated: bool,
     n_jobs: int,
     verbose: int,
 ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     """Top-``k`` item positions and scores of every job's target, in job order."""
-    args = (R, means, design)
+    top_k = _TopK(R, means, design, k, exclude_rated)
     if n_jobs == 1 or len(jobs) < 2:
-        return _recommend_chunk(*args, jobs, k, exclude_rated)
+        return top_k(jobs)
     n_chunks = min(len(jobs), 4 * n_jobs)
     idx = [np.arange(i, len(jobs), n_chunks) for i in range(n_chunks)]
     parts = Parallel(n_jobs=n_jobs, verbose=verbose)(
-        delayed(_recommend_chunk)(*args, [jobs[j] for j in ix], k, exclude_rated) for ix in idx
+        delayed(top_k)([jobs[j] for j in ix]) for ix in idx
     )
     order = np.argsort(np.concatenate(idx), kind="stable")
     pos = np.concatenate([p[0] for p in parts])[order]

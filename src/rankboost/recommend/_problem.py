@@ -158,21 +158,28 @@ def _check_range(rating_range: Any) -> tuple[float, float]:
     return lo, hi
 
 
-def check_users(users: Any, n_users: int, *, name: str) -> NDArray[np.int64]:
-    arr = np.asarray(users)
-    if arr.ndim == 0:
+def _indices(
+    values: Any, n: int, name: str, what: str, indices: str, axis: str, *, scalar: bool = False
+) -> NDArray[np.int64]:
+    """``values`` (1-D integers; one integer too if ``scalar``) as int64 indices in ``0..n-1``."""
+    arr = np.asarray(values)
+    if scalar and arr.ndim == 0:
         arr = arr.reshape(1)
     if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
-        raise ValueError(
-            f"{name} must be a 1-D array of user indices (rows of ratings); got {users!r}."
-        )
+        raise ValueError(f"{name} must be a 1-D array of {indices}; got {values!r}.")
     arr = arr.astype(np.int64)
-    bad = (arr < 0) | (arr >= n_users)
+    bad = (arr < 0) | (arr >= n)
     if bad.any():
         raise ValueError(
-            f"{name} contains unknown user {int(arr[bad][0])}: ratings has {n_users} users "
-            f"(rows 0..{n_users - 1})."
+            f"{name} contains unknown {what} {int(arr[bad][0])}: ratings has {n} {what}s "
+            f"({axis} 0..{n - 1})."
         )
+    return arr
+
+
+def check_users(users: Any, n_users: int, *, name: str) -> NDArray[np.int64]:
+    indices = "user indices (rows of ratings)"
+    arr = _indices(users, n_users, name, "user", indices, "rows", scalar=True)
     uniq, counts = np.unique(arr, return_counts=True)
     if (counts > 1).any():
         raise ValueError(f"{name} lists user {int(uniq[counts > 1][0])} more than once.")
@@ -180,17 +187,7 @@ def check_users(users: Any, n_users: int, *, name: str) -> NDArray[np.int64]:
 
 
 def check_items(items: Any, n_items: int, *, name: str = "items") -> NDArray[np.int64]:
-    arr = np.asarray(items)
-    if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
-        raise ValueError(f"{name} must be a 1-D array of item indices; got {items!r}.")
-    arr = arr.astype(np.int64)
-    bad = (arr < 0) | (arr >= n_items)
-    if bad.any():
-        raise ValueError(
-            f"{name} contains unknown item {int(arr[bad][0])}: ratings has {n_items} items "
-            f"(columns 0..{n_items - 1})."
-        )
-    return arr
+    return _indices(items, n_items, name, "item", "item indices", "columns")
 
 
 # --------------------------------------------------------------------------- problems

@@ -9,7 +9,7 @@ from joblib import effective_n_jobs
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 
-from .._validation import forget_fit, not_fitted
+from .._validation import forget_fit, keep_params, not_fitted
 from ..model import RankBoostModel
 from ..params import TrainParams
 from ._base import BASE_RECOMMENDERS
@@ -250,36 +250,7 @@ class RankBoostRecommender(BaseEstimator):
         n_jobs: int | None = None,
         verbose: int = 0,
     ) -> None:
-        self.feature_users = feature_users
-        self.n_estimators = n_estimators
-        self.mode = mode
-        self.base_recommenders = base_recommenders
-        self.feedback = feedback
-        self.prior = prior
-        self.prior_scale = prior_scale
-        self.ease_lambda = ease_lambda
-        self.n_folds = n_folds
-        self.negatives = negatives
-        self.inner_folds = inner_folds
-        self.refit = refit
-        self.random_state = random_state
-        self.positive_cumulative = positive_cumulative
-        self.alpha = alpha
-        self.learning_rate = learning_rate
-        self.thresholds = thresholds
-        self.criterion = criterion
-        self.default = default
-        self.weak_ranker = weak_ranker
-        self.unrated = unrated
-        self.pair_weight = pair_weight
-        self.extra_features = extra_features
-        self.user_features = user_features
-        self.min_overlap = min_overlap
-        self.max_feature_users = max_feature_users
-        self.rating_range = rating_range
-        self.invalid_targets = invalid_targets
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        keep_params(self, locals())
 
     # ------------------------------------------------------------------ fit
     def _check_params(self) -> TrainParams:

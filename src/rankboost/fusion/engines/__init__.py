@@ -46,6 +46,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._atomic import atomic_write_text
+from ..._tables import by_name
 from ..features import RunsLike, as_run_list
 from ..run import Run
 from . import elasticsearch, lancedb, milvus, opensearch, qdrant
@@ -74,9 +75,8 @@ __all__ = [
 
 #: The engines: name -> :class:`Engine` (iterating gives the names, in this order).
 ENGINES: Mapping[str, Engine] = MappingProxyType(
-    {e.name: e for e in (elasticsearch.ENGINE, opensearch.ENGINE, qdrant.ENGINE, milvus.ENGINE,
-                         lancedb.ENGINE)}
-)  # fmt: skip
+    by_name((elasticsearch.ENGINE, opensearch.ENGINE, qdrant.ENGINE, milvus.ENGINE, lancedb.ENGINE))
+)
 
 
 def _engine(engine: str) -> Engine:

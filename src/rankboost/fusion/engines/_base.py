@@ -9,7 +9,7 @@ normaliser. The helpers evaluate requests as the engines do, in 32-bit floats (n
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +19,16 @@ from numpy.typing import NDArray
 from ..features import RunsLike, as_run_list
 from ..run import Run
 
-__all__ = ["F32", "Engine", "Support", "by_query", "one_per_list", "rankings", "weighted_sum"]
+__all__ = [
+    "F32",
+    "Engine",
+    "Support",
+    "by_query",
+    "one_per_list",
+    "rankings",
+    "vector_names",
+    "weighted_sum",
+]
 
 F32 = np.float32
 
@@ -140,6 +149,13 @@ def one_per_list(model: Any, items: list[Any], owner: str, what: str, show: bool
             f"{owner}: {len(items)} {what} given{given} for a model of {len(names)} lists "
             f"({', '.join(names)}); pass one per list, in that order."
         )
+
+
+def vector_names(model: Any, vectors: Sequence[str] | None, owner: str, what: str) -> list[str]:
+    """The engine's vector of each list of ``model`` (``vectors``; None: the list names)."""
+    using = list(vectors) if vectors is not None else list(model.list_names_)
+    one_per_list(model, using, owner, what)
+    return using
 
 
 def by_query(run: Run) -> dict[str, tuple[list[str], NDArray[np.float32], NDArray[np.int64]]]:

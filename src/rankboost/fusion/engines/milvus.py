@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 from ..._compat import require
 from ..features import RunsLike
 from ..run import Run
-from ._base import Engine, Support, one_per_list, weighted_sum
+from ._base import Engine, Support, vector_names, weighted_sum
 
 __all__ = [
     "ENGINE",
@@ -58,8 +58,7 @@ def milvus_body(
     ``vectors``: the collection's vector field of each list (None: the list names);
     ``rank_window_size``: the ``limit`` of every ANN request (the runs' depth).
     """
-    using = list(vectors) if vectors is not None else list(model.list_names_)
-    one_per_list(model, using, "export milvus", "fields")
+    using = vector_names(model, vectors, "export milvus", "fields")
     w = np.asarray(weights, dtype=np.float64)
     if model.normalizer == "atan":
         top = float(w.max())

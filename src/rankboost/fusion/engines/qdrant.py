@@ -30,7 +30,7 @@ import numpy as np
 from ..._compat import require
 from ..features import RunsLike, normalise_scores
 from ..run import Run
-from ._base import Engine, Support, one_per_list, weighted_sum
+from ._base import Engine, Support, vector_names, weighted_sum
 
 __all__ = [
     "ENGINE",
@@ -64,8 +64,7 @@ def qdrant_body(
     ``limit`` of every prefetch (the runs' depth).
     """
     names = list(model.list_names_)
-    using = list(vectors) if vectors is not None else names
-    one_per_list(model, using, "export qdrant", "vector names")
+    using = vector_names(model, vectors, "export qdrant", "vector names")
     inner: dict[str, Any] = (
         {"rrf": {"k": int(model.rank_constant) + 1}}
         if model.normalizer == "rrf"
