@@ -424,3 +424,26 @@ def test_issue45_no_engine_branch_outside_its_module() -> None:
             if named - {Path(rel).stem} and rel not in _CLI_PENDING:
                 found.append(f"{rel}:{node.lineno} {sorted(named)}")
     assert found == []
+
+
+def test_a_search_without_hits_is_the_same_clear_error_in_both_engines(qdrant, milvus) -> None:
+    """A sparse query sharing no term with any document (issue 46 item 4: Milvus raised
+    'not enough values to unpack', Qdrant another message): one sentence for both."""
+    from qdrant_client import models
+
+    from rankboost.fusion.engines.milvus import milvus_run
+    from rankboost.fusion.engines.qdrant import qdrant_run
+
+    unseen = {"indices": [987654], "values": [1.0]}
+    said = "the engine returned no document for any of the 1 queries; a run needs at least one"
+    with pytest.raises(ValueError, match=r"qdrant_run \(bm25\): " + said):
+        qdrant_run(qdrant, COLL, "bm25", {"q": models.SparseVector(**unseen)}, DEPTH)
+    with pytest.raises(ValueError, match=r"milvus_run \(bm25\): " + said):
+        milvus_run(milvus, COLL, "bm25", {"q": _pairs(unseen)}, DEPTH)
+    # a query without hits beside one with hits is left out of the run, in both engines
+    seen = DATA["queries"][next(iter(DATA["queries"]))]["bm25"]
+    two = qdrant_run(qdrant, COLL, "bm25", {"a": models.SparseVector(**unseen),
+                                            "b": models.SparseVector(**seen)}, DEPTH)  # fmt: skip
+    assert set(two.qid.tolist()) == {"b"}
+    two = milvus_run(milvus, COLL, "bm25", {"a": _pairs(unseen), "b": _pairs(seen)}, DEPTH)
+    assert set(two.qid.tolist()) == {"b"}

@@ -170,7 +170,8 @@ def test_a_query_with_no_text_hits_is_served_by_its_vector_list(table, runs) -> 
     lin = _model("minmax", [1.0, 0.5])
     body = export_linear(lin, "lancedb", text_list="bm25", rank_window_size=DEPTH, limit=LIMIT)
     q = {"qx": {"text": "zebra", "vector": QVECS["q1"].tolist()}}
-    with pytest.raises(ValueError, match="the text search returned no document for any of the 1"):
+    said = r"lancedb_run \(text search\): the engine returned no document for any of the 1 "
+    with pytest.raises(ValueError, match=said):
         lancedb_run(table, "text", {"qx": "zebra"}, DEPTH)
     served = lancedb_fused_run(table, body, q)
     dense = lancedb_run(table, "vector", {"qx": q["qx"]["vector"]}, DEPTH, name="dense")

@@ -26,6 +26,7 @@ __all__ = [
     "by_query",
     "one_per_list",
     "rankings",
+    "run_of_rows",
     "vector_names",
     "weighted_sum",
 ]
@@ -193,3 +194,21 @@ def rankings(run: Run) -> dict[str, list[str]]:
     for q, d in zip(run.qid.tolist(), run.docid.tolist(), strict=True):
         out.setdefault(q, []).append(d)
     return out
+
+
+def run_of_rows(
+    rows: Sequence[tuple[str, str, int, float]], name: str, owner: str, n_queries: int
+) -> Run:
+    """The run of an engine's hits, ``(qid, docid, rank, score)`` rows (``owner`` searched).
+
+    A query without hits is absent from the run; no hit for any query is an error (a run
+    needs an entry), the same for every engine.
+    """
+    if not rows:
+        raise ValueError(
+            f"{owner}: the engine returned no document for any of the {n_queries} queries; a "
+            "run needs at least one (does the collection hold the documents, and do the "
+            "queries share terms or a vector space with them?)."
+        )
+    q, d, r, s = zip(*rows, strict=True)
+    return Run(list(q), list(d), list(r), list(s), name=name)

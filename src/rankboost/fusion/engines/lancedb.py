@@ -36,7 +36,7 @@ from numpy.typing import NDArray
 from ..._compat import require
 from ..features import RunsLike, as_run_list
 from ..run import Run
-from ._base import F32, Engine, Support, one_per_list
+from ._base import F32, Engine, Support, one_per_list, run_of_rows
 
 __all__ = [  # and LearnedReranker, built on first use (module __getattr__)
     "ENGINE",
@@ -362,12 +362,7 @@ def lancedb_run(
         rows += [
             (q, str(d), i + 1, float(v)) for i, (d, v) in enumerate(zip(ids, vals, strict=True))
         ]
-    if not rows:
-        raise ValueError(
-            f"lancedb_run: the {leg} search returned no document for any of the "
-            f"{len(queries)} queries; a run needs at least one."
-        )
-    return _run(rows, name or leg)
+    return run_of_rows(rows, name or leg, f"lancedb_run ({leg} search)", len(queries))
 
 
 def lancedb_fused_run(
@@ -388,14 +383,7 @@ def lancedb_fused_run(
         res = lancedb_query(table, body, qv["text"], qv["vector"], metric=metric).to_arrow()
         hits = zip(res[id_field].to_pylist(), res["_relevance_score"].to_pylist(), strict=True)
         rows += [(q, str(d), i + 1, float(s)) for i, (d, s) in enumerate(hits)]
-    return _run(rows, "lancedb")
-
-
-def _run(rows: list[tuple[str, str, int, float]], name: str) -> Run:
-    if not rows:
-        return Run([], [], np.zeros(0, dtype=np.int64), np.zeros(0), name=name)
-    q, d, r, s = zip(*rows, strict=True)
-    return Run(list(q), list(d), list(r), list(s), name=name)
+    return run_of_rows(rows, "lancedb", "lancedb_fused_run", len(queries))
 
 
 ENGINE = Engine(

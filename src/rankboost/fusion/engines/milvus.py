@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 from ..._compat import require
 from ..features import RunsLike
 from ..run import Run
-from ._base import Engine, Support, vector_names, weighted_sum
+from ._base import Engine, Support, run_of_rows, vector_names, weighted_sum
 
 __all__ = [
     "ENGINE",
@@ -205,7 +205,7 @@ def milvus_run(
         collection, [_plain(queries[q]) for q in qids], anns_field=field, limit=int(depth),
         search_params={"metric_type": "IP"},
     )  # fmt: skip
-    return _run(qids, res, name or field)
+    return _run(qids, res, name or field, f"milvus_run ({field})")
 
 
 def milvus_fused_run(
@@ -222,17 +222,16 @@ def milvus_fused_run(
     check_milvus_collection(client, collection, body, {f: v[:1] for f, v in per_field.items()})
     res = client.hybrid_search(collection, **milvus_search_args(body, per_field))
     scale = float(body.get("score_scale", 1.0)) if rescale else 1.0
-    return _run(qids, res, "milvus", scale)
+    return _run(qids, res, "milvus", "milvus_fused_run", scale)
 
 
-def _run(qids: list[str], res: Any, name: str, scale: float = 1.0) -> Run:
+def _run(qids: list[str], res: Any, name: str, owner: str, scale: float = 1.0) -> Run:
     rows = [
         (q, str(h["id"]), i + 1, float(h["distance"]) * scale)
         for q, hits in zip(qids, res, strict=True)
         for i, h in enumerate(hits)
     ]
-    q, d, r, s = zip(*rows, strict=True)
-    return Run(list(q), list(d), list(r), list(s), name=name)
+    return run_of_rows(rows, name, owner, len(qids))
 
 
 def _equal(w: NDArray[np.float64]) -> bool:

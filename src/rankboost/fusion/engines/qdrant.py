@@ -30,7 +30,7 @@ import numpy as np
 from ..._compat import require
 from ..features import RunsLike, normalise_scores
 from ..run import Run
-from ._base import Engine, Support, vector_names, weighted_sum
+from ._base import Engine, Support, run_of_rows, vector_names, weighted_sum
 
 __all__ = [
     "ENGINE",
@@ -209,7 +209,7 @@ def qdrant_run(
             with_payload=[id_field] if id_field else False,
         ).points  # fmt: skip
         rows += [(q, _docid(p, id_field), i + 1, float(p.score)) for i, p in enumerate(pts)]
-    return _run(rows, name or using)
+    return run_of_rows(rows, name or using, f"qdrant_run ({using})", len(queries))
 
 
 def qdrant_fused_run(
@@ -233,7 +233,7 @@ def qdrant_fused_run(
             collection, **args, with_payload=[id_field] if id_field else False
         ).points
         rows += [(q, _docid(p, id_field), i + 1, float(p.score)) for i, p in enumerate(pts)]
-    return _run(rows, "qdrant")
+    return run_of_rows(rows, "qdrant", "qdrant_fused_run", len(queries))
 
 
 def _vector(vec: Any) -> Any:
@@ -249,13 +249,6 @@ def _docid(point: Any, id_field: str | None) -> str:
     if id_field is None:
         return str(point.id)
     return str((point.payload or {})[id_field])
-
-
-def _run(rows: list[tuple[str, str, int, float]], name: str) -> Run:
-    if not rows:
-        return Run([], [], np.zeros(0, dtype=np.int64), np.zeros(0), name=name)
-    q, d, r, s = zip(*rows, strict=True)
-    return Run(list(q), list(d), list(r), list(s), name=name)
 
 
 ENGINE = Engine(
