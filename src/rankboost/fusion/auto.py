@@ -63,9 +63,11 @@ from .. import model_files
 from .._validation import ParamsMixin, forget_fit, not_fitted
 from ..description import Description
 from ..model_selection import (
+    CONVEX_GRID_MAX_RUNS,
     CONVEX_GRID_STEPS,
     cross_fitted_choice,
     query_folds,
+    simplest_within_se,
     standard_error_rule,
 )
 from ..params import ParameterError
@@ -77,10 +79,13 @@ from .run import Qrels, Run
 
 __all__ = ["CANDIDATES", "SAME_QUERIES", "AutoFusion", "convex_weights"]
 
-#: The families :class:`AutoFusion` chooses among, in order of preference on equal scores.
+#: The families :class:`AutoFusion` chooses among, in order of preference on equal scores
+#: (and of simplicity, for ``rule="simplest"``).
 CANDIDATES = ("convex", "linear", "boost", "boost_combsum", "rrf")
 #: The candidates that need runs of the same queries (left out when the runs differ).
 SAME_QUERIES = ("convex", "linear", "rrf")
+#: How :class:`AutoFusion` chooses from the held-out table (its ``rule``).
+RULES = ("fallback", "simplest")
 
 
 def _simplex_grid(m: int) -> NDArray[np.float64]:
@@ -108,9 +113,12 @@ def convex_weights(
     """The convex weights of the normalised score columns ``N`` with the best mean NDCG@10.
 
     ``N[d, i]`` is run ``i``'s min-max normalised score of row ``d`` (0 where it did not return
-    the document), ``y`` the grades, ``qid`` the query of each row. The weights are searched on
-    a grid of the simplex (step 1/20 for two runs, 1/10 for three, coarser beyond); ties go to
-    the weights closest to equal.
+    the document), ``y`` the grades, ``qid`` the query of each row. Up to
+    :data:`~rankboost.model_selection.CONVEX_GRID_MAX_RUNS` runs the weights are searched on a
+    grid of the simplex (step 1/20 for two runs, 1/10 for three, coarser beyond); ties go to
+    the weights closest to equal. Wider, the grid's ``m (m + 1) / 2`` points would cost time
+    and memory quadratic in the runs: the weights are found by coordinate ascent from the
+    equal weights instead (:func:`_ascent`), linear in the runs.
 
     Returns
     -------
@@ -129,12 +137,53 @@ def convex_weights(
     """
     from ..metrics import ndcg_score
 
+    if N.shape[1] > CONVEX_GRID_MAX_RUNS:
+        w = _ascent(N, y, qid)
+        return w, float(ndcg_score(np.maximum(y, 0), N @ w, qid, k=10))
     grid = _simplex_grid(N.shape[1])
     # ties: the weights nearest the uniform ones first (the 50/50 sum of two runs)
     grid = grid[np.argsort(np.abs(grid - 1.0 / N.shape[1]).sum(axis=1), kind="stable")]
     scores = np.array([ndcg_score(np.maximum(y, 0), N @ w, qid, k=10) for w in grid])
     best = int(np.argmax(scores))
     return grid[best], float(scores[best])
+
+
+def _ascent(N: NDArray[np.float64], y: NDArray[np.int64], qid: NDArray[Any]) -> NDArray[np.float64]:
+    """Convex weights by coordinate ascent over the simplex, from the equal weights.
+
+    A pass visits the runs in order and tries each one's weight times every factor of
+    :data:`~rankboost.model_selection.CONVEX_ASCENT_FACTORS` (the others unchanged; the
+    weights are divided by their sum at the end, which leaves the ranking as it is); a change
+    is kept only when it raises the mean NDCG@10 of the rows (the factors of one run are
+    scored together, :func:`rankboost.model_selection.held_out_curve`). At most
+    :data:`~rankboost.model_selection.CONVEX_ASCENT_PASSES` passes, fewer when one changes
+    nothing: ``O(passes x runs x rows)`` time and ``O(rows x factors)`` memory beyond ``N``.
+    """
+    from ..model_selection import CONVEX_ASCENT_FACTORS, CONVEX_ASCENT_PASSES, held_out_curve
+
+    qcode = np.unique(qid, return_inverse=True)[1].reshape(-1)
+    order = np.argsort(qcode, kind="stable")  # rows grouped by query, once
+    Ns, labels, qs = N[order], np.maximum(y[order], 0), qcode[order]
+    factors = np.asarray(CONVEX_ASCENT_FACTORS, dtype=np.float64)
+    u = np.ones(N.shape[1])
+    S = Ns @ u
+    best = float(held_out_curve(S[None, :], labels, qs)[0])
+    for _ in range(CONVEX_ASCENT_PASSES):
+        changed = False
+        for i in range(N.shape[1]):
+            col = Ns[:, i]
+            steps = (factors - 1.0) * u[i]  # the change of u[i] under each factor
+            if u[i] == 0.0 or u.sum() == u[i]:  # dropped, or the last run kept: no move
+                continue
+            HT = S[None, :] + steps[:, None] * col[None, :]
+            scores = held_out_curve(HT, labels, qs)
+            k = int(np.argmax(scores))
+            if scores[k] > best:
+                best, u[i], S = float(scores[k]), u[i] * factors[k], HT[k].copy()
+                changed = True
+        if not changed:
+            break
+    return u / u.sum()
 
 
 def _fit_one(
@@ -236,6 +285,14 @@ class AutoFusion(ParamsMixin):
         The most rounds of the learned candidates (the family choice reads every count up
         to it off one fit per inner fold and prior scale). 100, not :class:`RankFusion`'s
         300: the setting measured leave-one-collection-out (docs/hybrid.md).
+    rule : {"fallback", "simplest"}, default="fallback"
+        ``"fallback"``: keep ``fallback`` unless another candidate beats it by more than
+        ``threshold_se`` standard errors
+        (:func:`rankboost.model_selection.standard_error_rule`); ``"simplest"``: the first
+        candidate of :data:`CANDIDATES` (convex, linear, boost, boost_combsum, rrf) whose
+        mean is at most ``threshold_se`` standard errors below the best's
+        (:func:`rankboost.model_selection.simplest_within_se`; ``fallback`` is then used only
+        to report differences when the runs cover different queries).
 
     Attributes
     ----------
@@ -266,7 +323,7 @@ class AutoFusion(ParamsMixin):
     ('convex', [0.55, 0.45])
     """
 
-    _PARAMS = ("candidates", "fallback", "cv_folds", "max_rounds", "threshold_se")
+    _PARAMS = ("candidates", "fallback", "cv_folds", "max_rounds", "threshold_se", "rule")
 
     def __init__(
         self,
@@ -276,12 +333,14 @@ class AutoFusion(ParamsMixin):
         cv_folds: int = 5,
         max_rounds: int = 100,
         threshold_se: float = 2.0,
+        rule: str = "fallback",
     ) -> None:
         self.candidates = candidates
         self.fallback = fallback
         self.cv_folds = cv_folds
         self.max_rounds = max_rounds
         self.threshold_se = threshold_se
+        self.rule = rule
 
     def _check(self) -> list[str]:
         cands = list(self.candidates) if not isinstance(self.candidates, str) else []
@@ -290,6 +349,11 @@ class AutoFusion(ParamsMixin):
             raise ParameterError(
                 f"The 'candidates' parameter of AutoFusion must be a non-empty list of "
                 f"{CANDIDATES}; got {self.candidates!r} instead."
+            )
+        if self.rule not in RULES:
+            raise ParameterError(
+                f"The 'rule' parameter of AutoFusion must be one of {RULES}; got "
+                f"{self.rule!r} instead."
             )
         if self.fallback not in cands:
             raise ParameterError(
@@ -373,11 +437,11 @@ class AutoFusion(ParamsMixin):
             per_q[c].update(values)
             scale, rounds = candidate_configs(c, max_rounds)[k]
             chosen[c] = {"prior_scale": scale, "n_rounds": rounds}
-        table, family = standard_error_rule(per_q, cands, fallback, float(self.threshold_se))
+        table, family, rule = self._choose(per_q, cands, fallback)
         self.family_ = family
         self.selection_: dict[str, Any] = {
             "family": family,
-            "rule": f"{self.threshold_se} standard errors over the fallback",
+            "rule": rule,
             "fallback": fallback,
             "left_out": left_out,
             "cv_folds": folds,
@@ -399,6 +463,21 @@ class AutoFusion(ParamsMixin):
         steps.close()
         self.list_names_ = list(self.model_.list_names_)
         return self
+
+    def _choose(
+        self, per_q: dict[str, dict[str, float]], cands: list[str], fallback: str
+    ) -> tuple[dict[str, dict[str, float]], str, str]:
+        """``(table, family, rule in words)`` of the held-out values by :attr:`rule`."""
+        if self.rule == "simplest":
+            order = [c for c in CANDIDATES if c in cands]
+            table, family = simplest_within_se(per_q, order, float(self.threshold_se))
+            return (
+                table,
+                family,
+                (f"the simplest within {self.threshold_se} standard errors of the best"),
+            )
+        table, family = standard_error_rule(per_q, cands, fallback, float(self.threshold_se))
+        return table, family, f"{self.threshold_se} standard errors over the fallback"
 
     def _fitted(self, owner: str) -> Any:
         if not hasattr(self, "model_"):
