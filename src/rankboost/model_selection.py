@@ -10,10 +10,9 @@ LightGBM's ``cv()`` sits beside ``train()``:
   never one per round count; :func:`held_out_curve`, their mean over the queries), and the
   folds' curves over a grid of prior scales (:func:`cross_validate`);
 * **the rules**: the first best round count, or (scale, rounds) pair, scale-major
-  (:func:`first_best`, :func:`first_best_grid`); the standard-error rules of a family choice
-  (:func:`standard_error_rule`: keep a fallback unless another wins by enough;
-  :func:`simplest_within_se`: the simplest within noise of the best); a held-out fold
-  scored with the choice of the *other* folds (:func:`cross_fitted_choice`);
+  (:func:`first_best`, :func:`first_best_grid`); the standard-error rule of a family choice
+  (:func:`standard_error_rule`); a held-out fold scored with the choice of the *other* folds
+  (:func:`cross_fitted_choice`);
 * **the grids**, each quantity's defined once (:data:`FUSION_PRIOR_SCALES`,
   :data:`LINEAR_PRIOR_SCALES`, :data:`EASE_PRIOR_SCALES`, :data:`EASE_LAMBDAS`,
   :data:`CONVEX_GRID_STEPS`, :data:`CONVEX_GRID_MAX_RUNS`), and **the seed streams**, one
@@ -76,7 +75,6 @@ __all__ = [
     "query_folds",
     "round_curves",
     "seed_stream",
-    "simplest_within_se",
     "staged_scores",
     "standard_error_rule",
 ]
@@ -437,44 +435,3 @@ def standard_error_rule(
     if best != fallback and table[best]["diff"] > threshold_se * table[best]["se"]:
         return table, best
     return table, fallback
-
-
-def simplest_within_se(
-    per_query: dict[str, dict[str, float]],
-    candidates: Sequence[str],
-    threshold_se: float,
-) -> tuple[dict[str, dict[str, float]], str]:
-    """The selection table and the choice: the simplest candidate within noise of the best.
-
-    ``candidates`` are in order of simplicity (the simplest first); ``per_query[c][q]`` is
-    candidate ``c``'s held-out value of query ``q``. The table holds, per candidate, its mean
-    (``"mean"``), its mean difference to the best candidate (the first of equal means) over
-    the same queries (``"diff"``, <= 0) and that difference's standard error (``"se"``). The
-    choice is the first candidate whose mean is at most ``threshold_se`` standard errors below
-    the best's: the one-standard-error rule of Breiman et al. (1984, section 3.4.3), a
-    difference within noise not being worth a less simple model.
-
-    Examples
-    --------
-    >>> from rankboost.model_selection import simplest_within_se
-    >>> per_q = {"a": {"q1": 0.5, "q2": 0.6}, "b": {"q1": 0.9, "q2": 0.6}}
-    >>> simplest_within_se(per_q, ["a", "b"], 1.0)[1]
-    'a'
-    >>> simplest_within_se(per_q, ["a", "b"], 0.5)[1]
-    'b'
-    """
-    cands = list(candidates)
-    means = {c: float(np.mean(list(per_query[c].values()))) for c in cands}
-    best = max(cands, key=lambda c: (means[c], -cands.index(c)))
-    qs = sorted(per_query[best])
-    top = np.array([per_query[best][q] for q in qs])
-    table: dict[str, dict[str, float]] = {}
-    for c in cands:
-        v = np.array([per_query[c][q] for q in qs])
-        d = v - top
-        se = float(d.std(ddof=1) / np.sqrt(d.size)) if d.size > 1 else 0.0
-        table[c] = {"mean": float(v.mean()), "diff": float(d.mean()), "se": se}
-    for c in cands:
-        if -table[c]["diff"] <= threshold_se * table[c]["se"]:
-            return table, c
-    return table, best  # pragma: no cover - the best is within 0 standard errors of itself

@@ -67,7 +67,6 @@ from ..model_selection import (
     CONVEX_GRID_STEPS,
     cross_fitted_choice,
     query_folds,
-    simplest_within_se,
     standard_error_rule,
 )
 from ..params import ParameterError
@@ -79,13 +78,10 @@ from .run import Qrels, Run
 
 __all__ = ["CANDIDATES", "SAME_QUERIES", "AutoFusion", "convex_weights"]
 
-#: The families :class:`AutoFusion` chooses among, in order of preference on equal scores
-#: (and of simplicity, for ``rule="simplest"``).
+#: The families :class:`AutoFusion` chooses among, in order of preference on equal scores.
 CANDIDATES = ("convex", "linear", "boost", "boost_combsum", "rrf")
 #: The candidates that need runs of the same queries (left out when the runs differ).
 SAME_QUERIES = ("convex", "linear", "rrf")
-#: How :class:`AutoFusion` chooses from the held-out table (its ``rule``).
-RULES = ("fallback", "simplest")
 
 
 def _simplex_grid(m: int) -> NDArray[np.float64]:
@@ -155,7 +151,8 @@ def _ascent(N: NDArray[np.float64], y: NDArray[np.int64], qid: NDArray[Any]) -> 
     :data:`~rankboost.model_selection.CONVEX_ASCENT_FACTORS` (the others unchanged; the
     weights are divided by their sum at the end, which leaves the ranking as it is); a change
     is kept only when it raises the mean NDCG@10 of the rows (the factors of one run are
-    scored together, :func:`rankboost.model_selection.held_out_curve`). At most
+    scored together, :func:`rankboost.model_selection.held_out_curve`); a run dropped to 0
+    stays out, and the last run with a weight is never dropped. At most
     :data:`~rankboost.model_selection.CONVEX_ASCENT_PASSES` passes, fewer when one changes
     nothing: ``O(passes x runs x rows)`` time and ``O(rows x factors)`` memory beyond ``N``.
     """
@@ -285,14 +282,6 @@ class AutoFusion(ParamsMixin):
         The most rounds of the learned candidates (the family choice reads every count up
         to it off one fit per inner fold and prior scale). 100, not :class:`RankFusion`'s
         300: the setting measured leave-one-collection-out (docs/hybrid.md).
-    rule : {"fallback", "simplest"}, default="fallback"
-        ``"fallback"``: keep ``fallback`` unless another candidate beats it by more than
-        ``threshold_se`` standard errors
-        (:func:`rankboost.model_selection.standard_error_rule`); ``"simplest"``: the first
-        candidate of :data:`CANDIDATES` (convex, linear, boost, boost_combsum, rrf) whose
-        mean is at most ``threshold_se`` standard errors below the best's
-        (:func:`rankboost.model_selection.simplest_within_se`; ``fallback`` is then used only
-        to report differences when the runs cover different queries).
 
     Attributes
     ----------
@@ -323,7 +312,7 @@ class AutoFusion(ParamsMixin):
     ('convex', [0.55, 0.45])
     """
 
-    _PARAMS = ("candidates", "fallback", "cv_folds", "max_rounds", "threshold_se", "rule")
+    _PARAMS = ("candidates", "fallback", "cv_folds", "max_rounds", "threshold_se")
 
     def __init__(
         self,
@@ -333,14 +322,12 @@ class AutoFusion(ParamsMixin):
         cv_folds: int = 5,
         max_rounds: int = 100,
         threshold_se: float = 2.0,
-        rule: str = "fallback",
     ) -> None:
         self.candidates = candidates
         self.fallback = fallback
         self.cv_folds = cv_folds
         self.max_rounds = max_rounds
         self.threshold_se = threshold_se
-        self.rule = rule
 
     def _check(self) -> list[str]:
         cands = list(self.candidates) if not isinstance(self.candidates, str) else []
@@ -349,11 +336,6 @@ class AutoFusion(ParamsMixin):
             raise ParameterError(
                 f"The 'candidates' parameter of AutoFusion must be a non-empty list of "
                 f"{CANDIDATES}; got {self.candidates!r} instead."
-            )
-        if self.rule not in RULES:
-            raise ParameterError(
-                f"The 'rule' parameter of AutoFusion must be one of {RULES}; got "
-                f"{self.rule!r} instead."
             )
         if self.fallback not in cands:
             raise ParameterError(
@@ -437,11 +419,11 @@ class AutoFusion(ParamsMixin):
             per_q[c].update(values)
             scale, rounds = candidate_configs(c, max_rounds)[k]
             chosen[c] = {"prior_scale": scale, "n_rounds": rounds}
-        table, family, rule = self._choose(per_q, cands, fallback)
+        table, family = standard_error_rule(per_q, cands, fallback, float(self.threshold_se))
         self.family_ = family
         self.selection_: dict[str, Any] = {
             "family": family,
-            "rule": rule,
+            "rule": f"{self.threshold_se} standard errors over the fallback",
             "fallback": fallback,
             "left_out": left_out,
             "cv_folds": folds,
@@ -463,21 +445,6 @@ class AutoFusion(ParamsMixin):
         steps.close()
         self.list_names_ = list(self.model_.list_names_)
         return self
-
-    def _choose(
-        self, per_q: dict[str, dict[str, float]], cands: list[str], fallback: str
-    ) -> tuple[dict[str, dict[str, float]], str, str]:
-        """``(table, family, rule in words)`` of the held-out values by :attr:`rule`."""
-        if self.rule == "simplest":
-            order = [c for c in CANDIDATES if c in cands]
-            table, family = simplest_within_se(per_q, order, float(self.threshold_se))
-            return (
-                table,
-                family,
-                (f"the simplest within {self.threshold_se} standard errors of the best"),
-            )
-        table, family = standard_error_rule(per_q, cands, fallback, float(self.threshold_se))
-        return table, family, f"{self.threshold_se} standard errors over the fallback"
 
     def _fitted(self, owner: str) -> Any:
         if not hasattr(self, "model_"):
