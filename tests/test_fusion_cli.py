@@ -794,3 +794,60 @@ def test_issue33_auto_on_runs_of_other_queries(tmp_path, capsys) -> None:
     assert status == 0, err
     assert "cover different queries" not in err
     assert AutoFusion.load(model).selection_["left_out"] == []
+
+
+# ------------------------------------------------------------------ issue 46 --------------
+@pytest.mark.parametrize(
+    ("options", "family", "cls"),
+    [
+        (["--rounds", "3"], "boost", "RankFusion"),  # boost's and linear's: boost first
+        (["--thresholds", "4", "--max-rounds", "5"], "boost", "RankFusion"),
+        (["--normalizer", "rrf", "--max-rounds", "5"], "linear", "LinearFusion"),
+    ],
+)
+def test_issue46_options_of_one_family_without_family_train_that_family(
+    files, tmp_path, capsys, options, family, cls
+):
+    """Scripts written for the earlier default (boost) stopped with exit 2 under the default
+    --family auto: the options now choose their family, with one note on stderr, and the
+    model is the one --family FAMILY trains with the same options."""
+    from rankboost.fusion.auto import AutoFusion
+    from rankboost.model_files import load
+
+    _, runs, qrels = files
+    head = ["fuse", "train", "--runs", *runs, "--qrels", qrels, "--cv-folds", "2", *options]
+    status, err = _main([*head, "-o", str(tmp_path / "a.json")], capsys)
+    assert status == 0, err
+    notes = [line for line in err.splitlines() if "not of the default --family auto" in line]
+    assert len(notes) == 1
+    assert notes[0].startswith(f"rankboost fuse train: {options[0]} ")
+    assert f"training --family {family} (add --family {family} to say so)" in notes[0]
+    assert type(load(tmp_path / "a.json")).__name__ == cls
+    assert not isinstance(load(tmp_path / "a.json"), AutoFusion)
+    status, err = _main([*head, "--family", family, "-o", str(tmp_path / "b.json")], capsys)
+    assert status == 0, err
+    assert "not of the default" not in err
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+
+
+def test_issue46_explicit_family_auto_and_mixed_families_are_still_refused(files, tmp_path, capsys):
+    """--family auto given: a boost option is refused as before; options of two families
+    without --family: refused, naming each option's family; no model written."""
+    _, runs, qrels = files
+    head = ["fuse", "train", "--runs", *runs, "--qrels", qrels, "-o", str(tmp_path / "m.json")]
+    status, err = _main([*head, "--family", "auto", "--rounds", "3"], capsys)
+    assert status == 2
+    assert "--rounds 3 is not an option of --family auto" in err
+    status, err = _main([*head, "--thresholds", "4", "--normalizer", "rrf"], capsys)
+    assert status == 2
+    assert err.count("\n") == 1
+    assert err.startswith(
+        "rankboost: error: the options --thresholds 4 (--family boost), --normalizer rrf "
+        "(--family linear) belong to different families"
+    )
+    assert not (tmp_path / "m.json").exists()
+    # the options auto takes keep auto, with no note
+    status, err = _main([*head, "--max-rounds", "3", "--cv-folds", "2"], capsys)
+    assert status == 0, err
+    assert "not of the default" not in err
+    assert "--family auto chose" in err

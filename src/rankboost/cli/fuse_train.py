@@ -26,6 +26,7 @@ from ._family import (
     by_family,
     check_family_options,
     estimator,
+    infer_family,
     option_defaults,
 )
 from ._fuse import (
@@ -85,6 +86,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "to FILE (.png, .pdf, .svg; needs matplotlib)",
     )
     p.set_defaults(
+        family_given=False,
         func=run,
         files=Files(
             {"runs": "run file", "qrels": "qrels file"}, {"output": "-o", "plot": "--plot"}
@@ -183,13 +185,15 @@ def _add_family_options(p: argparse.ArgumentParser, d: dict[str, Any]) -> None:
         "--family",
         choices=list(FAMILIES),
         default=DEFAULT_FAMILY,
+        action=_FamilyGiven,
         help="auto (default: AutoFusion): chosen among linear, the tuned convex combination "
         "of min-max scores, boost, boost from the CombSUM prior and RRF by inner "
         "cross-validation (--cv-folds), keeping linear unless another wins by more than two "
         "standard errors (for runs that miss queries: boost or boost from CombSUM, keeping "
         "boost); boost (RankFusion): RankBoost over rank features; linear (LinearFusion): a "
         "weighted sum of normalised scores that 'fuse export' hands to Elasticsearch / "
-        "OpenSearch",
+        "OpenSearch. Without --family, options of one family (--rounds 20, --thresholds 4, "
+        "--normalizer rrf) train that family (boost first), with a note",
     )
     f.add_argument(
         "--normalizer",
@@ -213,6 +217,14 @@ def _add_family_options(p: argparse.ArgumentParser, d: dict[str, Any]) -> None:
         help="the prior's multiplier, a float >= 0, or auto: chosen with the rounds by inner "
         f"cross-validation (needs --rounds auto; default {d['prior_scale']})",
     )
+
+
+class _FamilyGiven(argparse.Action):
+    """``--family``: store the value and record that it was given (``args.family_given``)."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.family_given = True
 
 
 def _scale_value(text: str) -> float | str:
@@ -292,6 +304,7 @@ def run(args: argparse.Namespace) -> int:
     from ..fusion.io import read_qrels, read_runs
 
     actions = train_options()
+    sys.stderr.write(infer_family(args, actions))
     check_family_options(args, actions)  # before the work
     _check_plot(args)
     model = estimator(args, actions)
