@@ -31,6 +31,8 @@ __all__ = [
     "check_family_options",
     "estimator",
     "family_parameters",
+    "engine_normalizers",
+    "for_engine",
     "infer_family",
     "option_defaults",
     "option_text",
@@ -58,6 +60,7 @@ NOT_MODEL = frozenset(
         "progress",
         "plot",
         "family",
+        "engine",
     }
 )
 #: The families an option of another family chooses when ``--family`` is not given, in order:
@@ -123,6 +126,57 @@ def estimator(args: argparse.Namespace, actions: dict[str, argparse.Action]) -> 
         for dest, value in _given(args, actions).items()
     }
     return cls(**kwargs)
+
+
+def engine_normalizers(engine: str) -> list[str]:
+    """The normalisers ``engine`` serves exactly for every weight, in its row's order.
+
+    Read from :data:`rankboost.fusion.engines.ENGINES` (a normaliser served only
+    approximately, or only under a condition on the weights, is left out).
+    """
+    from ..fusion.engines import ENGINES
+
+    return [
+        name
+        for name, support in ENGINES[engine].normalizers.items()
+        if support.how == "exact" and support.when is None
+    ]
+
+
+def for_engine(args: argparse.Namespace, actions: dict[str, argparse.Action]) -> str:
+    """``--engine NAME``: train what the engine serves; the note that says what that is.
+
+    ``--family`` becomes ``linear`` (``auto`` restricted to the one family an engine
+    computes; ``boost`` is refused) and ``--normalizer`` the first normaliser the engine
+    serves exactly (:func:`engine_normalizers`), or the one given if the engine serves it.
+    Returns "" without ``--engine``. ``actions``: ``fuse train``'s options by destination.
+    """
+    from ..fusion.engines import ENGINES
+
+    engine = getattr(args, "engine", None)
+    if engine is None:
+        return ""
+    label, usable = ENGINES[engine].label, engine_normalizers(engine)
+    if getattr(args, "family_given", False) and args.family not in ("auto", "linear"):
+        raise UsageError(
+            f"--engine {engine} trains --family linear ({label} computes a weighted sum of "
+            f"normalised scores, not --family {args.family}'s steps on the ranks): drop "
+            f"--family {args.family}, or drop --engine."
+        )
+    given = args.normalizer != actions["normalizer"].default
+    if given and args.normalizer not in usable:
+        raise UsageError(
+            f"--normalizer {args.normalizer} is not one that {label} serves exactly; --engine "
+            f"{engine} takes {' or '.join(usable)}: drop --normalizer, or pass one of those."
+        )
+    args.family, args.family_given = "linear", True
+    args.normalizer = args.normalizer if given else usable[0]
+    others = [n for n in usable if n != args.normalizer]
+    also = f"; also --normalizer {' or '.join(others)}" if others and not given else ""
+    return (
+        f"rankboost fuse train: --engine {engine}: training --family linear --normalizer "
+        f"{args.normalizer}, which {label} serves exactly{also}\n"
+    )
 
 
 def infer_family(args: argparse.Namespace, actions: dict[str, argparse.Action]) -> str:

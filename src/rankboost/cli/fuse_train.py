@@ -26,6 +26,7 @@ from ._family import (
     by_family,
     check_family_options,
     estimator,
+    for_engine,
     infer_family,
     option_defaults,
 )
@@ -195,6 +196,18 @@ def _add_family_options(p: argparse.ArgumentParser, d: dict[str, Any]) -> None:
         "OpenSearch. Without --family, options of one family (--rounds 20, --thresholds 4, "
         "--normalizer rrf) train that family (boost first), with a note",
     )
+    from ..fusion.engines import ENGINES
+    from ._family import engine_normalizers
+
+    served = ", ".join(f"{e} {engine_normalizers(e)[0]}" for e in ENGINES)
+    f.add_argument(
+        "--engine",
+        choices=list(ENGINES),
+        default=None,
+        help="train what this search engine serves ('fuse export --engine'): --family linear "
+        f"with the first normaliser the engine serves exactly ({served}; --normalizer "
+        "another it serves exactly)",
+    )
     f.add_argument(
         "--normalizer",
         choices=["minmax", "rrf", "dbsf", "atan"],
@@ -304,6 +317,7 @@ def run(args: argparse.Namespace) -> int:
     from ..fusion.io import read_qrels, read_runs
 
     actions = train_options()
+    sys.stderr.write(for_engine(args, actions))
     sys.stderr.write(infer_family(args, actions))
     check_family_options(args, actions)  # before the work
     _check_plot(args)
@@ -313,6 +327,11 @@ def run(args: argparse.Namespace) -> int:
     runs, qrels = common_queries(args, runs, qrels)
     model.fit(runs, qrels, verbose=show_progress(args))
     model.save(args.output)
+    if args.engine is not None:
+        sys.stderr.write(
+            f"rankboost fuse train: serve it: rankboost fuse export {args.output} --engine "
+            f"{args.engine} -o REQUEST.json\n"
+        )
     command = "rankboost fuse train" + (
         "" if args.family == "boost" else f" --family {args.family}"
     )
