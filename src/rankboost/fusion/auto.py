@@ -7,7 +7,9 @@ documents the runs return, as :func:`rankboost.fusion.cv_rounds`). The candidate
 
 * ``"convex"``: the convex combination of min-max normalised scores, its weights tuned on
   the training queries over a grid of the simplex (:func:`convex_weights`); with two runs
-  ``w, 1 - w`` for ``w`` in 0, 0.05, ..., 1, which includes each run alone;
+  ``w, 1 - w`` for ``w`` in 0, 0.05, ..., 1, which includes each run alone; beyond
+  :data:`~rankboost.model_selection.CONVEX_GRID_MAX_RUNS` runs by coordinate ascent, whose
+  time and memory grow linearly with the runs (the grid's grow as their square);
 * ``"linear"``: :class:`LinearFusion` (RankBoost over min-max scores from the 50/50 convex
   prior; its own inner cross-validation may keep the prior alone, 0 rounds);
 * ``"boost"``: :class:`RankFusion` (boosted rank features);
