@@ -355,3 +355,81 @@ def test_issue33_auto_runs_of_different_depths_all_equal_scores_no_relevant_docu
     assert sorted(fused.queries) == sorted({f"q{i}" for i in range(14)})
     assert np.all(np.isfinite(fused.score))
     assert len(fused) == 140  # every document of the deeper run, each query
+
+
+# ------------------------------------------------------------------ many runs (issue 46) --
+def _wide(n_runs: int, n_q: int = 12, n_d: int = 6, seed: int = 0) -> tuple[list[Run], Qrels]:
+    """``n_runs`` runs of the same ``n_q`` queries x ``n_d`` documents; a few good runs."""
+    rng = np.random.default_rng(seed)
+    qs = np.repeat([f"q{i}" for i in range(n_q)], n_d)
+    ds = np.tile([f"d{j}" for j in range(n_d)], n_q)
+    rel = rng.integers(0, 3, n_q * n_d)
+    runs = [Run.from_scores(qs, ds, (i % 5 == 0) * rel + rng.normal(size=rel.size), name=f"r{i}")
+            for i in range(n_runs)]  # fmt: skip
+    return runs, Qrels(qs, ds, rel)
+
+
+def test_issue46_convex_of_many_runs_builds_no_grid(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past CONVEX_GRID_MAX_RUNS runs the weights come from coordinate ascent: the simplex
+    grid (m (m + 1) / 2 points x m weights, 4 GB for 1,000 runs) is never built, and the
+    weights are a valid convex combination whose score is the NDCG@10 they give."""
+    import rankboost.fusion.auto as auto_mod
+    from rankboost.fusion.auto import _rows
+    from rankboost.fusion.features import grades_for
+    from rankboost.model_selection import CONVEX_GRID_MAX_RUNS
+
+    def no_grid(m: int) -> None:
+        raise AssertionError(f"the simplex grid of {m} runs was built")
+
+    monkeypatch.setattr(auto_mod, "_simplex_grid", no_grid)
+    runs, qrels = _wide(CONVEX_GRID_MAX_RUNS + 1)
+    N, qid, docid = linear_features(runs, "minmax")
+    y = grades_for(_rows(qid, docid), qrels)
+    w, s = convex_weights(N, y, qid)
+    assert w.shape == (len(runs),)
+    assert np.all(w >= 0)
+    assert w.sum() == pytest.approx(1.0)
+    assert s == ndcg_score(np.maximum(y, 0), N @ w, qid, k=10)
+    # coordinate ascent starts at the equal weights and keeps only improvements
+    assert s >= ndcg_score(np.maximum(y, 0), N.mean(axis=1), qid, k=10)
+    auto = AutoFusion(candidates=("convex",), fallback="convex", cv_folds=3).fit(runs, qrels)
+    assert auto.family_ == "convex"
+    assert auto.model_.weights_.sum() == pytest.approx(1.0, abs=1e-6)
+    assert auto.fuse(runs).queries == runs[0].queries
+
+
+def test_issue46_convex_memory_is_linear_in_the_runs() -> None:
+    """Regression: 200 runs built a 20,100 x 200 grid (32 MB) before scoring any point;
+    coordinate ascent holds a few score rows (here well under 4 MB beyond the input)."""
+    import tracemalloc
+
+    from rankboost.fusion.auto import _rows
+    from rankboost.fusion.features import grades_for
+
+    runs, qrels = _wide(200, n_q=6, n_d=5, seed=1)
+    N, qid, docid = linear_features(runs, "minmax")
+    y = grades_for(_rows(qid, docid), qrels)
+    tracemalloc.start()
+    try:
+        convex_weights(N, y, qid)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 2**20
+
+
+def test_issue46_convex_of_few_runs_is_still_the_grid() -> None:
+    """Up to CONVEX_GRID_MAX_RUNS runs the grid search is unchanged (the first best point)."""
+    from rankboost.fusion.auto import _rows, _simplex_grid
+    from rankboost.fusion.features import grades_for
+    from rankboost.model_selection import CONVEX_GRID_MAX_RUNS
+
+    runs, qrels = _wide(CONVEX_GRID_MAX_RUNS, n_q=6, n_d=5, seed=2)
+    N, qid, docid = linear_features(runs, "minmax")
+    y = grades_for(_rows(qid, docid), qrels)
+    w, s = convex_weights(N, y, qid)
+    grid = _simplex_grid(N.shape[1])
+    grid = grid[np.argsort(np.abs(grid - 1.0 / N.shape[1]).sum(axis=1), kind="stable")]
+    scores = [ndcg_score(np.maximum(y, 0), N @ g, qid, k=10) for g in grid]
+    assert w.tolist() == grid[int(np.argmax(scores))].tolist()
+    assert s == max(scores)

@@ -281,7 +281,7 @@ def _variants(family: str) -> list[tuple[str, list[str]]]:
 
     out = []
     for dest, action in train_options().items():
-        if dest in _DATA_OPTIONS or dest == "family":
+        if dest in _DATA_OPTIONS or dest in ("family", "engine"):  # engine: tested on its own
             continue
         if isinstance(action, argparse.BooleanOptionalAction):
             argv = [action.option_strings[1 if action.default else 0]]
@@ -313,7 +313,7 @@ def test_issue39_every_fuse_train_option_changes_the_model_or_is_refused(
 
     variants = _variants(family)
     # the options left out are exactly the data/output ones (each tested on its own)
-    assert set(train_options()) - {d for d, _ in variants} == _DATA_OPTIONS | {"family"}
+    assert set(train_options()) - {d for d, _ in variants} == _DATA_OPTIONS | {"family", "engine"}
     _, runs, qrels = files
     head = ["fuse", "train", "--runs", *runs, "--qrels", qrels, "--family", family, *_BASE[family]]
     base = tmp_path / "base.json"
@@ -794,3 +794,145 @@ def test_issue33_auto_on_runs_of_other_queries(tmp_path, capsys) -> None:
     assert status == 0, err
     assert "cover different queries" not in err
     assert AutoFusion.load(model).selection_["left_out"] == []
+
+
+# ------------------------------------------------------------------ issue 46 --------------
+@pytest.mark.parametrize(
+    ("options", "family", "cls"),
+    [
+        (["--rounds", "3"], "boost", "RankFusion"),  # boost's and linear's: boost first
+        (["--thresholds", "4", "--max-rounds", "5"], "boost", "RankFusion"),
+        (["--normalizer", "rrf", "--max-rounds", "5"], "linear", "LinearFusion"),
+    ],
+)
+def test_issue46_options_of_one_family_without_family_train_that_family(
+    files, tmp_path, capsys, options, family, cls
+):
+    """Scripts written for the earlier default (boost) stopped with exit 2 under the default
+    --family auto: the options now choose their family, with one note on stderr, and the
+    model is the one --family FAMILY trains with the same options."""
+    from rankboost.fusion.auto import AutoFusion
+    from rankboost.model_files import load
+
+    _, runs, qrels = files
+    head = ["fuse", "train", "--runs", *runs, "--qrels", qrels, "--cv-folds", "2", *options]
+    status, err = _main([*head, "-o", str(tmp_path / "a.json")], capsys)
+    assert status == 0, err
+    notes = [line for line in err.splitlines() if "not of the default --family auto" in line]
+    assert len(notes) == 1
+    assert notes[0].startswith(f"rankboost fuse train: {options[0]} ")
+    assert f"training --family {family} (add --family {family} to say so)" in notes[0]
+    assert type(load(tmp_path / "a.json")).__name__ == cls
+    assert not isinstance(load(tmp_path / "a.json"), AutoFusion)
+    status, err = _main([*head, "--family", family, "-o", str(tmp_path / "b.json")], capsys)
+    assert status == 0, err
+    assert "not of the default" not in err
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+
+
+def test_issue46_explicit_family_auto_and_mixed_families_are_still_refused(files, tmp_path, capsys):
+    """--family auto given: a boost option is refused as before; options of two families
+    without --family: refused, naming each option's family; no model written."""
+    _, runs, qrels = files
+    head = ["fuse", "train", "--runs", *runs, "--qrels", qrels, "-o", str(tmp_path / "m.json")]
+    status, err = _main([*head, "--family", "auto", "--rounds", "3"], capsys)
+    assert status == 2
+    assert "--rounds 3 is not an option of --family auto" in err
+    status, err = _main([*head, "--thresholds", "4", "--normalizer", "rrf"], capsys)
+    assert status == 2
+    assert err.count("\n") == 1
+    assert err.startswith(
+        "rankboost: error: the options --thresholds 4 (--family boost), --normalizer rrf "
+        "(--family linear) belong to different families"
+    )
+    assert not (tmp_path / "m.json").exists()
+    # the options auto takes keep auto, with no note
+    status, err = _main([*head, "--max-rounds", "3", "--cv-folds", "2"], capsys)
+    assert status == 0, err
+    assert "not of the default" not in err
+    assert "--family auto chose" in err
+
+
+@pytest.mark.parametrize("engine", ["elasticsearch", "opensearch", "qdrant", "milvus"])
+def test_issue46_fuse_train_engine_trains_what_the_engine_serves(files, tmp_path, capsys, engine):
+    """--engine NAME trains --family linear with the first normaliser the engine serves
+    exactly (read from ENGINES), the same model as --family linear --normalizer N, and the
+    engine takes it: one command, not two errors."""
+    from rankboost.cli._family import engine_normalizers
+    from rankboost.fusion.engines import ENGINES, export_linear
+    from rankboost.fusion.linear import LinearFusion
+
+    _, runs, qrels = files
+    head = ["fuse", "train", "--runs", *runs, "--qrels", qrels, "--max-rounds", "5"]
+    norm = engine_normalizers(engine)[0]
+    assert ENGINES[engine].normalizers[norm].how == "exact"
+    status, err = _main([*head, "--engine", engine, "-o", str(tmp_path / "e.json")], capsys)
+    assert status == 0, err
+    assert (f"--engine {engine}: training --family linear --normalizer {norm}, which "
+            f"{ENGINES[engine].label} serves exactly") in err  # fmt: skip
+    assert f"rankboost fuse export {tmp_path / 'e.json'} --engine {engine}" in err
+    model = LinearFusion.load(tmp_path / "e.json")
+    assert model.normalizer == norm
+    export_linear(model, engine)  # the engine takes it
+    argv = [*head, "--family", "linear", "--normalizer", norm, "-o", str(tmp_path / "l.json")]
+    assert _main(argv, capsys)[0] == 0
+    assert (tmp_path / "e.json").read_bytes() == (tmp_path / "l.json").read_bytes()
+    # --family auto with --engine: auto restricted to the family the engine serves
+    argv = [*head, "--family", "auto", "--engine", engine, "-o", str(tmp_path / "a.json")]
+    assert _main(argv, capsys)[0] == 0
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "e.json").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--engine", "solr"], "argument --engine: invalid choice: 'solr' (choose from"),
+        (["--engine", "qdrant", "--family", "boost"],
+         "--engine qdrant trains --family linear (Qdrant computes a weighted sum"),
+        (["--engine", "qdrant", "--normalizer", "atan"],
+         "--normalizer atan is not one that Qdrant serves exactly; --engine qdrant takes dbsf "
+         "or rrf"),
+        (["--engine", "milvus", "--normalizer", "rrf"],  # only with equal weights
+         "--normalizer rrf is not one that Milvus serves exactly; --engine milvus takes atan"),
+    ],
+)  # fmt: skip
+def test_issue46_fuse_train_engine_bad_input(files, tmp_path, capsys, options, message):
+    """An unknown engine, a family or a normaliser the engine cannot serve: a usage error
+    (exit 2), one line, no model written."""
+    _, runs, qrels = files
+    out = tmp_path / "m.json"
+    argv = ["fuse", "train", "--runs", *runs, "--qrels", qrels, "-o", str(out), *options]
+    try:
+        status, err = _main(argv, capsys)
+    except SystemExit as exc:  # argparse's own errors
+        status, err = exc.code, capsys.readouterr().err
+    assert status == 2
+    assert err.startswith("rankboost: error: ")
+    assert err.count("\n") == 1
+    assert message in err
+    assert not out.exists()
+
+
+def test_issue46_info_of_an_auto_model_no_engine_serves_names_the_command(files, tmp_path, capsys):
+    """An auto model whose family no engine computes (boost) says so in info, with the one
+    command that trains one an engine serves; an auto model that chose a min-max family
+    names the engines that cannot serve it and the same command."""
+    from rankboost.cli import main
+    from rankboost.fusion.auto import AutoFusion
+    from rankboost.fusion.engines import ENGINES
+    from rankboost.fusion.io import read_qrels
+
+    _, runs, qrels = files
+    items, judged = [read_run(p) for p in runs], read_qrels(qrels)
+    for cands, fallback in ((("boost",), "boost"), (("convex",), "convex")):
+        auto = AutoFusion(candidates=cands, fallback=fallback, cv_folds=2, max_rounds=3)
+        auto.fit(items, judged).save(tmp_path / f"{fallback}.json")
+        capsys.readouterr()
+        assert main(["info", str(tmp_path / f"{fallback}.json")]) == 0
+        text = capsys.readouterr().out
+        assert "train one it serves with 'rankboost fuse train --engine ENGINE'" in text
+        if fallback == "boost":
+            assert "--family auto chose boost, which no search engine's hybrid query" in text
+            assert f"(ENGINE: {', '.join(ENGINES)})" in text
+        else:
+            assert "for qdrant or milvus, train one it serves" in text

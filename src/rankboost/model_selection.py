@@ -15,8 +15,8 @@ LightGBM's ``cv()`` sits beside ``train()``:
   (:func:`cross_fitted_choice`);
 * **the grids**, each quantity's defined once (:data:`FUSION_PRIOR_SCALES`,
   :data:`LINEAR_PRIOR_SCALES`, :data:`EASE_PRIOR_SCALES`, :data:`EASE_LAMBDAS`,
-  :data:`CONVEX_GRID_STEPS`), and **the seed streams**, one per purpose
-  (:func:`seed_stream`, :data:`SEED_PURPOSES`).
+  :data:`CONVEX_GRID_STEPS`, :data:`CONVEX_GRID_MAX_RUNS`), and **the seed streams**, one
+  per purpose (:func:`seed_stream`, :data:`SEED_PURPOSES`).
 
 The held-out metric is NDCG@10 with :func:`rankboost.metrics.ndcg_score`'s defaults (gain
 ``2**label - 1``, ``log2`` discount, ties at their expected value, a query without a
@@ -57,6 +57,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
+    "CONVEX_ASCENT_FACTORS",
+    "CONVEX_ASCENT_PASSES",
+    "CONVEX_GRID_MAX_RUNS",
     "CONVEX_GRID_STEPS",
     "EASE_LAMBDAS",
     "EASE_PRIOR_SCALES",
@@ -91,6 +94,17 @@ EASE_LAMBDAS = (50.0, 100.0, 250.0, 500.0, 1000.0)
 #: Steps of the simplex grid of ``AutoFusion``'s ``convex`` family per number of runs (the
 #: weights are multiples of ``1 / steps``; more runs, a coarser grid; 2 beyond five runs).
 CONVEX_GRID_STEPS = {1: 1, 2: 20, 3: 10, 4: 5, 5: 4}
+#: The most runs whose convex weights are searched on the whole simplex grid (step 1/2 beyond
+#: five runs: ``m (m + 1) / 2`` points, 528 for 32 runs, each scored over every row); wider,
+#: by coordinate ascent (:data:`CONVEX_ASCENT_FACTORS`, at most :data:`CONVEX_ASCENT_PASSES`
+#: passes), whose time and memory grow linearly with the runs.
+CONVEX_GRID_MAX_RUNS = 32
+#: The factors coordinate ascent tries on one run's weight (the others unchanged, then all
+#: divided by their sum): dropped, halved, doubled, quadrupled.
+CONVEX_ASCENT_FACTORS = (0.0, 0.5, 2.0, 4.0)
+#: The most passes of coordinate ascent over the runs (it stops after a pass that changes
+#: nothing).
+CONVEX_ASCENT_PASSES = 3
 
 # ------------------------------------------------------------------ the seed streams ----
 #: What each random stream of a fit is for, and the second word of its seed

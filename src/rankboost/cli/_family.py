@@ -8,7 +8,9 @@ with the same name. Its default is the families' own (read from their signatures
 estimator from the options given, and only from those: ``fuse train`` with no option is
 ``AutoFusion()``, the same model as in Python. :func:`check_family_options` refuses (a
 usage error, exit status 2) an option the chosen family does not take, so that no option is
-silently ignored.
+silently ignored. Without ``--family``, options that ``auto`` does not take but one family
+does (``--rounds 20``, ``--thresholds 4``: written for the earlier default, boost) choose that
+family (:func:`infer_family`, with a one-line note on stderr).
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ __all__ = [
     "check_family_options",
     "estimator",
     "family_parameters",
+    "engine_normalizers",
+    "for_engine",
+    "infer_family",
     "option_defaults",
     "option_text",
 ]
@@ -55,8 +60,12 @@ NOT_MODEL = frozenset(
         "progress",
         "plot",
         "family",
+        "engine",
     }
 )
+#: The families an option of another family chooses when ``--family`` is not given, in order:
+#: boost first, the default of earlier releases (``--rounds`` belongs to both).
+_INFERRED = ("boost", "linear")
 #: The options whose value "none" is the parameter's None (``--prior none``: ``prior=None``).
 _NONE_AS_TEXT = frozenset({"prior"})
 
@@ -117,6 +126,93 @@ def estimator(args: argparse.Namespace, actions: dict[str, argparse.Action]) -> 
         for dest, value in _given(args, actions).items()
     }
     return cls(**kwargs)
+
+
+def engine_normalizers(engine: str) -> list[str]:
+    """The normalisers ``engine`` serves exactly for every weight, in its row's order.
+
+    Read from :data:`rankboost.fusion.engines.ENGINES` (a normaliser served only
+    approximately, or only under a condition on the weights, is left out).
+    """
+    from ..fusion.engines import ENGINES
+
+    return [
+        name
+        for name, support in ENGINES[engine].normalizers.items()
+        if support.how == "exact" and support.when is None
+    ]
+
+
+def for_engine(args: argparse.Namespace, actions: dict[str, argparse.Action]) -> str:
+    """``--engine NAME``: train what the engine serves; the note that says what that is.
+
+    ``--family`` becomes ``linear`` (``auto`` restricted to the one family an engine
+    computes; ``boost`` is refused) and ``--normalizer`` the first normaliser the engine
+    serves exactly (:func:`engine_normalizers`), or the one given if the engine serves it.
+    Returns "" without ``--engine``. ``actions``: ``fuse train``'s options by destination.
+    """
+    from ..fusion.engines import ENGINES
+
+    engine = getattr(args, "engine", None)
+    if engine is None:
+        return ""
+    label, usable = ENGINES[engine].label, engine_normalizers(engine)
+    if getattr(args, "family_given", False) and args.family not in ("auto", "linear"):
+        raise UsageError(
+            f"--engine {engine} trains --family linear ({label} computes a weighted sum of "
+            f"normalised scores, not --family {args.family}'s steps on the ranks): drop "
+            f"--family {args.family}, or drop --engine."
+        )
+    given = args.normalizer != actions["normalizer"].default
+    if given and args.normalizer not in usable:
+        raise UsageError(
+            f"--normalizer {args.normalizer} is not one that {label} serves exactly; --engine "
+            f"{engine} takes {' or '.join(usable)}: drop --normalizer, or pass one of those."
+        )
+    args.family, args.family_given = "linear", True
+    args.normalizer = args.normalizer if given else usable[0]
+    others = [n for n in usable if n != args.normalizer]
+    also = f"; also --normalizer {' or '.join(others)}" if others and not given else ""
+    return (
+        f"rankboost fuse train: --engine {engine}: training --family linear --normalizer "
+        f"{args.normalizer}, which {label} serves exactly{also}\n"
+    )
+
+
+def infer_family(args: argparse.Namespace, actions: dict[str, argparse.Action]) -> str:
+    """Without ``--family``: the family the options given belong to; the note that says so.
+
+    ``args.family`` is set to the first family of boost, linear that takes every model
+    option given, when :data:`DEFAULT_FAMILY` does not take one of them; returns the note
+    ("" when nothing changes: ``--family`` given, or every option is the default family's).
+    """
+    if getattr(args, "family_given", True):
+        return ""
+    given = _given(args, actions)
+    takes = family_parameters(args.family)
+    foreign = [d for d in given if d not in takes]
+    if not foreign:
+        return ""
+    for family in _INFERRED:
+        if all(d in family_parameters(family) for d in given):
+            args.family = family
+            flags = " ".join(option_text(actions[d], given[d]) for d in foreign)
+            verb = "is an option" if len(foreign) == 1 else "are options"
+            return (
+                f"rankboost fuse train: {flags} {verb} "
+                f"of --family {family}, not of the default --family {DEFAULT_FAMILY}: training "
+                f"--family {family} (add --family {family} to say so)\n"
+            )
+    owners = [
+        f"{option_text(actions[d], given[d])} (--family "
+        f"{' or '.join(f for f in _INFERRED if d in family_parameters(f))})"
+        for d in foreign
+    ]
+    raise UsageError(
+        f"the options {', '.join(owners)} belong to different families, and the default "
+        f"--family {DEFAULT_FAMILY} takes none of them: choose one family with --family and "
+        "drop the options of the other."
+    )
 
 
 def check_family_options(args: argparse.Namespace, actions: dict[str, argparse.Action]) -> None:

@@ -27,6 +27,8 @@ from ._family import (
     by_family,
     check_family_options,
     estimator,
+    for_engine,
+    infer_family,
     option_defaults,
 )
 from ._fuse import (
@@ -86,6 +88,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "to FILE (.png, .pdf, .svg; needs matplotlib)",
     )
     p.set_defaults(
+        family_given=False,
         func=run,
         files=Files(
             {"runs": "run file", "qrels": "qrels file"}, {"output": "-o", "plot": "--plot"}
@@ -185,13 +188,27 @@ def _add_family_options(p: argparse.ArgumentParser, d: dict[str, Any]) -> None:
         "--family",
         choices=list(FAMILIES),
         default=DEFAULT_FAMILY,
+        action=_FamilyGiven,
         help="auto (default: AutoFusion): chosen among linear, the tuned convex combination "
         "of min-max scores, boost, boost from the CombSUM prior and RRF by inner "
         "cross-validation (--cv-folds), keeping linear unless another wins by more than two "
         "standard errors (for runs that miss queries: boost or boost from CombSUM, keeping "
         "boost); boost (RankFusion): RankBoost over rank features; linear (LinearFusion): a "
         "weighted sum of normalised scores that 'fuse export' hands to Elasticsearch / "
-        "OpenSearch",
+        "OpenSearch. Without --family, options of one family (--rounds 20, --thresholds 4, "
+        "--normalizer rrf) train that family (boost first), with a note",
+    )
+    from ..fusion.engines import ENGINES
+    from ._family import engine_normalizers
+
+    served = ", ".join(f"{e} {engine_normalizers(e)[0]}" for e in ENGINES)
+    f.add_argument(
+        "--engine",
+        choices=list(ENGINES),
+        default=None,
+        help="train what this search engine serves ('fuse export --engine'): --family linear "
+        f"with the first normaliser the engine serves exactly ({served}; --normalizer "
+        "another it serves exactly)",
     )
     f.add_argument(
         "--normalizer",
@@ -216,6 +233,14 @@ def _add_family_options(p: argparse.ArgumentParser, d: dict[str, Any]) -> None:
         help="the prior's multiplier, a float >= 0, or auto: chosen with the rounds by inner "
         f"cross-validation (needs --rounds auto; default {d['prior_scale']})",
     )
+
+
+class _FamilyGiven(argparse.Action):
+    """``--family``: store the value and record that it was given (``args.family_given``)."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.family_given = True
 
 
 def _scale_value(text: str) -> float | str:
@@ -295,6 +320,8 @@ def run(args: argparse.Namespace) -> int:
     from ..fusion.io import read_qrels, read_runs
 
     actions = train_options()
+    sys.stderr.write(for_engine(args, actions))
+    sys.stderr.write(infer_family(args, actions))
     check_family_options(args, actions)  # before the work
     _check_plot(args)
     model = estimator(args, actions)
@@ -303,6 +330,11 @@ def run(args: argparse.Namespace) -> int:
     runs, qrels = common_queries(args, runs, qrels)
     model.fit(runs, qrels, verbose=show_progress(args))
     model.save(args.output)
+    if args.engine is not None:
+        sys.stderr.write(
+            f"rankboost fuse train: serve it: rankboost fuse export {args.output} --engine "
+            f"{args.engine} -o REQUEST.json\n"
+        )
     command = "rankboost fuse train" + (
         "" if args.family == "boost" else f" --family {args.family}"
     )

@@ -17,6 +17,7 @@ column (``model_.step_functions()`` keys, ``X``) is the number minus 1.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 from .._validation import not_fitted
@@ -241,6 +242,22 @@ def describe_auto(auto: Any, path: str) -> Description:
     if sel.get("left_out"):
         facts.append(f"left out (the runs cover different queries): {', '.join(sel['left_out'])}")
     headers = ("family", "held-out NDCG@10", f"- {fallback}", "SE", "")
+    advice = chosen.advice
+    no = [t.name for t in chosen.targets if t.kind == "engine" and t.how == "no"]
+    if not any(t.kind == "engine" for t in chosen.targets):  # a boosted family
+        from .engines import ENGINES
+
+        advice = (
+            f"--family auto chose {family}, which no search engine's hybrid query computes: "
+            f"for an engine, train one it serves with 'rankboost fuse train --engine ENGINE' "
+            f"on the same runs (ENGINE: {', '.join(ENGINES)})"
+        )
+    elif no:
+        advice = "; ".join(
+            filter(None, [advice, f"for {' or '.join(no)}, train one it serves with "
+                                  "'rankboost fuse train --engine ENGINE' on the same runs"])
+        )  # fmt: skip
+    chosen = replace(chosen, advice=advice)  # printed under the chosen model's targets
     return Description(
         kind=chosen.kind,
         family="auto",
@@ -252,7 +269,7 @@ def describe_auto(auto: Any, path: str) -> Description:
         normalizer_definition=chosen.normalizer_definition,
         tables=(Table("", headers, rows),),
         targets=chosen.targets,
-        advice=chosen.advice,
+        advice=advice,
         selection=sel,
         chosen=chosen,
     )

@@ -371,6 +371,40 @@ def fusion_features(
     return FusionFeatures(X, qids[first], docs[first], names)
 
 
+def rows_of(
+    runs: list[Run], qid: NDArray[np.str_], docid: NDArray[np.str_]
+) -> list[NDArray[np.int64]]:
+    """Per run, the row of ``(qid, docid)`` (the rows of :func:`fusion_features`) of each entry.
+
+    Every (query, document) of the runs must be a row. Vectorised (integer keys, one sort),
+    so its cost grows as the entries times their logarithm, not a Python loop per entry.
+
+    Examples
+    --------
+    >>> from rankboost.fusion import Run, fusion_features
+    >>> from rankboost.fusion.features import rows_of
+    >>> a = Run(["q", "q"], ["d1", "d2"], [1, 2], name="a")
+    >>> b = Run(["q"], ["d2"], [1], name="b")
+    >>> f = fusion_features([a, b])
+    >>> [r.tolist() for r in rows_of([a, b], f.qid, f.docid)]
+    [[0, 1], [1]]
+    """
+    qs = np.concatenate([qid, *(r.qid for r in runs)])
+    ds = np.concatenate([docid, *(r.docid for r in runs)])
+    _, qc = np.unique(qs, return_inverse=True)
+    _, dc = np.unique(ds, return_inverse=True)
+    keys = qc.reshape(-1).astype(np.int64) * (int(dc.max()) + 1 if dc.size else 1)
+    keys += dc.reshape(-1)
+    n = qid.shape[0]
+    order = np.argsort(keys[:n], kind="stable")
+    at = order[np.searchsorted(keys[:n], keys[n:], sorter=order)]
+    out, start = [], 0
+    for r in runs:
+        out.append(at[start : start + len(r)].astype(np.int64))
+        start += len(r)
+    return out
+
+
 def n_features_of(n_lists: int, score_features: Any, missing_features: bool) -> int:
     """Number of feature columns :func:`fusion_features` builds for ``n_lists`` lists."""
     n_norms = len(score_norms_of(score_features))

@@ -80,23 +80,14 @@ def linear_features(
     >>> docid.tolist(), N.tolist()
     (['d1', 'd2'], [[1.0, 0.0], [0.0, 1.0]])
     """
-    from .features import fusion_features
+    from .features import fusion_features, rows_of
 
     if normalizer not in LINEAR_NORMALIZERS:
         raise ValueError(f"normalizer must be one of {LINEAR_NORMALIZERS}; got {normalizer!r}.")
     items = as_run_list(runs, "linear_features")
     feats = fusion_features(items)  # rows and their order; rank columns say who returned what
-    key_row = {
-        (q, d): j
-        for j, (q, d) in enumerate(zip(feats.qid.tolist(), feats.docid.tolist(), strict=False))
-    }
     N = np.zeros((feats.X.shape[0], len(items)))
-    for i, r in enumerate(items):
-        rows = np.fromiter(
-            (key_row[(q, d)] for q, d in zip(r.qid.tolist(), r.docid.tolist(), strict=False)),
-            dtype=np.int64,
-            count=len(r),
-        )
+    for i, (r, rows) in enumerate(zip(items, rows_of(items, feats.qid, feats.docid), strict=True)):
         N[rows, i] = normalise_scores(r, normalizer, k=k)
     return N, feats.qid, feats.docid
 

@@ -33,21 +33,12 @@ PRIORS = ("combsum", "rrf")
 
 def prior_scores(runs: list[Any], feats: FusionFeatures, prior: str) -> NDArray[np.float64]:
     """``F_0`` of every row of ``feats`` (the rows of :func:`fusion_features` of ``runs``)."""
-    from .features import normalise_scores
+    from .features import normalise_scores, rows_of
 
     if prior not in PRIORS:
         raise ValueError(f"prior must be None or one of {PRIORS}; got {prior!r}.")
-    row = {
-        (q, d): j
-        for j, (q, d) in enumerate(zip(feats.qid.tolist(), feats.docid.tolist(), strict=False))
-    }
     F0 = np.zeros(feats.X.shape[0])
-    for r in runs:
-        idx = np.fromiter(
-            (row[(q, d)] for q, d in zip(r.qid.tolist(), r.docid.tolist(), strict=False)),
-            np.int64,
-            len(r),
-        )
+    for r, idx in zip(runs, rows_of(runs, feats.qid, feats.docid), strict=True):
         if prior == "combsum":
             v = normalise_scores(r, "minmax")
         else:
