@@ -6,7 +6,7 @@ section 6.2); :mod:`rankboost.fusion.io` reads and writes TREC runs, TREC qrels 
 ``rankboost fuse {train,apply,evaluate,export}`` (:mod:`rankboost.cli.fuse`);
 :class:`LinearFusion` (:mod:`rankboost.fusion.linear`) is a weighted sum of normalised scores
 that :mod:`rankboost.fusion.engines` exports to the search engines of its table
-(Elasticsearch, OpenSearch, Qdrant, Milvus).
+(Elasticsearch, OpenSearch, Qdrant, Milvus, LanceDB).
 """
 
 from __future__ import annotations

@@ -202,19 +202,15 @@ def write_run(
 ) -> None:
     """Write a run as a TREC run file (atomic; gzip if ``path`` ends in ``.gz``).
 
-    Entries are grouped by query (in order of first appearance) and sorted by rank; scores
-    are written with ``repr`` so they read back exactly (the text of :func:`format_run`).
+    The text is :func:`format_run`'s: entries grouped by query (in order of first
+    appearance) and sorted by rank, scores written with ``repr`` so they read back exactly.
 
     Parameters
     ----------
     path : str or path-like
         Target file.
-    run : Run
-        The run to write.
-    tag : str, default=None
-        The 6th column; None uses the run's name (whitespace replaced by ``_``).
-    depth : int, default=None
-        Write only entries with ``rank <= depth``.
+    run, tag, depth
+        As in :func:`format_run`: the run, the 6th column, the deepest rank written.
 
     Examples
     --------
