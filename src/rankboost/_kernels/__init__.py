@@ -80,8 +80,15 @@ def threading_layer() -> str:
             if not _layer:
                 from numba.np.ufunc import parallel
 
-                parallel._launch_threads()  # what numba does before a first parallel launch
-                _layer.append(numba.threading_layer())
+                # what numba does before its first parallel launch; without it (a numba that
+                # renamed it) the layer stays unknown, which use_parallel treats as unsafe
+                launch = getattr(parallel, "_launch_threads", None)
+                if launch is not None:
+                    launch()
+                try:
+                    _layer.append(numba.threading_layer())
+                except ValueError:  # no parallel launch yet: numba has not chosen
+                    return "unknown"
     return _layer[0]
 
 
