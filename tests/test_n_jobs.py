@@ -44,8 +44,14 @@ from rankboost.recommend import RankBoostRecommender
 SAFETY_NET = 120.0  # seconds an event may take before the test fails (never reached)
 
 
-def _blas_counts() -> set[int]:
-    return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+def _blas_counts(per_thread: bool = False) -> set[int]:
+    """The BLAS libraries' thread counts: the process-wide ones (OpenBLAS on pthreads), and
+    with ``per_thread`` those a BLAS keeps per thread too (an OpenMP build: this thread's)."""
+    return {
+        lib["num_threads"]
+        for lib in threadpool_info()
+        if lib["user_api"] == "blas" and (per_thread or lib.get("threading_layer") != "openmp")
+    }
 
 
 @pytest.fixture
@@ -67,7 +73,7 @@ def blas3_held_or_free(request) -> Iterator[str]:
     """3 BLAS threads, the count held by the main thread or by no thread (a plain script)."""
     import threadpoolctl
 
-    before = _blas_counts()
+    before = {lib["filepath"]: lib["num_threads"] for lib in threadpool_info()}
     threadpool_limits(3, user_api="blas")
     if _blas_counts() != {3}:
         pytest.skip(f"the BLAS libraries here report {_blas_counts()} threads, not 3")
@@ -78,7 +84,7 @@ def blas3_held_or_free(request) -> Iterator[str]:
     try:
         yield request.param
     finally:
-        threadpool_limits(min(before), user_api="blas")  # as conftest leaves it
+        threadpool_limits(before)  # as it was (conftest's count in a make-test worker)
 
 
 def _ratings(seed: int, n_users: int = 40, n_items: int = 60) -> sp.csr_matrix:
@@ -162,7 +168,7 @@ def test_issue52_fold_threads_invert_on_the_fits_blas_count(blas3_held_or_free, 
                 _wait(a_factored, "A's factorisation")
             elif (who, step) == ("B", "potri"):
                 _wait(a_inverted, "A's inversion")
-            seen.append((who, step, _blas_counts()))
+            seen.append((who, step, _blas_counts(per_thread=True)))
             out = real(*args, **kw)
             if (who, step) == ("A", "potrf"):
                 a_factored.set()
@@ -217,7 +223,7 @@ def test_blas_threads_joined_by_threads_restored_after_the_last(blas3):
         with blas_threads(1):
             joined.set()
             _wait(owner_leaving, "the owner's end")
-            seen.append(("fold", _blas_counts()))
+            seen.append(("fold", _blas_counts(per_thread=True)))
 
     threads = _Threads()
     with blas_threads(1):
@@ -347,7 +353,7 @@ def _record_blas(monkeypatch: pytest.MonkeyPatch, module: Any, names: tuple[str,
 
         def call(*args: Any, _real: Any = real, _name: str = name, **kw: Any) -> Any:
             main = threading.current_thread() is threading.main_thread()
-            seen.append((_name, main, _blas_counts()))
+            seen.append((_name, main, _blas_counts(per_thread=True)))
             return _real(*args, **kw)
 
         monkeypatch.setattr(module, name, call)

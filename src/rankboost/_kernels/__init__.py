@@ -32,11 +32,12 @@ are process-wide and are therefore set only through this module:
 * BLAS's thread count is one per process (OpenBLAS), its results depend on it
   (``spotrf``/``spotri`` and ``sgemm`` give other bits on 1 and 2 threads), and
   threadpoolctl lets one thread at a time set it (the others' ``threadpool_limits`` are
-  ignored meanwhile). So code that ``n_jobs``' threads run never sets it: the thread that
-  starts them takes the count they need around them with :func:`blas_threads`, and their
-  own ``blas_threads`` of that count join it (issue 52: each cross-fitting fold set its
-  own, and a fold that came second ran EASE's inverse on the process's count whenever the
-  first had already left).
+  ignored meanwhile). So the thread that starts ``n_jobs``' threads takes the count they
+  need around them with :func:`blas_threads`, and their own ``blas_threads`` of that count
+  join it (setting it for their own thread only where the BLAS keeps one per thread, an
+  OpenMP build) instead of each setting the process's (issue 52: each cross-fitting fold
+  set its own, and a fold that came second ran EASE's inverse on the process's count
+  whenever the first had already left).
 """
 
 from __future__ import annotations
@@ -126,11 +127,13 @@ def numba_threads(n: int) -> Iterator[None]:
 class _BlasCount:
     """The BLAS thread count of the blocks inside :func:`blas_threads`: one at a time.
 
-    The first block (the owner) sets the count with threadpoolctl, in its own thread (which
-    threadpoolctl requires), and restores it when it ends, after every block that joined it.
-    A block asking for the count being held joins without touching the BLAS; one asking for
-    another count waits until the holders have ended, as do new blocks once the owner is
-    ending. A thread's nested block of the same count is the outer one.
+    The first block (the owner) sets the count with threadpoolctl in its own thread, and
+    restores it when it ends, after every block that joined it. A block asking for the
+    count being held joins it: it sets the count in its own thread too, which changes only
+    a BLAS that keeps one per thread (an OpenMP build of OpenBLAS; threadpoolctl ignores it
+    for a process-wide one, held by the owner). A block asking for another count waits
+    until the holders have ended, as do new blocks once the owner is ending. A thread's
+    nested block of the same count is the outer one.
     """
 
     def __init__(self) -> None:
@@ -156,16 +159,18 @@ class _BlasCount:
             while self.holders and (self.ending or self.limit != limit):
                 self.changed.wait()
             owner = not self.holders
-            if owner and limit is not None:
-                from threadpoolctl import threadpool_limits
-
-                stack.enter_context(threadpool_limits(limits=limit, user_api="blas"))
+            if owner:
+                _set_blas_threads(stack, limit)  # before any other block may join
             self.limit = limit
             self.holders += 1
         self.mine.limit = limit
         try:
+            if not owner:
+                _set_blas_threads(stack, limit)
             yield
         finally:
+            if not owner:
+                stack.close()
             del self.mine.limit
             with self.changed:
                 if owner:
@@ -176,6 +181,13 @@ class _BlasCount:
                     self.ending = False
                 self.holders -= 1
                 self.changed.notify_all()
+
+
+def _set_blas_threads(stack: contextlib.ExitStack, limit: int | None) -> None:
+    if limit is not None:
+        from threadpoolctl import threadpool_limits
+
+        stack.enter_context(threadpool_limits(limits=limit, user_api="blas"))
 
 
 _NONE = object()
