@@ -162,11 +162,11 @@ def index(engine: str, client: Any, doc_ids: list[str], Ds: Any, Dd: Any) -> Non
 def engine_runs(engine: str, client: Any, qv: dict, depth: int) -> dict[str, Any]:
     """The engine's own ``bm25`` and ``dense`` runs."""
     if engine == "qdrant":
-        from rankboost.fusion._qdrant import qdrant_run
+        from rankboost.fusion.engines.qdrant import qdrant_run
 
         return {f: qdrant_run(client, COLLECTION, f, {q: v[f] for q, v in qv.items()}, depth,
                               id_field="docid") for f in ("bm25", "dense")}  # fmt: skip
-    from rankboost.fusion._milvus import milvus_run
+    from rankboost.fusion.engines.milvus import milvus_run
 
     return {f: milvus_run(client, COLLECTION, f, {q: v[f] for q, v in qv.items()}, depth)
             for f in ("bm25", "dense")}  # fmt: skip
@@ -210,10 +210,10 @@ def _plain(v: Any) -> Any:
 def served(engine: str, client: Any, body: dict, qv: dict, limit: int) -> Any:
     """What the engine serves for the exported request, every query."""
     if engine == "qdrant":
-        from rankboost.fusion._qdrant import qdrant_fused_run
+        from rankboost.fusion.engines.qdrant import qdrant_fused_run
 
         return qdrant_fused_run(client, COLLECTION, body, qv, limit=limit, id_field="docid")
-    from rankboost.fusion._milvus import milvus_fused_run
+    from rankboost.fusion.engines.milvus import milvus_fused_run
 
     body = {**body, "limit": limit}
     return milvus_fused_run(

@@ -24,9 +24,9 @@ Protocol: one fixed 5-fold split of the 76 judged queries (seeded permutation). 
 every supervised method sees only the training queries; the test queries are fused and scored.
 Methods: every ranx fusion method (unsupervised ones, and the trainable ones tuned by ranx
 ``optimize_fusion`` on the training queries), the best single run chosen on the training
-queries, LightGBM lambdarank on the same rank features, and ``rankboost fuse`` at its defaults
-(``RankFusion()``, the code path of the command line). Measures: NDCG@10, MAP@100, R@100
-(ranx), paired t-test and paired randomisation test (sign flips) over the 76 queries.
+queries, LightGBM lambdarank on the same rank features, and ``rankboost fuse --family boost``
+at its defaults (``RankFusion()``, the code path of the command line). Measures: NDCG@10,
+MAP@100, R@100 (ranx), paired t-test and paired randomisation test (sign flips) over the 76 queries.
 
 Run: ``PYTHONPATH=src .venv/bin/python experiments/hybrid.py --write-docs`` (writes the tables
 between the ``results`` markers of ``docs/hybrid.md`` and ``docs/img/hybrid_*.png``; without it,

@@ -8,8 +8,8 @@ document), layered feedback per query (``normalize="query"``), WeakLearn.cum by 
 Protocol: the official 5 folds; train on ``train``, choose the round count (RankBoost) or
 the early-stopping point (LightGBM) on ``vali`` by NDCG@10, report ``test``. Methods:
 
-* ``rankboost fuse`` at its defaults (``RankFusion()``: rounds by inner cross-validation on
-  ``train``; ``vali`` unused);
+* ``rankboost fuse --family boost`` at its defaults (``RankFusion()``: rounds by inner
+  cross-validation on ``train``; ``vali`` unused);
 * RankBoost, WeakLearn.cum and unconstrained (the paper's setup: rank features, 1,000 rounds
   each; rounds chosen on vali);
 * LightGBM lambdarank on the same rank features (NaN = missing), early-stopped on vali;
@@ -199,7 +199,7 @@ def run_fold(dataset: str, fold: int, n_rounds: int = N_ROUNDS) -> dict[str, Any
             check = evaluate_run(fused, qrels["test"], ["ndcg@10"], **NDCG)["ndcg@10"]
             assert abs(check - res["methods"][key]["ndcg@10"]) < 1e-9
 
-    # rankboost fuse at its defaults: trained on train only, rounds by inner CV (no vali) --
+    # fuse --family boost at its defaults: trained on train only, rounds by inner CV (no vali)
     t1 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrainingStoppedWarning)

@@ -920,7 +920,7 @@ def test_ctrl_c_during_training_is_raised_between_rounds():
     restored; a Ctrl-C after the last check still interrupts when the block ends."""
     import signal
 
-    from rankboost._cli_common import interrupt_at_round_end
+    from rankboost.cli._common import interrupt_at_round_end
 
     reached: list[str] = []
 
@@ -965,8 +965,18 @@ def test_issue15_ctrl_c_exits_130_without_a_partial_file(tmp_path):
     X = rng.random((6000, 30))
     dump_svmlight(tmp_path / "big.txt", X, (X[:, 0] * 3).round(), np.repeat(np.arange(300), 20))
     env = {**os.environ, "PYTHONPATH": str(SRC)}
-    cmd = [sys.executable, "-m", "rankboost", "train", str(tmp_path / "big.txt"),
-           "--rounds", "100000", "-o", str(tmp_path / "m.json")]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "rankboost",
+        "train",
+        str(tmp_path / "big.txt"),
+        "--rounds",
+        "100000",
+        "-o",
+        str(tmp_path / "m.json"),
+        "--progress",
+    ]  # fmt: skip  (issue 45: a bar into a pipe only when asked)
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     assert proc.stderr is not None
     seen = b""

@@ -364,28 +364,34 @@ def _package_imports(path: Path) -> set[str]:
 
 
 def test_no_module_imports_the_cli_and_the_shared_helpers_import_no_command():
-    """Issue 21 item 4: the command modules share rankboost._cli_common, and only
-    ``python -m rankboost`` imports rankboost.cli, so no import circle goes through it;
-    _cli_common imports the metrics' parser and the atomic writer's check, a leaf."""
+    """Issue 21 item 4, issue 45 item 4: the command modules of ``rankboost/cli/`` share its
+    ``_`` modules; no library module imports the CLI (only ``python -m rankboost`` does), so
+    no import circle goes through it; ``cli/_common`` imports the metrics' parser and the
+    install hint, leaves; no command module imports another (the ``fuse`` group its own
+    subcommands), and no shared module imports a command."""
     src = Path(rankboost.__file__).parent
     importers = sorted(
         str(p.relative_to(src))
         for p in src.rglob("*.py")
-        if "rankboost.cli" in _package_imports(p) and p.name != "cli.py"
+        if any(n == "rankboost.cli" or n.startswith("rankboost.cli.") for n in _package_imports(p))
+        and p.parent.name != "cli"
     )
     assert importers == ["__main__.py"]
-    common = _package_imports(src / "_cli_common.py")
+    common = _package_imports(src / "cli" / "_common.py")
     allowed = {"rankboost.metrics", "rankboost.metrics.parse_metric"}
-    allowed |= {"rankboost._atomic", "rankboost._atomic.check_target"}  # check_output
     allowed |= {"rankboost._compat", "rankboost._compat.install_hint"}  # missing packages
     assert common <= allowed, common
     assert _package_imports(src / "_atomic.py") == set()  # a leaf: no circle through it
     assert _package_imports(src / "_compat.py") == set()
-    # cli.py registers the command modules; they import none of each other
-    commands = ["fusion/cli.py", "fusion/convert.py", "fusion/_info.py", "export/cli.py"]
-    for name in commands:
-        others = {"rankboost." + c[:-3].replace("/", ".") for c in commands if c != name}
-        assert not _package_imports(src / name) & others, name
+    modules = sorted(p.stem for p in (src / "cli").glob("*.py") if p.stem != "__init__")
+    commands = [m for m in modules if not m.startswith("_")]
+    assert {"train", "predict", "evaluate", "info", "demo", "fuse", "convert"} <= set(commands)
+    for name in modules:
+        imported = _package_imports(src / "cli" / f"{name}.py")
+        others = {f"rankboost.cli.{c}" for c in commands if c != name}
+        if name == "fuse":  # the group registers its subcommands
+            others = {o for o in others if not o.startswith("rankboost.cli.fuse_")}
+        assert not imported & others, (name, imported & others)
 
 
 @pytest.mark.skipif(os.name != "posix", reason="device nodes")
@@ -423,7 +429,7 @@ def test_issue26_user_text_drops_the_python_caller_and_keeps_file_names():
     """The library's messages start with their Python caller (``RankFusion.fit:``); the
     command line drops it, and only it: a file name or a word before a colon stays."""
     import rankboost.fusion  # noqa: F401 - the callers are looked up in imported modules
-    from rankboost._cli_common import user_text
+    from rankboost.cli._common import user_text
 
     assert user_text("RankFusion.decision_function: the model was trained on 3") == (
         "the model was trained on 3"
@@ -656,7 +662,7 @@ def test_issue26_fuse_without_a_subcommand_names_every_subcommand(capsys):
 def test_issue26_training_parameters_are_named_as_options(letor, tmp_path, capsys):
     """rankboost.params' messages serve the API and the command line: ``alpha='exact'``,
     ``weak_ranker='feature'`` and ``positive_cumulative=True`` read as the options."""
-    from rankboost._cli_common import user_text
+    from rankboost.cli._common import user_text
 
     assert user_text("x (positive_cumulative=False, tol=1e-09, feedback='layered')") == (
         "x (--no-positive-cumulative, --tol 1e-09, --feedback layered)"
@@ -719,7 +725,7 @@ def test_issue38_no_suggestion_for_a_word_far_from_every_name(capsys):
 
 def test_issue38_long_error_lines_are_cut_saying_how_much(tmp_path, capsys):
     """A 1 KB message keeps its start and its end (what to do) and says what was cut."""
-    from rankboost._cli_common import MAX_ERROR_CHARS
+    from rankboost.cli._common import MAX_ERROR_CHARS
 
     missing = tmp_path.joinpath(*["d" * 100] * 12, "m.json")  # named twice in the message
     assert main(["info", str(missing)]) == 1

@@ -15,8 +15,8 @@ import json
 import numpy as np
 import pytest
 
-from rankboost._conventions import CONVENTIONS, DEFAULTS, MEANINGS
-from rankboost.cli import FEATURE_NUMBERING, _build_parser, main
+from rankboost._conventions import CONVENTIONS, DEFAULTS, FEATURE_NUMBERING, MEANINGS
+from rankboost.cli import _build_parser, main
 from rankboost.datasets import dump_svmlight, load_svmlight
 from rankboost.fusion import RankFusion, read_qrels, read_runs, write_qrels, write_run
 from rankboost.fusion.evaluation import evaluate_run

@@ -752,7 +752,7 @@ def test_reader_falls_back_to_the_csv_module_on_a_hash_collision(tmp_path, monke
         calls.append(1)
         return -1  # "two different ids with one hash"
 
-    monkeypatch.setattr(read_module._k, "_intern_spans", collide)
+    monkeypatch.setattr(read_module._k, "intern_spans", collide)
     _same_log(read_click_log(path), old.read_click_log(path))
     assert calls
 
@@ -764,16 +764,16 @@ def test_intern_spans_compares_the_bytes_of_equal_hashes():
     buf = np.frombuffer(b"b", dtype=np.uint8)
     s, e = np.array([0]), np.array([1])
     h = np.empty(1, dtype=np.uint64)
-    kern._hash_spans(buf, s, e, h)
+    kern.hash_spans(buf, s, e, h)
     slots = np.full(8, -1, dtype=np.int64)
     keys = np.zeros(4, dtype=np.uint64)
     keys[0] = h[0]  # code 0 holds the hash of "b" but the bytes "a": a forced collision
-    kern._rehash(keys, 1, slots)
+    kern.rehash(keys, 1, slots)
     blob, blob_at = np.frombuffer(b"a", dtype=np.uint8), np.array([0, 1])
     codes, new_at = np.empty(1, dtype=np.int32), np.empty(1, dtype=np.int64)
-    assert kern._intern_spans(buf, s, e, slots, keys, 1, blob, blob_at, codes, new_at) == -1
+    assert kern.intern_spans(buf, s, e, slots, keys, 1, blob, blob_at, codes, new_at) == -1
     blob = np.frombuffer(b"b", dtype=np.uint8)  # the same bytes: code 0, nothing new
-    assert kern._intern_spans(buf, s, e, slots, keys, 1, blob, blob_at, codes, new_at) == 0
+    assert kern.intern_spans(buf, s, e, slots, keys, 1, blob, blob_at, codes, new_at) == 0
     assert codes.tolist() == [0]
 
 

@@ -88,7 +88,7 @@ def _milvus_queries() -> dict:
 
 @pytest.fixture(scope="module")
 def qdrant_runs(qdrant):
-    from rankboost.fusion._qdrant import qdrant_run
+    from rankboost.fusion.engines.qdrant import qdrant_run
 
     qv = _qdrant_queries()
     return [qdrant_run(qdrant, COLL, f, {q: v[f] for q, v in qv.items()}, DEPTH, id_field="docid")
@@ -97,7 +97,7 @@ def qdrant_runs(qdrant):
 
 @pytest.fixture(scope="module")
 def milvus_runs(milvus):
-    from rankboost.fusion._milvus import milvus_run
+    from rankboost.fusion.engines.milvus import milvus_run
 
     qv = _milvus_queries()
     return [milvus_run(milvus, COLL, f, {q: v[f] for q, v in qv.items()}, DEPTH) for f in FIELDS]
@@ -128,7 +128,7 @@ def _same_top(ours: Run, served: Run, k: int) -> None:
 # ---------------------------------------------------------------------- exactness
 @pytest.mark.parametrize("normalizer", ["dbsf", "rrf"])
 def test_qdrant_serves_what_fuse_apply_ranks(qdrant, qdrant_runs, normalizer, tmp_path) -> None:
-    from rankboost.fusion._qdrant import qdrant_fused_run
+    from rankboost.fusion.engines.qdrant import qdrant_fused_run
 
     trained, paths = _train(qdrant_runs, normalizer, tmp_path)
     # the trained weights, then both lists counting (the formula really sums two scores)
@@ -147,7 +147,7 @@ def test_qdrant_serves_what_fuse_apply_ranks(qdrant, qdrant_runs, normalizer, tm
 
 @pytest.mark.parametrize("normalizer", ["atan", "rrf"])
 def test_milvus_serves_what_fuse_apply_ranks(milvus, milvus_runs, normalizer, tmp_path) -> None:
-    from rankboost.fusion._milvus import milvus_fused_run
+    from rankboost.fusion.engines.milvus import milvus_fused_run
 
     trained, paths = _train(milvus_runs, normalizer, tmp_path)
     # Milvus's RRFRanker has no weights: only an equal-weight rrf model is exported
@@ -167,7 +167,7 @@ def test_milvus_serves_what_fuse_apply_ranks(milvus, milvus_runs, normalizer, tm
 
 def test_qdrant_rrf_needs_k_plus_one(qdrant, qdrant_runs) -> None:
     """Regression: Qdrant's RRF scores position p (from 0) 1 / (k + p), so ours is k + 1."""
-    from rankboost.fusion._qdrant import qdrant_fused_run
+    from rankboost.fusion.engines.qdrant import qdrant_fused_run
 
     lin = _model("rrf", [1.0, 2.0])
     body = export_linear(lin, "qdrant", vectors=FIELDS, rank_window_size=DEPTH, limit=LIMIT)
@@ -180,7 +180,7 @@ def test_qdrant_rrf_needs_k_plus_one(qdrant, qdrant_runs) -> None:
 
 def test_milvus_scales_weights_into_its_range(milvus, milvus_runs) -> None:
     """WeightedRanker takes weights in [0, 1]: divided by the largest, scores scaled back."""
-    from rankboost.fusion._milvus import milvus_fused_run
+    from rankboost.fusion.engines.milvus import milvus_fused_run
 
     lin = _model("atan", [3.0, 1.5])
     body = export_linear(lin, "milvus", vectors=FIELDS, rank_window_size=DEPTH, limit=LIMIT)
@@ -237,7 +237,7 @@ def test_three_run_model_for_a_two_vector_request(engine) -> None:
 
 
 def test_qdrant_vector_the_collection_lacks_and_dimension(qdrant) -> None:
-    from rankboost.fusion._qdrant import qdrant_fused_run
+    from rankboost.fusion.engines.qdrant import qdrant_fused_run
 
     body = export_linear(_model("dbsf", [1.0, 1.0]), "qdrant", vectors=["bm25", "minilm"])
     queries = {q: {"bm25": v["bm25"], "minilm": v["dense"]} for q, v in _qdrant_queries().items()}
@@ -254,7 +254,7 @@ def test_qdrant_vector_the_collection_lacks_and_dimension(qdrant) -> None:
 
 
 def test_milvus_field_the_collection_lacks_dimension_and_metric(milvus) -> None:
-    from rankboost.fusion._milvus import milvus_fused_run
+    from rankboost.fusion.engines.milvus import milvus_fused_run
 
     body = export_linear(_model("atan", [1.0, 1.0]), "milvus", vectors=["bm25", "minilm"])
     queries = {q: {"bm25": v["bm25"], "minilm": v["dense"]} for q, v in _milvus_queries().items()}
@@ -273,7 +273,7 @@ def test_qdrant_client_without_the_formula_api(monkeypatch) -> None:
     pytest.importorskip("qdrant_client", reason="the 'engines' extra is not installed")
     from qdrant_client import models
 
-    from rankboost.fusion._qdrant import qdrant_query_args
+    from rankboost.fusion.engines.qdrant import qdrant_query_args
 
     body = export_linear(_model("dbsf", [1.0, 1.0]), "qdrant", vectors=FIELDS)
     monkeypatch.delattr(models, "FormulaQuery")
@@ -334,3 +334,91 @@ def test_engine_normalisations_by_hand() -> None:
     )
     with pytest.raises(ValueError, match="method must be one of .*'dbsf', 'atan'"):
         normalise_scores(run, "arctan")
+
+
+# ---------------------------------------------------------------------- the table (issue 45)
+def test_issue45_the_engines_are_one_table() -> None:
+    """``ENGINES``: one row per engine, each row the ``ENGINE`` of the engine's own module."""
+    import importlib
+
+    from rankboost.fusion.engines import ENGINES
+
+    assert list(ENGINES) == ["elasticsearch", "opensearch", "qdrant", "milvus"]
+    for name, row in ENGINES.items():
+        module = importlib.import_module(f"rankboost.fusion.engines.{name}")
+        assert module.ENGINE is row
+        assert row.name == name
+        assert row.scores is getattr(module, f"{name}_scores")
+        assert set(row.options) <= {"retrievers", "rank_window_size", "vectors", "limit"}
+
+
+def _toy_runs() -> list[Run]:
+    """Two lists of 3 queries, positive scores, ranks 1..n: every engine's input."""
+    rng = np.random.default_rng(4)
+    runs = []
+    for name in FIELDS:
+        q, d, s = [], [], []
+        for i in range(3):
+            docs = rng.permutation(8)[:6]
+            q += [f"q{i}"] * 6
+            d += [f"d{j}" for j in docs]
+            s += sorted(rng.uniform(1.0, 9.0, 6).tolist(), reverse=True)
+        runs.append(Run.from_scores(q, d, s, name=name))
+    return runs
+
+
+@pytest.mark.parametrize("engine", ["elasticsearch", "opensearch", "qdrant", "milvus"])
+@pytest.mark.parametrize("normalizer", ["minmax", "rrf", "dbsf", "atan"])
+def test_issue45_each_row_says_what_its_engine_serves(engine, normalizer) -> None:
+    """``export_linear`` writes what the row's normalisers say, refuses the others with the
+    row's message, and the row's evaluator ranks every exact one as ``fuse apply``."""
+    from rankboost.fusion.engines import ENGINES
+
+    row = ENGINES[engine]
+    runs = _toy_runs()
+    lin = _model(normalizer, [0.75, 0.75])  # equal weights: every condition holds
+    support = row.normalizers.get(normalizer)
+    if support is None:
+        text = row.refusal.format(engine=engine, normalizer=normalizer)
+        with pytest.raises(ValueError, match=re.escape(text)):
+            export_linear(lin, engine)
+        assert row.serves(normalizer, lin.weights_) == ("no", "")
+        return
+    if support.how == "approximate":
+        with pytest.raises(ValueError, match=re.escape(support.refusal)):
+            export_linear(lin, engine)
+        assert export_linear(lin, engine, **{support.option: True})
+        return
+    body = export_linear(lin, engine)
+    assert check_export(lin, runs, engine, body) == 3
+    assert row.serves(normalizer, lin.weights_) == ("exact", "")
+
+
+def test_issue45_unknown_export_option() -> None:
+    with pytest.raises(TypeError, match="unexpected keyword argument 'vector'; the options"):
+        export_linear(_model("rrf", [1.0, 1.0]), "qdrant", vector=["a", "b"])
+
+
+#: A command-line file that still names engines (``--vectors``), until it reads
+#: ``"vectors" in ENGINES[engine].options``.
+_CLI_PENDING = {"cli/fuse_export.py"}
+
+
+def test_issue45_no_engine_branch_outside_its_module() -> None:
+    """No ``engine == "qdrant"`` outside ``fusion/engines/qdrant.py``: an engine is one row."""
+    import ast
+
+    import rankboost
+    from rankboost.fusion.engines import ENGINES
+
+    src = Path(rankboost.__file__).parent
+    found = []
+    for path in sorted(src.rglob("*.py")):
+        rel = path.relative_to(src).as_posix()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Compare):
+                continue
+            named = {n.value for n in ast.walk(node) if isinstance(n, ast.Constant)} & set(ENGINES)
+            if named - {Path(rel).stem} and rel not in _CLI_PENDING:
+                found.append(f"{rel}:{node.lineno} {sorted(named)}")
+    assert found == []

@@ -95,7 +95,7 @@ def test_export_help_examples_run_as_written(mq, tmp_path, monkeypatch, capsys):
     """Every 'rankboost ...' line of 'rankboost export --help' and of docs/serving.md's
     shell blocks, in a folder holding train.txt and names.txt."""
     pytest.importorskip("onnx")
-    from rankboost.export.cli import _EPILOG
+    from rankboost.cli.export import _EPILOG
 
     monkeypatch.chdir(tmp_path)
     _letor_files(tmp_path, mq)

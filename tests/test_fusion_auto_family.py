@@ -231,8 +231,8 @@ def test_issue33_cheap_family_choice_equals_the_slow_reference() -> None:
     folds' mean held-out NDCG@10 prefers (first best); the refit with the best over all."""
     from rankboost.fusion._select import LEARNED, candidate_configs
     from rankboost.fusion.auto import _cut, _rows
-    from rankboost.fusion.cv import query_folds
     from rankboost.fusion.features import grades_for
+    from rankboost.model_selection import query_folds
 
     runs, qrels = _toy(n_q=15, seed=11)
     folds, T = 3, 3
@@ -287,10 +287,11 @@ def test_simplex_grid_of_many_runs_is_the_product_grid() -> None:
     convex combination on MQ2008-agg never finished); the compositions, same order."""
     import itertools
 
-    from rankboost.fusion.auto import _GRID_STEPS, _simplex_grid
+    from rankboost.fusion.auto import _simplex_grid
+    from rankboost.model_selection import CONVEX_GRID_STEPS
 
     for m in range(1, 8):
-        steps = _GRID_STEPS.get(m, 2)
+        steps = CONVEX_GRID_STEPS.get(m, 2)
         ref = [c for c in itertools.product(range(steps + 1), repeat=m) if sum(c) == steps]
         np.testing.assert_array_equal(_simplex_grid(m), np.asarray(ref, float) / steps)
     grid = _simplex_grid(25)

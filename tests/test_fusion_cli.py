@@ -1,4 +1,4 @@
-"""The ``rankboost fuse`` command line (rankboost.fusion.cli)."""
+"""The ``rankboost fuse`` command line (rankboost.cli.fuse and its subcommand modules)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from rankboost.cli import UsageError
+from rankboost.cli.fuse import register, run
 from rankboost.fusion import Qrels, RankFusion, Run, read_run, write_qrels, write_run
-from rankboost.fusion.cli import register, run
 from test_fusion import _synthetic
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -265,7 +265,9 @@ _OTHER_VALUE = {
     "prior_scale": "2",
 }
 #: Options about the data or the output, tested on their own (not model parameters).
-_DATA_OPTIONS = {"help", "runs", "qrels", "output", "depth", "common_queries", "quiet", "plot"}
+_DATA_OPTIONS = {
+    "help", "runs", "qrels", "output", "depth", "common_queries", "quiet", "progress", "plot"
+}  # fmt: skip
 #: What every family is trained with here (small, so that the ~40 trainings take seconds).
 _BASE = {
     "boost": ["--max-rounds", "5", "--cv-folds", "2"],
@@ -275,7 +277,7 @@ _BASE = {
 
 
 def _variants(family: str) -> list[tuple[str, list[str]]]:
-    from rankboost.fusion.cli import train_options
+    from rankboost.cli.fuse_train import train_options
 
     out = []
     for dest, action in train_options().items():
@@ -307,7 +309,7 @@ def test_issue39_every_fuse_train_option_changes_the_model_or_is_refused(
     saved model file or is refused as a usage error naming the option and the family. Before
     the fix --family linear ignored --prior, --prior-scale, --learning-rate, --rank-feature,
     --thresholds, ... (byte-identical models, exit 0)."""
-    from rankboost.fusion.cli import train_options
+    from rankboost.cli.fuse_train import train_options
 
     variants = _variants(family)
     # the options left out are exactly the data/output ones (each tested on its own)
@@ -553,8 +555,23 @@ def test_issue38_fuse_train_shows_progress_over_its_inner_folds(files, tmp_path,
 
     monkeypatch.setattr(compat, "progress_bar", Bar)
     _, runs, qrels = files
-    argv = ["fuse", "train", "--family", family, "--runs", *runs, "--qrels", qrels,
-            "--max-rounds", "4", "--cv-folds", "3", "-o", str(tmp_path / "m.json")]  # fmt: skip
+    argv = [
+        "fuse",
+        "train",
+        "--family",
+        family,
+        "--runs",
+        *runs,
+        "--qrels",
+        qrels,
+        "--max-rounds",
+        "4",
+        "--cv-folds",
+        "3",
+        "-o",
+        str(tmp_path / "m.json"),
+        "--progress",
+    ]  # fmt: skip  (issue 45: bars off the terminal only when asked)
     assert _main(argv, capsys)[0] == 0
     folds = [b for b in bars if b["desc"].startswith("inner CV folds")]
     assert len(folds) == 1
@@ -572,7 +589,7 @@ def test_issue38_every_fuse_help_has_examples_that_parse(capsys) -> None:
     """No fuse subcommand's --help had examples; each now has, and every example parses."""
     import shlex
 
-    from rankboost.fusion._train_cli import EXAMPLES
+    from rankboost.cli._fuse import EXAMPLES
 
     parser = _parser()
     for command in ("fuse", "train", "apply", "evaluate", "export"):
@@ -686,8 +703,23 @@ def test_issue33_auto_info_export_progress_and_plot(files, tmp_path, capsys, mon
     monkeypatch.setattr(compat, "progress_bar", Bar)
     _, runs, qrels = files
     model, plot = str(tmp_path / "auto.json"), tmp_path / "auto.png"
-    argv = ["fuse", "train", "--family", "auto", "--runs", *runs, "--qrels", qrels,
-            "--max-rounds", "5", "--cv-folds", "3", "-o", model]  # fmt: skip
+    argv = [
+        "fuse",
+        "train",
+        "--family",
+        "auto",
+        "--runs",
+        *runs,
+        "--qrels",
+        qrels,
+        "--max-rounds",
+        "5",
+        "--cv-folds",
+        "3",
+        "-o",
+        model,
+        "--progress",
+    ]  # fmt: skip  (issue 45: bars off the terminal only when asked)
     has_plot = importlib.util.find_spec("matplotlib") is not None
     status, err = _main([*argv, *(["--plot", str(plot)] if has_plot else [])], capsys)
     assert status == 0, err

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 from rankboost.fusion import Qrels, Run
-from rankboost.fusion._engine_eval import _es_minmax
 from rankboost.fusion.engines import (
     check_export,
     elasticsearch_scores,
@@ -22,6 +21,7 @@ from rankboost.fusion.engines import (
     export_linear,
     opensearch_scores,
 )
+from rankboost.fusion.engines.elasticsearch import _es_minmax
 from rankboost.fusion.linear import LinearFusion, _boost, _Layered, linear_features
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -326,8 +326,8 @@ def test_prior_model_round_trip(tmp_path: Path) -> None:
 def test_cli_linear_train_apply_export(tmp_path: Path, capsys) -> None:
     import argparse
 
+    from rankboost.cli.fuse import register, run
     from rankboost.fusion import read_run, write_qrels, write_run
-    from rankboost.fusion.cli import register, run
 
     parser = argparse.ArgumentParser(prog="rankboost")
     register(parser.add_subparsers(dest="command"))
@@ -416,8 +416,8 @@ def test_query_and_document_ids_that_concatenate_alike_stay_apart() -> None:
 def test_cli_prior_options(tmp_path: Path) -> None:
     import argparse
 
+    from rankboost.cli.fuse import register, run
     from rankboost.fusion import RankFusion, write_qrels, write_run
-    from rankboost.fusion.cli import register, run
 
     parser = argparse.ArgumentParser(prog="rankboost")
     register(parser.add_subparsers(dest="command"))

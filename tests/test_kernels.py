@@ -54,8 +54,9 @@ def test_the_group_reaches_xdist(request):
 def test_every_driver_pair_is_compiled_from_one_source_apart():
     pairs = _driver_pairs()
     # + clicks: count_pairs, fill_pairs (issue 25); candidates, gram (35/36);
-    # cells: user_knn, item_knn, cooccurrence, ease; gram: top_k_rows (35)
-    assert len(pairs) == 25
+    # cells: user_knn, item_knn, cooccurrence, ease; gram: top_k_rows (35);
+    # cells: ease_rows (45: EASE's penalty search ranks with the base recommender's kernel)
+    assert len(pairs) == 26
     for name, (serial, parallel) in pairs.items():
         assert not serial.targetoptions.get("parallel"), name
         assert parallel.targetoptions.get("parallel"), name
@@ -332,14 +333,16 @@ def _run_cells(pick: int) -> list[np.ndarray]:
     sim = rng.normal(size=(n_users, 9))
     W = rng.normal(size=(n_items, n_items))
     n = starts[-1]
-    num, den, num2, den2, co, ea = (np.zeros(n) for _ in range(6))
+    uk, ik, co, ea = (np.zeros(n) for _ in range(4))
+    rows = np.zeros((n_users, n_items))
     f = {name: getattr(kc, f"_{name}_cells_" + ("serial", "parallel")[pick])
          for name in ("user_knn", "item_knn", "cooccurrence", "ease")}  # fmt: skip
-    f["user_knn"](cells, sim, triple(sp.csc_matrix(pool)), triple(sp.csc_matrix(pool)), num, den)
-    f["item_knn"](cells, hist, near, n_items, num2, den2)
+    f["user_knn"](cells, sim, triple(sp.csc_matrix(pool)), rng.normal(size=n_users), uk)
+    f["item_knn"](cells, hist, near, rng.normal(size=n_items), ik)
     f["cooccurrence"](cells, hist, near, n_items, co)
     f["ease"](cells, hist, W, ea)
-    return [num, den, num2, den2, co, ea]
+    (kc._ease_rows_serial, kc._ease_rows_parallel)[pick](hist, W, rows)
+    return [uk, ik, co, ea, rows]
 
 
 def test_cell_drivers_give_the_same_bits():

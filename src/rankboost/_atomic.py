@@ -21,7 +21,9 @@ temporary file is removed and an existing target is left untouched.
   writes to that descriptor, whatever it is open on (a pipe, or a file opened by ``>>``,
   which is appended to). A folder is refused.
 * :func:`check_target` raises, before any work is done, the error a write would raise
-  for a folder or a missing folder (the command line calls it before training).
+  for a folder, a missing folder or a folder that cannot be written (it creates and removes
+  a temporary file there, as the write would: file modes, read-only file systems and
+  immutable folders, for root too); the command line calls it before training.
 * Errors name the target, never the temporary file: a missing folder is a
   ``FileNotFoundError`` saying which folder to create; an error of the disk while writing
   (``ENOSPC``, ``EDQUOT``, ``EIO``) is an ``OSError`` of its kind naming the target.
@@ -42,7 +44,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["atomic_open", "atomic_write_bytes", "atomic_write_text", "check_target"]
+__all__ = [
+    "atomic_open",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "check_folder",
+    "check_target",
+]
 
 _POSIX = os.name == "posix"
 
@@ -204,6 +212,20 @@ def _direct_open(path: str | os.PathLike[str], fd: int | None) -> Iterator[Binar
         raise
 
 
+def _open_tmp(path: str | os.PathLike[str], target: Path) -> tuple[int, Path]:
+    """The temporary file beside ``target`` (stale ones removed first); ``(fd, path)``.
+
+    An error (EACCES, EROFS, EPERM, ...) names the user's ``path``, never the temporary name.
+    """
+    folder = target.parent
+    stem = _tmp_stem(folder, target.name)
+    _remove_stale(folder, stem)
+    try:
+        return _create_tmp(folder, stem)
+    except OSError as exc:
+        raise _naming(exc, path, f"{exc.strerror} (in the folder {str(folder)!r})") from None
+
+
 @contextmanager
 def atomic_open(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     """Open a binary stream whose content replaces ``path`` only when the block succeeds.
@@ -219,12 +241,7 @@ def atomic_open(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     target = Path(os.path.realpath(path))
     folder = target.parent
     mode = None if st is None else stat.S_IMODE(st.st_mode)
-    stem = _tmp_stem(folder, target.name)
-    _remove_stale(folder, stem)
-    try:
-        fd, tmp = _create_tmp(folder, stem)
-    except OSError as exc:  # EACCES, EROFS, ...: the user's path, never the temporary name
-        raise _naming(exc, path, f"{exc.strerror} (in the folder {str(folder)!r})") from None
+    fd, tmp = _open_tmp(path, target)
     try:
         with os.fdopen(fd, "wb") as fh:
             if mode is not None:
@@ -270,11 +287,38 @@ def _target_stat(path: str | os.PathLike[str]) -> tuple[os.stat_result | None, i
 
 
 def check_target(path: str | os.PathLike[str]) -> None:
-    """Raise what writing ``path`` would raise for a folder or a missing folder; else nothing.
+    """Raise what writing ``path`` would raise before its content; else nothing.
 
-    For the command line, which calls it before the work whose result it would write.
+    That is: ``path`` is a folder or empty, its folder is missing, is not a folder or cannot
+    be written. The last is tried, not guessed from the modes (root ignores them; a
+    read-only file system or an immutable folder does not): a temporary file is created
+    beside ``path`` and removed, as :func:`atomic_open` would create it. For the command
+    line, which calls it before the work whose result it would write; nothing is left.
     """
-    _target_stat(path)
+    st, fd = _target_stat(path)
+    if fd is not None or (st is not None and not stat.S_ISREG(st.st_mode)):
+        return  # a device, a pipe or a descriptor: written in place
+    tmp_fd, tmp = _open_tmp(path, Path(os.path.realpath(path)))
+    os.close(tmp_fd)
+    os.unlink(tmp)
+
+
+def check_folder(
+    folder: str | os.PathLike[str], target: str | os.PathLike[str] | None = None
+) -> None:
+    """Raise what creating a file in the existing folder ``folder`` would raise; else nothing.
+
+    Tried as :func:`check_target` tries it (a temporary file created and removed); the error
+    names ``target`` (default: ``folder``), e.g. the folder to be created inside ``folder``.
+    """
+    real = Path(os.path.realpath(folder))
+    try:
+        fd, tmp = _create_tmp(real, "folder")
+    except OSError as exc:
+        what = f"{exc.strerror} (no file can be created in {os.fspath(folder)!r})"
+        raise _naming(exc, folder if target is None else target, what) from None
+    os.close(fd)
+    os.unlink(tmp)
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:

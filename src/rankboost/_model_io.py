@@ -1,18 +1,15 @@
 """The model file format: versioned JSON, written exactly and read strictly.
 
 :func:`model_to_dict` and :func:`model_from_dict` are :meth:`RankBoostModel.to_dict` and
-:meth:`RankBoostModel.from_dict`; :func:`read_json` reads a file's JSON with one clear error
-per problem (also for ``rankboost export`` and the fusion models). Public through
-:mod:`rankboost.model`; this module does not import it (the model class is passed in).
+:meth:`RankBoostModel.from_dict` (a file's strict JSON is read by
+:func:`rankboost.model_files.read_json`). Public through :mod:`rankboost.model`; this module
+does not import it (the model class is passed in).
 """
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import reprlib
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,7 +23,6 @@ __all__ = [
     "MAX_FEATURES",
     "model_from_dict",
     "model_to_dict",
-    "read_json",
 ]
 
 FORMAT_NAME = "rankboost-model"
@@ -349,58 +345,6 @@ def model_from_dict(cls: Any, data: Any) -> Any:  # noqa: C901  one validator pe
             raise
         raise ValueError(f"malformed model file: {exc}.") from exc
     return model
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(
-        f"the non-standard JSON constant {name} (rankboost writes non-finite numbers as the "
-        'strings "nan", "inf" and "-inf")'
-    )
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"the number {text[:30]} is beyond the float64 range")
-    return value
-
-
-def read_json(
-    path: str | os.PathLike[str], what: str = "model file", kind: str = "rankboost model"
-) -> Any:
-    """The strict JSON content of a model file; every problem is one clear error.
-
-    Standard JSON only: the constants ``NaN`` / ``Infinity`` and numbers beyond the float64
-    range (``1e999``) are refused, as is nesting too deep for the parser.
-
-    Raises
-    ------
-    FileNotFoundError, IsADirectoryError
-        If ``path`` does not exist or is a folder (the message names it).
-    ValueError
-        If the file is not UTF-8 or not valid JSON.
-    """
-    p = Path(path)
-    if p.is_dir():
-        raise IsADirectoryError(f"{what} {str(p)!r} is a directory; pass the path of a file.")
-    if not p.exists():
-        raise FileNotFoundError(f"{what} {str(p)!r} does not exist.")
-    try:
-        text = p.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValueError(
-            f"{path} is not valid JSON (not UTF-8 text: {exc.reason} at byte {exc.start}); is "
-            f"it a {kind}?"
-        ) from None
-    try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
-    except RecursionError:
-        raise ValueError(
-            f"{path} is not valid JSON for rankboost: its lists or objects are nested too "
-            f"deeply; is it a {kind}?"
-        ) from None
-    except ValueError as exc:  # json.JSONDecodeError, and the two hooks above
-        raise ValueError(f"{path} is not valid JSON ({exc}); is it a {kind}?") from None
 
 
 def _evals_to_json(evals: Any) -> dict[str, Any]:

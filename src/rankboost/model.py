@@ -16,7 +16,6 @@ does every export (docs/serving.md). The file format lives in ``_model_io.py``.
 
 from __future__ import annotations
 
-import json
 import os
 import reprlib
 from collections.abc import Iterator, Mapping
@@ -25,6 +24,7 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import model_files
 from ._atomic import atomic_write_text
 from ._conventions import FEATURE_NUMBERING
 from ._float32 import to_float32
@@ -34,7 +34,6 @@ from ._model_io import (
     MAX_FEATURES,
     model_from_dict,
     model_to_dict,
-    read_json,
 )
 from ._rounds import (
     HISTORY_KEYS,
@@ -47,6 +46,8 @@ from ._rounds import (
     frozen_array,
 )
 from ._validation import check_feature_matrix, check_float32_range
+from .description import Description, describe_ranking
+from .model_files import read_json
 from .weak_rankers import WeakRanker
 
 __all__ = [
@@ -516,8 +517,17 @@ class RankBoostModel:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the model as versioned JSON, atomically (temp file + rename)."""
-        text = json.dumps(self.to_dict(), indent=1, allow_nan=False)
-        atomic_write_text(path, text + "\n")
+        model_files.save(self, path)
+
+    def describe(self, path: str | os.PathLike[str] = "MODEL") -> Description:
+        """What the model is and the formats it exports to (:mod:`rankboost.description`).
+
+        ``path`` is the model file the export commands name; ``describe(path).lines(...)``
+        is ``rankboost info``'s text.
+        """
+        from .export import export_targets
+
+        return describe_ranking(self, str(path), export_targets(self, str(path)))
 
     def __repr__(self) -> str:
         return f"RankBoostModel(n_rounds={self.n_rounds}, n_features={self.n_features})"
@@ -561,7 +571,8 @@ def load_model(path: str | os.PathLike[str]) -> RankBoostModel:
     FileNotFoundError, IsADirectoryError
         If ``path`` does not exist or is a folder.
     ValueError
-        If the file is not valid JSON, not a rankboost model, malformed, or of a newer
-        format version.
+        If the file is not valid JSON, not a rankboost model (a model of another kind: the
+        message says what reads it), malformed, or of a newer format version.
     """
-    return RankBoostModel.from_dict(read_json(path))
+    model: RankBoostModel = model_files.load(path, expect=FORMAT_NAME)
+    return model

@@ -236,6 +236,20 @@ class RankBoostRanker(BaseEstimator):
         """Fitted = ``fit`` finished (``check_is_fitted`` ignores what a fit that raised set)."""
         return "model_" in vars(self)
 
+    @classmethod
+    def _from_fitted(cls, params: dict[str, Any], fitted: dict[str, Any]) -> RankBoostRanker:
+        """A fitted estimator of these parameters holding the fitted attributes ``fitted``.
+
+        The loader of another estimator's fit (``DaskRankBoostRanker.to_local``): only the
+        class writes its own fitted attributes (``tests/test_architecture.py``).
+        """
+        est = cls(**params)
+        for name, value in fitted.items():
+            if not name.endswith("_") or name.startswith("__"):
+                raise ValueError(f"{cls.__name__}: {name!r} is not a fitted attribute.")
+            est.__dict__[name] = value
+        return est
+
     # ------------------------------------------------------------------ fitting
     def _params(self) -> TrainParams:
         """The training parameters, validated (errors name this estimator's parameters)."""

@@ -1,30 +1,32 @@
-"""The base recommenders' scores at given (user, item) cells only (``BaseScores.cells``).
+"""The base recommenders' formulas, at given (user, item) cells (``BaseScores``).
 
-The dense path (``BaseScores.scores``) scores every item of every user; the cross-fitting
-needs about 1 cell in 10 of them. Here one unit is one user of a block: its cells are
-``items[starts[r]:starts[r + 1]]`` (row ``r`` of the block), and every kernel writes the
-values of those cells only, so units share no accumulator. Arrays (a CSR or CSC matrix is
-a triple ``(indptr int64, indices int32/int64, data float64)``):
+Each formula of :mod:`rankboost.recommend._base` is written here once, as a per-user body;
+``BaseScores.cells`` passes the cross-fitting's cells (about 1 in 10 of a user's items),
+``BaseScores.scores`` every item of every user of a block. One unit is one user of a block:
+its cells are ``items[starts[r]:starts[r + 1]]`` (row ``r`` of the block), and every kernel
+writes the values of those cells only, so units share no accumulator and a cell's value
+does not depend on the other cells asked. Arrays (a CSR or CSC matrix is a triple
+``(indptr int64, indices int32/int64, data float64)``):
 
 * ``cells = (starts, items)``: ``starts`` int64 ``(n_block + 1,)`` from 0, ``items`` int64
   ``(n_cells,)``, each user's items in any order;
 * ``hist``: the block users' history, CSR ``n_block x n_items`` (row ``r`` = user ``r``;
   ``item_knn`` reads the data, the item deviations ``r_uj - m_j``; the others the pattern);
 * ``user_knn``: ``sim`` float64 ``(n_block, n_pool)`` (the cosine to each pool user, own
-  entry zeroed), ``cent`` / ``rated`` the pool's centred ratings and binary matrix as CSC
-  ``n_pool x n_items`` (column ``i``: the pool users who rated ``i``);
-* ``item_knn``: ``near`` CSR ``n_items x n_items``, row ``i`` = item ``i``'s pruned
-  neighbours ``j`` with ``s_ij``;
-* ``cooccurrence``: ``back`` CSR ``n_items x n_items``, row ``j`` = the items ``i`` that
-  keep ``j`` as a neighbour, with ``s_ij`` (the transpose of ``near``);
+  entry zeroed), ``cent`` the pool's centred ratings as CSC ``n_pool x n_items`` (column
+  ``i``: the pool users who rated ``i``), ``mean`` float64 ``(n_block,)`` the users' means;
+* ``item_knn``: ``back`` CSR ``n_items x n_items``, row ``j`` = the items ``i`` that keep
+  ``j`` among their ``k`` neighbours, with ``s_ij``; ``item_mean`` float64 ``(n_items,)``;
+* ``cooccurrence``: ``back`` the same for its cosines;
 * ``ease``: ``W`` float32 or float64 ``(n_items, n_items)``;
-* ``num``, ``den``, ``out`` float64 ``(n_cells,)``: written at every cell.
+* ``out`` float64 ``(n_cells,)``: written at every cell (``ease_rows``: ``(n_block,
+  n_items)``, EASE's raw rows, for its penalty search).
 
-Every sum runs in the order of the dense path's scipy product (the history's order, or the
-pool users' in increasing order), and ``cooccurrence`` / ``ease`` are standardised with
-numpy's own pairwise summation (:func:`_pairwise_sum`) over the full row, with zeros at
-the history, as ``_base._standardise`` sums it: on CSR input with sorted indices the cells
-carry the dense path's bits (``tests/test_base_cells.py``).
+Every sum runs in the order scipy's sparse products ran it before these kernels replaced
+them (the history's order, or the pool users' in increasing order), and ``cooccurrence`` /
+``ease`` are standardised with numpy's own pairwise summation (:func:`_pairwise_sum`) over
+the full row, with zeros at the history, as numpy summed it: the scores kept their bits
+(``tests/test_base_cells.py``, ``experiments/movies_topn.py``).
 """
 
 from __future__ import annotations
@@ -102,7 +104,7 @@ def _standardised_cells(  # noqa: PLR0917  numba helper: one user's row and cell
 ) -> None:
     """``out[c] = (row[items[c]] - mean) / std`` for ``c`` in ``[lo, hi)``, 0 where std is 0.
 
-    Mean and (population) std over the ``free`` items, as ``_base._standardise``.
+    Mean and (population) std over the ``free`` items (those outside the history).
     """
     n = row.shape[0]
     tmp = np.zeros(n)
@@ -125,75 +127,67 @@ def _standardised_cells(  # noqa: PLR0917  numba helper: one user's row and cell
 
 @njit(cache=True)
 def _user_knn_user(
-    r: np.int64,
-    cells: tuple,
-    sim: np.ndarray,
-    cent: tuple,
-    rated: tuple,
-    num: np.ndarray,
-    den: np.ndarray,
+    r: np.int64, cells: tuple, sim: np.ndarray, cent: tuple, mean: np.ndarray, out: np.ndarray
 ) -> None:
-    """User ``r``'s ``sum_v s_uv c_vi`` and ``sum_v |s_uv|`` over the pool users who rated ``i``."""
+    """User ``r``'s ``mu_u + sum_v s_uv c_vi / sum_v |s_uv|`` at its cells.
+
+    ``v`` runs over the pool users who rated ``i`` (column ``i`` of ``cent``, in increasing
+    order), ``c_vi`` their centred rating; NaN where that sum of ``|s_uv|`` is 0 (no pool user
+    rated ``i``, or none is similar): the paper's abstention.
+    """
     starts, items = cells
     c_ptr, c_idx, c_val = cent
-    b_ptr, b_idx, _ = rated
     s = sim[r]
     for c in range(starts[r], starts[r + 1]):
         i = items[c]
-        a = 0.0
+        num = 0.0
+        den = 0.0
         for p in range(c_ptr[i], c_ptr[i + 1]):
-            a += c_val[p] * s[c_idx[p]]
-        d = 0.0
-        for p in range(b_ptr[i], b_ptr[i + 1]):
-            d += abs(s[b_idx[p]])
-        num[c] = a
-        den[c] = d
+            w = s[c_idx[p]]
+            num += c_val[p] * w
+            den += abs(w)
+        out[c] = num / den + mean[r] if den > 0 else np.nan
 
 
 def _user_knn_cells(
-    cells: tuple, sim: np.ndarray, cent: tuple, rated: tuple, num: np.ndarray, den: np.ndarray
+    cells: tuple, sim: np.ndarray, cent: tuple, mean: np.ndarray, out: np.ndarray
 ) -> None:
     for r in prange(cells[0].shape[0] - 1):
-        _user_knn_user(np.int64(r), cells, sim, cent, rated, num, den)
+        _user_knn_user(np.int64(r), cells, sim, cent, mean, out)
 
 
 @njit(cache=True)
 def _item_knn_user(
-    r: np.int64,
-    cells: tuple,
-    hist: tuple,
-    near: tuple,
-    n_items: int,
-    num: np.ndarray,
-    den: np.ndarray,
+    r: np.int64, cells: tuple, hist: tuple, back: tuple, item_mean: np.ndarray, out: np.ndarray
 ) -> None:
-    """User ``r``'s ``sum_j s_ij dev_uj`` and ``sum_j |s_ij|`` over ``i``'s neighbours it rated."""
+    """User ``r``'s ``m_i + sum_j s_ij dev_uj / sum_j |s_ij|`` at its cells.
+
+    ``j`` runs over the items the user rated that keep ``i`` among their neighbours (row
+    ``j`` of ``back``), in the history's order; NaN where there is none.
+    """
     starts, items = cells
     h_ptr, h_idx, h_val = hist
-    s_ptr, s_idx, s_val = near
-    dev = np.zeros(n_items)  # the user's deviations, and how often each item is stored
-    times = np.zeros(n_items)
+    t_ptr, t_idx, t_val = back
+    n = item_mean.shape[0]
+    num = np.zeros(n)
+    den = np.zeros(n)
     for p in range(h_ptr[r], h_ptr[r + 1]):
-        dev[h_idx[p]] += h_val[p]
-        times[h_idx[p]] += 1.0
+        j = h_idx[p]
+        dev = h_val[p]
+        for q in range(t_ptr[j], t_ptr[j + 1]):
+            i = t_idx[q]
+            num[i] += dev * t_val[q]
+            den[i] += abs(t_val[q])
     for c in range(starts[r], starts[r + 1]):
         i = items[c]
-        a = 0.0
-        d = 0.0
-        for p in range(s_ptr[i], s_ptr[i + 1]):
-            j = s_idx[p]
-            if times[j] > 0:
-                a += dev[j] * s_val[p]
-                d += times[j] * abs(s_val[p])
-        num[c] = a
-        den[c] = d
+        out[c] = num[i] / den[i] + item_mean[i] if den[i] > 0 else np.nan
 
 
 def _item_knn_cells(
-    cells: tuple, hist: tuple, near: tuple, n_items: int, num: np.ndarray, den: np.ndarray
+    cells: tuple, hist: tuple, back: tuple, item_mean: np.ndarray, out: np.ndarray
 ) -> None:
     for r in prange(cells[0].shape[0] - 1):
-        _item_knn_user(np.int64(r), cells, hist, near, n_items, num, den)
+        _item_knn_user(np.int64(r), cells, hist, back, item_mean, out)
 
 
 @njit(cache=True)
@@ -222,19 +216,30 @@ def _cooccurrence_cells(
 
 
 @njit(cache=True)
+def _ease_row(r: np.int64, hist: tuple, W: np.ndarray, row: np.ndarray) -> None:
+    """``row += X_u B``: EASE's score of every item for user ``r``, in float64.
+
+    The sum of ``W``'s rows at the user's history, in the history's order.
+    """
+    h_ptr, h_idx, _ = hist
+    n = W.shape[1]
+    for p in range(h_ptr[r], h_ptr[r + 1]):
+        w = W[h_idx[p]]
+        for i in range(n):
+            row[i] += w[i]
+
+
+@njit(cache=True)
 def _ease_user(r: np.int64, cells: tuple, hist: tuple, W: np.ndarray, out: np.ndarray) -> None:
-    """User ``r``'s row ``sum_{j in history} W[j]`` (in float64), standardised, at its cells."""
+    """User ``r``'s EASE row (:func:`_ease_row`), standardised, at its cells."""
     starts, items = cells
     h_ptr, h_idx, _ = hist
     n = W.shape[1]
     row = np.zeros(n)
+    _ease_row(r, hist, W, row)
     free = np.ones(n, dtype=np.bool_)
     for p in range(h_ptr[r], h_ptr[r + 1]):
-        j = h_idx[p]
-        free[j] = False
-        w = W[j]
-        for i in range(n):
-            row[i] += w[i]
+        free[h_idx[p]] = False
     _standardised_cells(row, free, starts[r], starts[r + 1], items, out)
 
 
@@ -243,39 +248,31 @@ def _ease_cells(cells: tuple, hist: tuple, W: np.ndarray, out: np.ndarray) -> No
         _ease_user(np.int64(r), cells, hist, W, out)
 
 
+def _ease_rows(hist: tuple, W: np.ndarray, out: np.ndarray) -> None:
+    for r in prange(out.shape[0]):
+        _ease_row(np.int64(r), hist, W, out[r])
+
+
 _user_knn_cells_serial, _user_knn_cells_parallel = serial_and_parallel(_user_knn_cells)
 _item_knn_cells_serial, _item_knn_cells_parallel = serial_and_parallel(_item_knn_cells)
 _cooccurrence_cells_serial, _cooccurrence_cells_parallel = serial_and_parallel(_cooccurrence_cells)
 _ease_cells_serial, _ease_cells_parallel = serial_and_parallel(_ease_cells)
+_ease_rows_serial, _ease_rows_parallel = serial_and_parallel(_ease_rows)
 
 
 def user_knn_cells(
-    cells: tuple,
-    sim: np.ndarray,
-    cent: tuple,
-    rated: tuple,
-    num: np.ndarray,
-    den: np.ndarray,
-    parallel: bool,
+    cells: tuple, sim: np.ndarray, cent: tuple, mean: np.ndarray, out: np.ndarray, parallel: bool
 ) -> None:
-    """``user_knn``'s numerator and denominator at the cells (module docstring)."""
-    (_user_knn_cells_parallel if parallel else _user_knn_cells_serial)(
-        cells, sim, cent, rated, num, den
-    )
+    """``user_knn``'s scores at the cells (module docstring)."""
+    (_user_knn_cells_parallel if parallel else _user_knn_cells_serial)(cells, sim, cent, mean, out)
 
 
 def item_knn_cells(
-    cells: tuple,
-    hist: tuple,
-    near: tuple,
-    n_items: int,
-    num: np.ndarray,
-    den: np.ndarray,
-    parallel: bool,
+    cells: tuple, hist: tuple, back: tuple, item_mean: np.ndarray, out: np.ndarray, parallel: bool
 ) -> None:
-    """``item_knn``'s numerator and denominator at the cells (module docstring)."""
+    """``item_knn``'s scores at the cells (module docstring)."""
     (_item_knn_cells_parallel if parallel else _item_knn_cells_serial)(
-        cells, hist, near, n_items, num, den
+        cells, hist, back, item_mean, out
     )
 
 
@@ -291,3 +288,8 @@ def cooccurrence_cells(
 def ease_cells(cells: tuple, hist: tuple, W: np.ndarray, out: np.ndarray, parallel: bool) -> None:
     """``ease``'s standardised scores at the cells (module docstring)."""
     (_ease_cells_parallel if parallel else _ease_cells_serial)(cells, hist, W, out)
+
+
+def ease_rows(hist: tuple, W: np.ndarray, out: np.ndarray, parallel: bool) -> None:
+    """``out[r] += X_u B`` for each user ``r`` of ``hist``: EASE's raw scores (unstandardised)."""
+    (_ease_rows_parallel if parallel else _ease_rows_serial)(hist, W, out)

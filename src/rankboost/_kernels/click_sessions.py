@@ -1,10 +1,10 @@
 """Click-log kernels over sessions (numba): grouping, checks, and the sums training needs.
 
-``rankboost.clicks`` groups a log's rows by session (``_session_runs``, ``_count_runs``,
-``_runs_in_order``), checks the sessions (``_sessions_valid``, ``_first_duplicate``), and sums
-them for training (``_add_sessions``); the streamed reader finds a chunk's sessions as runs of
-rows (``_run_breaks``, ``_runs_ok``). The per-session pair extraction itself is in
-``clicks.py`` (``_session_pairs``); ``_add_sessions`` enumerates the same pairs.
+``rankboost.clicks`` groups a log's rows by session (``session_runs``, ``count_runs``,
+``runs_in_order``), checks the sessions (``first_irregular_run``, ``first_duplicate``), and sums
+them for training (``add_sessions``); the streamed reader finds a chunk's sessions as runs of
+rows (``run_breaks``). The per-session pair extraction itself is in
+``clicks.py`` (``_session_pairs``); ``add_sessions`` enumerates the same pairs.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .clicks import compared_rows, last_click
+from .clicks import compared_rows, last_click, mixed_slot
 
 
 @njit(cache=True)
-def _session_runs(qcode: np.ndarray, scode: np.ndarray, pos: np.ndarray, first: np.ndarray) -> int:
+def session_runs(qcode: np.ndarray, scode: np.ndarray, pos: np.ndarray, first: np.ndarray) -> int:
     """Runs of equal ``(qcode, scode)``: their starts in ``first``; -1 unless positions rise.
 
     Returns the number of runs, or -1 when some run's positions do not strictly increase
@@ -34,8 +34,8 @@ def _session_runs(qcode: np.ndarray, scode: np.ndarray, pos: np.ndarray, first: 
 
 
 @njit(cache=True)
-def _count_runs(qcode: np.ndarray, scode: np.ndarray) -> int:
-    """The number of runs of equal ``(qcode, scode)`` (``_session_runs`` fills their starts)."""
+def count_runs(qcode: np.ndarray, scode: np.ndarray) -> int:
+    """The number of runs of equal ``(qcode, scode)`` (``session_runs`` fills their starts)."""
     k = 0
     for i in range(qcode.shape[0]):
         if i == 0 or qcode[i] != qcode[i - 1] or scode[i] != scode[i - 1]:
@@ -44,7 +44,7 @@ def _count_runs(qcode: np.ndarray, scode: np.ndarray) -> int:
 
 
 @njit(cache=True)
-def _runs_in_order(first: np.ndarray, run_order: np.ndarray, n: int, out: np.ndarray) -> None:
+def runs_in_order(first: np.ndarray, run_order: np.ndarray, n: int, out: np.ndarray) -> None:
     """``out`` = the entries of the runs in the order ``run_order``, one after the other.
 
     Run ``r`` is ``[first[r], first[r + 1])``; the last one ends at ``n``.
@@ -60,18 +60,7 @@ def _runs_in_order(first: np.ndarray, run_order: np.ndarray, n: int, out: np.nda
 
 
 @njit(cache=True)
-def _sessions_valid(starts: np.ndarray, position: np.ndarray, count: np.ndarray) -> bool:
-    """Every session shows positions ``1..m`` in order with one count (the usual case)."""
-    for s in range(starts.shape[0] - 1):
-        lo = starts[s]
-        for e in range(lo, starts[s + 1]):
-            if position[e] != e - lo + 1 or count[e] != count[lo]:
-                return False
-    return True
-
-
-@njit(cache=True)
-def _first_duplicate(starts: np.ndarray, codes: np.ndarray, out: np.ndarray) -> None:
+def first_duplicate(starts: np.ndarray, codes: np.ndarray, out: np.ndarray) -> None:
     """The first session showing one code twice: ``out = (a, b)``, else ``(-1, -1)``.
 
     ``a < b`` are the first two entries of the session's smallest repeated code (what a
@@ -106,7 +95,7 @@ def _first_duplicate(starts: np.ndarray, codes: np.ndarray, out: np.ndarray) -> 
 
 
 @njit(cache=True)
-def _remap(codes: np.ndarray, table: np.ndarray) -> None:
+def remap(codes: np.ndarray, table: np.ndarray) -> None:
     """``codes[i] = table[codes[i]]``, in place."""
     for i in range(codes.shape[0]):
         codes[i] = table[codes[i]]
@@ -116,7 +105,7 @@ def _remap(codes: np.ndarray, table: np.ndarray) -> None:
 #
 # Training needs the sessions only through two sums (``rankboost.clicks._counts``): per pair
 # ``(lower row, upper row, position of the clicked one)`` the summed session counts, and per
-# ``(row, position)`` the impressions and clicks. ``_add_sessions`` adds whole sessions into
+# ``(row, position)`` the impressions and clicks. ``add_sessions`` adds whole sessions into
 # two open-addressing tables keyed by three int64 (``keys[:, :3]``), so the memory grows with
 # the distinct pairs and cells, not with the sessions; a log streamed in chunks and the same
 # log in memory add the same counts (exactly, for integral counts: sums of integers).
@@ -124,13 +113,11 @@ def _remap(codes: np.ndarray, table: np.ndarray) -> None:
 
 @njit(cache=True)
 def _key_slot(a: int, b: int, c: int, mask: np.uint64) -> int:
+    """Table slot of the key ``(a, b, c)``: the three mixed into one word, then hashed."""
     x = np.uint64(a) * np.uint64(0x9E3779B97F4A7C15)
     x ^= np.uint64(b) * np.uint64(0xC2B2AE3D27D4EB4F)
     x ^= np.uint64(c) * np.uint64(0x165667B19E3779F9)
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)  # splitmix64's finalizer
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    x = x ^ (x >> np.uint64(31))
-    return np.int64(x & mask)
+    return mixed_slot(x, mask)
 
 
 @njit(cache=True)
@@ -166,7 +153,7 @@ def _table_add(  # noqa: PLR0917  numba helper: the table's arrays and one key a
 
 
 @njit(cache=True)
-def _table_rehash(keys: np.ndarray, n_keys: int, slots: np.ndarray) -> None:
+def table_rehash(keys: np.ndarray, n_keys: int, slots: np.ndarray) -> None:
     """Fill the empty table ``slots`` (-1) with the keys ``0..n_keys-1``."""
     mask = np.uint64(slots.shape[0] - 1)
     for k in range(n_keys):
@@ -177,7 +164,7 @@ def _table_rehash(keys: np.ndarray, n_keys: int, slots: np.ndarray) -> None:
 
 
 @njit(cache=True)
-def _add_sessions(  # noqa: PLR0917  numba kernel: the sessions, the mode and both tables
+def add_sessions(  # noqa: PLR0917  numba kernel: the sessions, the mode and both tables
     starts: np.ndarray,
     rows: np.ndarray,
     position: np.ndarray,
@@ -254,7 +241,7 @@ def _add_sessions(  # noqa: PLR0917  numba kernel: the sessions, the mode and bo
 
 
 @njit(cache=True)
-def _run_breaks(  # noqa: PLR0917  numba kernel: the chunk, the session spans, the run before
+def run_breaks(  # noqa: PLR0917  numba kernel: the chunk, the session spans, the run before
     buf: np.ndarray,
     start: np.ndarray,
     end: np.ndarray,
@@ -290,7 +277,7 @@ def _run_breaks(  # noqa: PLR0917  numba kernel: the chunk, the session spans, t
 
 
 @njit(cache=True)
-def _runs_ok(starts: np.ndarray, position: np.ndarray, count: np.ndarray) -> int:
+def first_irregular_run(starts: np.ndarray, position: np.ndarray, count: np.ndarray) -> int:
     """The first run whose positions are not ``1, 2, ..., m`` or whose count varies, else -1."""
     for s in range(starts.shape[0] - 1):
         lo = starts[s]
@@ -301,7 +288,7 @@ def _runs_ok(starts: np.ndarray, position: np.ndarray, count: np.ndarray) -> int
 
 
 @njit(cache=True)
-def _set_add(table: np.ndarray, n: int, h: np.ndarray) -> int:
+def set_add(table: np.ndarray, n: int, h: np.ndarray) -> int:
     """Add the 64-bit hashes ``h`` to the open-addressing set ``table`` (0 = empty slot).
 
     ``n`` = hashes in the set before; the caller keeps the table under 3/4 full. Returns the
@@ -324,7 +311,7 @@ def _set_add(table: np.ndarray, n: int, h: np.ndarray) -> int:
 
 
 @njit(cache=True)
-def _set_rehash(old: np.ndarray, table: np.ndarray) -> None:
+def set_rehash(old: np.ndarray, table: np.ndarray) -> None:
     """Put the hashes of the set ``old`` into the empty (zeroed), larger ``table``."""
     mask = np.uint64(table.shape[0] - 1)
     for i in range(old.shape[0]):

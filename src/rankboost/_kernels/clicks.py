@@ -158,13 +158,47 @@ _count_pairs_serial, _count_pairs_parallel = serial_and_parallel(_count_pairs)
 _fill_pairs_serial, _fill_pairs_parallel = serial_and_parallel(_fill_pairs)
 
 
+def count_pairs(  # noqa: PLR0917  the driver's arrays, then the pick
+    starts: np.ndarray,
+    rows: np.ndarray,
+    clicked: np.ndarray,
+    entry_weight: np.ndarray,
+    mode: int,
+    counts: np.ndarray,
+    parallel: bool,
+) -> None:
+    """``counts[s]`` = the number of pairs of session ``s`` (module docstring's arrays)."""
+    (_count_pairs_parallel if parallel else _count_pairs_serial)(
+        starts, rows, clicked, entry_weight, mode, counts
+    )
+
+
+def fill_pairs(  # noqa: PLR0917  the driver's arrays, then the pick
+    starts: np.ndarray,
+    rows: np.ndarray,
+    clicked: np.ndarray,
+    entry_weight: np.ndarray,
+    mode: int,
+    offsets: np.ndarray,
+    out: tuple[np.ndarray, np.ndarray, np.ndarray],
+    parallel: bool,
+) -> None:
+    """Write each session's pairs into ``out = (lower, upper, weight)`` at ``offsets[s]``.
+
+    ``offsets``: the cumulative sums of :func:`count_pairs`'s counts.
+    """
+    (_fill_pairs_parallel if parallel else _fill_pairs_serial)(
+        starts, rows, clicked, entry_weight, mode, offsets, *out
+    )
+
+
 # --------------------------------------------------------------------------- log reading
 #
 # The reader (``rankboost.clicks._read``) hands a chunk of whole lines of a TSV/CSV file as a
-# uint8 array. ``_tokenize`` splits it in one pass: per kept line (blank lines are skipped)
+# uint8 array. ``tokenize`` splits it in one pass: per kept line (blank lines are skipped)
 # its line index within the chunk, and per wanted field its stripped byte span;
-# ``_intern_spans`` codes the spans of an id column (64-bit hashes, equal hashes checked to
-# hold equal bytes), ``_parse_small_ints`` / ``_parse_numbers`` the spans of a number column
+# ``intern_spans`` codes the spans of an id column (64-bit hashes, equal hashes checked to
+# hold equal bytes), ``parse_small_ints`` / ``parse_numbers`` the spans of a number column
 # (exactly, for plain decimals; anything else is flagged for the Python parser).
 
 _FNV_OFFSET = np.uint64(14695981039346656037)
@@ -177,7 +211,7 @@ def _is_space(b: int, sep: int) -> bool:
 
 
 @njit(cache=True, nogil=True)  # the gzip thread decompresses meanwhile
-def _tokenize(  # noqa: PLR0917  numba kernel: the chunk and its output arrays, unpacked by the reader
+def tokenize(  # noqa: PLR0917  numba kernel: the chunk and its output arrays, unpacked by the reader
     buf: np.ndarray,
     sep: int,
     width: int,
@@ -253,14 +287,14 @@ def _span_hash(buf: np.ndarray, a: int, b: int) -> np.uint64:
 
 
 @njit(cache=True)
-def _hash_spans(buf: np.ndarray, start: np.ndarray, end: np.ndarray, out: np.ndarray) -> None:
+def hash_spans(buf: np.ndarray, start: np.ndarray, end: np.ndarray, out: np.ndarray) -> None:
     """``out[r]`` = the 64-bit hash (``_span_hash``) of ``buf[start[r]:end[r]]``."""
     for r in range(start.shape[0]):
         out[r] = _span_hash(buf, start[r], end[r])
 
 
 @njit(cache=True)
-def _slot(x: np.uint64, mask: np.uint64) -> int:
+def mixed_slot(x: np.uint64, mask: np.uint64) -> int:
     """Table slot of hash ``x``: its bits mixed (splitmix64's finalizer), then masked."""
     x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
@@ -269,18 +303,45 @@ def _slot(x: np.uint64, mask: np.uint64) -> int:
 
 
 @njit(cache=True)
-def _rehash(keys: np.ndarray, n_keys: int, slots: np.ndarray) -> None:
+def _code_of(  # noqa: PLR0917  numba helper: the hash and its row, the table, the new rows
+    x: np.uint64,
+    r: int,
+    slots: np.ndarray,
+    keys: np.ndarray,
+    n_keys: int,
+    new_at: np.ndarray,
+    n_new: int,
+) -> int:
+    """The code of hash ``x``: a known one's, or ``n_keys`` for a new one, added.
+
+    ``slots`` is an open-addressing table of codes (-1: empty), ``keys[c]`` the hash of code
+    ``c``; a new hash takes the empty slot its probe ends on, ``keys[n_keys]`` and
+    ``new_at[n_new] = r`` (the caller counts it).
+    """
+    mask = np.uint64(slots.shape[0] - 1)
+    j = mixed_slot(x, mask)
+    while slots[j] >= 0 and keys[slots[j]] != x:
+        j = (j + 1) & np.int64(mask)
+    if slots[j] < 0:
+        slots[j] = n_keys
+        keys[n_keys] = x
+        new_at[n_new] = r
+    return slots[j]
+
+
+@njit(cache=True)
+def rehash(keys: np.ndarray, n_keys: int, slots: np.ndarray) -> None:
     """Fill the empty open-addressing table ``slots`` (-1) with codes ``0..n_keys-1``."""
     mask = np.uint64(slots.shape[0] - 1)
     for c in range(n_keys):
-        j = _slot(keys[c], mask)
+        j = mixed_slot(keys[c], mask)
         while slots[j] >= 0:
             j = (j + 1) & np.int64(mask)
         slots[j] = c
 
 
 @njit(cache=True)
-def _intern(  # noqa: PLR0917  numba kernel: the hashes, the table and the outputs
+def intern(  # noqa: PLR0917  numba kernel: the hashes, the table and the outputs
     h: np.ndarray,
     slots: np.ndarray,
     keys: np.ndarray,
@@ -294,30 +355,17 @@ def _intern(  # noqa: PLR0917  numba kernel: the hashes, the table and the outpu
     open-addressing table of codes, ``keys[c]`` the hash of code ``c`` (room for the new
     ones). ``new_at`` receives the entries that introduced a new code. Returns how many.
     """
-    mask = np.uint64(slots.shape[0] - 1)
     n_new = 0
     for r in range(h.shape[0]):
-        x = h[r]
-        j = _slot(x, mask)
-        while True:
-            c = slots[j]
-            if c < 0:
-                slots[j] = n_keys
-                keys[n_keys] = x
-                codes[r] = n_keys
-                new_at[n_new] = r
-                n_new += 1
-                n_keys += 1
-                break
-            if keys[c] == x:
-                codes[r] = c
-                break
-            j = (j + 1) & np.int64(mask)
+        c = codes[r] = _code_of(h[r], r, slots, keys, n_keys, new_at, n_new)
+        if c == n_keys:  # a new hash
+            n_new += 1
+            n_keys += 1
     return n_new
 
 
 @njit(cache=True)
-def _gather_spans(buf: np.ndarray, start: np.ndarray, end: np.ndarray, out: np.ndarray) -> None:
+def gather_spans(buf: np.ndarray, start: np.ndarray, end: np.ndarray, out: np.ndarray) -> None:
     """Concatenate the spans ``buf[start[r]:end[r]]`` into ``out``."""
     k = 0
     for r in range(start.shape[0]):
@@ -327,7 +375,7 @@ def _gather_spans(buf: np.ndarray, start: np.ndarray, end: np.ndarray, out: np.n
 
 
 @njit(cache=True)
-def _padded(blob: np.ndarray, at: np.ndarray, width: int, out: np.ndarray) -> None:
+def padded(blob: np.ndarray, at: np.ndarray, width: int, out: np.ndarray) -> None:
     """``out[c, :]`` = the bytes of id ``c`` (``blob[at[c]:at[c + 1]]``), zero-padded."""
     for c in range(at.shape[0] - 1):
         m = at[c + 1] - at[c]
@@ -355,7 +403,7 @@ def _put_int(out: np.ndarray, k: int, v: int) -> int:
 
 
 @njit(cache=True)
-def _format_log(  # noqa: PLR0917  numba kernel: the shown lists of a chunk of sessions
+def format_log(  # noqa: PLR0917  numba kernel: the shown lists of a chunk of sessions
     prefix: np.ndarray,
     prefix_at: np.ndarray,
     rows: np.ndarray,
@@ -390,11 +438,11 @@ def _format_log(  # noqa: PLR0917  numba kernel: the shown lists of a chunk of s
     return k
 
 
-_POW10 = 10.0 ** np.arange(23)
+POW10 = 10.0 ** np.arange(23)
 
 
 @njit(cache=True, nogil=True)  # the gzip thread decompresses meanwhile
-def _parse_numbers(
+def parse_numbers(
     buf: np.ndarray,
     start: np.ndarray,
     end: np.ndarray,
@@ -460,7 +508,7 @@ def _same_span(buf: np.ndarray, a: int, b: int, ids: np.ndarray, c: int, d: int)
 
 
 @njit(cache=True, nogil=True)  # the gzip thread decompresses meanwhile
-def _intern_spans(  # noqa: PLR0917  numba kernel: the chunk's spans, the table, the known ids
+def intern_spans(  # noqa: PLR0917  numba kernel: the chunk's spans, the table, the known ids
     buf: np.ndarray,
     start: np.ndarray,
     end: np.ndarray,
@@ -480,7 +528,6 @@ def _intern_spans(  # noqa: PLR0917  numba kernel: the chunk's spans, the table,
     known ids, the first row of a new one). Returns the number of new ids (their rows in
     ``new_at``), or -1 when two different ids share a hash.
     """
-    mask = np.uint64(slots.shape[0] - 1)
     n_old = n_keys
     n_new = 0
     for r in range(start.shape[0]):
@@ -489,40 +536,27 @@ def _intern_spans(  # noqa: PLR0917  numba kernel: the chunk's spans, the table,
         if r > 0 and _same_span(buf, a, b, buf, start[r - 1], end[r - 1]):
             codes[r] = codes[r - 1]
             continue
-        x = _span_hash(buf, a, b)
-        j = _slot(x, mask)
-        while True:
-            c = slots[j]
-            if c < 0:
-                slots[j] = n_keys
-                keys[n_keys] = x
-                codes[r] = n_keys
-                new_at[n_new] = r
-                n_new += 1
-                n_keys += 1
-                break
-            if keys[c] == x:
-                if c < n_old:
-                    same = _same_span(buf, a, b, blob, blob_at[c], blob_at[c + 1])
-                else:
-                    f = new_at[c - n_old]
-                    same = _same_span(buf, a, b, buf, start[f], end[f])
-                if not same:
-                    return -1
-                codes[r] = c
-                break
-            j = (j + 1) & np.int64(mask)
+        c = _code_of(_span_hash(buf, a, b), r, slots, keys, n_keys, new_at, n_new)
+        if c == n_keys:  # a new hash
+            n_new += 1
+            n_keys += 1
+        elif c < n_old:  # a known hash: the same bytes?
+            if not _same_span(buf, a, b, blob, blob_at[c], blob_at[c + 1]):
+                return -1
+        elif not _same_span(buf, a, b, buf, start[new_at[c - n_old]], end[new_at[c - n_old]]):
+            return -1
+        codes[r] = c
     return n_new
 
 
 @njit(cache=True, nogil=True)
-def _parse_small_ints(  # noqa: PLR0917  numba kernel: the chunk's spans, the range, the output
+def parse_small_ints(  # noqa: PLR0917  numba kernel: the chunk's spans, the range, the output
     buf: np.ndarray, start: np.ndarray, end: np.ndarray, low: int, high: int, out: np.ndarray
 ) -> bool:
     """Parse spans of 1-15 plain digits within ``[low, high]`` into ``out``.
 
     Returns False at the first other span (a sign, a dot, text, a value out of range): the
-    caller then parses the column as numbers (``_parse_numbers``) and checks them.
+    caller then parses the column as numbers (``parse_numbers``) and checks them.
     """
     for r in range(start.shape[0]):
         s = start[r]

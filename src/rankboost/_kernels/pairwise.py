@@ -33,6 +33,16 @@ def _tree_prefix(tree: np.ndarray, off: int, i: int) -> float:
 
 
 @njit(cache=True)
+def _tie_block_start(H: np.ndarray, order: np.ndarray, lo: int, e: int) -> int:
+    """The first row of the tie block that ends at ``e`` (rows ``order[lo:]`` in increasing H)."""
+    s = e - 1
+    h0 = H[order[s]]
+    while s > lo and H[order[s - 1]] == h0:
+        s -= 1
+    return s
+
+
+@njit(cache=True)
 def _ties_as_errors_in_order(
     H: np.ndarray, level: np.ndarray, order: np.ndarray, lo: int, hi: int, k: int,
     scratch: np.ndarray, off: int,
@@ -52,10 +62,7 @@ def _ties_as_errors_in_order(
     errors = 0.0
     e = hi
     while e > lo:
-        s = e - 1
-        h0 = H[order[s]]
-        while s > lo and H[order[s - 1]] == h0:
-            s -= 1
+        s = _tie_block_start(H, order, lo, e)
         for t in range(s, e):
             _tree_add(scratch, off, k, level[order[t]], 1.0)
         for t in range(s, e):
@@ -85,10 +92,7 @@ def _errors_in_order(  # noqa: PLR0917  numba helper over one unit: its arrays a
     errors = 0.0
     e = hi
     while e > lo:
-        s = e - 1
-        h0 = H[order[s]]
-        while s > lo and H[order[s - 1]] == h0:
-            s -= 1
+        s = _tie_block_start(H, order, lo, e)
         for t in range(s, e):  # x1 here, x0 of a lower level strictly above
             errors += _tree_prefix(scratch, off, level[order[t]])
         if e - s > 1:  # tied cross-level pairs: (g^2 - sum_l g_l^2) / 2

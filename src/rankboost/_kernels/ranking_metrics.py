@@ -386,23 +386,35 @@ def top_rows(s: np.ndarray, kk: int, buf: np.ndarray) -> None:
 
 
 @njit(cache=True)
-def expected_dcg_of_top(s: np.ndarray, g: np.ndarray, buf: np.ndarray, kk: int) -> float:
-    """DCG@kk of the order in ``buf``, expected over ties.
+def expected_dcg_of_top(
+    s: np.ndarray, g: np.ndarray, buf: np.ndarray, kk: int, discount: np.ndarray
+) -> float:
+    """DCG@kk of the order in ``buf``, expected over ties, in :func:`dcg_at_k`'s arithmetic.
 
-    Each run of equal scores gives its positions its mean gain; the run at the cut (the
-    ``kk``-th row's score) is completed over all of ``s``.
+    A run of equal scores at positions ``i..j-1`` adds ``(sum of its gains) x (sum of
+    their discounts) / (j - i)`` (a single row: gain x discount); the run at the cut (the
+    ``kk``-th row's score) is completed over all of ``s``. The sums run in the order
+    :func:`dcg_at_k` takes them (``buf`` keeps equal scores in row order), so the value is
+    ``ndcg_score``'s to the last bit.
     """
     v = s[buf[kk - 1]]
     dcg = 0.0
     i = 0
     while s[buf[i]] != v:  # the runs above the cut lie inside buf
         j = i + 1
-        total = g[buf[i]]
         while s[buf[j]] == s[buf[i]]:
-            total += g[buf[j]]
             j += 1
-        for p in range(i, j):
-            dcg += total / (j - i) / np.log2(p + 2.0)
+        if j - i == 1:
+            dcg += g[buf[i]] * discount[i]
+        else:
+            total = 0.0
+            for p in range(i, j):
+                total += g[buf[p]]
+            if total != 0.0:
+                d = 0.0
+                for p in range(i, j):
+                    d += discount[p]
+                dcg += total * d / (j - i)
         i = j
     n_eq = 0
     g_eq = 0.0
@@ -410,14 +422,43 @@ def expected_dcg_of_top(s: np.ndarray, g: np.ndarray, buf: np.ndarray, kk: int) 
         if s[r] == v:
             n_eq += 1
             g_eq += g[r]
-    for p in range(i, kk):
-        dcg += g_eq / n_eq / np.log2(p + 2.0)
+    if n_eq == 1:
+        dcg += g_eq * discount[i]
+    elif g_eq != 0.0:
+        d = 0.0
+        for p in range(i, kk):
+            d += discount[p]
+        dcg += g_eq * d / n_eq
     return dcg
 
 
-@njit(cache=True)
+def log2_discount(k: int) -> np.ndarray:
+    """``1 / log2(1 + i)`` for ranks ``i = 1..k``: the one table of ``discount="log2"``.
+
+    Computed by numpy, never inside a kernel: numba's ``log2`` differs from numpy's in the
+    last bit at some ranks, and every NDCG path (``ndcg_score``, :func:`ndcg_rounds`) must
+    give the same value to the last bit.
+    """
+    return 1.0 / np.log2(1.0 + np.arange(1, k + 1, dtype=np.float64))
+
+
 def ndcg_rounds(HT: np.ndarray, gain: np.ndarray, starts: np.ndarray, k: int) -> np.ndarray:
-    """NDCG@k of every query (rows ``starts[q]:starts[q+1]``) under every round's scores."""
+    """NDCG@k of every query (rows ``starts[q]:starts[q+1]``) under every round's scores.
+
+    ``HT[t]`` holds round ``t``'s scores, ``gain`` the rows' gains; returns ``(n_queries,
+    n_rounds)``. Each value is ``ndcg_score``'s with its defaults to the last bit: the same
+    discount table (:func:`log2_discount`), IDCG and DCG summed as :func:`ideal_dcg_at_k`
+    and :func:`dcg_at_k` sum them.
+    """
+    return _ndcg_rounds(HT, gain, starts, log2_discount(int(k)))
+
+
+@njit(cache=True)
+def _ndcg_rounds(
+    HT: np.ndarray, gain: np.ndarray, starts: np.ndarray, discount: np.ndarray
+) -> np.ndarray:
+    """:func:`ndcg_rounds` with the discount table (``k = len(discount)``)."""
+    k = discount.shape[0]
     n_q = starts.shape[0] - 1
     out = np.zeros((n_q, HT.shape[0]))
     buf = np.empty(k, dtype=np.int64)
@@ -428,11 +469,11 @@ def ndcg_rounds(HT: np.ndarray, gain: np.ndarray, starts: np.ndarray, k: int) ->
         ideal = -np.sort(-g)
         idcg = 0.0
         for p in range(kk):
-            idcg += ideal[p] / np.log2(p + 2.0)
+            idcg += ideal[p] * discount[p]
         if idcg <= 0.0:
             continue  # empty="zero"
         for t in range(HT.shape[0]):
             s = HT[t, a:b]
             top_rows(s, kk, buf)
-            out[q, t] = expected_dcg_of_top(s, g, buf, kk) / idcg
+            out[q, t] = expected_dcg_of_top(s, g, buf, kk, discount) / idcg
     return out

@@ -86,6 +86,22 @@ Factors = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.n
 
 
 @njit(cache=True)
+def _add_pair(  # noqa: PLR0917  numba helper: the two difference arrays, then the pair
+    diff: np.ndarray, count: np.ndarray, d: int, k0: int, k1: int, wp: float
+) -> None:
+    """Add a pair's weight ``wp`` over the codes between its two (a difference array).
+
+    Row ``d`` when ``k0 < k1`` (``x0`` below ``x1``), else row ``d + 1``: ``+wp`` from the
+    lower code, ``-wp`` from the higher; the pair counted the same way in ``count``.
+    """
+    lo, hi, r = (k0, k1, d) if k0 < k1 else (k1, k0, d + 1)
+    diff[r, lo] += wp
+    diff[r, hi] -= wp
+    count[r, lo] += 1
+    count[r, hi] -= 1
+
+
+@njit(cache=True)
 def _pair_feature(codes: np.ndarray, pairs: Pairs, i: int, out: np.ndarray) -> None:
     """The four split sums of feature ``i`` (a difference array over ``t``, then a prefix sum)."""
     i0, i1, w = pairs
@@ -99,30 +115,10 @@ def _pair_feature(codes: np.ndarray, pairs: Pairs, i: int, out: np.ndarray) -> N
         if c0 == c1:
             continue
         wp = w[p]
-        # q_def = 0: code 0 is the lowest code
-        if c0 < c1:
-            diff[0, c0] += wp
-            diff[0, c1] -= wp
-            count[0, c0] += 1
-            count[0, c1] -= 1
-        else:
-            diff[1, c1] += wp
-            diff[1, c0] -= wp
-            count[1, c1] += 1
-            count[1, c0] -= 1
-        # q_def = 1: code 0 is above every other
-        k0 = c0 if c0 != 0 else n_codes
+        _add_pair(diff, count, 0, c0, c1, wp)  # q_def = 0: code 0 is the lowest code
+        k0 = c0 if c0 != 0 else n_codes  # q_def = 1: code 0 is above every other
         k1 = c1 if c1 != 0 else n_codes
-        if k0 < k1:
-            diff[2, k0] += wp
-            diff[2, k1] -= wp
-            count[2, k0] += 1
-            count[2, k1] -= 1
-        else:
-            diff[3, k1] += wp
-            diff[3, k0] -= wp
-            count[3, k1] += 1
-            count[3, k0] -= 1
+        _add_pair(diff, count, 2, k0, k1, wp)
     for k in range(4):
         acc = 0.0
         n_acc = 0

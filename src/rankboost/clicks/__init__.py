@@ -14,7 +14,6 @@
   :func:`read_propensity` for a user table; :meth:`Propensity.plot`.
 * :func:`simulate_clicks` and :func:`production_ranker`: the standard simulation protocol;
   :func:`simulate_to_file` writes the same log chunk by chunk (10^7 sessions in bounded memory).
-* :func:`register`: the ``rankboost clicks`` subcommands (``simulate``, ``propensity``).
 
 See docs/clicks.md.
 """
@@ -46,10 +45,10 @@ if TYPE_CHECKING:
         write_click_log,
     )
     from ._stream import read_click_counts
-    from .cli import register
 
-# NOTE: imported on first use (PEP 562), so that ``rankboost --help`` can add the ``clicks``
-# subcommand (``register``) without importing numpy or numba (rankboost/__init__.py does the same).
+# NOTE: imported on first use (PEP 562), so that importing the package (and reading its
+# functions' defaults for ``rankboost clicks --help``) imports neither numpy nor numba
+# (rankboost/__init__.py does the same).
 _LAZY = {
     "REQUIRED_COLUMNS": "._log",
     "ClickLog": "._log",
@@ -72,7 +71,6 @@ _LAZY = {
     "simulate_clicks": "._simulate",
     "simulate_to_file": "._simulate",
     "write_click_log": "._simulate",
-    "register": ".cli",
 }
 
 
@@ -103,7 +101,6 @@ __all__ = [
     "read_click_counts",
     "read_click_log",
     "read_propensity",
-    "register",
     "resolve_propensity",
     "simulate_clicks",
     "simulate_to_file",

@@ -7,7 +7,7 @@ that sum times the inverse propensity of the position, added over positions), an
 propensities from). :func:`click_counts` sums a :class:`ClickLog`; the streaming reader
 (:func:`rankboost.clicks.read_click_counts`) sums a file chunk by chunk, so its memory grows
 with the distinct pairs and documents, not with the sessions. Both add with the same kernel
-(``_kernels/clicks.py``, ``_add_sessions``): for integral counts the sums are exact, so the
+(``_kernels/click_sessions.py``, ``add_sessions``): for integral counts the sums are exact, so the
 two give the same counts, pairs and models bit for bit.
 """
 
@@ -110,7 +110,7 @@ class ClickCounts:
 
 
 class SessionSums:
-    """The two open-addressing tables ``_add_sessions`` adds into, grown as they fill."""
+    """The two open-addressing tables ``add_sessions`` adds into, grown as they fill."""
 
     def __init__(self, mode: int) -> None:
         self.mode = mode
@@ -138,7 +138,7 @@ class SessionSums:
         new = self._empty(size)
         new[1][:n_keys] = keys[:n_keys]
         new[2][:n_keys] = values[:n_keys]
-        _s._table_rehash(new[1], n_keys, new[0])
+        _s.table_rehash(new[1], n_keys, new[0])
         setattr(self, which, new)
 
     def add(
@@ -154,7 +154,7 @@ class SessionSums:
         state = self.state
         state[2] = 0
         while True:
-            _s._add_sessions(
+            _s.add_sessions(
                 starts, rows, position, clicked, count, self.mode, int(state[2]),
                 *self.pair, *self.cell, state,
             )  # fmt: skip

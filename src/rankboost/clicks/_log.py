@@ -254,7 +254,7 @@ class ClickLog:
             where = where[order]
         del order
         first = starts[:-1]
-        valid = _s._sessions_valid(starts, pos, cnt)  # then only docids can repeat
+        valid = _s.first_irregular_run(starts, pos, cnt) < 0  # then only docids can repeat
         session_of = np.repeat(np.arange(first.size), np.diff(starts)) if not valid else None
         rank = None if session_of is None else np.arange(n) - first[session_of] + 1
         _check_sessions(
@@ -393,8 +393,8 @@ def _group(
     """
     n = pos.shape[0]
     s_in = qcode if scode_in is None else scode_in
-    first = np.empty(_s._count_runs(qcode, s_in), dtype=np.int64)
-    k = _s._session_runs(qcode, s_in, pos, first)
+    first = np.empty(_s.count_runs(qcode, s_in), dtype=np.int64)
+    k = _s.session_runs(qcode, s_in, pos, first)
     width = np.int64(int(s_in.max()) + 1)
     if k > 0:
         key = qcode[first].astype(np.int64) * width + s_in[first]
@@ -405,7 +405,7 @@ def _group(
             new_first = np.zeros(k, dtype=np.int64)
             np.cumsum(lengths[:-1], out=new_first[1:])
             order = np.empty(n, dtype=np.int64)
-            _s._runs_in_order(first, run_order, n, order)
+            _s.runs_in_order(first, run_order, n, order)
             return order, np.r_[new_first, n].astype(np.int64)
     del first
     _, scode = np.unique(qcode.astype(np.int64) * width + s_in, return_inverse=True)
@@ -464,7 +464,7 @@ def _check_sessions(  # noqa: PLR0917  private, one caller: the log's validated 
     """Duplicate positions or docids, gaps (clicks on positions not shown), varying counts.
 
     ``rank`` and ``session_of`` are None when every session shows ``1..m`` with one count
-    (``_sessions_valid``): then only a docid shown twice is looked for.
+    (``first_irregular_run``): then only a docid shown twice is looked for.
     """
 
     def q(i: Any) -> str:
@@ -525,7 +525,7 @@ def _check_docids(  # noqa: PLR0917  private, one caller: _check_sessions' array
     if dcode is None or dnames is None:
         return
     ab = np.empty(2, dtype=np.int64)
-    _s._first_duplicate(np.r_[first, pos.shape[0]].astype(np.int64), dcode, ab)
+    _s.first_duplicate(np.r_[first, pos.shape[0]].astype(np.int64), dcode, ab)
     if ab[0] >= 0:
         a, b = int(ab[0]), int(ab[1])
         raise ValueError(

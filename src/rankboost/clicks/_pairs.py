@@ -110,18 +110,14 @@ def click_pairs(
     clicked = np.ascontiguousarray(log.click, dtype=np.uint8)
     counts = np.empty(log.n_sessions, dtype=np.int64)
     par = use_parallel(log.n_entries * 8)
-    (_k._count_pairs_parallel if par else _k._count_pairs_serial)(
-        log.starts, log.row, clicked, w, mode, counts
-    )
+    _k.count_pairs(log.starts, log.row, clicked, w, mode, counts, par)
     offsets = np.zeros(log.n_sessions + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     m = int(offsets[-1])
     lower = np.empty(m, dtype=np.int64)
     upper = np.empty(m, dtype=np.int64)
     weight = np.empty(m, dtype=np.float64)
-    (_k._fill_pairs_parallel if par else _k._fill_pairs_serial)(
-        log.starts, log.row, clicked, w, mode, offsets, lower, upper, weight
-    )
+    _k.fill_pairs(log.starts, log.row, clicked, w, mode, offsets, (lower, upper, weight), par)
     return np.column_stack([lower, upper]).astype(np.int64), weight
 
 

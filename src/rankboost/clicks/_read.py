@@ -235,7 +235,7 @@ class ChunkReader:
         start = np.empty((n_cols, n_lines), dtype=np.int64)
         end = np.empty((n_cols, n_lines), dtype=np.int64)
         bad = np.zeros(2, dtype=np.int64)
-        n = _k._tokenize(buf, ord(self.sep), len(self.header), self.wanted, at, start, end, bad)
+        n = _k.tokenize(buf, ord(self.sep), len(self.header), self.wanted, at, start, end, bad)
         if n < 0:
             raise ValueError(
                 f"click log {str(self.p)!r}, line {line + bad[0]}: {bad[1]} fields but the header "
@@ -250,7 +250,7 @@ class ChunkReader:
             s, e = start[c, :n], end[c, :n]  # rows of C-ordered arrays: contiguous
             if name in ("position", "click"):  # plain small integers: no float on the way
                 v = np.empty(n, dtype=np.int64)
-                if _k._parse_small_ints(buf, s, e, *_INT_RANGE[name], v):
+                if _k.parse_small_ints(buf, s, e, *_INT_RANGE[name], v):
                     cols[name] = v if name == "position" else v.astype(np.uint8)
                     continue
             if name in _NUMBER_COLUMNS:
@@ -285,7 +285,7 @@ class ChunkReader:
     ) -> NDArray[np.float64]:
         out = np.empty(s.shape[0], dtype=np.float64)
         flag = np.zeros(s.shape[0], dtype=np.uint8)
-        if _k._parse_numbers(buf, s, e, _k._POW10, out, flag):
+        if _k.parse_numbers(buf, s, e, _k.POW10, out, flag):
             for r in np.flatnonzero(flag):  # rare: exponents, inf, long numbers or text
                 try:
                     text = data[lo + s[r] : lo + e[r]].decode("utf-8")
@@ -331,7 +331,7 @@ class ChunkReader:
         ids.reserve(n)
         codes = np.empty(n, dtype=np.int32)
         new_at = np.empty(n, dtype=np.int64)
-        n_new = _k._intern_spans(
+        n_new = _k.intern_spans(
             buf, s, e, ids.slots, ids.keys, ids.n, ids.blob, ids.at, codes, new_at
         )
         if n_new < 0:
@@ -392,7 +392,7 @@ class ChunkReader:
             if width <= 8:  # as big-endian 64-bit numbers: they sort as the bytes do
                 width = 8
             padded = np.empty((n_ids, width), dtype=np.uint8)
-            _k._padded(ids.blob, ids.at, width, padded)
+            _k.padded(ids.blob, ids.at, width, padded)
             keys = padded.view(">u8" if width == 8 else f"S{width}").ravel()
             rank_order = np.argsort(keys)  # distinct ids: every sort gives one order
             del padded, keys
@@ -410,7 +410,7 @@ class ChunkReader:
                 except UnicodeDecodeError as exc:
                     raise ValueError(f"click log {str(p)!r} is not UTF-8 text ({exc}).") from None
             code = col.pop(name)
-            _s._remap(code, rank)  # first-appearance codes -> ranks, in place
+            _s.remap(code, rank)  # first-appearance codes -> ranks, in place
             codes[name] = names, code
         self._raise_bad()
         pos, clk = col["position"], col["click"]
@@ -486,7 +486,7 @@ class Ids:
             grown_at = np.empty(max(n + m + 1, 2 * self._at.shape[0]), dtype=np.int64)
             grown_at[: n + 1] = self._at[: n + 1]
             self._at = grown_at
-        _k._gather_spans(buf, ns, ne, self._blob[self._at[n] : size])
+        _k.gather_spans(buf, ns, ne, self._blob[self._at[n] : size])
         self._at[n + 1 : n + m + 1] = end
         self.n = n + m
 
@@ -499,7 +499,7 @@ class Ids:
             keys = np.empty(size // 2, dtype=np.uint64)
             keys[:n_keys] = self.keys[:n_keys]
             self.keys = keys
-            _k._rehash(self.keys, n_keys, self.slots)
+            _k.rehash(self.keys, n_keys, self.slots)
 
     def intern(
         self, h: NDArray[np.uint64], n_keys: int
@@ -509,7 +509,7 @@ class Ids:
         self.reserve(n, n_keys)
         codes = np.empty(n, dtype=np.int64)
         new_at = np.empty(n, dtype=np.int64)
-        n_new = _k._intern(h, self.slots, self.keys, n_keys, codes, new_at)
+        n_new = _k.intern(h, self.slots, self.keys, n_keys, codes, new_at)
         return codes, new_at, n_new
 
     def name(self, code: int) -> str:

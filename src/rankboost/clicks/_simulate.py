@@ -333,7 +333,7 @@ def simulate_to_file(  # noqa: PLR0913  simulate_clicks' keywords, plus the file
             order = np.argsort(setup.pick[lo:hi], kind="stable")
             rows, clicks = rows[order], clicks[order]
             buf = np.empty(rows.size * (longest + 48), dtype=np.uint8)
-            m = _k._format_log(prefix, prefix_at, rows, clicks, lo + order, buf)
+            m = _k.format_log(prefix, prefix_at, rows, clicks, lo + order, buf)
             out.write(buf[:m].tobytes())
             n_rows += int(np.count_nonzero(rows >= 0))
             n_clicks += int(np.count_nonzero(clicks))

@@ -147,10 +147,10 @@ class _Stream:
         else:  # one list per qid: empty session ids
             s = e = np.zeros(n, dtype=np.int64)
         new = np.empty(n, dtype=np.uint8)
-        _s._run_breaks(buf, s, e, q, self.prev, self.prev_q, new)
+        _s.run_breaks(buf, s, e, q, self.prev, self.prev_q, new)
         first = np.flatnonzero(new)
         h = np.empty(first.shape[0], dtype=np.uint64)
-        _k._hash_spans(buf, s[first], e[first], h)
+        _k.hash_spans(buf, s[first], e[first], h)
         h ^= q[first].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
         self.prev = buf[s[n - 1] : e[n - 1]].copy()
         self.prev_q = int(q[n - 1])
@@ -211,10 +211,10 @@ class _Stream:
     ) -> None:
         """Sum finished runs ``[starts[i], starts[i + 1])`` of ``part``; their hashes ``h``."""
         starts = np.asarray(starts, dtype=np.int64)
-        if _s._runs_ok(starts, part["position"], part["count"]) >= 0:
+        if _s.first_irregular_run(starts, part["position"], part["count"]) >= 0:
             raise _NotStreamable
         pair = np.empty(2, dtype=np.int64)
-        _s._first_duplicate(starts, part["doc"], pair)
+        _s.first_duplicate(starts, part["doc"], pair)
         if pair[0] >= 0:
             raise _NotStreamable
         need = self.n_seen + h.shape[0]
@@ -223,9 +223,9 @@ class _Stream:
             while 4 * need > 3 * size:
                 size *= 2
             grown = np.zeros(size, dtype=np.uint64)
-            _s._set_rehash(self.seen, grown)
+            _s.set_rehash(self.seen, grown)
             self.seen = grown
-        n_seen = _s._set_add(self.seen, self.n_seen, h)
+        n_seen = _s.set_add(self.seen, self.n_seen, h)
         if n_seen < 0:  # a session seen before (or twice in this chunk): not one run
             raise _NotStreamable
         self.n_seen = n_seen

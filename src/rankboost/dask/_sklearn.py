@@ -385,8 +385,5 @@ class DaskRankBoostRanker(RankBoostRanker):
         """The same fitted model as a plain :class:`rankboost.RankBoostRanker` (no Dask)."""
         check_is_fitted(self)
         params = {k: v for k, v in self.get_params().items() if k != "client"}
-        local = RankBoostRanker(**params)
-        for k, v in self.__dict__.items():
-            if k.endswith("_") and not k.startswith("__"):
-                setattr(local, k, v)
-        return local
+        fitted = {k: v for k, v in vars(self).items() if k.endswith("_") and not k.startswith("__")}
+        return RankBoostRanker._from_fitted(params, fitted)

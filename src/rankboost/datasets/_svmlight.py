@@ -283,7 +283,7 @@ class _BytesReader:
         return iter(self._lines)
 
 
-def _auto_query_file(path: Path) -> Path | None:
+def auto_query_file(path: Path) -> Path | None:
     """Return the LightGBM group file next to ``path``, if there is one."""
     stems = [str(path)]
     if path.suffix in _COMPRESSED_SUFFIXES:
@@ -438,7 +438,7 @@ def load_svmlight(
     if isinstance(query_file, str) and query_file == "auto":
         if dataset.qid is not None:
             return dataset
-        found = _auto_query_file(p)
+        found = auto_query_file(p)
         if found is None:
             return dataset
         group_path = found

@@ -68,10 +68,11 @@ from typing import Any
 import numpy as np
 
 from .._atomic import atomic_write_bytes
+from ..description import Target
 from ..model import RankBoostModel
 from ._search import ExportWarning
 
-__all__ = ["ALIASES", "FORMATS", "ExportWarning", "export_bytes", "export_model"]
+__all__ = ["ALIASES", "FORMATS", "ExportWarning", "export_bytes", "export_model", "export_targets"]
 
 #: The export formats and what reads them.
 FORMATS: dict[str, str] = {
@@ -392,3 +393,38 @@ def export_model(
     ('bm25', 0.5000000596046448, True)
     """
     atomic_write_bytes(path, export_bytes(model, format, **options))
+
+
+def export_targets(model: RankBoostModel, path: str = "MODEL") -> tuple[Target, ...]:
+    """Every format of :data:`FORMATS` and how it serves ``model`` (``describe``'s targets).
+
+    ``"exact"``: the export takes ``predict``'s branch at every split (scores up to float32
+    rounding, see above); ``"approximate"``: a format without missing values
+    (:data:`NO_MISSING`) for a model that scores a missing feature otherwise than 0, written
+    only with ``--missing-as-zero``. ``path`` is the model file the commands name.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import rankboost as rb
+    >>> X = np.random.default_rng(0).normal(size=(50, 2))
+    >>> model = rb.train(X, rb.BipartiteFeedback(X[:, 0] > 0), 5)
+    >>> [t.name for t in export_targets(model) if t.how == "exact"][:3]
+    ['xgboost', 'xgboost-dump', 'lightgbm']
+    """
+    from ._ranklib import unfaithful_features
+
+    bad = unfaithful_features(model.step_functions())
+    out = []
+    for fmt, reader in FORMATS.items():
+        command = f"rankboost export {path} --format {fmt} -o OUT"
+        if fmt in NO_MISSING and bad:
+            note = (
+                f"{len(bad)} used feature{'s' if len(bad) > 1 else ''} score a missing value "
+                "otherwise than 0"
+            )
+            out.append(Target(fmt, "format", "approximate", note, command + " --missing-as-zero",
+                              "--missing-as-zero"))  # fmt: skip
+        else:
+            out.append(Target(fmt, "format", "exact", reader, command))
+    return tuple(out)

@@ -3,9 +3,10 @@
 :class:`RankFusion` learns to combine ranked lists with RankBoost (Freund et al. 2003,
 section 6.2); :mod:`rankboost.fusion.io` reads and writes TREC runs, TREC qrels and the LETOR
 4.0 aggregation format; :func:`evaluate_run` scores a run against qrels. The command line is
-``rankboost fuse {train,apply,evaluate,export}`` (:mod:`rankboost.fusion.cli`);
+``rankboost fuse {train,apply,evaluate,export}`` (:mod:`rankboost.cli.fuse`);
 :class:`LinearFusion` (:mod:`rankboost.fusion.linear`) is a weighted sum of normalised scores
-that :mod:`rankboost.fusion.engines` exports to Elasticsearch and OpenSearch.
+that :mod:`rankboost.fusion.engines` exports to the search engines of its table
+(Elasticsearch, OpenSearch, Qdrant, Milvus).
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ if TYPE_CHECKING:
     from .run import Qrels, Run
 
 # NOTE: imported on first use (PEP 562), so ``rankboost --help`` (which imports
-# rankboost.fusion.cli to register ``fuse``) does not import numba through ``evaluation``
-# (issue 16, item 10). Name -> submodule holding it.
+# rankboost.fusion.engines for ``fuse export``'s engines) does not import numba through
+# ``evaluation`` (issue 16, item 10). Name -> submodule holding it.
 _LAZY = {
     "AutoFusion": ".auto",
     **dict.fromkeys(["evaluate_run", "run_arrays"], ".evaluation"),

@@ -52,26 +52,24 @@ so it is the default of ``rankboost fuse train`` (``--family auto``).
 from __future__ import annotations
 
 import itertools
-import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import model_files
 from .._validation import ParamsMixin, forget_fit, not_fitted
-from ..model import atomic_write_text, read_json
-from ..params import ParameterError
-from ._select import (
-    LEARNED,
-    candidate_configs,
-    choose_family,
-    fit_config,
-    held_out_curves,
-    read_curves,
+from ..description import Description
+from ..model_selection import (
+    CONVEX_GRID_STEPS,
+    cross_fitted_choice,
+    query_folds,
+    standard_error_rule,
 )
+from ..params import ParameterError
+from ._select import LEARNED, candidate_configs, fit_config, held_out_curves
 from ._select import cut_runs as _cut
 from ._select import rows as _rows
 from .features import RunsLike, as_run_list, grades_for
@@ -83,8 +81,6 @@ __all__ = ["CANDIDATES", "SAME_QUERIES", "AutoFusion", "convex_weights"]
 CANDIDATES = ("convex", "linear", "boost", "boost_combsum", "rrf")
 #: The candidates that need runs of the same queries (left out when the runs differ).
 SAME_QUERIES = ("convex", "linear", "rrf")
-#: Grid steps of :func:`convex_weights` per number of runs (more runs, coarser grid).
-_GRID_STEPS = {1: 1, 2: 20, 3: 10, 4: 5, 5: 4}
 
 
 def _simplex_grid(m: int) -> NDArray[np.float64]:
@@ -95,7 +91,7 @@ def _simplex_grid(m: int) -> NDArray[np.float64]:
     ``itertools.product`` (which the tie rule of :func:`convex_weights` keeps); enumerating
     the ``(steps + 1) ** m`` tuples of the product and filtering them never ends for 25 runs.
     """
-    steps = _GRID_STEPS.get(m, 2)
+    steps = CONVEX_GRID_STEPS.get(m, 2)
     pts = []
     for combo in itertools.combinations_with_replacement(range(m), steps):
         c = [0] * m
@@ -141,20 +137,6 @@ def convex_weights(
     return grid[best], float(scores[best])
 
 
-def _fixed_linear(items: list[Run], weights: NDArray[np.float64], normalizer: str) -> Any:
-    """A fitted :class:`LinearFusion` with the given weights (no boosting rounds)."""
-    from .linear import LinearFusion
-
-    lin = LinearFusion(normalizer=normalizer, n_rounds=0, prior_scale=1.0)
-    lin.weights_ = np.asarray(weights, dtype=np.float32).astype(np.float64)
-    lin.prior_scale_ = 1.0
-    lin.n_rounds_ = 0
-    lin.list_names_ = [r.name for r in items]
-    lin.n_lists_ = len(items)
-    lin.cv_results_ = None
-    return lin
-
-
 def _fit_one(
     name: str, items: list[Run], qrels: Qrels, max_rounds: int = 100, cv_folds: int = 5
 ) -> Any:
@@ -169,13 +151,14 @@ def _fit_one(
     from .learned import RankFusion
     from .linear import LinearFusion, linear_features
 
+    names = [r.name for r in items]
     if name == "rrf":
-        return _fixed_linear(items, np.ones(len(items)), "rrf")
+        return LinearFusion.from_weights(names, np.ones(len(items)), normalizer="rrf")
     if name == "convex":
         N, qid, docid = linear_features(items, "minmax")
         y = grades_for(_rows(qid, docid), qrels)
         w, _ = convex_weights(N, y, qid)
-        return _fixed_linear(items, w, "minmax")
+        return LinearFusion.from_weights(names, w)
     model: Any
     if name == "linear":
         model = LinearFusion(max_rounds=max_rounds, cv_folds=cv_folds)
@@ -340,7 +323,6 @@ class AutoFusion(ParamsMixin):
         ``verbose=True`` shows a progress bar over the candidate fits (tqdm).
         """
         from .. import _compat
-        from .cv import query_folds
         from .features import coverage_warnings
 
         forget_fit(self)
@@ -385,9 +367,13 @@ class AutoFusion(ParamsMixin):
                     model = _fit_one(c, tr_items, qrels, max_rounds, folds)
                     per_q[c].update(_per_query_ndcg(model, va_items, qrels))
                 steps.done()
-        chosen = {c: read_curves(curves[c], candidate_configs(c, max_rounds), per_q[c])
-                  for c in cands if c in LEARNED}  # fmt: skip
-        table, family = choose_family(per_q, cands, fallback, float(self.threshold_se))
+        chosen: dict[str, dict[str, Any]] = {}
+        for c in (c for c in cands if c in LEARNED):  # each fold scored by the others' choice
+            values, k = cross_fitted_choice(curves[c])
+            per_q[c].update(values)
+            scale, rounds = candidate_configs(c, max_rounds)[k]
+            chosen[c] = {"prior_scale": scale, "n_rounds": rounds}
+        table, family = standard_error_rule(per_q, cands, fallback, float(self.threshold_se))
         self.family_ = family
         self.selection_: dict[str, Any] = {
             "family": family,
@@ -438,8 +424,9 @@ class AutoFusion(ParamsMixin):
         if not isinstance(data, dict) or not isinstance(data.get("selection"), dict):
             raise ValueError('not an AutoFusion model: the JSON has no "selection" object.')
         sel = data["selection"]
+        kind = model_files.kind_of(data)
         model: Any
-        if data.get("format") == FORMAT_NAME:
+        if kind is not None and kind.format == FORMAT_NAME:
             model = LinearFusion.from_dict(data)
         else:
             model = RankFusion.from_dict(data)
@@ -456,15 +443,18 @@ class AutoFusion(ParamsMixin):
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the chosen model (readable by ``fuse apply``) and its selection table (atomic)."""
-        atomic_write_text(path, json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n")
+        model_files.save(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> AutoFusion:
-        """Load a model written by :meth:`save`."""
-        p = Path(path)
-        if not p.exists():
-            raise FileNotFoundError(f"{path}: no such file")
-        return cls.from_dict(read_json(p, "fusion model file", "fusion model"))
+        """Load a model written by :meth:`save` (another kind: the message says what reads it)."""
+        return cast(AutoFusion, model_files.load(path, expect=model_files.AUTO.name))
+
+    def describe(self, path: str | os.PathLike[str] = "MODEL") -> Description:
+        """How it scores and where it can be served, for ``path`` (:mod:`rankboost.description`)."""
+        from ._describe import describe_auto
+
+        return describe_auto(self, str(path))
 
     def __repr__(self) -> str:
         return "AutoFusion(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self._PARAMS) + ")"

@@ -1,4 +1,12 @@
-"""Choosing the number of boosting rounds by cross-validation over queries (``--rounds auto``)."""
+"""RankFusion's held-out method on the model-selection floor: ``n_rounds="auto"``.
+
+How one inner fold is scored (:func:`boosted_curve`: a RankBoost model of ``max_rounds``
+rounds trained on the other folds' queries, from the prior ``c F_0`` when there is one, and
+its held-out NDCG@10 after every round) is fusion's own; the folds, the curves, the grid of
+prior scales and the first-best rule are :mod:`rankboost.model_selection`'s.
+:func:`cv_rounds` (public) chooses the rounds of boosting without a prior;
+:func:`rankboost.fusion.prior.cv_prior` the prior's scale and the rounds together.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +17,55 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..params import ParameterError, TrainParams
+from ..model_selection import (
+    cross_validate,
+    first_best,
+    held_out_curve,
+    query_folds,
+    staged_scores,
+)
+from ..params import TrainParams
 
-__all__ = ["cv_rounds", "query_folds"]
+__all__ = ["boosted_curve", "cv_rounds"]
+
+FoldCurve = Callable[[NDArray[np.bool_], NDArray[np.bool_], float], NDArray[np.float64]]
+
+
+def boosted_curve(
+    X: NDArray[np.float64],
+    y: NDArray[np.int64],
+    qcode: NDArray[np.int64],
+    params: TrainParams,
+    make_feedback: Callable[[NDArray[np.int64], NDArray[Any]], Any],
+    F0: NDArray[np.float64] | None = None,
+) -> FoldCurve:
+    """The fold method of :func:`rankboost.model_selection.cross_validate` for RankFusion.
+
+    ``curve(train, valid, c)`` trains ``params.n_rounds`` rounds on the rows of ``train``
+    (from ``init_score = c F0[train]`` when ``F0`` is given) and returns the held-out
+    NDCG@10 of the rows of ``valid`` after rounds ``1..T`` (``0..T`` with a prior: 0 = the
+    prior alone). A model that stops early keeps its last value.
+    """
+    from ..engine import TrainingStoppedWarning, train_checked
+
+    T = int(params.n_rounds)
+
+    def curve(train: NDArray[np.bool_], valid: NDArray[np.bool_], c: float) -> NDArray[np.float64]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TrainingStoppedWarning)
+            model = train_checked(
+                np.ascontiguousarray(X[train]),
+                make_feedback(y[train], qcode[train]),
+                params,
+                init_score=None if F0 is None else c * F0[train],
+            )
+        if F0 is None:
+            HT = staged_scores(model, X[valid], T)
+        else:
+            HT = staged_scores(model, X[valid], T, base=c * F0[valid], start=0)
+        return held_out_curve(HT, y[valid], qcode[valid])
+
+    return curve
 
 
 def cv_rounds(
@@ -29,12 +83,13 @@ def cv_rounds(
     """Choose the number of boosting rounds by cross-validation over queries.
 
     The queries that can train (two different labels under ``make_feedback``) are split
-    into ``cv_folds`` folds (a permutation seeded by ``seed``; query ``i`` of the permuted
-    order goes to fold ``i mod cv_folds``). For each fold one model of ``params.n_rounds``
-    rounds is trained on the other folds' queries, and the NDCG@10 of the held-out queries
-    (:func:`rankboost.metrics.ndcg_score`, defaults: exp2 gain, log2 discount, expected ties)
-    is computed after every round. A model that stops early (no weak ranker left) keeps its
-    last value. The chosen count is the first with the highest mean over the folds.
+    into ``cv_folds`` folds (:func:`rankboost.model_selection.query_folds`, seeded by
+    ``seed``). For each fold one model of ``params.n_rounds`` rounds is trained on the other
+    folds' queries, and the NDCG@10 of the held-out queries
+    (:func:`rankboost.metrics.ndcg_score`'s, defaults: exp2 gain, log2 discount, expected
+    ties) is read off its staged scores after every round (:func:`boosted_curve`). A model
+    that stops early (no weak ranker left) keeps its last value. The chosen count is the
+    first with the highest mean over the folds.
 
     Parameters
     ----------
@@ -78,94 +133,23 @@ def cv_rounds(
     >>> cv["mean"].shape, 1 <= cv["best_n_rounds"] <= 10
     ((10,), True)
     """
-    from ..engine import TrainingStoppedWarning, train_checked
-    from ..metrics import ndcg_score
-
     uq, qcode = np.unique(np.asarray(qid), return_inverse=True)
     qcode = qcode.reshape(-1)
-    n_q = uq.shape[0]
     yy = np.asarray(y, dtype=np.int64)
-    gain = np.maximum(yy, 0)  # scored as trec_eval: a grade <= 0 is not relevant
     fold = query_folds(yy, qcode, cv_folds, seed=seed, pair_labels=pair_labels)
-    fold_q = np.full(n_q, -1, dtype=np.int64)
+    fold_q = np.full(uq.shape[0], -1, dtype=np.int64)
     fold_q[qcode] = fold
-    T = int(params.n_rounds)
-    curves = np.empty((cv_folds, T))
-    for f in range(cv_folds):
-        tr = (fold >= 0) & (fold != f)
-        va = fold == f
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", TrainingStoppedWarning)
-            model = train_checked(
-                np.ascontiguousarray(X[tr]), make_feedback(yy[tr], qcode[tr]), params
-            )
-        t = 0
-        for t, h in enumerate(model.staged_decision_function(X[va])):
-            curves[f, t] = ndcg_score(gain[va], h, qcode[va], k=10)
-        if model.n_rounds == 0:
-            curves[f, :] = ndcg_score(gain[va], np.zeros(int(va.sum())), qcode[va], k=10)
-        else:
-            curves[f, t + 1 :] = curves[f, t]
-        if progress is not None:
-            progress.update(1)
-    mean = curves.mean(axis=0)
-    best = int(np.argmax(mean))
+    curve = boosted_curve(X, yy, qcode, params, make_feedback)
+    per_fold = cross_validate(fold, cv_folds, (0.0,), curve, progress=progress)[:, 0]
+    mean = per_fold.mean(axis=0)
+    best = first_best(mean)
     return {
-        "n_rounds": np.arange(1, T + 1),
+        "n_rounds": np.arange(1, int(params.n_rounds) + 1),
         "mean": mean,
-        "per_fold": curves,
+        "per_fold": per_fold,
         "best_n_rounds": best + 1,
         "best_score": float(mean[best]),
-        "fold_of_query": {str(uq[i]): int(fold_q[i]) for i in range(n_q)},
+        "fold_of_query": {
+            str(q): int(f) for q, f in zip(uq.tolist(), fold_q.tolist(), strict=True)
+        },
     }
-
-
-def query_folds(
-    y: NDArray[Any],
-    qcode: NDArray[np.int64],
-    cv_folds: int,
-    *,
-    seed: int = 0,
-    pair_labels: NDArray[Any] | None = None,
-) -> NDArray[np.int64]:
-    """The inner fold of every row: its query's fold, -1 for a query that cannot train.
-
-    The queries with two different labels (``pair_labels``, default ``y``) are split into
-    ``cv_folds`` folds: a permutation seeded by ``seed``, the ``i``-th query of the permuted
-    order (queries in order of first appearance) to fold ``i mod cv_folds``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from rankboost.fusion.cv import query_folds
-    >>> query_folds(np.array([0, 1, 0, 0, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2, 3, 3][:7]), 2)
-    array([ 0,  0, -1, -1,  1,  1, -1])
-    """
-    qcode = np.asarray(qcode).reshape(-1)
-    n_q = int(qcode.max()) + 1 if qcode.size else 0
-    first = np.full(n_q, qcode.shape[0], dtype=np.int64)
-    np.minimum.at(first, qcode, np.arange(qcode.shape[0]))
-    lo = np.full(n_q, np.iinfo(np.int64).max)
-    hi = np.full(n_q, np.iinfo(np.int64).min)
-    pl = np.asarray(y if pair_labels is None else pair_labels, dtype=np.int64)
-    np.minimum.at(lo, qcode, pl)
-    np.maximum.at(hi, qcode, pl)
-    usable_q = lo < hi
-    # NOTE: a query without two labels gives no pairs to train on, and a constant NDCG
-    # whatever the model, so it takes no part in the choice.
-    order = np.argsort(first, kind="stable")  # queries in order of first appearance
-    usable = order[usable_q[order]]
-    if isinstance(cv_folds, bool) or not isinstance(cv_folds, (int, np.integer)) or cv_folds < 2:
-        raise ParameterError(f"cv_folds must be an int >= 2; got {cv_folds!r}.")
-    if usable.shape[0] < cv_folds:
-        raise ValueError(
-            f"n_rounds='auto' chooses the rounds by {cv_folds}-fold cross-validation over the "
-            f"training queries, which needs at least {cv_folds} judged queries with two "
-            f"different grades among the returned documents; there are {usable.shape[0]}. "
-            "Pass an int number of rounds (n_rounds=100, --rounds 100), or fewer folds "
-            "(cv_folds, --cv-folds)."
-        )
-    perm = np.random.default_rng(seed).permutation(usable.shape[0])
-    fold_q = np.full(n_q, -1, dtype=np.int64)
-    fold_q[usable[perm]] = np.arange(usable.shape[0]) % cv_folds
-    return fold_q[qcode]

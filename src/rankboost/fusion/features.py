@@ -5,14 +5,16 @@ Each input list ``i`` is a ranking feature: for a document ``d`` of query ``q``,
 and ``f_i(d) = ⊥`` (NaN, the feature abstains) when list ``i`` did not return ``d``. Optional
 columns: the run's scores normalised per query (min-max, z-score, or RRF's ``1/(k + rank)``),
 one presence feature per list and the number of lists that returned the document.
-:func:`normalise_scores` is the one definition of the per-query normalisations, shared by the
-learned fusion, the linear family (:mod:`rankboost.fusion.linear`) and its engine exports.
+:data:`NORMALIZERS` is the one table of the per-query normalisations (name -> values and
+the one-line definition ``rankboost info`` prints), read by :func:`normalise_scores` and so
+shared by the learned fusion, the linear family (:mod:`rankboost.fusion.linear`), its engine
+exports and the models' descriptions.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +27,8 @@ __all__ = [
     "FusionFeatures",
     "FusionWarning",
     "ENGINE_NORMS",
+    "NORMALIZERS",
+    "Normalizer",
     "SCORE_NORMS",
     "fusion_features",
     "grades_for",
@@ -137,6 +141,75 @@ def _zscore_per_query(qcode: NDArray[np.int64], s: NDArray[np.float64], n_q: int
     return out
 
 
+def _rrf_values(run: Run, k: int) -> NDArray[np.float64]:
+    return 1.0 / (k + run.rank.astype(np.float64))
+
+
+def _atan_values(run: Run, k: int) -> NDArray[np.float64]:
+    return 0.5 + np.arctan(run.score.astype(np.float64)) / np.pi
+
+
+def _per_query(
+    fn: Callable[[NDArray[np.int64], NDArray[np.float64], int], NDArray[np.float64]],
+) -> Callable[[Run, int], NDArray[np.float64]]:
+    """``fn(qcode, scores, n_queries)`` as a function of ``(run, k)``."""
+
+    def values(run: Run, k: int) -> NDArray[np.float64]:
+        qcode, n_q = _query_codes(run.qid)
+        return fn(qcode, run.score, n_q)
+
+    return values
+
+
+@dataclass(frozen=True)
+class Normalizer:
+    """One per-query normalisation: its values and its definition, side by side.
+
+    ``definition`` is the one line ``rankboost info`` prints for a model trained with it
+    (``{k}``: RRF's rank constant), so a normaliser cannot be described otherwise than it
+    computes.
+    """
+
+    name: str
+    definition: str
+    values: Callable[[Run, int], NDArray[np.float64]]
+
+    def describe(self, k: int = RRF_K) -> str:
+        """The definition, with RRF's ``k`` filled in."""
+        return self.definition.format(k=k)
+
+
+#: Every per-query normalisation (:func:`normalise_scores`), name -> values and definition.
+NORMALIZERS: dict[str, Normalizer] = {
+    n.name: n
+    for n in (
+        Normalizer(
+            "minmax",
+            "min-max normalised score in the query (1 when all are equal)",
+            _per_query(_minmax_per_query),
+        ),
+        Normalizer(
+            "zscore",
+            "z-score in the query, (s - mean) / sd with the population sd (0 when all are equal)",
+            _per_query(_zscore_per_query),
+        ),
+        Normalizer("rrf", "1 / ({k} + rank)", _rrf_values),
+        Normalizer(
+            "dbsf",
+            "DBSF score in the query (Qdrant's distribution-based score fusion), "
+            "(s - mean + 3 sd) / (6 sd) with the sample sd (0.5 when the query has one score "
+            "or all are equal)",
+            _per_query(_dbsf_per_query),
+        ),
+        Normalizer(
+            "atan",
+            "0.5 + arctan(score) / pi (Milvus's WeightedRanker norm_score on IP scores)",
+            _atan_values,
+        ),
+    )
+}
+
+
 def normalise_scores(run: Run, method: str, *, k: int = RRF_K) -> NDArray[np.float64]:
     """One normalised value per entry of ``run``, computed within each query.
 
@@ -167,18 +240,9 @@ def normalise_scores(run: Run, method: str, *, k: int = RRF_K) -> NDArray[np.flo
     >>> normalise_scores(run, "rrf", k=1).tolist()
     [0.5, 0.3333333333333333, 0.25, 0.5]
     """
-    if method not in SCORE_NORMS + ENGINE_NORMS:
+    if method not in NORMALIZERS:
         raise ValueError(f"method must be one of {SCORE_NORMS + ENGINE_NORMS}; got {method!r}.")
-    if method == "rrf":
-        return 1.0 / (k + run.rank.astype(np.float64))
-    if method == "atan":
-        return 0.5 + np.arctan(run.score.astype(np.float64)) / np.pi
-    qcode, n_q = _query_codes(run.qid)
-    if method == "minmax":
-        return _minmax_per_query(qcode, run.score, n_q)
-    if method == "dbsf":
-        return _dbsf_per_query(qcode, run.score, n_q)
-    return _zscore_per_query(qcode, run.score, n_q)
+    return NORMALIZERS[method].values(run, k)
 
 
 def score_norms_of(score_features: Any) -> tuple[str, ...]:

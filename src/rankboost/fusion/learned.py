@@ -21,17 +21,16 @@ cross-validation on training queries of CISI, MQ2008-agg and MQ2007-agg (docs/hy
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import model_files
 from .._validation import ParamsMixin, forget_fit, not_fitted
-from ..model import atomic_write_text, read_json
+from ..description import Description
 from ..params import (
     TRAIN_PARAMS,
     ParameterError,
@@ -41,7 +40,7 @@ from ..params import (
     params_of,
 )
 from ._match import MATCH_MODES, match_by_name
-from ._persist import FORMAT_NAME, FORMAT_VERSION, FUSION_PARAMS, fusion_from_dict
+from ._persist import FORMAT_NAME, FORMAT_VERSION, FUSION_PARAMS, read_fusion_dict
 from .cv import cv_rounds
 from .features import (
     RANK_FEATURES,
@@ -70,12 +69,18 @@ __all__ = [
 class RankFusion(ParamsMixin):
     """Learn to combine ranked lists with RankBoost (meta-search).
 
+    The boost family: ``rankboost fuse train --family boost``. The default of ``fuse
+    train`` (``--family auto``) is :class:`~rankboost.fusion.AutoFusion`, which chooses
+    among this family, :class:`~rankboost.fusion.LinearFusion` and the others by inner
+    cross-validation: ``AutoFusion()`` is the model ``fuse train`` writes without options.
+
     Parameters
     ----------
     n_rounds : int or "auto", default="auto"
-        Boosting rounds. ``"auto"``: chosen by an inner ``cv_folds``-fold cross-validation
-        over the training queries (the queries are split, never a query's documents): one
-        model of ``max_rounds`` rounds per inner fold, NDCG@10 (:func:`rankboost.metrics.
+        Boosting rounds (0 with a ``prior``: the prior's ranking, SPEC 7.2). ``"auto"``:
+        chosen by an inner ``cv_folds``-fold cross-validation over the training queries
+        (the queries are split, never a query's documents; :mod:`rankboost.model_selection`):
+        one model of ``max_rounds`` rounds per inner fold, NDCG@10 (:func:`rankboost.metrics.
         ndcg_score`, exp2 gain, log2 discount, over the documents the runs return) of its
         held-out queries after every round, averaged over the folds; the first round count
         with the highest mean wins (:attr:`n_rounds_`, the curve in :attr:`cv_results_`),
@@ -125,8 +130,9 @@ class RankFusion(ParamsMixin):
         Boost from a prior ranking function ``c F_0`` (:mod:`rankboost.fusion.prior`):
         CombSUM of min-max scores, or RRF; the fused score is ``c F_0 + H``.
     prior_scale : float or "auto", default="auto"
-        ``c``; ``"auto"`` chooses it among :data:`rankboost.fusion.prior.PRIOR_SCALES` with the
-        rounds (0 allowed) by the inner cross-validation (``n_rounds="auto"`` only).
+        ``c``; ``"auto"`` chooses it among
+        :data:`rankboost.model_selection.FUSION_PRIOR_SCALES` with the rounds (0 allowed) by
+        the inner cross-validation (``n_rounds="auto"`` only).
 
     Attributes
     ----------
@@ -298,7 +304,8 @@ class RankFusion(ParamsMixin):
         if self.prior is not None:
             from .prior import fit_prior
 
-            fit_prior(self, items, feats, judged, X, yj, qj, params, train_kwargs, folds_bar)
+            fit = fit_prior(self, items, feats, judged, X, yj, qj, params, train_kwargs, folds_bar)
+            self.model_, self.n_rounds_, self.prior_scale_, self.cv_results_ = fit
             self.list_names_ = [r.name for r in items]
             self.feature_names_ = list(feats.feature_names)
             self.n_lists_ = len(items)
@@ -335,14 +342,18 @@ class RankFusion(ParamsMixin):
         """The training parameters, validated (the one definition of rankboost.params).
 
         With ``n_rounds="auto"`` the rounds are ``max_rounds`` (the inner cross-validation's
-        longest models); :meth:`fit` then replaces them by the chosen count.
+        longest models); :meth:`fit` then replaces them by the chosen count. With a prior
+        and ``n_rounds=0`` they are 1, checked as any round's parameters: no round is run.
         """
         check_param("normalize", self.normalize, "RankFusion")
         check_param("feedback", self.feedback, "RankFusion")
-        if isinstance(self.n_rounds, str) and self.n_rounds == "auto":
-            check_param("n_rounds", self.max_rounds, "RankFusion", alias="max_rounds")
+        auto = isinstance(self.n_rounds, str) and self.n_rounds == "auto"
+        prior_alone = self.prior is not None and self.n_rounds == 0  # SPEC 7.2
+        if auto or (prior_alone and not isinstance(self.n_rounds, bool)):
+            if auto:
+                check_param("n_rounds", self.max_rounds, "RankFusion", alias="max_rounds")
             values = {q.name: getattr(self, q.name) for q in TRAIN_PARAMS if hasattr(self, q.name)}
-            values["n_rounds"] = self.max_rounds
+            values["n_rounds"] = self.max_rounds if auto else 1
             return make_params("RankFusion", None, **values)
         if isinstance(self.n_rounds, str) or isinstance(self.n_rounds, bool):
             raise ParameterError(
@@ -512,24 +523,26 @@ class RankFusion(ParamsMixin):
     @classmethod
     def from_dict(cls, data: Any) -> RankFusion:
         """Rebuild a fitted fusion from :meth:`to_dict` output."""
-        return fusion_from_dict(cls, data)
+        read = read_fusion_dict(cls, data)
+        fusion = cls(**read.params)
+        fusion.model_, fusion.n_rounds_ = read.model, read.n_rounds
+        fusion.prior_scale_, fusion.cv_results_ = read.prior_scale, None
+        fusion.list_names_, fusion.feature_names_ = read.list_names, read.feature_names
+        fusion.n_lists_ = len(read.list_names)
+        return fusion
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the fitted fusion as versioned JSON (atomic)."""
-        text = json.dumps(self.to_dict(), indent=1, allow_nan=False)
-        atomic_write_text(path, text + "\n")
+        """Write the fitted fusion as versioned JSON, atomically (:func:`.model_files.save`)."""
+        model_files.save(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> RankFusion:
         """Load a fusion saved by :meth:`save`.
 
         Raises ``FileNotFoundError`` for a missing file and ``ValueError`` for one that is
-        not a fusion model.
+        not a fusion model (a model of another kind: the message says what reads it).
         """
-        p = Path(path)
-        if not p.exists():
-            raise FileNotFoundError(f"{path}: no such file")
-        return cls.from_dict(read_json(p, "fusion model file", "fusion model"))
+        return cast(RankFusion, model_files.load(path, expect=FORMAT_NAME))
 
     def export(self, path: str | os.PathLike[str], format: str, **options: Any) -> None:
         """Write the fitted fusion model for another consumer (XGBoost, LightGBM, ONNX, ...).
@@ -543,6 +556,12 @@ class RankFusion(ParamsMixin):
             raise ValueError("RankFusion.export: this RankFusion is not fitted yet; call fit.")
         options.setdefault("feature_names", self.feature_names_)
         self.model_.export(path, format, **options)
+
+    def describe(self, path: str | os.PathLike[str] = "MODEL") -> Description:
+        """How it scores and where it can be served, for ``path`` (:mod:`rankboost.description`)."""
+        from ._describe import describe_boost
+
+        return describe_boost(self, str(path))
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={getattr(self, k)!r}" for k in FUSION_PARAMS)

@@ -13,29 +13,35 @@ ln((1 + r) / (1 - r))``, times the learning rate), started from a prior ``F_0 = 
 (CombSUM of the normalised scores: the 50/50 convex combination of two retrievers) and only
 weak rankers with ``r > 0`` (every weight stays >= 0, as the engines require). The prior's
 scale ``c`` and the number of rounds (0 allowed: the prior alone) are chosen together by
-cross-validation over the training queries, NDCG@10 of the held-out queries. The feedback is
-:class:`rankboost.LayeredFeedback`'s (every higher grade above every lower one, each query
-with a crucial pair the same mass), computed here in closed form: the loss of a layered
-feedback factorises over grade levels, so a round costs O(rows x lists).
+cross-validation over the training queries, NDCG@10 of the held-out queries
+(:mod:`rankboost.model_selection`; a fold's method: the weight path of its queries). The
+feedback is :class:`rankboost.LayeredFeedback`'s (every higher grade above every lower
+one, each query with a crucial pair the same mass), computed here in closed form: the loss
+of a layered feedback factorises over grade levels, so a round costs O(rows x lists).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import reprlib
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import model_files
 from .._validation import ParamsMixin, forget_fit, not_fitted
-from ..model import atomic_write_text, read_json
+from ..description import Description
+from ..model_selection import (
+    LINEAR_PRIOR_SCALES,
+    cross_validate,
+    first_best_grid,
+    held_out_curve,
+    query_folds,
+)
 from ..params import ParameterError
 from ._match import MATCH_MODES, match_by_name
-from .cv import query_folds
 from .features import (
     RRF_K,
     RunsLike,
@@ -54,8 +60,6 @@ FORMAT_VERSION = 1
 #: ``"dbsf"`` and ``"atan"`` are the engines' own (Qdrant's DBSF, Milvus's arctan): a model
 #: trained with one is served exactly by that engine (:mod:`rankboost.fusion.engines`).
 LINEAR_NORMALIZERS = ("minmax", "rrf", "dbsf", "atan")
-#: Prior scales tried by ``prior_scale="auto"`` (0 = no prior: boosting from scratch).
-PRIOR_SCALES = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0)
 
 
 def linear_features(
@@ -203,7 +207,7 @@ class LinearFusion(ParamsMixin):
         The largest round count tried.
     prior_scale : float or "auto", default="auto"
         ``c`` of the prior ``F_0 = c sum_i h_i``; ``"auto"`` tries
-        :data:`PRIOR_SCALES`.
+        :data:`rankboost.model_selection.LINEAR_PRIOR_SCALES`.
     learning_rate : float, default=0.3
         Shrinkage of every round's alpha.
     cv_folds : int, default=5
@@ -314,9 +318,6 @@ class LinearFusion(ParamsMixin):
 
         ``verbose=True`` shows a progress bar over the inner cross-validation folds (tqdm).
         """
-        from .. import _compat
-        from ..metrics import ndcg_score
-
         forget_fit(self)  # a fit that raises leaves an unfitted LinearFusion, not a half state
         self._check()
         items = as_run_list(runs, "LinearFusion.fit")
@@ -332,32 +333,16 @@ class LinearFusion(ParamsMixin):
         H, y, qid = self._unit(N)[judged], y[judged], qid[judged]
         _, qcode = np.unique(qid, return_inverse=True)
         qcode = qcode.reshape(-1).astype(np.int64)
-        scales = PRIOR_SCALES if self.prior_scale == "auto" else (float(self.prior_scale),)
+        auto_scale = self.prior_scale == "auto"
+        scales = LINEAR_PRIOR_SCALES if auto_scale else (float(self.prior_scale),)
         T = self.max_rounds if self.n_rounds == "auto" else int(self.n_rounds)
         self.cv_results_: dict[str, Any] | None = None
-        if self.n_rounds == "auto" or self.prior_scale == "auto":
-            fold = self._folds(y, qcode)
-            gain = np.maximum(y, 0)  # scored as trec_eval: a grade <= 0 is not relevant
-            curves = np.zeros((len(scales), T + 1))
-            bar = _compat.progress_bar(
-                total=self.cv_folds, disable=not verbose, desc="inner CV folds", stacklevel=2
-            )
-            for f in range(self.cv_folds):
-                tr, va = (fold >= 0) & (fold != f), fold == f
-                fb = _Layered(y[tr], np.unique(qcode[tr], return_inverse=True)[1].reshape(-1))
-                for s, c in enumerate(scales):
-                    W = _boost(H[tr], fb, c, T, self.learning_rate)
-                    scores = H[va] @ W.T
-                    for t in range(T + 1):
-                        curves[s, t] += ndcg_score(gain[va], scores[:, t], qcode[va], k=10)
-                bar.update(1)
-            bar.close()
-            curves /= self.cv_folds
-            s_best, t_best = np.unravel_index(int(np.argmax(curves)), curves.shape)
+        scale = scales[0]
+        if self.n_rounds == "auto" or auto_scale:
+            curves = self._cross_validate(H, y, qcode, scales, T, verbose)
+            s_best, t_best = first_best_grid(curves)
             self.cv_results_ = {"mean": curves, "scales": list(scales)}
-            scale, T = scales[int(s_best)], int(t_best)
-        else:
-            scale = scales[0]
+            scale, T = scales[s_best], t_best
         W = _boost(H, _Layered(y, qcode), scale, T, self.learning_rate)
         w = W[-1]
         if not np.any(w > 0):  # no list helps and no prior: every list counts the same
@@ -369,15 +354,43 @@ class LinearFusion(ParamsMixin):
         self.n_lists_ = len(items)
         return self
 
+    def _cross_validate(  # noqa: PLR0917  (private; fit's pieces)
+        self,
+        H: NDArray[np.float64],
+        y: NDArray[np.int64],
+        qcode: NDArray[np.int64],
+        scales: tuple[float, ...],
+        T: int,
+        verbose: bool,
+    ) -> NDArray[np.float64]:
+        """Held-out NDCG@10 per (scale, rounds 0..T): :mod:`rankboost.model_selection`'s CV."""
+        from .. import _compat
+
+        fold = self._folds(y, qcode)
+        memo: dict[str, Any] = {}
+
+        def curve(train: NDArray[np.bool_], valid: NDArray[np.bool_], c: float) -> Any:
+            if memo.get("train") is not train:  # one feedback per fold, for every scale
+                codes = np.unique(qcode[train], return_inverse=True)[1].reshape(-1)
+                memo.update(train=train, fb=_Layered(y[train], codes))
+            W = _boost(H[train], memo["fb"], c, T, self.learning_rate)
+            return held_out_curve((H[valid] @ W.T).T, y[valid], qcode[valid])
+
+        bar = _compat.progress_bar(
+            total=self.cv_folds, disable=not verbose, desc="inner CV folds", stacklevel=3
+        )
+        try:
+            return cross_validate(fold, self.cv_folds, scales, curve, progress=bar).mean(axis=0)
+        finally:
+            bar.close()
+
     def _folds(self, y: NDArray[np.int64], qcode: NDArray[np.int64]) -> NDArray[np.int64]:
         """The inner folds; too few usable queries is an error naming what is chosen by CV."""
         try:
             return query_folds(y, qcode, self.cv_folds)
         except ValueError:
-            lo = np.full(int(qcode.max()) + 1, np.iinfo(np.int64).max)
-            hi = np.full_like(lo, np.iinfo(np.int64).min)
-            np.minimum.at(lo, qcode, y)
-            np.maximum.at(hi, qcode, y)
+            grades = np.unique(np.column_stack([qcode, y]), axis=0)  # (query, grade) pairs
+            n_usable = int(np.sum(np.bincount(grades[:, 0]) > 1))
             chosen, fixes = [], []
             if self.n_rounds == "auto":
                 chosen.append("the rounds (n_rounds='auto', --rounds auto)")
@@ -390,9 +403,40 @@ class LinearFusion(ParamsMixin):
                 f"LinearFusion.fit: {' and '.join(chosen)} {verb} chosen by {self.cv_folds}-fold "
                 f"cross-validation over the training queries, which needs at least "
                 f"{self.cv_folds} judged queries with two different grades among the returned "
-                f"documents; there are {int(np.sum(lo < hi))}. Pass {' and '.join(fixes)}, or "
+                f"documents; there are {n_usable}. Pass {' and '.join(fixes)}, or "
                 "fewer folds (cv_folds, --cv-folds)."
             ) from None
+
+    @classmethod
+    def from_weights(
+        cls, list_names: list[str], weights: Any, *, normalizer: str = "minmax"
+    ) -> LinearFusion:
+        """A fitted model that fuses with the given weights: ``F = sum_i w_i n_i``, no boosting.
+
+        The weights (one finite value >= 0 per list) are kept as float32 values, as
+        :meth:`fit` keeps its own; ``n_rounds_`` is 0 and ``prior_scale_`` 1 (the weights are
+        the prior). ``AutoFusion``'s ``convex`` and ``rrf`` families are such models.
+
+        Examples
+        --------
+        >>> from rankboost.fusion.linear import LinearFusion
+        >>> lin = LinearFusion.from_weights(["bm25", "dense"], [0.3, 0.7])
+        >>> lin.weights_.round(6).tolist(), lin.n_rounds_
+        ([0.3, 0.7], 0)
+        """
+        names = list(list_names)
+        w = np.asarray(weights, dtype=np.float64)
+        if w.shape != (len(names),) or not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise ValueError(
+                f"LinearFusion.from_weights: weights must be one finite value >= 0 per list "
+                f"({len(names)}: {reprlib.repr(names)}); got {reprlib.repr(weights)}."
+            )
+        lin = cls(normalizer=normalizer, n_rounds=0, prior_scale=1.0)
+        lin._check()
+        lin.weights_ = w.astype(np.float32).astype(np.float64)
+        lin.prior_scale_, lin.n_rounds_, lin.cv_results_ = 1.0, 0, None
+        lin.list_names_, lin.n_lists_ = names, len(names)
+        return lin
 
     # ------------------------------------------------------------------ apply -------------
     def _check_fitted(self, runs: RunsLike, owner: str, match: str) -> list[Run]:
@@ -476,16 +520,19 @@ class LinearFusion(ParamsMixin):
         return fusion
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the model as JSON (atomic)."""
-        atomic_write_text(path, json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n")
+        """Write the model as JSON (atomic; :func:`rankboost.model_files.save`)."""
+        model_files.save(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> LinearFusion:
-        """Load a model written by :meth:`save`."""
-        p = Path(path)
-        if not p.exists():
-            raise FileNotFoundError(f"{path}: no such file")
-        return cls.from_dict(read_json(p, "fusion model file", "linear fusion model"))
+        """Load a model written by :meth:`save` (another kind: the message says what reads it)."""
+        return cast(LinearFusion, model_files.load(path, expect=FORMAT_NAME))
+
+    def describe(self, path: str | os.PathLike[str] = "MODEL") -> Description:
+        """How it scores and where it can be served, for ``path`` (:mod:`rankboost.description`)."""
+        from ._describe import describe_linear
+
+        return describe_linear(self, str(path))
 
     def __repr__(self) -> str:
         return "LinearFusion(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self._PARAMS) + ")"

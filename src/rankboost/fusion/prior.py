@@ -6,8 +6,10 @@ document adding 0; ``"rrf"``: ``sum_i (k + 1) / (k + rank_i)``, RRF with k = 60 
 that a first place is worth 1). Boosting minimises ``sum D(x0, x1) exp((cF_0 + H)(x0) -
 (cF_0 + H)(x1))``, so round 1 starts from ``D_1(x0, x1) ∝ D(x0, x1) exp(c F_0(x0) - c F_0(x1))``
 (SPEC 7.2). The scale ``c`` matters (``exp(c F_0)``) and is chosen with the number of rounds
-by inner cross-validation over the training queries, 0 rounds allowed, ``c = 0`` being
-boosting from scratch.
+by inner cross-validation over the training queries (:func:`cv_prior`, on
+:mod:`rankboost.model_selection`), 0 rounds allowed (the prior's ranking), ``c = 0`` being
+boosting from scratch. :func:`fit_prior` returns what it learned (:class:`PriorFit`);
+:class:`~rankboost.fusion.RankFusion` assigns it.
 
 The engine starts from the prior itself (``init_score = c F_0``, :func:`rankboost.train`),
 so the layered feedback keeps its O(n) form; :func:`prior_feedback` writes the same first
@@ -16,19 +18,17 @@ distribution as explicit weighted pairs, the reference the tests compare it with
 
 from __future__ import annotations
 
-import warnings
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ..model_selection import FUSION_PRIOR_SCALES, cross_validate, first_best_grid, query_folds
 from .features import RRF_K, FusionFeatures
 
-__all__ = ["PRIORS", "PRIOR_SCALES", "cv_prior", "prior_feedback", "prior_scores"]
+__all__ = ["PRIORS", "PriorFit", "cv_prior", "fit_prior", "prior_feedback", "prior_scores"]
 
 PRIORS = ("combsum", "rrf")
-#: Scales tried by ``prior_scale="auto"`` (0 = no prior).
-PRIOR_SCALES = (0.0, 1.0, 2.0, 4.0, 8.0)
 
 
 def prior_scores(runs: list[Any], feats: FusionFeatures, prior: str) -> NDArray[np.float64]:
@@ -100,41 +100,22 @@ def cv_prior(
 ) -> dict[str, Any]:
     """Choose the prior's scale and the rounds (0 allowed) by inner CV over queries (NDCG@10).
 
-    Returns ``{"scale", "n_rounds", "best_score", "mean"}``: ``mean[s, t]`` is the mean
-    held-out NDCG@10 of ``scales[s] F_0 + H_t`` (``t = 0`` the prior alone).
+    The folds, the curves and the first-best rule (scale-major: on equal values the first
+    scale, then the fewest rounds) are :mod:`rankboost.model_selection`'s; each fold and
+    scale trains one model (:func:`rankboost.fusion.cv.boosted_curve`). Returns ``{"scale",
+    "n_rounds", "best_score", "mean", "scales"}``: ``mean[s, t]`` is the mean held-out
+    NDCG@10 of ``scales[s] F_0 + H_t`` (``t = 0`` the prior alone).
     """
-    from ..engine import TrainingStoppedWarning, train_checked
-    from ..metrics import ndcg_score
-    from .cv import query_folds
+    from .cv import boosted_curve
 
     _, qcode = np.unique(np.asarray(qid), return_inverse=True)
     qcode = qcode.reshape(-1).astype(np.int64)
     fold = query_folds(y, qcode, cv_folds, seed=seed)
-    T = int(params.n_rounds)
-    curves = np.zeros((len(scales), T + 1))
-    for f in range(cv_folds):
-        tr, va = (fold >= 0) & (fold != f), fold == f
-        Xtr = np.ascontiguousarray(X[tr])
-        for s, c in enumerate(scales):
-            base = c * F0[va]
-            curves[s, 0] += ndcg_score(y[va], base, qcode[va], k=10)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", TrainingStoppedWarning)
-                fb = make_feedback(y[tr], qcode[tr])
-                model = train_checked(Xtr, fb, params, init_score=c * F0[tr])
-            last = curves[s, 0] * 0
-            t = 0
-            for t, h in enumerate(model.staged_decision_function(X[va]), start=1):
-                last = ndcg_score(y[va], base + h, qcode[va], k=10)
-                curves[s, t] += last
-            if t < T:  # stopped early: the last model stays
-                curves[s, t + 1 :] += last if t else ndcg_score(y[va], base, qcode[va], k=10)
-        if progress is not None:
-            progress.update(1)
-    curves /= cv_folds
-    s_best, t_best = np.unravel_index(int(np.argmax(curves)), curves.shape)
+    curve = boosted_curve(X, y, qcode, params, make_feedback, F0)
+    curves = cross_validate(fold, cv_folds, scales, curve, progress=progress).mean(axis=0)
+    s_best, t_best = first_best_grid(curves)
     return {
-        "scale": float(scales[int(s_best)]),
+        "scale": float(scales[s_best]),
         "n_rounds": int(t_best),
         "best_score": float(curves[s_best, t_best]),
         "mean": curves,
@@ -142,17 +123,36 @@ def cv_prior(
     }
 
 
+class PriorFit(NamedTuple):
+    """What :func:`fit_prior` learned; :class:`~rankboost.fusion.RankFusion` assigns it."""
+
+    #: ``H``, trained from ``init_score = prior_scale F_0`` (no round when ``n_rounds`` is 0)
+    model: Any
+    #: the rounds of ``model`` the fusion uses (0: the prior alone)
+    n_rounds: int
+    #: ``c`` of ``c F_0``
+    prior_scale: float
+    #: :func:`cv_prior`'s result (``n_rounds="auto"``), else None
+    cv_results: dict[str, Any] | None
+
+
 def fit_prior(  # type: ignore[no-untyped-def]  # noqa: PLR0917  private, one caller (RankFusion.fit): its validated pieces
     fusion: Any, items, feats, judged, X, yj, qj, params, train_kwargs, progress=None
-) -> None:
-    """Fit ``c F_0 + H``: the scale and rounds by inner CV, then the model on all rows."""
+) -> PriorFit:
+    """Fit ``c F_0 + H``: the scale and rounds by inner CV, then the model on all rows.
+
+    Reads ``fusion``'s parameters, writes nothing of it. 0 rounds (chosen, or
+    ``n_rounds=0``) is the prior's ranking (SPEC 7.2): the model has no round.
+    """
     from ..engine import train_checked
     from ..params import ParameterError
 
     F0 = prior_scores(items, feats, str(fusion.prior))[judged]
+    cv_results = None
     if fusion.n_rounds == "auto":
-        scales = PRIOR_SCALES if fusion.prior_scale == "auto" else (float(fusion.prior_scale),)
-        fusion.cv_results_ = cv_prior(
+        auto = fusion.prior_scale == "auto"
+        scales = FUSION_PRIOR_SCALES if auto else (float(fusion.prior_scale),)
+        cv_results = cv_prior(
             X,
             yj,
             qj,
@@ -163,7 +163,7 @@ def fit_prior(  # type: ignore[no-untyped-def]  # noqa: PLR0917  private, one ca
             cv_folds=int(fusion.cv_folds),
             progress=progress,
         )
-        scale, rounds = fusion.cv_results_["scale"], fusion.cv_results_["n_rounds"]
+        scale, rounds = cv_results["scale"], cv_results["n_rounds"]
     else:
         if fusion.prior_scale == "auto":
             raise ParameterError(
@@ -171,15 +171,22 @@ def fit_prior(  # type: ignore[no-untyped-def]  # noqa: PLR0917  private, one ca
                 "n_rounds='auto'; with an int n_rounds pass a float prior_scale."
             )
         scale, rounds = float(fusion.prior_scale), int(fusion.n_rounds)
-    fusion.model_ = train_checked(
-        X,
-        fusion._feedback(yj, qj),
-        params.replace(n_rounds=max(rounds, 1)),
-        callbacks=train_kwargs.get("callbacks"),
-        feature_names=feats.feature_names,
-        verbose=bool(train_kwargs.get("verbose", False)),
-        stacklevel=5,
-        init_score=scale * F0,
-    )
-    fusion.prior_scale_ = float(scale)
-    fusion.n_rounds_ = min(int(rounds), int(fusion.model_.n_rounds))
+    feedback = fusion._feedback(yj, qj)
+    if rounds == 0:  # the prior alone: the booster before its first round
+        from ..booster import Booster
+
+        one = params.replace(n_rounds=1)  # the model's params as a 1-round fit records them
+        bst = Booster.from_checked(X, feedback, one, feats.feature_names, init_score=scale * F0)
+        model = bst.model()
+    else:
+        model = train_checked(
+            X,
+            feedback,
+            params.replace(n_rounds=rounds),
+            callbacks=train_kwargs.get("callbacks"),
+            feature_names=feats.feature_names,
+            verbose=bool(train_kwargs.get("verbose", False)),
+            stacklevel=5,
+            init_score=scale * F0,
+        )
+    return PriorFit(model, min(int(rounds), int(model.n_rounds)), float(scale), cv_results)

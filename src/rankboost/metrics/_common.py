@@ -28,6 +28,7 @@ __all__ = [
     "check_k",
     "check_optional_k",
     "check_threshold",
+    "good_rank_metric",
     "good_rank_metrics",
     "log_factorials",
     "rank_queries",
@@ -180,6 +181,32 @@ def good_rank_metrics(
         n_good,
     )
     return ap, rr, cov, n_good
+
+
+def good_rank_metric(  # noqa: PLR0913, PLR0917  the metric's own arguments, after which and whose
+    which: int,
+    owner: str,
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    qid: ArrayLike | None,
+    k: int | None,
+    ties: str,
+    relevance_threshold: float,
+    empty: str,
+    per_query: bool,
+) -> float | NDArray[np.float64]:
+    """AP (``which=0``), RR (1) or coverage (2) of :func:`good_rank_metrics`, averaged.
+
+    The arguments checked, the metric computed and averaged: the body of
+    ``average_precision``, ``reciprocal_rank`` and the paper's movie metrics (``owner``
+    names the metric in errors).
+    """
+    cutoff = check_optional_k(k, owner=owner)
+    check_choice(empty, name="empty", allowed=EMPTY, owner=owner)
+    threshold = check_threshold(relevance_threshold, owner=owner)
+    ranked = rank_queries(y_true, y_score, qid, ties=ties, owner=owner)
+    *values, n_good = good_rank_metrics(ranked, threshold, cutoff)
+    return aggregate(values[which], n_good > 0, empty=empty, per_query=per_query)
 
 
 def aggregate(

@@ -13,15 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._common import (
-    EMPTY,
-    aggregate,
-    check_choice,
-    check_optional_k,
-    check_threshold,
-    good_rank_metrics,
-    rank_queries,
-)
+from ._common import good_rank_metric
 
 __all__ = ["average_precision", "mean_average_precision", "reciprocal_rank"]
 
@@ -89,13 +81,8 @@ def average_precision(
     >>> average_precision([0, 1], [0.5, 0.5])  # tie: (1/1 + 1/2) / 2
     0.75
     """
-    owner = "average_precision"
-    cutoff = check_optional_k(k, owner=owner)
-    check_choice(empty, name="empty", allowed=EMPTY, owner=owner)
-    threshold = check_threshold(relevance_threshold, owner=owner)
-    ranked = rank_queries(y_true, y_score, qid, ties=ties, owner=owner)
-    ap, _, _, n_good = good_rank_metrics(ranked, threshold, cutoff)
-    return aggregate(ap, n_good > 0, empty=empty, per_query=per_query)
+    args = (y_true, y_score, qid, k, ties, relevance_threshold, empty, per_query)
+    return good_rank_metric(0, "average_precision", *args)
 
 
 def mean_average_precision(
@@ -203,10 +190,5 @@ def reciprocal_rank(
     >>> round(reciprocal_rank([0, 1, 0], [0.5, 0.5, 0.5]), 6)  # (1 + 1/2 + 1/3) / 3
     0.611111
     """
-    owner = "reciprocal_rank"
-    cutoff = check_optional_k(k, owner=owner)
-    check_choice(empty, name="empty", allowed=EMPTY, owner=owner)
-    threshold = check_threshold(relevance_threshold, owner=owner)
-    ranked = rank_queries(y_true, y_score, qid, ties=ties, owner=owner)
-    _, rr, _, n_good = good_rank_metrics(ranked, threshold, cutoff)
-    return aggregate(rr, n_good > 0, empty=empty, per_query=per_query)
+    args = (y_true, y_score, qid, k, ties, relevance_threshold, empty, per_query)
+    return good_rank_metric(1, "reciprocal_rank", *args)

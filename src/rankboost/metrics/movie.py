@@ -20,35 +20,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._common import (
-    EMPTY,
-    aggregate,
-    check_choice,
-    check_threshold,
-    good_rank_metrics,
-    rank_queries,
-)
+from ._common import good_rank_metric
 
 __all__ = ["expected_average_precision", "expected_coverage", "expected_prot"]
-
-
-def _movie_metric(  # noqa: PLR0917  private, three public callers: one body for the four movie metrics
-    which: int,
-    owner: str,
-    y_true: ArrayLike,
-    y_score: ArrayLike,
-    qid: ArrayLike | None,
-    ties: str,
-    relevance_threshold: float,
-    empty: str,
-    per_query: bool,
-) -> float | NDArray[np.float64]:
-    check_choice(empty, name="empty", allowed=EMPTY, owner=owner)
-    threshold = check_threshold(relevance_threshold, owner=owner)
-    ranked = rank_queries(y_true, y_score, qid, ties=ties, owner=owner)
-    ap, rr, coverage, n_good = good_rank_metrics(ranked, threshold, None)
-    values = (ap, rr, coverage)[which]
-    return aggregate(values, n_good > 0, empty=empty, per_query=per_query)
 
 
 def expected_average_precision(
@@ -101,17 +75,8 @@ def expected_average_precision(
     >>> expected_average_precision([1, 0, 1], [0.9, 0.9, 0.1])  # (3/4 + 2/3) / 2
     0.7083333333333333
     """
-    return _movie_metric(
-        0,
-        "expected_average_precision",
-        y_true,
-        y_score,
-        qid,
-        ties,
-        relevance_threshold,
-        empty,
-        per_query,
-    )
+    args = (y_true, y_score, qid, None, ties, relevance_threshold, empty, per_query)
+    return good_rank_metric(0, "expected_average_precision", *args)
 
 
 def expected_prot(
@@ -164,9 +129,8 @@ def expected_prot(
     >>> expected_prot([0, 1, 0, 1], [0.5, 0.5, 0.5, 0.5])  # 1/2 * 1 + 1/3 * 1/2 + 1/6 * 1/3
     0.7222222222222222
     """
-    return _movie_metric(
-        1, "expected_prot", y_true, y_score, qid, ties, relevance_threshold, empty, per_query
-    )
+    args = (y_true, y_score, qid, None, ties, relevance_threshold, empty, per_query)
+    return good_rank_metric(1, "expected_prot", *args)
 
 
 def expected_coverage(
@@ -219,6 +183,5 @@ def expected_coverage(
     >>> expected_coverage([1, 0, 1], [0.9, 0.8, 0.7])  # 2 / 3
     0.6666666666666666
     """
-    return _movie_metric(
-        2, "expected_coverage", y_true, y_score, qid, ties, relevance_threshold, empty, per_query
-    )
+    args = (y_true, y_score, qid, None, ties, relevance_threshold, empty, per_query)
+    return good_rank_metric(2, "expected_coverage", *args)

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._conventions import DISCOUNTS, GAINS
-from .._kernels.ranking_metrics import dcg_at_k, ideal_dcg_at_k
+from .._kernels.ranking_metrics import dcg_at_k, ideal_dcg_at_k, log2_discount
 from ._common import EMPTY, Ranked, aggregate, check_choice, check_optional_k, rank_queries
 
 __all__ = ["dcg_score", "ndcg_score"]
@@ -26,9 +26,9 @@ MAX_EXP2_LABEL = 31
 
 
 def _discount(k: int, discount: str) -> NDArray[np.float64]:
-    ranks = np.arange(1, k + 1, dtype=np.float64)
     if discount == "log2":
-        return 1.0 / np.log2(1.0 + ranks)
+        return log2_discount(k)
+    ranks = np.arange(1, k + 1, dtype=np.float64)
     # Eval-Score-4.0.pl, sub DCG: position index iPos = rank - 1 < 2 gets discount 1,
     # later ones log(2) / log(iPos + 1) = 1 / log2(rank).
     out = np.ones(k, dtype=np.float64)

@@ -22,6 +22,9 @@ Two learners behind one estimator, :class:`RankBoostRecommender`:
   items (``unrated``), rating-gap pair weights and a cap on feature users.
 
 docs/movies.md measures both against VSIM, Surprise's KNNWithMeans, EASE and ``implicit``.
+The pooled model's choices on held-out users (folds of users, the held-out NDCG@10 of every
+round, the first-best rule), its grids (``EASE_PRIOR_SCALES``, ``EASE_LAMBDAS``) and its seed
+streams are those of :mod:`rankboost.model_selection`, the floor every wing chooses on.
 
 :class:`RankBoostRecommender` takes the user's own labels: a pandas DataFrame of
 ``(user, item, rating)`` rows (``fit(..., columns=...)`` names the columns) or a DataFrame

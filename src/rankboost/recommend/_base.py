@@ -1,10 +1,12 @@
-"""Base recommenders: the scores the pooled model combines (vectorised numpy/scipy).
+"""Base recommenders: the scores the pooled model combines.
 
-Each base recommender is fitted on a user x item CSR matrix of ratings and scores every
-item for a block of users at once, as a dense ``(n_users_in_block, n_items)`` array
-(``NaN`` where it abstains, the paper's ⊥; :meth:`BaseScores.scores`, sparse-dense
-products), or given (user, item) cells only (:meth:`BaseScores.cells`, numba kernels in
-:mod:`rankboost._kernels.cells`: the same numbers, for the cross-fitting's held-out cells).
+Each base recommender is fitted on a user x item CSR matrix of ratings and scores given
+(user, item) cells (:meth:`BaseScores.cells`: the cross-fitting's held-out cells), or every
+item for a block of users (:meth:`BaseScores.scores`: the cells of every item, shape
+``(n_users_in_block, n_items)`` per recommender); ``NaN`` where it abstains, the paper's ⊥.
+Each formula below is written once, as a numba kernel in :mod:`rankboost._kernels.cells`
+that both paths call (``popularity`` and ``item_mean`` are one number per item, computed
+by :meth:`BaseScores.fit`); EASE's penalty search ranks with the same EASE kernel.
 No Python loop runs over ratings. Formulas:
 
 * ``popularity``: ``log(1 + n_i)``, ``n_i`` the number of ratings of item ``i``.
@@ -43,7 +45,13 @@ from scipy.linalg import lapack
 
 from .._compat import Steps
 from .._kernels import blas_threads, use_parallel
-from .._kernels.cells import cooccurrence_cells, ease_cells, item_knn_cells, user_knn_cells
+from .._kernels.cells import (
+    cooccurrence_cells,
+    ease_cells,
+    ease_rows,
+    item_knn_cells,
+    user_knn_cells,
+)
 from ._scale import (
     check_cells,
     check_ease_memory,
@@ -159,18 +167,15 @@ class BaseScores:
             # (at most USER_KNN_POOL of them; the matrices hold the pool's rows only)
             pool = self._pool = neighbour_pool(self.pool, n_users)
             C = sp.csr_matrix((R.data - self._mu_u[rows], R.indices, R.indptr), shape=R.shape)
-            self._uc_pool = sp.csr_matrix(C[pool])  # centred ratings of pool users
-            self._ub_pool = sp.csr_matrix(B[pool])
             self._un = row_normalised(R)  # rows for the cosine
             self._un_pool_csr = sp.csr_matrix(self._un[pool].T)  # items x pool, sparse
-            # for cells(): the pool's ratings by item
-            self._uc_pool_csc = sp.csc_matrix(self._uc_pool)
-            self._ub_pool_csc = sp.csc_matrix(self._ub_pool)
+            # the pool's centred ratings by item (column i: who rated i, in increasing order)
+            self._uc_pool_csc = sp.csc_matrix(C[pool])
         if "item_knn" in want:
             # adjusted cosine: columns of user-centred ratings
             C = sp.csr_matrix((R.data - self._mu_u[rows], R.indices, R.indptr), shape=R.shape)
-            self._item_near = top_k_similar(sp.csr_matrix(C.T), self.k)  # i -> j, sorted
-            self._item_sim = self._item_near.T.tocsr()  # j -> i
+            near = top_k_similar(sp.csr_matrix(C.T), self.k)  # i -> j, sorted
+            self._item_sim = near.T.tocsr()  # j -> i: the items that keep j as a neighbour
             self._item_dev = sp.csr_matrix(
                 (R.data - self._item_mean[R.indices], R.indices, R.indptr), shape=R.shape
             )
@@ -187,49 +192,27 @@ class BaseScores:
         return self
 
     def scores(self, users: NDArray[np.int64]) -> NDArray[np.float64]:
-        """Scores of every item for ``users``: shape ``(len(users), n_items, len(names))``."""
-        R = self._R
-        n_items = R.shape[1]
-        out = np.empty((users.shape[0], n_items, len(self.names)))
-        Bu = self._B[users]
-        history = Bu.toarray() > 0
-        for f, name in enumerate(self.names):
-            if name == "popularity":
-                col = np.broadcast_to(self._pop, (users.shape[0], n_items))
-            elif name == "item_mean":
-                col = np.broadcast_to(self._item_mean, (users.shape[0], n_items))
-            elif name == "user_knn":
-                sim = self._pool_similarity(users)  # users x pool users
-                num = np.asarray(self._uc_pool.T @ sim.T).T
-                den = np.asarray(self._ub_pool.T @ np.abs(sim).T).T
-                col = np.full(num.shape, np.nan)
-                np.divide(num, den, out=col, where=den > 0)
-                col += self._mu_u[users][:, None]
-            elif name == "item_knn":
-                num = (self._item_dev[users] @ self._item_sim).toarray()
-                den = (Bu @ abs(self._item_sim)).toarray()
-                col = np.full(num.shape, np.nan)
-                np.divide(num, den, out=col, where=den > 0)
-                col += self._item_mean
-            elif name == "cooccurrence":
-                col = (Bu @ self._cooc).toarray()
-            else:  # ease
-                col = np.asarray(Bu @ self._ease)
-            if name in _STANDARDISED:
-                col = _standardise(col, history)
-            out[:, :, f] = col
-        return out
+        """Scores of every item for ``users``: shape ``(len(users), n_items, len(names))``.
+
+        The cells of every item of each user, through the kernels of :meth:`cells` (each
+        formula is written once, in :mod:`rankboost._kernels.cells`).
+        """
+        users = np.asarray(users, dtype=np.int64)
+        n_users, n_items = users.shape[0], self._R.shape[1]
+        starts = np.arange(n_users + 1, dtype=np.int64) * n_items
+        items = np.tile(np.arange(n_items, dtype=np.int64), n_users)
+        out = self._block_cells(users, (starts, items))
+        return out.reshape(n_users, n_items, len(self.names))
 
     def cells(self, users: ArrayLike, items: ArrayLike) -> NDArray[np.float64]:
         """Scores of the cells ``(users[c], items[c])`` only: shape ``(n_cells, len(names))``.
 
-        The numbers of :meth:`scores` at those cells (``scores(np.unique(users))[row of
-        users[c], items[c]]``; the same bits on a CSR matrix with sorted indices, the same
-        sums in another order otherwise), without scoring every item: ``user_knn`` and
-        ``item_knn`` sum over each cell's raters or neighbours, ``cooccurrence`` and
-        ``ease`` build each user's row for its standardisation, then read the cells
-        (numba kernels, :mod:`rankboost._kernels.cells`). Memory: a block of users at a
-        time, never a users x items array.
+        The numbers of :meth:`scores` at those cells, bit for bit (``scores(np.unique(users))
+        [row of users[c], items[c]]``: the same kernels), without scoring every item:
+        ``user_knn`` sums over each cell's raters, ``item_knn``, ``cooccurrence`` and
+        ``ease`` build each user's row (for the standardisation, or the neighbours' sums),
+        then read the cells (numba kernels, :mod:`rankboost._kernels.cells`). Memory: a
+        block of users at a time, never a users x items array.
 
         Examples
         --------
@@ -260,7 +243,11 @@ class BaseScores:
     def _block_cells(
         self, users: NDArray[np.int64], cells: tuple[NDArray[np.int64], NDArray[np.int64]]
     ) -> NDArray[np.float64]:
-        """:meth:`cells` of a block of distinct ``users`` (``cells``: their starts, items)."""
+        """:meth:`cells` of a block of ``users`` (``cells``: their starts, items).
+
+        Each formula lives in its kernel (:mod:`rankboost._kernels.cells`); the dense path
+        (:meth:`scores`) passes every item of every user as the cells.
+        """
         n_items = self._R.shape[1]
         items = cells[1]
         out = np.empty((items.shape[0], len(self.names)))
@@ -272,22 +259,14 @@ class BaseScores:
                 col[:] = self._pop[items]
             elif name == "item_mean":
                 col[:] = self._item_mean[items]
-            elif name in ("user_knn", "item_knn"):
-                num, den = np.empty(items.shape[0]), np.empty(items.shape[0])
-                if name == "user_knn":
-                    sim = self._pool_similarity(users)
-                    user_knn_cells(cells, sim, csr_triple(self._uc_pool_csc),
-                                   csr_triple(self._ub_pool_csc), num, den,
-                                   use_parallel(sim.size + items.shape[0] * 50))  # fmt: skip
-                    base = np.repeat(self._mu_u[users], np.diff(cells[0]))
-                else:
-                    dev = csr_triple(self._item_dev[users])
-                    item_knn_cells(cells, dev, csr_triple(self._item_near), n_items, num, den,
-                                   use_parallel(work))  # fmt: skip
-                    base = self._item_mean[items]
-                col[:] = np.nan
-                np.divide(num, den, out=col, where=den > 0)
-                col += base
+            elif name == "user_knn":
+                sim = self._pool_similarity(users)
+                user_knn_cells(cells, sim, csr_triple(self._uc_pool_csc), self._mu_u[users], col,
+                               use_parallel(sim.size + items.shape[0] * 50))  # fmt: skip
+            elif name == "item_knn":
+                dev = csr_triple(self._item_dev[users])
+                item_knn_cells(cells, dev, csr_triple(self._item_sim), self._item_mean, col,
+                               use_parallel(work))  # fmt: skip
             elif name == "cooccurrence":
                 cooccurrence_cells(cells, hist, csr_triple(self._cooc), n_items, col,
                                    use_parallel(work))  # fmt: skip
@@ -352,16 +331,6 @@ def _spd_inverse(G: NDArray[np.float64], overwrite: bool = False) -> NDArray[np.
     # potri fills the upper triangle; numpy copies the overlapping P.T before writing
     np.copyto(P, P.T, where=np.tri(P.shape[0], k=-1, dtype=bool))
     return P.T if overwrite else P  # C order either way (P is symmetric)
-
-
-def _standardise(col: NDArray[np.float64], history: NDArray[np.bool_]) -> NDArray[np.float64]:
-    """``(s - mean) / std`` per row over the items outside the row's history."""
-    free = ~history
-    n = np.maximum(free.sum(axis=1, keepdims=True), 1)
-    mean = np.where(free, col, 0.0).sum(axis=1, keepdims=True) / n
-    var = np.where(free, (col - mean) ** 2, 0.0).sum(axis=1, keepdims=True) / n
-    sd = np.sqrt(var)
-    return np.divide(col - mean, sd, out=np.zeros_like(col), where=sd > 0)
 
 
 def top_columns(S: NDArray[np.float64], k: int) -> NDArray[np.int64]:
@@ -429,6 +398,14 @@ def _ease_weights(
     W /= -np.diag(W).copy()  # in place: one items x items array besides the gram
     np.fill_diagonal(W, 0.0)
     return W
+
+
+def _unrated_ease_scores(b: sp.csr_matrix, W: NDArray[np.floating]) -> NDArray[np.float64]:
+    """EASE's raw scores ``X_u B`` of the users of the binary ``b``, ``-inf`` at their history."""
+    S = np.zeros(b.shape)
+    ease_rows(csr_triple(b), W, S, use_parallel(b.nnz * b.shape[1]))
+    S[np.repeat(np.arange(b.shape[0]), np.diff(b.indptr)), b.indices] = -np.inf
+    return S
 
 
 def entry_folds(R: sp.csr_matrix, n_folds: int, rng: np.random.Generator) -> NDArray[np.int64]:
@@ -532,10 +509,7 @@ def choose_ease_lambda(
             W = _ease_weights(gram, lam, float32)
             dcg = np.empty(users.shape[0])
             for s in range(0, users.shape[0], step):
-                b = Bu[s : s + step]
-                S = np.asarray(b @ W)
-                S[np.repeat(np.arange(b.shape[0]), np.diff(b.indptr)), b.indices] = -np.inf
-                top = top_columns(S, kk)
+                top = top_columns(_unrated_ease_scores(Bu[s : s + step], W), kk)
                 hit = np.take_along_axis(rel[s : s + step].toarray() > 0, top, axis=1)
                 dcg[s : s + step] = (hit * disc).sum(axis=1)
             found[lam] = float(np.mean(dcg / idcg))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -336,50 +336,71 @@ def recommend_all_per_user(
     return pos, np.concatenate([p[1] for p in parts])[order]
 
 
-def fit_estimator_per_user(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fit)
-    rec: Any,
+class PerUserResult(NamedTuple):
+    """What a per-user fit learned; ``RankBoostRecommender.fit`` assigns it.
+
+    Keyed by target row, in plan order: ``models``, the VSIM weights of the models with a
+    ``"vsim"`` column (``vsim_weights``), the feature users (rows, model columns in order:
+    ``feats``); ``design`` and ``means`` (every user's mean rating, the ``"user_mean"``
+    fill) score new items; ``skipped``: the row of every target left out, and why;
+    ``report``: the counts of ``report_``.
+    """
+
+    models: dict[int, RankBoostModel]
+    vsim_weights: dict[int, NDArray[np.float64]]
+    feats: dict[int, NDArray[np.int64]]
+    design: Design
+    means: NDArray[np.float64]
+    skipped: dict[int, str]
+    report: dict[str, int]
+
+
+def fit_per_user_models(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fit)
     R: sp.csr_matrix,
     targets: NDArray[np.int64],
     feats: NDArray[np.int64],
     params: TrainParams,
     label: list[Any],
-) -> None:
-    """Fit one model per target of ``rec`` (``mode="per_user"``) and set its fitted attributes."""
+    design: Design,
+    *,
+    min_overlap: int,
+    max_feature_users: int | None,
+    invalid_targets: str,
+    n_jobs: int | None,
+    verbose: int,
+) -> PerUserResult:
+    """Fit one model per target (``mode="per_user"``); return what was learned.
+
+    ``feats``: the candidate feature users (rows); ``label``: every row's user label (for
+    the messages).
+    """
     plan, skipped, dropped = make_plan(
-        R, R.T.tocsr(), targets, feats, label, rec.min_overlap, rec.max_feature_users
+        R, R.T.tocsr(), targets, feats, label, min_overlap, max_feature_users
     )
-    if skipped and rec.invalid_targets == "raise":
+    if skipped and invalid_targets == "raise":
         u, why = next(iter(skipped.items()))
         raise ValueError(
             f"cannot fit target {why}. Drop the user from target_users, or pass "
             "invalid_targets='skip' to skip such users."
         )
-    design = rec._design()
     means = user_means(R)  # the "user_mean" fill
-    n_jobs = effective_n_jobs(rec.n_jobs) if plan else 1
-    results = fit_per_user(R, plan, params, design, means, n_jobs, rec.verbose)
-    rec._models = {u: m for u, m, _ in results}
-    rec._vsim_w = {u: w for u, _, w in results if w is not None}
-    rec._design_ = design
-    rec._means = means
-    rec._feats = dict(plan)
-    rec.model_ = rec.rating_model_ = rec.prior_scale_ = rec.ease_lambda_ = None
-    rec.rounds_curve_ = rec.rating_rounds_curve_ = None
-    rec.models_ = {label[u]: m for u, m, _ in results}
-    rec.feature_users_ = {label[u]: rec.users_[f] for u, f in plan}
-    rec.skipped_users_ = {label[u]: why for u, why in skipped.items()}
-    stopped = sum(m.stop_reason is not None for m in rec._models.values())
-    rec.report_ = {
+    workers = effective_n_jobs(n_jobs) if plan else 1
+    results = fit_per_user(R, plan, params, design, means, workers, verbose)
+    models = {u: m for u, m, _ in results}
+    stopped = sum(m.stop_reason is not None for m in models.values())
+    report = {
         "n_targets": int(targets.shape[0]),
-        "n_fitted": len(rec.models_),
+        "n_fitted": len(models),
         "n_skipped": len(skipped),
         "n_features_dropped": dropped,
         "n_stopped_early": int(stopped),
     }
     if stopped:
         warnings.warn(
-            f"{stopped} of {len(rec.models_)} per-user models stopped before "
-            f"n_estimators={rec.n_estimators} rounds (see models_[user].stop_reason).",
+            f"{stopped} of {len(models)} per-user models stopped before "
+            f"n_estimators={params.n_rounds} rounds (see models_[user].stop_reason).",
             TrainingStoppedWarning,
             stacklevel=3,
         )
+    vsim = {u: w for u, _, w in results if w is not None}
+    return PerUserResult(models, vsim, dict(plan), design, means, skipped, report)

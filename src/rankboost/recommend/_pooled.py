@@ -28,6 +28,7 @@ the final model is trained on every target.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -39,6 +40,7 @@ from .._compat import Steps
 from .._kernels import blas_threads, numba_threads
 from ..feedback import BipartiteFeedback, LayeredFeedback
 from ..model import RankBoostModel
+from ..model_selection import EASE_LAMBDAS, EASE_PRIOR_SCALES, seed_stream
 from ..params import TrainParams
 from ._base import (
     VALIDATION_FOLDS,
@@ -50,15 +52,13 @@ from ._base import (
     user_means,
     user_sample,
 )
-from ._rounds import holdout_rounds, select_rounds, train_quiet
+from ._rounds import choose_rounds, train_quiet
 
 __all__ = ["FEEDBACK", "PooledProblem", "pooled_problem", "top_k"]
 
 FEEDBACK = ("auto", "both", "ratings", "rated", "liked")
 #: the top-N model of ``feedback="auto"`` (what :meth:`recommend` ranks with)
 TOP_N = "liked"
-#: candidate multipliers ``c`` of the prior ``F0 = c * EASE`` (SPEC 7.2: scale matters)
-PRIOR_SCALES = (0.1, 0.25, 0.5)
 #: unrated rows per target sampled only for the inner CV of a top-N model: a held-out user's
 #: rated items are ranked among them, closer to top-N than one unrated item per rated one
 #: (100 and 500 choose rounds of the same quality on validation splits, docs/movies.md)
@@ -268,46 +268,33 @@ def _fit_kind(  # noqa: PLR0917  private helper of train_pooled
     steps: Steps,
     refit: bool = True,
 ) -> PooledFit:
-    """One model: rounds (and the prior's multiplier, best curve) on held-out users.
+    """One model: rounds (and the prior's multiplier) on held-out users (:mod:`._rounds`).
 
-    ``refit=False``: the model of :func:`._rounds.holdout_rounds` is kept (trained without
-    the first inner group); when that group cannot be used, the model is trained on every
-    target for ``params.n_rounds``, as without inner CV.
+    ``refit=False``: the model of the held-out search is kept (trained without the first
+    inner group); when no group can be used, the model is trained on every target for
+    ``params.n_rounds``, as without inner CV (the first multiplier of ``scales``).
     """
-    cv = inner_folds is not None and np.unique(prob.qid).shape[0] >= inner_folds
     if prior is None:
         scales = (0.0,)
-    best_value, best_c, best_rounds = -np.inf, scales[0], params.n_rounds
-    best_curve: NDArray[np.float64] | None = None
-    best_model: RankBoostModel | None = None
-    if cv:
-        for c in scales:
-            f0 = None if prior is None else c * np.nan_to_num(prob.X[:, prior])
-            inner_rng = np.random.default_rng([random_state, 1])
-            folds = int(inner_folds)  # type: ignore[arg-type]
-            model: RankBoostModel | None = None
-            if refit:
-                rounds, curve = select_rounds(prob, kind, params, folds, inner_rng, f0, steps)
-            else:
-                found = holdout_rounds(prob, kind, params, folds, inner_rng, f0, steps)
-                if found is None:
-                    continue
-                rounds, curve, model = found
-            if np.nanmax(curve) > best_value:
-                best_value, best_c, best_rounds, best_curve = np.nanmax(curve), c, rounds, curve
-                best_model = model
-    scale = best_c if prior is not None else 0.0
-    if best_model is not None:  # refit=False: the held-out search's model, at its best round
-        return PooledFit(best_model, best_curve, min(best_rounds, best_model.n_rounds), prior,
-                         scale)  # fmt: skip
+    chosen = None
+    if inner_folds is not None and np.unique(prob.qid).shape[0] >= inner_folds:
+        col = None if prior is None else np.nan_to_num(prob.X[:, prior])
+        rng = seed_stream(random_state, "inner_folds")
+        chosen = choose_rounds(prob, kind, params, inner_folds, rng, col, scales, steps, refit)
+    c, rounds, curve = scales[0], params.n_rounds, None
+    if chosen is not None:
+        c, rounds, curve = chosen.scale, chosen.rounds, chosen.curve
+    scale = c if prior is not None else 0.0
+    if chosen is not None and chosen.model is not None:  # refit=False: kept at its best round
+        return PooledFit(chosen.model, curve, min(rounds, chosen.model.n_rounds), prior, scale)
     if prob.held.any():
         prob = prob.subset(~prob.held)  # evaluation rows only
-    f0 = None if prior is None else best_c * np.nan_to_num(prob.X[:, prior])
-    p = params.replace(n_rounds=max(best_rounds, 1))
+    f0 = None if prior is None else c * np.nan_to_num(prob.X[:, prior])
+    p = params.replace(n_rounds=max(rounds, 1))
     steps.start(f"training the pooled model ({kind}, {p.n_rounds} rounds)")
     model = train_quiet(prob.X, prob.feedback(kind), p, feature_names=None, init_score=f0)
     steps.done()
-    return PooledFit(model, best_curve, min(best_rounds, model.n_rounds), prior, scale)
+    return PooledFit(model, curve, min(rounds, model.n_rounds), prior, scale)
 
 
 def top_k(scores: NDArray[np.float64], k: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
@@ -369,21 +356,13 @@ def recommend_pooled(
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
-def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fit): its validated pieces
+def train_pooled(
     R: sp.csr_matrix,
     targets: NDArray[np.int64],
     base: dict[str, Any],
     params: TrainParams,
-    feedback: str,
-    n_folds: int,
-    negatives: float,
-    inner_folds: int | None,
-    random_state: int,
-    prior: str | None = None,
-    prior_scale: float | None = None,
+    opts: PooledOptions,
     steps: Steps | None = None,
-    refit: bool = True,
-    n_jobs: int | None = None,
     ease_fit: dict[str, Any] | None = None,
 ) -> tuple[dict[str, PooledFit], BaseScores, int]:
     """The pooled model(s), the base recommenders on all of ``R``, and the number of rows.
@@ -391,7 +370,7 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
     One model per kind of feedback (``{"rated": ...}``, ...), and for ``feedback="auto"``
     two, ``"ratings"`` (trained on the rated rows only) and :data:`TOP_N`, on the same
     cross-fitted rows (the top-N one alone when no target has two different ratings;
-    :func:`fit_estimator` then lets it serve both). Every model's inner folds come from
+    :func:`fit_pooled` then lets it serve both). Every model's inner folds come from
     their own random stream, so the two models of ``"auto"`` are bit-identical to the
     ``"ratings"`` and the ``"liked"`` fits of the same seed.
 
@@ -402,22 +381,24 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
 
     ``prior="ease"``: the models with rated-above-unrated pairs (all but ``"ratings"``)
     boost from ``F0 = c * (EASE feature)`` (SPEC 7.2), ``c = prior_scale`` or, when None,
-    the one of :data:`PRIOR_SCALES` whose inner-CV curve peaks highest (0.25 without
-    inner CV); 0 rounds (EASE alone) is a candidate of the inner CV.
+    the one of :data:`~rankboost.model_selection.EASE_PRIOR_SCALES` whose inner-CV curve
+    peaks highest (0.25 without inner CV); 0 rounds (EASE alone) is a candidate of the
+    inner CV.
 
     ``refit``: whether the model is trained again on every target after the inner CV
     (:func:`_fit_kind`). ``n_jobs``: cross-fitting folds at once (:func:`pooled_problem`).
 
-    The folds of the ratings are :func:`._base.validation_split`'s (seed
-    ``[random_state, 2]``): with :data:`._base.VALIDATION_FOLDS` folds, the last one holds
+    The folds of the ratings are :func:`._base.validation_split`'s (seed stream
+    ``"rating_folds"``): with :data:`._base.VALIDATION_FOLDS` folds, the last one holds
     out exactly the ratings the penalty search held out, so its Gram matrix and EASE
     weights (``ease_fit``, :func:`._base.choose_ease_lambda`'s ``keep``) serve that fold.
     """
     steps = steps or Steps(0, disable=True, desc="")
-    rng = np.random.default_rng(random_state)
+    feedback, n_folds, inner_folds = opts.feedback, opts.n_folds, opts.inner_folds
+    rng = seed_stream(opts.random_state, "negatives")
     sampled = "rated" if feedback in ("auto", "liked") else feedback
     held = HELD_UNRATED if inner_folds is not None and sampled != "ratings" else 0
-    fold = entry_folds(R, n_folds, np.random.default_rng([random_state, 2]))
+    fold = entry_folds(R, n_folds, seed_stream(opts.random_state, "rating_folds"))
     prefit = {}
     if ease_fit and n_folds == VALIDATION_FOLDS:  # moved out of ease_fit: freed after the fold
         prefit[n_folds - 1] = {
@@ -425,9 +406,9 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
             "ease_weights": ease_fit.pop("weights"),
         }
     problem = pooled_problem(
-        R, user_sample(targets, random_state), base, n_folds=n_folds, feedback=sampled,
-        negatives=negatives, rng=rng, held_unrated=held, steps=steps, n_jobs=n_jobs,
-        fold=fold, prefit=prefit,
+        R, user_sample(targets, opts.random_state), base, n_folds=n_folds, feedback=sampled,
+        negatives=float(opts.negatives), rng=rng, held_unrated=held, steps=steps,
+        n_jobs=opts.n_jobs, fold=fold, prefit=prefit,
     )  # fmt: skip
     del prefit
     kinds = ("ratings", TOP_N) if feedback == "auto" else (feedback,)
@@ -437,24 +418,28 @@ def train_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fi
         no_pair = kind == "ratings" and not _has_pair(prob.y, prob.qid)
         if np.unique(prob.labels(kind)).shape[0] < 2 or no_pair:
             if feedback == "auto":
-                continue  # no rating pair at all: predict uses the "rated" model (fit_estimator)
+                continue  # no rating pair at all: predict uses the "rated" model (fit_pooled)
             raise ValueError(
                 "no target user has a crucial pair: with feedback='ratings' a target needs "
                 "two different ratings. Use feedback='auto', 'liked', 'rated' or 'both' "
                 "(rated above unrated), or add ratings."
             )
-        col = base["names"].index("ease") if prior == "ease" and kind != "ratings" else None
-        if prior_scale is not None:
-            scales: tuple[float, ...] = (float(prior_scale),)
-        else:
-            scales = PRIOR_SCALES if inner_folds is not None else (0.25,)
+        col = base["names"].index("ease") if opts.prior == "ease" and kind != "ratings" else None
         fits[kind] = _fit_kind(
-            prob, kind, params, inner_folds, random_state, col, scales, steps, refit
-        )
+            prob, kind, params, inner_folds, opts.random_state, col, _scales(opts), steps,
+            opts.refit,
+        )  # fmt: skip
     steps.start("the base recommenders on all the ratings")
     scores = BaseScores(**base).fit(R)
     steps.done()
     return fits, scores, int((~problem.held).sum())
+
+
+def _scales(opts: PooledOptions) -> tuple[float, ...]:
+    """The prior's multipliers tried: ``prior_scale``, or the grid (0.25 without inner CV)."""
+    if opts.prior_scale is not None:
+        return (float(opts.prior_scale),)
+    return EASE_PRIOR_SCALES if opts.inner_folds is not None else (0.25,)
 
 
 def _has_pair(y: NDArray[np.float64], qid: NDArray[np.int64]) -> bool:
@@ -486,84 +471,110 @@ def pooled_targets(
     return fitted, skipped
 
 
-def _n_steps(rec: Any, names: tuple[str, ...]) -> int:
+def _n_steps(opts: PooledOptions) -> int:
     """The steps of a pooled fit's progress bar (``verbose``), as :func:`train_pooled` runs.
 
     EASE's penalties (``ease_lambda="auto"``, those its search skips included), the folds,
     per model the inner CV runs (per prior multiplier) and training (``refit=False``: one
     run per multiplier, its model kept), the base fit on R.
     """
-    from ._base import EASE_LAMBDAS
-
-    ease = len(EASE_LAMBDAS) if "ease" in names and isinstance(rec.ease_lambda, str) else 0
-    kinds = ("ratings", TOP_N) if rec.feedback == "auto" else (rec.feedback,)
+    names = opts.base_recommenders
+    ease = len(EASE_LAMBDAS) if "ease" in names and isinstance(opts.ease_lambda, str) else 0
+    kinds = ("ratings", TOP_N) if opts.feedback == "auto" else (opts.feedback,)
     runs = 0
     for kind in kinds:
         scales = 1
-        if rec.prior == "ease" and kind != "ratings" and rec.prior_scale is None:
-            scales = len(PRIOR_SCALES)
-        if rec.inner_folds is None:
+        if opts.prior == "ease" and kind != "ratings" and opts.prior_scale is None:
+            scales = len(EASE_PRIOR_SCALES)
+        if opts.inner_folds is None:
             runs += 1
         else:
-            runs += rec.inner_folds * scales + 1 if rec.refit else scales
-    return ease + rec.n_folds + runs + 1
+            runs += opts.inner_folds * scales + 1 if opts.refit else scales
+    return ease + opts.n_folds + runs + 1
 
 
-def fit_estimator(  # noqa: PLR0917  private, one caller (RankBoostRecommender._fit_pooled)
-    rec: Any,
+@dataclass(frozen=True)
+class PooledOptions:
+    """The pooled fit's parameters, validated: ``RankBoostRecommender``'s of these names."""
+
+    base_recommenders: tuple[str, ...]
+    feedback: str
+    prior: str | None
+    prior_scale: float | None
+    ease_lambda: float | str
+    n_folds: int
+    negatives: float
+    inner_folds: int | None
+    refit: bool
+    random_state: int
+    invalid_targets: str
+    n_jobs: int | None
+    verbose: int
+
+    @classmethod
+    def of(cls, owner: Any) -> PooledOptions:
+        """The values of ``owner``'s parameters of these names (a name alone: one recommender)."""
+        values = {f.name: getattr(owner, f.name) for f in fields(cls)}
+        names = values["base_recommenders"]
+        values["base_recommenders"] = (names,) if isinstance(names, str) else tuple(names)
+        return cls(**values)
+
+
+class PooledResult(NamedTuple):
+    """What a pooled fit learned; ``RankBoostRecommender.fit`` assigns it.
+
+    ``top_n`` ranks for ``recommend`` and ``recommend_all``, ``by_rating`` for ``predict``
+    and ``rank`` (the same fit unless ``feedback="auto"`` found a rating pair); ``base``:
+    the base recommenders on all the ratings; ``ease_lambda``: EASE's penalty (None without
+    "ease"); ``fitted``: the rows of the fitted targets, in order; ``skipped``: the row of
+    every target left out, and why; ``report``: the counts of ``report_``.
+    """
+
+    top_n: PooledFit
+    by_rating: PooledFit
+    base: BaseScores
+    ease_lambda: float | None
+    fitted: NDArray[np.int64]
+    skipped: dict[int, str]
+    report: dict[str, int]
+
+
+def fit_pooled(  # noqa: PLR0917  private, one caller (RankBoostRecommender.fit)
     R: sp.csr_matrix,
     targets: NDArray[np.int64],
     feats: NDArray[np.int64],
     params: TrainParams,
     label: list[Any],
-) -> tuple[tuple[PooledFit, PooledFit], BaseScores]:
-    """Fit the pooled model(s) of ``rec`` and set its fitted attributes.
+    opts: PooledOptions,
+) -> PooledResult:
+    """Fit the pooled model(s) of the targets; return what was learned (:class:`PooledResult`).
 
-    Returns the (top-N, rating) fits, the same object twice unless ``feedback="auto"``,
-    and the base recommenders on all of ``R``.
+    ``feats``: the ``user_knn`` neighbour pool (rows); ``label``: every row's user label
+    (for the messages).
     """
-    fitted, skipped = pooled_targets(R, targets, label, rec.invalid_targets)
-    names = rec.base_recommenders
-    base: dict[str, Any] = {
-        "names": (names,) if isinstance(names, str) else tuple(names),
-        "pool": feats,
-    }
-    rec.ease_lambda_ = None
+    fitted, skipped = pooled_targets(R, targets, label, opts.invalid_targets)
+    base: dict[str, Any] = {"names": opts.base_recommenders, "pool": feats}
+    lam = None
     kept: dict[str, Any] = {}  # the penalty search's Gram matrix and weights (train_pooled)
-    steps = Steps(
-        _n_steps(rec, base["names"]), not rec.verbose, "RankBoostRecommender.fit", stacklevel=3
-    )
+    steps = Steps(_n_steps(opts), not opts.verbose, "RankBoostRecommender.fit", stacklevel=3)
     try:
         if "ease" in base["names"]:
-            lam = rec.ease_lambda
-            if isinstance(lam, str):  # "auto": on a validation split of the ratings
-                lam = choose_ease_lambda(R, rec.random_state, steps=steps, keep=kept)[0]
-            base["ease_lambda"] = rec.ease_lambda_ = float(lam)
-        fits, scores, n_rows = train_pooled(
-            R, fitted, base, params, rec.feedback, rec.n_folds, float(rec.negatives),
-            rec.inner_folds, rec.random_state, rec.prior, rec.prior_scale, steps, rec.refit,
-            rec.n_jobs, kept,
-        )  # fmt: skip
+            given = opts.ease_lambda
+            if isinstance(given, str):  # "auto": on a validation split of the ratings
+                given = choose_ease_lambda(R, opts.random_state, steps=steps, keep=kept)[0]
+            base["ease_lambda"] = lam = float(given)
+        fits, scores, n_rows = train_pooled(R, fitted, base, params, opts, steps, kept)
     finally:
         steps.close()
-    top_n = fits.get(TOP_N if rec.feedback == "auto" else rec.feedback, next(iter(fits.values())))
+    top_n = fits.get(TOP_N if opts.feedback == "auto" else opts.feedback, next(iter(fits.values())))
     by_rating = fits.get("ratings", top_n)
-    model = top_n.model
-    rec.model_, rec.rating_model_ = model, by_rating.model
-    rec.rounds_curve_, rec.rating_rounds_curve_ = top_n.curve, by_rating.curve
-    rec.prior_scale_ = top_n.scale if top_n.prior is not None else None
-    rec._models = dict.fromkeys(fitted.tolist(), model)
-    rec.models_ = {label[u]: model for u in fitted.tolist()}
-    pool = rec.users_[feats]
-    rec.feature_users_ = {label[u]: pool for u in fitted.tolist()}
-    rec.skipped_users_ = {label[u]: why for u, why in skipped.items()}
-    rec.report_ = {
+    report = {
         "n_targets": int(targets.shape[0]),
         "n_fitted": int(fitted.shape[0]),
         "n_skipped": len(skipped),
         "n_rows": n_rows,
         "n_rounds": top_n.rounds,
         "n_rounds_rating_model": by_rating.rounds,
-        "n_stopped_early": int(model.stop_reason is not None),
+        "n_stopped_early": int(top_n.model.stop_reason is not None),
     }
-    return (top_n, by_rating), scores
+    return PooledResult(top_n, by_rating, scores, lam, fitted, skipped, report)

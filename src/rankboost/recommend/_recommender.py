@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from joblib import effective_n_jobs
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
@@ -15,19 +14,11 @@ from ..model import RankBoostModel
 from ..params import TrainParams
 from ._base import BASE_RECOMMENDERS
 from ._checks import check_params, design_of
-from ._labels import (
-    COLUMNS,
-    check_k,
-    from_frame,
-    is_frame,
-    label_positions,
-    labelled_top,
-    to_positions,
-    user_position,
-)
-from ._per_user import Design, fit_estimator_per_user, recommend_all_per_user, score_items
-from ._pooled import fit_estimator, recommend_pooled
-from ._problem import check_explicit_zeros, check_items, check_ratings, check_users
+from ._inputs import FitInput, fit_input
+from ._labels import COLUMNS, check_k, labelled_top, to_positions, user_position
+from ._per_user import PerUserResult, fit_per_user_models, recommend_all_per_user, score_items
+from ._pooled import PooledOptions, PooledResult, fit_pooled, recommend_pooled
+from ._problem import check_items
 
 __all__ = ["RankBoostRecommender"]
 
@@ -72,14 +63,15 @@ class RankBoostRecommender(BaseEstimator):
         The multiplier ``c`` (the prior's scale matters: ``exp(F0)`` weights the pairs);
         0.25 was chosen on validation splits of training ratings only
         (``experiments/movies_prior_pilot.py``). None: chosen by the inner CV among
-        ``PRIOR_SCALES`` (0.1, 0.25, 0.5) with the rounds, three times the inner CV's
-        training (0.25 when ``inner_folds=None``).
+        :data:`rankboost.model_selection.EASE_PRIOR_SCALES` (0.1, 0.25, 0.5) with the
+        rounds, three times the inner CV's training (0.25 when ``inner_folds=None``).
     ease_lambda : float or "auto", default="auto"
-        EASE's L2 penalty (feature and prior). ``"auto"``: the one of ``EASE_LAMBDAS``
-        (50 ... 1000) with the best NDCG@10 of liked items on a validation split of the
-        ratings given to ``fit`` (:func:`._base.choose_ease_lambda`), in ``ease_lambda_``;
-        found by a local search from 500 (the grid's best when its NDCG has one peak, 3-4
-        of the 5 penalties evaluated).
+        EASE's L2 penalty (feature and prior). ``"auto"``: the one of
+        :data:`rankboost.model_selection.EASE_LAMBDAS` (50 ... 1000) with the best NDCG@10
+        of liked items on a validation split of the ratings given to ``fit``
+        (:func:`._base.choose_ease_lambda`), in ``ease_lambda_``; found by a local search
+        from 500 (the grid's best when its NDCG has one peak, 3-4 of the 5 penalties
+        evaluated).
     n_folds : int, default=5
         Cross-fitting folds of each user's ratings (pooled).
     negatives : float, default=2.0
@@ -96,7 +88,8 @@ class RankBoostRecommender(BaseEstimator):
         out in turn and the model is trained again on every target (``inner_folds + 1``
         runs). docs/movies.md measures both.
     random_state : int, default=0
-        Seed of the folds, the sampled unrated items and the inner folds (pooled).
+        Seed of the folds, the sampled unrated items and the inner folds (pooled; one
+        stream per purpose, :func:`rankboost.model_selection.seed_stream`).
     positive_cumulative : bool, default=False
         WeakLearn.cum (paper section 4): ``H`` non-decreasing in every feature.
     alpha : {"r", "exact", "line_search", "rbplus"}, default="r"
@@ -294,9 +287,6 @@ class RankBoostRecommender(BaseEstimator):
         """Validate the parameters; return the training ones (:mod:`rankboost.params`)."""
         return check_params(self)
 
-    def _design(self) -> Design:
-        return design_of(self)
-
     def fit(
         self,
         ratings: Any,
@@ -344,58 +334,48 @@ class RankBoostRecommender(BaseEstimator):
         """
         forget_fit(self)  # a fit that raises leaves an unfitted recommender, not a half state
         params = self._check_params()
-        labelled = is_frame(ratings)
-        if labelled:
-            matrix, users, items = from_frame(ratings, tuple(columns))  # type: ignore[arg-type]
-            names = (users.tolist(), items.tolist())
-            R = check_ratings(matrix, rating_range=self.rating_range, labels=names)
-        else:
-            R = check_ratings(ratings, rating_range=self.rating_range)
-            users = np.arange(R.shape[0], dtype=np.int64)
-            items = np.arange(R.shape[1], dtype=np.int64)
-            names = (users.tolist(), items.tolist())
-        n_users = R.shape[0]
-        user_pos = {u: k for k, u in enumerate(names[0])}
-
-        def user_positions(given: Any, name: str) -> NDArray[np.int64]:
-            if labelled:
-                return label_positions(given, user_pos, names[0], name)
-            return check_users(given, n_users, name=name)
-
-        targets = (
-            np.arange(n_users, dtype=np.int64)
-            if target_users is None
-            else user_positions(target_users, "target_users")
-        )
-        feats = (
-            np.arange(n_users, dtype=np.int64)
-            if self.feature_users is None
-            else user_positions(self.feature_users, "feature_users")
-        )
-        if sp.issparse(ratings) and not labelled:
-            check_explicit_zeros(R, self.rating_range)
-        self._labelled = labelled
-        self._user_pos = user_pos
-        self._item_pos = {it: k for k, it in enumerate(names[1])}
-        self.users_, self.items_ = users, items
-        self.n_users_, self.n_items_ = R.shape
-        self._R = R
+        data = fit_input(ratings, target_users, self.feature_users, columns, self.rating_range)
+        args = (data.R, data.targets, data.feats, params, data.user_labels)
+        fit: PooledResult | PerUserResult
         if self.mode == "pooled":
-            return self._fit_pooled(R, targets, feats, params, names[0])
-        fit_estimator_per_user(self, R, targets, feats, params, names[0])
+            fit = fit_pooled(*args, PooledOptions.of(self))
+        else:
+            fit = fit_per_user_models(
+                *args, design_of(self), min_overlap=self.min_overlap,
+                max_feature_users=self.max_feature_users, invalid_targets=self.invalid_targets,
+                n_jobs=self.n_jobs, verbose=self.verbose,
+            )  # fmt: skip
+        self._set_fitted(data, fit)
         return self
 
-    def _fit_pooled(
-        self,
-        R: sp.csr_matrix,
-        targets: NDArray[np.int64],
-        feats: NDArray[np.int64],
-        params: TrainParams,
-        label: list[Any],
-    ) -> RankBoostRecommender:
-        """One model over every target's query (SPEC 7.2; :func:`._pooled.fit_estimator`)."""
-        self._fits, self._base = fit_estimator(self, R, targets, feats, params, label)
-        return self
+    def _set_fitted(self, data: FitInput, fit: PooledResult | PerUserResult) -> None:
+        """Assign every fitted attribute from what the fit learned (``models_`` last)."""
+        self._labelled, self._user_pos, self._item_pos = data.labelled, data.user_pos, data.item_pos
+        self.users_, self.items_ = data.users, data.items
+        self.n_users_, self.n_items_ = data.R.shape
+        self._R = data.R
+        label = data.user_labels
+        self.skipped_users_ = {label[u]: why for u, why in fit.skipped.items()}
+        self.report_ = fit.report
+        if isinstance(fit, PooledResult):  # one model for every fitted target
+            model = fit.top_n.model
+            self._fits, self._base = (fit.top_n, fit.by_rating), fit.base
+            self.model_: RankBoostModel | None = model
+            self.rating_model_: RankBoostModel | None = fit.by_rating.model
+            self.rounds_curve_: NDArray[np.float64] | None = fit.top_n.curve
+            self.rating_rounds_curve_: NDArray[np.float64] | None = fit.by_rating.curve
+            self.prior_scale_ = fit.top_n.scale if fit.top_n.prior is not None else None
+            self.ease_lambda_ = fit.ease_lambda
+            self._models = dict.fromkeys(fit.fitted.tolist(), model)
+            pool = self.users_[data.feats]
+            self.feature_users_ = {label[u]: pool for u in self._models}
+        else:
+            self._models, self._vsim_w, self._feats = fit.models, fit.vsim_weights, fit.feats
+            self._design_, self._means = fit.design, fit.means
+            self.model_ = self.rating_model_ = self.prior_scale_ = self.ease_lambda_ = None
+            self.rounds_curve_ = self.rating_rounds_curve_ = None
+            self.feature_users_ = {label[u]: self.users_[f] for u, f in fit.feats.items()}
+        self.models_ = {label[u]: m for u, m in self._models.items()}
 
     # ------------------------------------------------------------------ prediction
     def __sklearn_is_fitted__(self) -> bool:

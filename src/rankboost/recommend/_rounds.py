@@ -1,24 +1,31 @@
-"""The pooled model's number of rounds, chosen on held-out target users (inner CV).
+"""The pooled model's prior multiplier and number of rounds, chosen on held-out target users.
 
-The targets are dealt at random into ``inner_folds`` groups (:func:`_inner_groups`). For a
-group, a model is trained on the other groups' rows and the held-out group's mean NDCG@10
-is recorded after every round (:func:`_held_out_curve`). Two ways to use it:
+Written on the model-selection floor (:mod:`rankboost.model_selection`). The targets are
+dealt at random into ``inner_folds`` groups (:func:`~rankboost.model_selection.group_folds`,
+seed stream ``"inner_folds"``). For a held-out group and a multiplier ``c`` of the prior, one
+model is trained on the other groups' rows and the held-out users' NDCG@10 is read after
+every round off its staged scores (:func:`_held_out_curve`); the groups and multipliers run
+through :func:`~rankboost.model_selection.cross_validate`, and
+:func:`~rankboost.model_selection.first_best_grid` chooses (on equal values the first
+multiplier of the grid, then the fewest rounds). Two ways to use it (:func:`choose_rounds`):
 
-* :func:`select_rounds` (``refit=True``): every group is held out in turn, the round with
-  the best mean curve is kept, and the caller trains the final model on every target.
-* :func:`holdout_rounds` (``refit=False``, the default): only the first group is held out
-  and the model trained on the others is kept, cut at its best round -- one training run
-  instead of ``inner_folds + 1`` (as scikit-learn's ``HistGradientBoosting*`` keep the
-  model trained beside their ``validation_fraction``).
+* ``refit=True``: every group is held out in turn, the best of the mean curves is kept, and
+  the caller trains the final model on every target.
+* ``refit=False`` (the default): only the first group is held out and the model trained on
+  the others is kept, cut at its best round -- one training run per multiplier instead of
+  ``inner_folds + 1`` (as scikit-learn's ``HistGradientBoosting*`` keep the model trained
+  beside their ``validation_fraction``).
 
-With a prior (``F0`` per row, SPEC 7.2) the runs start from it and round 0 (the prior
-alone) is a candidate too.
+With a prior (``F0 = c * prior`` per row, SPEC 7.2) the runs start from it and round 0 (the
+prior alone) is a candidate too.
 """
 
 from __future__ import annotations
 
+import itertools
 import warnings
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -28,8 +35,14 @@ from .._kernels import numba_threads
 from ..engine import TrainingStoppedWarning, train_checked
 from ..feedback import LayeredFeedback
 from ..model import RankBoostModel
+from ..model_selection import (
+    cross_validate,
+    first_best_grid,
+    group_folds,
+    round_curves,
+    staged_scores,
+)
 from ..params import TrainParams
-from ._ndcg import ndcg_per_query_round
 
 
 class PooledProblem(Protocol):
@@ -46,7 +59,7 @@ class PooledProblem(Protocol):
     def feedback(self, kind: str, rows: NDArray[np.bool_] | None = None) -> LayeredFeedback: ...
 
 
-__all__ = ["holdout_rounds", "select_rounds", "train_quiet"]
+__all__ = ["RoundsChoice", "choose_rounds", "select_rounds", "train_quiet"]
 
 #: scores held at once by :func:`_held_out_curve` (rounds x rows of a block of users)
 _BLOCK_CELLS = 1 << 22
@@ -60,53 +73,81 @@ def train_quiet(
         return train_checked(X, fb, params, **kw)
 
 
-def _inner_groups(
-    qid: NDArray[np.int64], inner_folds: int, rng: np.random.Generator
-) -> NDArray[np.int64]:
-    """The inner fold of every row: target users dealt at random into ``inner_folds``."""
-    users = np.unique(qid)
-    group = rng.permutation(users.shape[0]) % inner_folds
-    g_of = np.zeros(int(users.max()) + 1, dtype=np.int64)
-    g_of[users] = group
-    return g_of[qid]
+class RoundsChoice(NamedTuple):
+    """What the inner CV chose.
+
+    ``scale``: the prior's multiplier; ``rounds``: the number of rounds (0 = the prior
+    alone); ``curve``: the held-out NDCG@10 after every round at that multiplier (index 0:
+    the prior alone, with a prior; the mean over the groups with ``refit=True``);
+    ``model``: with ``refit=False``, the run trained beside the held-out group at that
+    multiplier (every round of it; None with ``refit=True``).
+    """
+
+    scale: float
+    rounds: int
+    curve: NDArray[np.float64]
+    model: RankBoostModel | None
 
 
-def _fold_curve(  # noqa: PLR0917  private helper of the two searches
+def choose_rounds(  # noqa: PLR0917  private, its callers' validated pieces
     problem: PooledProblem,
     kind: str,
     params: TrainParams,
-    valid: NDArray[np.bool_],
+    inner_folds: int,
+    rng: np.random.Generator,
     prior: NDArray[np.float64] | None,
-    steps: Steps,
-    what: str,
-) -> tuple[NDArray[np.float64], RankBoostModel] | None:
-    """The model trained on the rows outside ``valid`` and its held-out curve.
+    scales: Sequence[float],
+    steps: Steps | None = None,
+    refit: bool = True,
+) -> RoundsChoice | None:
+    """The prior's multiplier and the number of rounds with the best held-out NDCG@10.
 
-    The curve has one value per round (index 0: the prior alone, with a prior), padded with
-    its last value when the run stopped early; None when the fold cannot be used (no
-    held-out row, or one label only among the training rows).
+    One run of ``params.n_rounds`` per held-out group and multiplier of ``scales`` (the
+    runs boost from ``c * prior``; ``prior`` None: from 0, one multiplier); the held-out
+    users' scores after every round come from the run's rounds at the end and their
+    NDCG@10 from one kernel call per block of users (:func:`_held_out_curve`).
+    ``refit=True``: every group is held out in turn and the mean curves compared;
+    ``refit=False``: the first group only, and its model kept. None when no group can be
+    used (no held-out row, or one label only among the training rows).
     """
+    steps = steps or Steps(0, disable=True, desc="")
     start = 0 if prior is None else 1
-    train = ~valid & ~problem.held
-    labels = problem.labels(kind)
-    steps.start(what)
-    try:
-        if not valid.any() or not train.any() or labels[train].max() == labels[train].min():
+    group = group_folds(problem.qid, inner_folds, rng)
+    calls = itertools.count()  # cross_validate runs the groups in order, the scales inside
+    usable: set[int] = set()
+    models: dict[float, RankBoostModel] = {}
+
+    def fold_curve(
+        train: NDArray[np.bool_], valid: NDArray[np.bool_], c: float
+    ) -> NDArray[np.float64] | None:
+        k = next(calls) // len(scales)
+        what = (
+            f"choosing the rounds ({kind}), inner fold {k + 1}/{inner_folds}"
+            if refit
+            else f"training the pooled model ({kind}) and choosing its rounds on held-out users"
+        )
+        rows = (train & ~problem.held, valid)
+        out = _fold_curve(problem, kind, params, *rows, prior, c, steps, what)
+        if out is None:
             return None
-        gain = problem.gains(kind)[valid]
-        f0 = None if prior is None else prior[train]
-        fb = problem.feedback(kind, train)
-        model = train_quiet(problem.X[train], fb, params, init_score=f0)
-        curve = _held_out_curve(model, problem.X[valid], problem.qid[valid], gain, start,
-                                None if prior is None else prior[valid])  # fmt: skip
-    finally:
-        steps.done()
-    full = np.full(params.n_rounds + start, curve[-1] if curve.size else np.nan)
-    full[: curve.shape[0]] = curve  # a stopped run keeps its last value
-    return full, model
+        usable.add(k)
+        if not refit:
+            models[c] = out[1]
+        return out[0]
+
+    # refit=False: only the first group is held out (the others' rows always train)
+    per_fold = cross_validate(group, inner_folds if refit else 1, scales, fold_curve)
+    if not usable:
+        return None
+    curves = per_fold[sorted(usable)].mean(axis=0)  # (scale, round): the usable groups' mean
+    if np.isnan(curves).all():
+        return None
+    s, t = first_best_grid(curves)
+    c = float(scales[s])
+    return RoundsChoice(c, t + 1 - start, curves[s].copy(), models.get(c))
 
 
-def select_rounds(
+def select_rounds(  # noqa: PLR0917  choose_rounds' arguments
     problem: PooledProblem,
     kind: str,
     params: TrainParams,
@@ -115,71 +156,70 @@ def select_rounds(
     prior: NDArray[np.float64] | None = None,
     steps: Steps | None = None,
 ) -> tuple[int, NDArray[np.float64]]:
-    """The number of rounds with the best mean held-out NDCG@10 over folds of users.
+    """The number of rounds from ``prior`` (``refit=True``'s search at one multiplier).
 
-    One run of ``params.n_rounds`` per inner fold; the held-out users' scores after every
-    round come from the run's rounds at the end (``staged_decision_function``) and their
-    NDCG@10 from one kernel call per block of users (:func:`_held_out_curve`, equal to
-    :func:`rankboost.metrics.ndcg_score` per round). Returns the best round (1-based; 0 =
-    the prior alone) and the mean curve (one value per round; with a prior, index 0 is the
-    prior alone).
+    Returns the best round (0 = the prior alone) and the mean held-out curve (with a prior,
+    index 0 is the prior alone); ``params.n_rounds`` and a NaN curve when no group can be
+    used.
     """
-    steps = steps or Steps(0, disable=True, desc="")
-    g = _inner_groups(problem.qid, inner_folds, rng)
-    start = 0 if prior is None else 1
-    curves = []
-    for k in range(inner_folds):
-        what = f"choosing the rounds ({kind}), inner fold {k + 1}/{inner_folds}"
-        out = _fold_curve(problem, kind, params, g == k, prior, steps, what)
-        if out is not None:
-            curves.append(out[0])
-    if not curves:
-        return params.n_rounds, np.full(params.n_rounds + start, np.nan)
-    mean = np.mean(curves, axis=0)
-    return int(np.nanargmax(mean)) + 1 - start, mean
+    found = choose_rounds(problem, kind, params, inner_folds, rng, prior, (1.0,), steps)
+    if found is None:
+        return params.n_rounds, np.full(params.n_rounds + (prior is not None), np.nan)
+    return found.rounds, found.curve
 
 
-def holdout_rounds(  # noqa: PLR0917  select_rounds' arguments
+def _fold_curve(  # noqa: PLR0917  private helper of choose_rounds
     problem: PooledProblem,
     kind: str,
     params: TrainParams,
-    inner_folds: int,
-    rng: np.random.Generator,
-    prior: NDArray[np.float64] | None = None,
-    steps: Steps | None = None,
-) -> tuple[int, NDArray[np.float64], RankBoostModel] | None:
-    """The first inner fold held out: the model trained on the others, and its best round.
+    train: NDArray[np.bool_],
+    valid: NDArray[np.bool_],
+    prior: NDArray[np.float64] | None,
+    scale: float,
+    steps: Steps,
+    what: str,
+) -> tuple[NDArray[np.float64], RankBoostModel] | None:
+    """The model trained on the rows of ``train`` and its curve on the rows of ``valid``.
 
-    The same groups, run and curve as :func:`select_rounds`'s first fold; returns the best
-    round (0 = the prior alone), the curve and the model (trained on the targets of the
-    other ``inner_folds - 1`` groups), or None when that fold cannot be used.
+    The runs boost from ``scale * prior`` (scaled per side: memory of one prior column).
+    The curve has one value per round (index 0: the prior alone, with a prior), padded with
+    its last value when the run stopped early; None when the fold cannot be used (no
+    held-out row, or one label only among the training rows).
     """
-    steps = steps or Steps(0, disable=True, desc="")
-    g = _inner_groups(problem.qid, inner_folds, rng)
-    what = f"training the pooled model ({kind}) and choosing its rounds on held-out users"
-    out = _fold_curve(problem, kind, params, g == 0, prior, steps, what)
-    if out is None:
-        return None
-    curve, model = out
-    if not np.isfinite(curve).any():
-        return None
-    return int(np.nanargmax(curve)) + 1 - (prior is not None), curve, model
+    start = 0 if prior is None else 1
+    labels = problem.labels(kind)
+    steps.start(what)
+    try:
+        if not valid.any() or not train.any() or labels[train].max() == labels[train].min():
+            return None
+        grades = problem.gains(kind)[valid]
+        f0 = None if prior is None else scale * prior[train]
+        fb = problem.feedback(kind, train)
+        model = train_quiet(problem.X[train], fb, params, init_score=f0)
+        curve = _held_out_curve(model, problem.X[valid], problem.qid[valid], grades, start,
+                                None if prior is None else scale * prior[valid])  # fmt: skip
+    finally:
+        steps.done()
+    full = np.full(params.n_rounds + start, curve[-1] if curve.size else np.nan)
+    full[: curve.shape[0]] = curve  # a stopped run keeps its last value
+    return full, model
 
 
-def _held_out_curve(  # noqa: PLR0917  private helper of select_rounds
+def _held_out_curve(  # noqa: PLR0917  private helper of _fold_curve
     model: RankBoostModel,
     Xv: NDArray[np.float64],
     qv: NDArray[np.int64],
-    gain: NDArray[np.float64],
+    grades: NDArray[np.float64],
     start: int,
     prior: NDArray[np.float64] | None,
 ) -> NDArray[np.float64]:
     """Mean NDCG@10 of the held-out rows after every round (index 0 = the prior, if any).
 
-    The rows' scores after every round (``rounds x rows``) are built for blocks of whole
-    users of at most :data:`_BLOCK_CELLS` cells, so memory stays O(block), not rounds x
-    held-out rows; the per-user NDCG rows are stacked and averaged, the same numbers as
-    one block.
+    The rows' scores after every round (:func:`~rankboost.model_selection.staged_scores`,
+    rounds x rows) are built for blocks of whole users of at most :data:`_BLOCK_CELLS`
+    cells, so memory stays O(block), not rounds x held-out rows; the per-user NDCG rows
+    (:func:`~rankboost.model_selection.round_curves`, gain ``2**grade - 1``) are stacked and
+    averaged, the same numbers as one block.
     """
     width = model.n_rounds + start
     n = Xv.shape[0]
@@ -188,10 +228,8 @@ def _held_out_curve(  # noqa: PLR0917  private helper of select_rounds
     cuts = np.r_[starts[np.r_[True, np.diff(starts // cap) > 0]], n]
     per_user = []
     for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True):
-        HT = np.zeros((width, b - a))  # one round's scores per row
-        if prior is not None:
-            HT += prior[a:b]
-        for t, h in enumerate(model.staged_decision_function(Xv[a:b])):
-            HT[t + start] += h
-        per_user.append(ndcg_per_query_round(HT, gain[a:b], qv[a:b]))
+        base = None if prior is None else prior[a:b]
+        HT = staged_scores(model, Xv[a:b], model.n_rounds, base=base, start=1 - start)
+        per_user.append(round_curves(HT, grades[a:b], qv[a:b]))
+        del HT  # before the next block's: one block of scores at a time
     return np.concatenate(per_user).mean(axis=0)

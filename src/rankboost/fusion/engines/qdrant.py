@@ -1,4 +1,4 @@
-"""A linear fusion as a Qdrant Query API request, and Qdrant's own runs (qdrant-client).
+"""Qdrant: a linear fusion as a Query API request, its arithmetic, and Qdrant's own runs.
 
 The request fuses one prefetch per list with a ``FormulaQuery`` ``sum_i w_i * $score[i]``
 (``defaults`` 0: a list that did not return a document gives it nothing, as ``fuse apply``).
@@ -15,6 +15,9 @@ Min-max and arctan have no Qdrant expression (the formula language has no per-qu
 max, and no arctan), so those models are refused. What was run for real: qdrant-client's
 local mode (``QdrantClient(":memory:")`` or a path), which evaluates the same request the
 REST API takes (``POST /collections/{name}/points/query``); scores come back as float32.
+:func:`qdrant_scores` is that arithmetic (``fuse export --check-runs``); :func:`qdrant_run`
+and :func:`qdrant_fused_run` query a real collection (the test suite, the pipeline of
+``experiments/engine_pipeline.py``).
 """
 
 from __future__ import annotations
@@ -24,10 +27,22 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import require
-from .run import Run
+from ..._compat import require
+from ..features import RunsLike, normalise_scores
+from ..run import Run
+from ._base import Engine, Support, one_per_list, weighted_sum
 
-QDRANT_NORMALIZERS = ("rrf", "dbsf")
+__all__ = [
+    "ENGINE",
+    "body_vectors",
+    "check_qdrant_collection",
+    "qdrant_body",
+    "qdrant_fused_run",
+    "qdrant_query_args",
+    "qdrant_run",
+    "qdrant_scores",
+]
+
 _VERSION_HELP = (
     "the formula export needs qdrant-client >= 1.16 (FormulaQuery and RrfQuery with k; "
     "checked with 1.20): pip install 'rankboost[engines]'"
@@ -38,28 +53,19 @@ def qdrant_body(
     model: Any,
     weights: Sequence[float],
     *,
-    vectors: Sequence[str] | None = None,
-    limit: int = 10,
-    depth: int = 100,
+    vectors: Sequence[str] | None,
+    limit: int,
+    rank_window_size: int,
 ) -> dict[str, Any]:
     """The JSON body of ``POST /collections/{name}/points/query`` for a linear fusion.
 
     ``"query"`` of every inner prefetch is ``"<query vector of NAME>"``: fill it with
-    :func:`qdrant_query_args` (or by hand for the REST API).
+    :func:`qdrant_query_args` (or by hand for the REST API). ``rank_window_size`` is the
+    ``limit`` of every prefetch (the runs' depth).
     """
     names = list(model.list_names_)
     using = list(vectors) if vectors is not None else names
-    if len(using) != len(names):
-        raise ValueError(
-            f"export qdrant: {len(using)} vector names given ({', '.join(using)}) for a model "
-            f"of {len(names)} lists ({', '.join(names)}); pass one per list, in that order."
-        )
-    if model.normalizer not in QDRANT_NORMALIZERS:
-        raise ValueError(
-            f"export qdrant: a linear model with normalizer {model.normalizer!r} has no Qdrant "
-            "request (Qdrant's score formula has no per-query min/max nor arctan); train with "
-            "'--normalizer dbsf' (Qdrant's DBSF) or '--normalizer rrf' for an exact export."
-        )
+    one_per_list(model, using, "export qdrant", "vector names")
     inner: dict[str, Any] = (
         {"rrf": {"k": int(model.rank_constant) + 1}}
         if model.normalizer == "rrf"
@@ -67,9 +73,11 @@ def qdrant_body(
     )
     prefetch = [
         {
-            "prefetch": [{"query": f"<query vector of {u}>", "using": u, "limit": int(depth)}],
+            "prefetch": [
+                {"query": f"<query vector of {u}>", "using": u, "limit": int(rank_window_size)}
+            ],
             "query": inner,
-            "limit": int(depth),
+            "limit": int(rank_window_size),
         }
         for u in using
     ]
@@ -82,6 +90,29 @@ def qdrant_body(
         },
         "limit": int(limit),
     }
+
+
+def qdrant_scores(runs: RunsLike, body: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Scores Qdrant's local mode gives the runs' documents for a :func:`qdrant_body` request.
+
+    qdrant-client 1.20: each prefetch fuses its one list (``reciprocal_rank_fusion``:
+    ``1 / (pos + k)``, pos from 0; ``distribution_based_score_fusion``), then
+    ``_rescore_with_formula`` evaluates ``sum(mult(w_i, $score[i]))`` in Python floats with
+    the defaults for absent documents, and rounds to float32.
+    """
+    weights = [float(t["mult"][0]) for t in body["query"]["formula"]["sum"]]
+    inner = body["prefetch"][0]["query"]
+    if "rrf" in inner:
+        k = int(inner["rrf"]["k"])
+
+        def values(r: Run) -> Any:
+            return 1.0 / (k - 1 + r.rank.astype(np.float64))
+    else:
+
+        def values(r: Run) -> Any:
+            return normalise_scores(r, "dbsf")
+
+    return weighted_sum(runs, weights, values, "qdrant_scores")
 
 
 def _models() -> Any:
@@ -226,3 +257,32 @@ def _run(rows: list[tuple[str, str, int, float]], name: str) -> Run:
         return Run([], [], np.zeros(0, dtype=np.int64), np.zeros(0), name=name)
     q, d, r, s = zip(*rows, strict=True)
     return Run(list(q), list(d), list(r), list(s), name=name)
+
+
+ENGINE = Engine(
+    name="qdrant",
+    label="Qdrant",
+    normalizers={
+        "dbsf": Support(
+            "exact",
+            'one prefetch per list, each a {"fusion": "dbsf"} over that list alone, then '
+            "FormulaQuery sum(mult(w_i, $score[i])) with defaults 0",
+        ),
+        "rrf": Support(
+            "exact",
+            'the same with {"rrf": {"k": k + 1}} per list (the weights go in the formula)',
+        ),
+    },
+    refusal=(
+        "export qdrant: a linear model with normalizer {normalizer!r} has no Qdrant request "
+        "(Qdrant's score formula has no per-query min/max nor arctan); train with "
+        "'--normalizer dbsf' (Qdrant's DBSF) or '--normalizer rrf' for an exact export."
+    ),
+    request=qdrant_body,
+    options=("vectors", "limit", "rank_window_size"),
+    scores=qdrant_scores,
+    source="qdrant-client 1.20 hybrid/fusion.py (reciprocal_rank_fusion, "
+    "distribution_based_score_fusion) and _rescore_with_formula",
+    run_for_real="rankboost.fusion.engines.qdrant (qdrant-client local mode: "
+    'QdrantClient(":memory:") or a path)',
+)

@@ -1,12 +1,11 @@
-"""What every ``rankboost`` command module shares: errors, argument types, input guards.
+"""What every command of :mod:`rankboost.cli` shares: errors, argument types, tables.
 
-:mod:`rankboost.cli` and the command modules it registers (:mod:`rankboost.fusion.cli`,
-:mod:`rankboost.fusion.convert`, :mod:`rankboost.export.cli`) import from here, and this
-module imports no command module, so no command module imports another. Each command module
-has one ``register(subparsers)`` that adds its subcommand and sets ``func`` (via
-``set_defaults``) to a handler taking the parsed ``argparse.Namespace`` and returning the
-exit status; :func:`rankboost.cli.main` prints the errors raised here.
-Stdlib only (``rankboost --help`` stays fast); :func:`metric_name` imports
+Every command module imports from here (and from the other ``_`` modules of this package),
+and no command module imports another: :mod:`rankboost.cli` registers each one
+(``register(subparsers)``, which sets ``func``, the handler taking the parsed
+``argparse.Namespace`` and returning the exit status, and ``files``, the files it reads and
+writes: :mod:`rankboost.cli._rules`), and its :func:`~rankboost.cli.main` prints the errors
+raised here. Stdlib only (``rankboost --help`` stays fast); :func:`metric_name` imports
 :mod:`rankboost.metrics` when called.
 """
 
@@ -25,18 +24,19 @@ from typing import Any
 __all__ = [
     "MAX_ERROR_CHARS",
     "PROG",
+    "CLIError",
+    "UsageError",
+    "add_parser",
     "count",
     "did_you_mean",
     "error_line",
-    "require_option_package",
-    "CLIError",
-    "UsageError",
     "int_at_least",
+    "interrupt_at_round_end",
     "metric_name",
     "one_line",
     "os_error_text",
-    "refuse_overwriting_inputs",
-    "same_file",
+    "require_option_package",
+    "table",
     "user_text",
 ]
 
@@ -184,7 +184,7 @@ def require_option_package(module: str, option: str) -> None:
     import importlib.util
 
     if importlib.util.find_spec(module) is None:
-        from ._compat import install_hint  # this error path only
+        from .._compat import install_hint  # this error path only
 
         raise UsageError(
             f"{option} needs the optional package {module!r}, which is not installed: "
@@ -223,7 +223,7 @@ def int_at_least(low: int) -> Callable[[str], int]:
 
 def metric_name(text: str) -> str:
     """An argparse ``type=``: a metric name of ``rankboost.metrics`` (``ndcg@10``, ``map``)."""
-    from .metrics import parse_metric
+    from ..metrics import parse_metric
 
     try:
         parse_metric(text)
@@ -235,41 +235,6 @@ def metric_name(text: str) -> str:
         )
         raise argparse.ArgumentTypeError(one_line(str(exc)) + hint) from None
     return text
-
-
-def same_file(a: str, b: str) -> bool:
-    """Whether paths ``a`` and ``b`` name one file (links and hard links too)."""
-    try:
-        return os.path.samefile(a, b)  # hard links and symbolic links too
-    except OSError:  # one of them does not exist (yet)
-        return os.path.realpath(a) == os.path.realpath(b)
-
-
-def refuse_overwriting_inputs(output: str, inputs: Sequence[tuple[str, str]]) -> None:
-    """Raise :class:`UsageError` if ``output`` is one of the ``(what, path)`` inputs.
-
-    Called before anything is read, so that ``train d.txt -o d.txt`` cannot destroy
-    ``d.txt``: same path, a link to it or a hard link (``os.path.samefile``).
-    """
-    for what, path in inputs:
-        if same_file(output, path):
-            raise UsageError(
-                f"the output {output!r} is the {what} {path!r}; writing it would destroy the "
-                "input. Pass another output path with -o."
-            )
-
-
-def check_output(output: str, inputs: Sequence[tuple[str, str]]) -> None:
-    """The checks of a command's output, before anything is read or computed.
-
-    ``output`` is none of the ``(what, path)`` inputs (:func:`refuse_overwriting_inputs`, a
-    usage error) and the atomic writer can write it (:func:`rankboost._atomic.check_target`:
-    a folder, a missing folder, a name too long), so a command fails before its work.
-    """
-    from ._atomic import check_target  # on use: ``rankboost --help`` imports this module
-
-    refuse_overwriting_inputs(output, inputs)
-    check_target(output)
 
 
 @contextlib.contextmanager
@@ -302,3 +267,61 @@ def interrupt_at_round_end() -> Iterator[Callable[[Any], None]]:
         signal.signal(signal.SIGINT, old)
         if hit:  # a Ctrl-C after the last round's check still interrupts
             raise KeyboardInterrupt
+
+
+def add_parser(
+    sub: Any, name: str, help: str, epilog: str, description: str | None = None, **defaults: Any
+) -> argparse.ArgumentParser:
+    """Add command ``name`` to the subparsers ``sub``, as every command module does.
+
+    ``help``: its line in the list of commands, and its description unless ``description``
+    is given; ``epilog``: its examples, printed as written (one command line alone gets
+    ``example:`` before it); ``defaults``: ``func`` (the handler) and ``files`` (what it
+    reads and writes, :class:`rankboost.cli._rules.Files`) of a command that runs.
+    """
+    p: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help=help,
+        description=description or help,
+        epilog=epilog if epilog.startswith("example") else "example:\n  " + epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.set_defaults(**defaults)
+    return p
+
+
+def _cell(value: Any) -> str:
+    import numpy as np
+
+    if isinstance(value, (float, np.floating)):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """Plain-text table: text columns left-aligned, numbers right-aligned (numpy on use).
+
+    Examples
+    --------
+    >>> print(table(["metric", "value"], [["map", 0.5], ["ndcg@10", 0.61234]]))
+    metric    value
+    map      0.5000
+    ndcg@10  0.6123
+    """
+    import numpy as np
+
+    cells = [[_cell(v) for v in row] for row in rows]
+    numeric = [
+        all(isinstance(row[j], (int, float, np.number)) for row in rows) if rows else False
+        for j in range(len(headers))
+    ]
+    widths = [max([len(h)] + [len(r[j]) for r in cells]) for j, h in enumerate(headers)]
+
+    def line(values: Sequence[str]) -> str:
+        out = [
+            v.rjust(w) if num else v.ljust(w)
+            for v, w, num in zip(values, widths, numeric, strict=True)
+        ]
+        return "  ".join(out).rstrip()
+
+    return "\n".join([line(headers), *(line(r) for r in cells)])

@@ -6,7 +6,8 @@ scikit-learn's ``load_svmlight_file(..., query_id=True)`` and every ``rankboost`
 and ``DIR/feature_names.txt`` (one name per line, for ``rankboost train --feature-names``).
 ``DIR`` is created when missing; existing files are replaced only with ``--force``, and every
 check is made before the first file is written, each written atomically. Errors are a
-:class:`~rankboost._cli_common.UsageError` (status 2: an output that cannot be written).
+:class:`~rankboost.cli._common.UsageError` (status 2: a file as ``DIR``, files there without
+``--force``); a folder that cannot be written is refused first (:mod:`rankboost.cli._rules`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import os
 import sys
 from typing import Any
 
-from .._cli_common import PROG, CLIError, UsageError, os_error_text
+from ._common import PROG, CLIError, UsageError, add_parser, os_error_text
+from ._defaults import default_of
+from ._rules import Files, Paths
 
 __all__ = ["register"]
 
@@ -31,56 +34,49 @@ Million Query track, 46 features, labels 0-2; see rankboost/datasets/data/PROVEN
 '2 qid:10002 1:0.007477 ... 46:0.0 #docid = GX008-86-4444840 inc = 1 prob = 0.086622'.
 """
 
+#: What ``datasets write`` reads the fold from.
+WRITE = "rankboost.datasets._bundled:mq2008_fold_files"
 #: the files written, in order (the feature names last)
 FILES = ("train.txt", "vali.txt", "test.txt", "feature_names.txt")
 
 
 def register(subparsers: Any) -> None:
-    """Add ``rankboost datasets`` (subcommand ``write``) to ``subparsers``.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        The object returned by ``ArgumentParser.add_subparsers()``.
-    """
-    p = subparsers.add_parser(
+    """Add ``rankboost datasets`` (``write``) to the command line's subparsers."""
+    p = add_parser(
+        subparsers,
         "datasets",
-        help="write a bundled dataset (LETOR 4.0 MQ2008) to disk",
-        description="Write a bundled dataset to disk, as the files its publisher ships.",
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "write a bundled dataset (LETOR 4.0 MQ2008) to disk",
+        _EPILOG,
+        "Write a bundled dataset to disk, as the files its publisher ships.",
     )
-    sub = p.add_subparsers(dest="datasets_command", metavar="COMMAND", parser_class=type(p))
-    sub.required = True
-    w = sub.add_parser(
+    sub = p.add_subparsers(dest="datasets_command", metavar="COMMAND", required=True)
+    w = add_parser(
+        sub,
         "write",
-        help="write one MQ2008 fold: DIR/train.txt, vali.txt, test.txt, feature_names.txt",
-        description="Write one MQ2008 fold as DIR/train.txt, DIR/vali.txt, DIR/test.txt "
-        "(the LETOR 4.0 files, byte for byte) and DIR/feature_names.txt.",
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "write one MQ2008 fold: DIR/train.txt, vali.txt, test.txt, feature_names.txt",
+        _EPILOG,
+        "Write one MQ2008 fold as DIR/train.txt, DIR/vali.txt, DIR/test.txt (the LETOR 4.0 "
+        "files, byte for byte) and DIR/feature_names.txt.",
+        func=_cmd_write,
+        files=Files(implied=lambda a: Paths(folders=[("DIR", a.directory)])),
     )
     w.add_argument("name", choices=["mq2008"], help="the dataset (mq2008)")
     w.add_argument("directory", metavar="DIR", help="output folder, created when missing")
+    fold = default_of(WRITE, "fold")
     w.add_argument(
-        "--fold", type=int, choices=range(1, 6), default=1, help="LETOR fold (default 1)"
+        "--fold", type=int, choices=range(1, 6), default=fold, help=f"LETOR fold (default {fold})"
     )
     w.add_argument("--force", action="store_true", help="replace files of the same names in DIR")
-    w.set_defaults(func=_cmd_write)
 
 
 def _check_directory(directory: str, force: bool) -> None:
-    """Every reason the files cannot be written, before the first one is (status 2)."""
-    if not directory:
-        raise UsageError("the output folder is empty; pass a folder name, e.g. mq2008/.")
-    if os.path.exists(directory) and not os.path.isdir(directory):
-        raise UsageError(
-            f"the output folder {directory!r} is a file; pass a folder (created when missing)."
-        )
+    """What the files of a writable ``directory`` would replace, before the first (status 2).
+
+    That ``directory`` is a folder, or can be created, and can be written is checked before
+    (the output folder's rule, :func:`rankboost.cli._rules.check_files`).
+    """
     if not os.path.isdir(directory):
         return
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise UsageError(f"the output folder {directory!r} is not writable; pass another.")
     there = [name for name in FILES if os.path.lexists(os.path.join(directory, name))]
     for name in there:
         if os.path.isdir(os.path.join(directory, name)):
@@ -96,7 +92,7 @@ def _check_directory(directory: str, force: bool) -> None:
 
 def _cmd_write(args: argparse.Namespace) -> int:
     from .._atomic import atomic_write_bytes
-    from ._bundled import MQ2008_FEATURE_NAMES, mq2008_fold_files
+    from ..datasets._bundled import MQ2008_FEATURE_NAMES, mq2008_fold_files
 
     _check_directory(args.directory, args.force)
     files = mq2008_fold_files(args.fold)

@@ -1,10 +1,10 @@
 """The ``rankboost export`` command: write a saved model for another consumer.
 
-``rankboost.cli`` calls :func:`register` to add the subcommand to its parser. The handler
-reads a model saved by ``rankboost train`` / :meth:`rankboost.RankBoostModel.save` (or a
-fusion model saved by ``rankboost fuse train``), exports it with
+The handler reads a model saved by ``rankboost train`` / :meth:`rankboost.RankBoostModel.save`
+(or a fusion model saved by ``rankboost fuse train``), exports it with
 :func:`rankboost.export.export_model`, and raises ``ValueError`` / ``OSError`` with a
-one-line message on bad input, which the caller prints as ``rankboost: error: ...``.
+one-line message on bad input, which :func:`rankboost.cli.main` prints as
+``rankboost: error: ...``. Each option's default is :func:`rankboost.export.export_bytes`'s.
 
 Examples
 --------
@@ -23,7 +23,22 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ._common import add_parser
+from ._defaults import changed, default_of, shown
+from ._rules import Files
+
 __all__ = ["register", "run"]
+
+#: What the options are passed to (their defaults are its own).
+EXPORT = "rankboost.export:export_bytes"
+#: ``export``'s options: destination -> parameter of export_bytes
+OPTIONS = {
+    "trees": "trees",
+    "name": "name",
+    "store": "store",
+    "missing_as_zero": "missing_as_zero",
+    "dtype": "dtype",
+}
 
 _EPILOG = """\
 examples (for a model trained with the features' names, which es-xgboost and solr need:
@@ -41,21 +56,19 @@ See docs/serving.md for how each consumer reads the file and what is exact.
 
 
 def register(subparsers: Any) -> None:
-    """Add the ``export`` subcommand to an argparse subparsers object.
+    """Add ``rankboost export`` to the command line's subparsers."""
+    from ..export import ALIASES, FORMATS
 
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        The object returned by ``ArgumentParser.add_subparsers()``.
-    """
-    from . import ALIASES, FORMATS
+    d = {dest: default_of(EXPORT, name) for dest, name in OPTIONS.items()}
 
-    p = subparsers.add_parser(
+    p = add_parser(
+        subparsers,
         "export",
-        help="write a model for XGBoost, LightGBM, ONNX, RankLib or a search engine's LTR",
-        description="Export a saved rankboost model for another consumer (docs/serving.md).",
-        epilog=_EPILOG.format(formats=", ".join(FORMATS)),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "write a model for XGBoost, LightGBM, ONNX, RankLib or a search engine's LTR",
+        _EPILOG.format(formats=", ".join(FORMATS)),
+        "Export a saved rankboost model for another consumer (docs/serving.md).",
+        func=run,
+        files=FILES,
     )
     p.add_argument("model", metavar="MODEL", help="model file from 'rankboost train' (or fuse)")
     p.add_argument(
@@ -77,29 +90,48 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--trees",
         choices=["feature", "round"],
-        default="feature",
-        help="one tree per used feature (default) or one per round (staged scores)",
+        default=d["trees"],
+        help=f"one tree per used feature or one per round (staged scores) (default {d['trees']})",
     )
     p.add_argument(
         "--feature-names",
         metavar="NAMES",
         help="comma-separated names, or @FILE with one name per line (default: the model's)",
     )
-    p.add_argument("--name", default="rankboost", help="model name for es-* and solr")
-    p.add_argument("--store", help="solr: the feature store (default: Solr's default store)")
+    p.add_argument(
+        "--name", default=d["name"], help=f"model name for es-* and solr (default {d['name']})"
+    )
+    p.add_argument(
+        "--store",
+        default=d["store"],
+        help="solr: the feature store (default: Solr's default store)",
+    )
     p.add_argument(
         "--missing-as-zero",
         action="store_true",
+        default=d["missing_as_zero"],
         help="ranklib, es-ranklib, solr: write the model although a missing feature "
         "would score as 0 there (see docs/serving.md)",
     )
     p.add_argument(
         "--dtype",
         choices=["float32", "float64"],
-        default="float32",
-        help="onnx: input and split precision (default float32)",
+        default=d["dtype"],
+        help=f"onnx: input and split precision (default {shown(d['dtype'])})",
     )
-    p.set_defaults(func=run)
+
+
+def _feature_name_file(args: argparse.Namespace) -> Any:
+    """``--feature-names @FILE`` reads FILE (an input)."""
+    from ._rules import Paths
+
+    text = args.feature_names
+    if text is not None and text.startswith("@"):
+        return Paths(inputs=[("feature-name file", text[1:])])
+    return Paths()
+
+
+FILES = Files({"model": "model file"}, {"output": "-o"}, implied=_feature_name_file)
 
 
 def _names(text: str | None) -> list[str] | None:
@@ -113,42 +145,22 @@ def _names(text: str | None) -> list[str] | None:
 
 
 def _load(path: str) -> tuple[Any, list[str] | None]:
-    """The RankBoostModel in ``path`` and the feature names to use by default."""
-    from ..fusion import RankFusion
-    from ..model import load_model, read_json
+    """The RankBoostModel in ``path`` and the feature names to use by default.
 
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(
-            f"model file {path!r} does not exist; train one with 'rankboost train DATA -o {path}'."
-        )
-    try:
-        data = read_json(p)  # strict JSON, one clear error (deep nesting, NaN, not UTF-8, ...)
-    except ValueError:
-        from .._cli_inputs import load_model_file
+    A ranking model, or a boosted fusion model's; another kind is refused with what takes it.
+    """
+    from ._inputs import load_model_file
 
-        load_model_file(path)  # says what the file looks like (data, qrels, ...) if it can
-        raise
-    if isinstance(data, dict) and data.get("format") == "rankboost-fusion":
-        fusion = RankFusion.load(p)
-        return fusion.model_, list(fusion.feature_names_)
-    if isinstance(data, dict) and data.get("format") == "rankboost-fusion-linear":
-        raise ValueError(
-            f"{path!r} is a linear fusion model of 'rankboost fuse train --family linear' (a "
-            "weighted sum of normalised scores, no boosting rounds to export): write it as a "
-            f"search engine's hybrid query with 'rankboost fuse export {path} --engine "
-            "elasticsearch -o OUT' (or --engine opensearch)."
-        )
-    model = load_model(p)
+    model = load_model_file(path, "export")
+    if hasattr(model, "model_"):  # RankFusion: its RankBoost model over its features
+        return model.model_, list(model.feature_names_)
     return model, model.feature_names
 
 
 def run(args: argparse.Namespace) -> int:
     """Handle ``rankboost export``; return the exit status (0)."""
-    from .._cli_common import check_output
-    from . import export_model
+    from ..export import export_model
 
-    check_output(args.output, [("model file", args.model)])  # before the model is read
     model, names = _load(args.model)
     given = _names(args.feature_names)
     rounds = args.rounds
@@ -164,12 +176,8 @@ def run(args: argparse.Namespace) -> int:
         out,
         args.format,
         n_rounds=rounds,
-        trees=args.trees,
         feature_names=given if given is not None else names,
-        name=args.name,
-        missing_as_zero=args.missing_as_zero,
-        dtype=args.dtype,
-        store=args.store,
+        **changed(args, EXPORT, OPTIONS),
     )
     used = model.n_rounds if rounds is None else rounds
     sys.stderr.write(f"wrote {args.output} ({args.format}, {used} rounds)\n")

@@ -1,31 +1,35 @@
 """Reading and writing the files of a ``rankboost`` command, with errors that say what to do.
 
-Package-internal: :mod:`rankboost.cli` and its command handlers use these; a missing or
-unreadable input is a :class:`~rankboost._cli_common.CLIError` naming the file and the fix.
+Package-internal: the command modules of :mod:`rankboost.cli` use these; a missing or
+unreadable input is a :class:`~rankboost.cli._common.CLIError` naming the file and the fix,
+and a file of another kind says what it looks like (:func:`guess_format`). ``--plot``:
+:func:`check_plot` before the work, :func:`save_plot` after it.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._cli_common import (
+from ._common import (
     PROG,
     CLIError,
     UsageError,
-    check_output,
     os_error_text,
     require_option_package,
 )
-from ._cli_common import one_line as _one_line
+from ._common import one_line as _one_line
 
 if TYPE_CHECKING:
-    from .datasets import RankingDataset
-    from .model import RankBoostModel
+    from ..datasets import RankingDataset
+    from ..model import RankBoostModel
 
 __all__ = [
     "SVMLIGHT_FORMAT",
+    "add_query_file",
+    "rounds_to_use",
     "check_exists",
     "check_plot",
     "check_width",
@@ -47,7 +51,7 @@ _RATINGS_HINT = "ratings train rankboost.recommend.RankBoostRecommender (docs/mo
 
 def _first_lines(path: str, n: int = 5, size: int = 1 << 14) -> list[str]:
     """The first ``n`` non-empty lines of ``path`` (decompressed; ``[]`` if unreadable)."""
-    from .datasets._io import open_binary
+    from ..datasets._io import open_binary
 
     try:
         with open_binary(path) as fh:
@@ -91,16 +95,11 @@ def guess_format(path: str) -> tuple[str, str] | None:
         return None
     first = lines[0]
     if first[0] in "{[":
-        from .fusion._info import file_format  # JSON files only
+        from ..model_files import kind_of  # JSON files only; stdlib only
 
-        kind = file_format(path) or ""
-        if kind == "rankboost-model":
-            return (
-                "a rankboost model (JSON)",
-                "it is the MODEL of 'rankboost predict MODEL DATA' (check the argument order)",
-            )
-        if kind.startswith("rankboost-fusion"):
-            return "a fusion model (JSON)", "it fuses runs: 'rankboost fuse apply MODEL --runs'"
+        kind = kind_of(path)
+        if kind is not None:  # what a model file given as data looks like: the registry's words
+            return kind.entry.looks_like, kind.entry.as_data
         return "a JSON file", "write the data as SVMlight (rankboost.datasets.dump_svmlight)"
     fields = first.split()
     lower = first.lower()
@@ -135,6 +134,28 @@ def guess_format(path: str) -> tuple[str, str] | None:
     return None
 
 
+def add_query_file(p: argparse.ArgumentParser) -> None:
+    """``--query-file``: LightGBM's group file of a DATA without qid (train, predict, evaluate)."""
+    p.add_argument(
+        "--query-file",
+        metavar="FILE",
+        help="the queries of a DATA without qid: LightGBM's group file, one query size per "
+        "line, rows in order (default: DATA.query when it exists)",
+    )
+
+
+def rounds_to_use(model: RankBoostModel, rounds: int | None) -> int | None:
+    """``--rounds N`` of ``predict`` and ``evaluate``: N, at most the model's (None: the best)."""
+    if rounds is None:
+        return model.best_iteration
+    if rounds > model.n_rounds:
+        raise CLIError(
+            f"--rounds {rounds} exceeds the {model.n_rounds} rounds in the model; pass at most "
+            f"{model.n_rounds}."
+        )
+    return rounds
+
+
 def check_exists(path: str, what: str) -> None:
     """A missing input is said before anything is read or imported (errors are fast too)."""
     if not Path(path).exists():
@@ -150,7 +171,7 @@ def load_data(
 ) -> Any:
     if Path(path).is_dir():
         raise CLIError(f"{what} {path!r} is a directory; pass an SVMlight/LETOR file.")
-    from .datasets import load_svmlight
+    from ..datasets import load_svmlight
 
     try:
         return load_svmlight(path, n_features=n_features, query_file=query_file or "auto")
@@ -201,7 +222,7 @@ def query_ids(data: RankingDataset, path: str, query_flag: str = "--query-file")
 
 def is_letor_agg_file(path: str) -> bool:
     try:
-        from .fusion import is_letor_agg
+        from ..fusion import is_letor_agg
     except ImportError:  # pragma: no cover - the fusion subpackage is optional
         return False
     return is_letor_agg(path)
@@ -209,7 +230,7 @@ def is_letor_agg_file(path: str) -> bool:
 
 def load_agg(path: str, n_features: int | None, what: str) -> RankingDataset:
     """A LETOR-agg file (``k:NULL`` values) as ranks, NaN for NULL (the rankers abstain)."""
-    from .fusion import read_letor_agg
+    from ..fusion import read_letor_agg
 
     try:
         data = read_letor_agg(path).to_dataset()
@@ -226,35 +247,39 @@ def load_agg(path: str, n_features: int | None, what: str) -> RankingDataset:
     return data
 
 
-def load_model_file(path: str) -> RankBoostModel:
-    from .model import load_model
+def load_model_file(path: str, command: str = "predict") -> Any:
+    """The model ``command`` takes from ``path`` (:func:`rankboost.model_files.load`).
 
+    A model of another kind is refused with the registry's hint (which command takes it); a
+    missing, unreadable or damaged file, or one that is no model (data, runs, qrels given in
+    its place), is a :class:`CLIError` saying what it is and what to pass.
+    """
+    from .. import model_files
+
+    kinds = model_files.COMMANDS[command]
+    writer = "rankboost train" if kinds[0] == "rankboost-model" else "rankboost fuse train"
     try:
-        return load_model(path)
+        return model_files.load(path, command=command)
     except FileNotFoundError:
+        if kinds[0] != "rankboost-model":
+            raise  # the fusion reader's message
         raise CLIError(
             f"model file {path!r} does not exist; train one with 'rankboost train DATA -o {path}'."
         ) from None
     except IsADirectoryError:
         raise CLIError(f"model file {path!r} is a directory; pass a model file.") from None
     except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
-        from .fusion._info import file_format  # this error path only
-
-        kind = file_format(path)
-        if kind is not None and kind.startswith("rankboost-fusion"):
-            family = " --family linear" if kind.endswith("-linear") else ""
-            raise CLIError(
-                f"{path!r} is a fusion model from 'rankboost fuse train{family}', not a ranking "
-                f"model: fuse TREC runs with it by 'rankboost fuse apply {path} --runs RUN ...'"
-                f"{' or export it by ' + repr('rankboost fuse export') if family else ''}; a model "
-                "for this command comes from 'rankboost train'."
-            ) from None
-        guess = guess_format(path)
+        kind = model_files.kind_of(path)
+        if kind is not None and not kind.takes(kinds):
+            raise CLIError(str(exc)) from None  # the refusal: which command takes it
+        if kinds[0] != "rankboost-model":
+            raise  # the fusion reader says what is wrong
+        guess = guess_format(path) if kind is None else None
         if guess is not None and not guess[0].startswith(("a rankboost model", "a JSON")):
             hint = f": {guess[1]}" if guess[0].startswith("an SVMlight") else ""
             raise CLIError(
                 f"model file {path!r} looks like {guess[0]}, not a model (the JSON file "
-                f"'rankboost train' writes){hint}."
+                f"'{writer}' writes){hint}."
             ) from None
         raise CLIError(
             f"cannot read model file {path!r}: {_one_line(str(exc))} "
@@ -271,7 +296,7 @@ def check_width(data: RankingDataset, model: RankBoostModel, path: str) -> None:
 
 
 def write_file(path: str, text: str) -> None:
-    from ._atomic import atomic_write_text
+    from .._atomic import atomic_write_text
 
     try:
         atomic_write_text(path, text)
@@ -279,42 +304,51 @@ def write_file(path: str, text: str) -> None:
         raise CLIError(os_error_text(exc)) from None
 
 
-def check_plot(path: str, inputs: list[tuple[str, str]], option: str = "--plot") -> None:
-    """The checks of a ``--plot PNG`` output, before any work (usage errors, status 2).
+def check_plot(path: str, option: str = "--plot") -> None:
+    """The checks of a ``--plot FILE`` output of their own, before any work (status 2).
 
-    matplotlib is installed (else the install line, :func:`rankboost._compat.install_hint`),
-    the file type is one matplotlib writes (its suffix; none = PNG), and the path is none of
-    the ``(what, path)`` inputs and outputs and can be written.
+    matplotlib is installed (else the install line, :func:`rankboost._compat.install_hint`)
+    and the file type is one matplotlib writes (its suffix; none = PNG); that the path is
+    no input and can be written is :mod:`rankboost.cli._rules`' (every output's check).
     """
     require_option_package("matplotlib", option)
+    check_plot_suffix(path, option)
+
+
+def check_plot_suffix(path: str, option: str = "--plot") -> None:
+    """Refuse (status 2) a picture file type matplotlib cannot write (none = PNG)."""
     suffix = Path(path).suffix[1:].lower()
-    if suffix:
-        from matplotlib.backend_bases import FigureCanvasBase
+    if not suffix:
+        return
+    from matplotlib.backend_bases import FigureCanvasBase
 
-        kinds = FigureCanvasBase.get_supported_filetypes()
-        if suffix not in kinds:
-            raise UsageError(
-                f"{option} {path!r}: matplotlib cannot write .{suffix} files; end the name "
-                f"with one of {', '.join('.' + k for k in sorted(kinds))}."
-            )
-    check_output(path, inputs)
+    kinds = FigureCanvasBase.get_supported_filetypes()
+    if suffix not in kinds:
+        example = Path(path).with_suffix(".png").name
+        raise UsageError(
+            f"{option} {path!r}: matplotlib cannot write .{suffix} files; end the name with "
+            f"one of {', '.join('.' + k for k in sorted(kinds))} (e.g. {option} {example})."
+        )
 
 
-def save_plot(ax: Any, path: str) -> None:
-    """Save the figure of ``ax`` to ``path`` atomically (type from the suffix; none = PNG)."""
-    from ._atomic import atomic_open
+def save_plot(figure: Any, path: str, say: bool = True) -> None:
+    """Save ``figure`` to ``path`` atomically (type from the suffix; none = PNG), then close it.
+
+    ``say``: write ``wrote the plot to PATH`` on standard error.
+    """
+    from .._atomic import atomic_open
 
     kind = Path(path).suffix[1:].lower() or "png"
     try:
         with atomic_open(path) as fh:  # all of the picture or nothing, as every output
-            ax.figure.savefig(fh, dpi=120, format=kind)
+            figure.savefig(fh, dpi=120, format=kind)
     except OSError as exc:
         raise CLIError(os_error_text(exc)) from None
     finally:
-        import matplotlib.pyplot as plt
-
-        plt.close(ax.figure)
-    sys.stderr.write(f"wrote the plot to {path}\n")
+        if "matplotlib.pyplot" in sys.modules:  # a pyplot figure stays open until closed
+            sys.modules["matplotlib.pyplot"].close(figure)
+    if say:
+        sys.stderr.write(f"wrote the plot to {path}\n")
 
 
 def pyplot_offscreen() -> None:

@@ -14,7 +14,8 @@
 
 Each file is written atomically (a temporary file renamed over the target; gzip when the
 name ends in ``.gz``). An output that is one of the inputs is refused before anything is
-read (exit status 2), as are inconsistent options; a bad input file is exit status 1.
+read (exit status 2, :mod:`rankboost.cli._rules`), as are inconsistent options; a bad input
+file is exit status 1. The conversions are :mod:`rankboost.fusion.io`'s.
 
 Examples
 --------
@@ -34,35 +35,51 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ._common import UsageError, add_parser
+from ._rules import Files, Paths
+
 __all__ = ["register"]
 
 QRELS_NAME = "qrels.txt"
+#: The run files ``--to trec`` writes: ``ranker1.run`` ... (zero-padded to the widest)
+_RUN_NAME = re.compile(r"ranker\d+\.run")
+
+
+def _written(args: argparse.Namespace) -> Paths:
+    """The files ``convert`` writes: one (``--to letor``), or a folder (``--to trec``).
+
+    ``--to trec``: the folder, its qrels.txt and the ranker runs already there (the runs
+    written may replace them).
+    """
+    if args.to != "trec":
+        return Paths(outputs=[("-o", args.output)])
+    out = Path(args.output)
+    runs = sorted(p for p in out.iterdir() if _RUN_NAME.fullmatch(p.name)) if out.is_dir() else []
+    outputs = [("-o", str(out / QRELS_NAME)), *(("-o", str(p)) for p in runs)]
+    return Paths(outputs=outputs, folders=[("-o", args.output)])
+
+
+FILES = Files({"inputs": "input file", "qrels": "qrels file"}, implied=_written)
 
 
 def register(subparsers: Any) -> None:
-    """Add the ``convert`` subcommand to an argparse subparsers object.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        The object returned by ``ArgumentParser.add_subparsers()``.
-    """
-    p = subparsers.add_parser(
+    """Add ``rankboost convert`` to the command line's subparsers."""
+    p = add_parser(
+        subparsers,
         "convert",
-        help="convert LETOR-agg files to TREC runs + qrels, or TREC runs to LETOR-agg",
-        description=(
+        "convert LETOR-agg files to TREC runs + qrels, or TREC runs to LETOR-agg",
+        "examples:\n"
+        "  rankboost convert MQ2008-agg/Fold1/train.txt.gz --to trec -o train/\n"
+        "  rankboost convert a.run b.run --qrels qrels.txt --to letor -o agg.txt",
+        (
             "--to trec: one LETOR 4.0 aggregation file -> OUTDIR/ranker1.run ... rankerK.run "
             "(zero-padded: ranker01 ... ranker25) "
             "(score = -rank, NULL entries left out) + OUTDIR/qrels.txt. --to letor: TREC runs "
             "+ --qrels -> one LETOR aggregation file, column i = the rank in the i-th run, "
             "NULL where it did not return the document."
         ),
-        epilog=(
-            "examples:\n"
-            "  rankboost convert MQ2008-agg/Fold1/train.txt.gz --to trec -o train/\n"
-            "  rankboost convert a.run b.run --qrels qrels.txt --to letor -o agg.txt"
-        ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        func=_convert,
+        files=FILES,
     )
     p.add_argument(
         "inputs",
@@ -78,12 +95,9 @@ def register(subparsers: Any) -> None:
         help="--to trec: output folder (created if needed); --to letor: output file",
     )
     p.add_argument("--qrels", help="--to letor: TREC qrels file giving the labels (required)")
-    p.set_defaults(func=_convert)
 
 
 def _convert(args: argparse.Namespace) -> int:
-    from .._cli_common import UsageError
-
     if args.to == "trec":
         if len(args.inputs) != 1:
             raise UsageError(
@@ -118,17 +132,10 @@ def _looks_like_features(path: str) -> bool:
 
 
 def _to_trec(path: str, outdir: str) -> int:
-    from .._cli_common import UsageError, refuse_overwriting_inputs
     from ..datasets._io import DamagedFileError
-    from .io import is_letor_agg, read_letor_agg, write_qrels, write_run
+    from ..fusion.io import is_letor_agg, read_letor_agg, write_qrels, write_run
 
     out = Path(outdir)
-    if out.exists() and not out.is_dir():
-        raise UsageError(
-            f"convert --to trec writes a folder; the output {outdir!r} is a file. Pass a "
-            "folder with -o."
-        )
-    refuse_overwriting_inputs(str(out / QRELS_NAME), [("input file", path)])
     try:
         data = read_letor_agg(path)
     except ValueError as exc:
@@ -146,8 +153,6 @@ def _to_trec(path: str, outdir: str) -> int:
     width = len(str(len(runs)))
     names = {name: f"ranker{i:0{width}d}" for i, name in enumerate(runs, start=1)}
     targets = {name: out / f"{names[name]}.run" for name in runs}
-    for target in targets.values():
-        refuse_overwriting_inputs(str(target), [("input file", path)])
     out.mkdir(parents=True, exist_ok=True)
     for name, run in runs.items():
         write_run(targets[name], run, tag=names[name])
@@ -161,10 +166,8 @@ def _to_trec(path: str, outdir: str) -> int:
 
 
 def _to_letor(paths: list[str], qrels_path: str, output: str) -> int:
-    from .._cli_common import check_output
-    from .io import read_qrels, read_runs, write_letor_agg
+    from ..fusion.io import read_qrels, read_runs, write_letor_agg
 
-    check_output(output, [("run file", p) for p in paths] + [("qrels file", qrels_path)])
     runs = read_runs(paths)
     qrels = read_qrels(qrels_path)
     write_letor_agg(output, runs, qrels)

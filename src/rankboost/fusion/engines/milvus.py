@@ -1,4 +1,4 @@
-"""A linear fusion as a Milvus ``hybrid_search`` (ranker and parameters), and Milvus's own runs.
+"""Milvus: a linear fusion as a ``hybrid_search`` (ranker and parameters), its arithmetic, runs.
 
 The request has the shape of Milvus's RESTful ``advanced_search`` body (``"search"``: one
 ANN request per list, ``"rerank"``: the ranker, ``"limit"``); :func:`milvus_search_args`
@@ -16,7 +16,8 @@ turns it into pymilvus ``AnnSearchRequest`` objects and a ranker. Written from m
   weight); other weights are refused.
 
 Min-max and DBSF have no Milvus ranker and are refused. What was run for real: milvus-lite
-through ``MilvusClient("file.db")``.
+through ``MilvusClient("file.db")``. :func:`milvus_scores` is that arithmetic (``fuse export
+--check-runs``); :func:`milvus_run` and :func:`milvus_fused_run` query a real collection.
 """
 
 from __future__ import annotations
@@ -25,29 +26,40 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
-from .._compat import require
-from .run import Run
+from ..._compat import require
+from ..features import RunsLike
+from ..run import Run
+from ._base import Engine, Support, one_per_list, weighted_sum
 
-MILVUS_NORMALIZERS = ("atan", "rrf")
+__all__ = [
+    "ENGINE",
+    "body_fields",
+    "check_milvus_collection",
+    "milvus_body",
+    "milvus_fused_run",
+    "milvus_run",
+    "milvus_scores",
+    "milvus_search_args",
+]
 
 
 def milvus_body(
     model: Any,
     weights: Sequence[float],
     *,
-    fields: Sequence[str] | None = None,
-    limit: int = 10,
-    depth: int = 100,
+    vectors: Sequence[str] | None,
+    limit: int,
+    rank_window_size: int,
 ) -> dict[str, Any]:
-    """The hybrid search of a linear fusion (RESTful ``advanced_search`` shape)."""
-    names = list(model.list_names_)
-    using = list(fields) if fields is not None else names
-    if len(using) != len(names):
-        raise ValueError(
-            f"export milvus: {len(using)} fields given ({', '.join(using)}) for a model of "
-            f"{len(names)} lists ({', '.join(names)}); pass one per list, in that order."
-        )
+    """The hybrid search of a linear fusion (RESTful ``advanced_search`` shape).
+
+    ``vectors``: the collection's vector field of each list (None: the list names);
+    ``rank_window_size``: the ``limit`` of every ANN request (the runs' depth).
+    """
+    using = list(vectors) if vectors is not None else list(model.list_names_)
+    one_per_list(model, using, "export milvus", "fields")
     w = np.asarray(weights, dtype=np.float64)
     if model.normalizer == "atan":
         top = float(w.max())
@@ -56,27 +68,41 @@ def milvus_body(
             "params": {"weights": [float(x / top) for x in w], "norm_score": True},
         }
         scale = top
-    elif model.normalizer == "rrf":
-        if not np.allclose(w, w[0], rtol=1e-6, atol=0):
-            raise ValueError(
-                f"export milvus: Milvus's RRFRanker is unweighted, and this rrf model's weights "
-                f"differ ({', '.join(f'{x:g}' for x in w)}); train with '--normalizer atan' "
-                "(Milvus's WeightedRanker with norm_score) for an exact Milvus export."
-            )
+    else:  # "rrf", with equal weights (ENGINE's condition, checked by export_linear)
         rerank = {"strategy": "rrf", "params": {"k": int(model.rank_constant)}}
         scale = float(w[0])
-    else:
-        raise ValueError(
-            f"export milvus: a linear model with normalizer {model.normalizer!r} has no Milvus "
-            "ranker (WeightedRanker normalises with arctan, RRFRanker uses ranks); train with "
-            "'--normalizer atan' or '--normalizer rrf' for an exact export."
-        )
     search = [
-        {"annsField": f, "data": [f"<query vector of {f}>"], "limit": int(depth),
+        {"annsField": f, "data": [f"<query vector of {f}>"], "limit": int(rank_window_size),
          "searchParams": {"metric_type": "IP"}}
         for f in using
     ]  # fmt: skip
     return {"search": search, "rerank": rerank, "limit": int(limit), "score_scale": scale}
+
+
+def milvus_scores(runs: RunsLike, body: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Scores Milvus Lite's ``hybrid_search`` gives the runs' documents (IP fields).
+
+    milvus-lite 3.2 ``MergeOp``: ``_merge_weighted`` sums ``w_i * (0.5 + atan(s) / pi)``
+    (``norm_score=True``, IP) over the lists that returned the document; ``_merge_rrf``
+    sums ``1 / (k + rank)``. Returned scores are float32; here times ``score_scale``.
+    """
+    rr = body["rerank"]
+    n = len(body["search"])
+    if rr["strategy"] == "weighted":
+        weights = [float(x) for x in rr["params"]["weights"]]
+        norm = bool(rr["params"].get("norm_score", False))
+
+        def values(r: Run) -> Any:
+            return 0.5 + np.arctan(r.score) / np.pi if norm else r.score
+    else:
+        weights, k = [1.0] * n, int(rr["params"]["k"])
+
+        def values(r: Run) -> Any:
+            return 1.0 / (k + r.rank.astype(np.float64))
+
+    out = weighted_sum(runs, weights, values, "milvus_scores")
+    scale = float(body.get("score_scale", 1.0))
+    return {q: {d: x * scale for d, x in m.items()} for q, m in out.items()}
 
 
 def body_fields(body: Mapping[str, Any]) -> list[str]:
@@ -208,3 +234,41 @@ def _run(qids: list[str], res: Any, name: str, scale: float = 1.0) -> Run:
     ]
     q, d, r, s = zip(*rows, strict=True)
     return Run(list(q), list(d), list(r), list(s), name=name)
+
+
+def _equal(w: NDArray[np.float64]) -> bool:
+    return bool(np.allclose(w, w[0], rtol=1e-6, atol=0))
+
+
+ENGINE = Engine(
+    name="milvus",
+    label="Milvus",
+    normalizers={
+        "atan": Support(
+            "exact",
+            "WeightedRanker(*w / max w, norm_score=True) on IP fields; score_scale = max w",
+        ),
+        "rrf": Support(
+            "exact",
+            "RRFRanker(k), which has no weights",
+            condition="the weights are all equal",
+            when=_equal,
+            refusal=(
+                "export milvus: Milvus's RRFRanker is unweighted, and this rrf model's weights "
+                "differ ({weights}); train with '--normalizer atan' (Milvus's WeightedRanker "
+                "with norm_score) for an exact Milvus export."
+            ),
+        ),
+    },
+    refusal=(
+        "export milvus: a linear model with normalizer {normalizer!r} has no Milvus ranker "
+        "(WeightedRanker normalises with arctan, RRFRanker uses ranks); train with "
+        "'--normalizer atan' or '--normalizer rrf' for an exact export."
+    ),
+    request=milvus_body,
+    options=("vectors", "limit", "rank_window_size"),
+    scores=milvus_scores,
+    source="milvus-lite 3.2 function/ops/merge_op.py (MergeOp._merge_weighted, _merge_rrf); "
+    "pymilvus 3.0 WeightedRanker, RRFRanker",
+    run_for_real='rankboost.fusion.engines.milvus (milvus-lite: MilvusClient("file.db"))',
+)

@@ -13,7 +13,7 @@ import argparse
 import warnings
 from collections.abc import Sequence
 
-from ._conventions import CONVENTIONS, DEFAULTS, MEANINGS
+from .._conventions import CONVENTIONS, DEFAULTS, MEANINGS
 
 __all__ = ["add_metric_argument", "add_metric_options", "format_conventions", "metric_options"]
 
@@ -31,7 +31,7 @@ def add_metric_argument(p: argparse.ArgumentParser, help: str) -> None:
     Every name given is kept, in order (``args.metric`` is None when none is given: the
     command's default applies). Names are checked by the parser (exit status 2).
     """
-    from ._cli_common import metric_name
+    from ._common import metric_name
 
     p.add_argument(
         "--metric", action="extend", nargs="+", type=metric_name, metavar="METRIC", help=help
@@ -57,7 +57,7 @@ def metric_options(args: argparse.Namespace, metrics: Sequence[str]) -> dict[str
     An option given on the command line that none of the metrics takes is ignored with a
     warning (``--gain`` with only ``map``).
     """
-    from .metrics import conventions
+    from ..metrics import conventions
 
     given = {k: getattr(args, k) for k in CONVENTIONS if getattr(args, k, None) is not None}
     used = conventions(metrics, **given)

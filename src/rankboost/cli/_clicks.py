@@ -1,0 +1,141 @@
+"""The click options of ``rankboost train`` and what the ``clicks`` commands share.
+
+:func:`add_train_arguments` adds ``--clicks LOG``, ``--click-pairs``, ``--propensity`` and
+``--max-weight`` to ``train`` (defaults: :func:`rankboost.clicks.click_feedback`'s);
+:func:`click_fit_kwargs` turns them into the ``fit`` arguments. numpy and the click modules
+(numba) are imported when a command runs, so building the parser stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from ._common import PROG
+from ._defaults import changed, default_of, shown
+from ._rules import show_progress
+
+__all__ = [
+    "BAR_ENTRIES",
+    "BAR_LOG_BYTES",
+    "FEEDBACK",
+    "add_train_arguments",
+    "click_fit_kwargs",
+    "click_inputs",
+    "log_bar",
+    "propensity_table",
+]
+
+#: What ``train --clicks`` calls with the click options.
+FEEDBACK = "rankboost.clicks._pairs:click_feedback"
+COUNTS = "rankboost.clicks._stream:read_click_counts"
+
+# progress bars only where a step can take seconds (small inputs stay quiet on stderr)
+#: a click log file larger than this (bytes): a bar while reading
+BAR_LOG_BYTES = 4 << 20
+#: a log with this many rows: a bar over the EM iterations
+BAR_ENTRIES = 1_000_000
+
+
+def log_bar(args: argparse.Namespace, path: str) -> bool:
+    """A bar while reading the click log ``path``: a large file, and bars shown."""
+    big = os.path.isfile(path) and os.path.getsize(path) > BAR_LOG_BYTES
+    return big and show_progress(args)
+
+
+def propensity_table(prop: Any) -> str:
+    """``p1=1, p2=0.6, ...``: a propensity per position, as the notes print it."""
+    return ", ".join(f"p{k}={v:.3g}" for k, v in zip(prop.positions, prop.values, strict=True))
+
+
+def add_train_arguments(p: argparse.ArgumentParser) -> None:
+    """``--clicks LOG`` and its options for ``rankboost train``."""
+    g = p.add_argument_group(
+        "clicks (docs/clicks.md): train on a click log; the labels of DATA are then ignored"
+    )
+    g.add_argument(
+        "--clicks",
+        metavar="LOG",
+        help="click log (qid, docid, position, click[, session, count]) matched to DATA by "
+        "(qid, '#docid = ...')",
+    )
+    pairs = default_of(FEEDBACK, "pairs")
+    g.add_argument(
+        "--click-pairs",
+        default=pairs,
+        metavar="KIND",
+        choices=["all_shown", "all_unclicked", "skip_above", "skip_next", "last_click_skip_above"],
+        help="with --clicks: all_shown = each click above every other shown document "
+        "(unbiased with propensities), all_unclicked, skip_above, skip_next, "
+        f"last_click_skip_above (default {pairs})",
+    )
+    prop = default_of(FEEDBACK, "propensity")
+    g.add_argument(
+        "--propensity",
+        default=prop,
+        metavar="auto|none|FILE",
+        help="with --clicks: auto = estimate from the log by regression-EM, none = no "
+        f"position-bias correction, FILE = a 'position propensity' table (default {prop})",
+    )
+    weight = default_of(FEEDBACK, "max_weight")
+    g.add_argument(
+        "--max-weight",
+        type=float,
+        default=weight,
+        metavar="M",
+        help=f"with --clicks: clip inverse propensities at M (default {shown(weight)})",
+    )
+
+
+def click_inputs(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The propensity table ``--propensity FILE`` reads (an input of ``train``)."""
+    given = getattr(args, "propensity", None)
+    if given in (None, "auto", "none"):
+        return []
+    return [("input propensity table", given)]
+
+
+def click_fit_kwargs(args: argparse.Namespace, data: Any) -> dict[str, Any]:
+    """The ``RankBoostRanker.fit`` arguments of ``--clicks`` (empty without it)."""
+    options = {"click_pairs": "pairs", "propensity": "propensity", "max_weight": "max_weight"}
+    given = changed(args, FEEDBACK, options)
+    if args.clicks is None:
+        if given:
+            flags = ", ".join("--" + k.replace("_", "-") for k in options if options[k] in given)
+            raise ValueError(f"{flags} needs --clicks LOG; pass the click log too.")
+        return {}
+    from ..clicks._pairs import click_feedback, resolve_propensity
+    from ..clicks._stream import read_click_counts
+
+    if not args.max_weight >= 1:
+        raise ValueError(f"--max-weight must be >= 1; got {args.max_weight}.")
+    if data.docids is None:
+        raise ValueError(
+            f"{args.data!r} has no '#docid = ...' comments; --clicks matches the log to the "
+            "features by (qid, docid). Add the comments (rankboost.datasets.dump_svmlight)."
+        )
+    if data.qid is None:
+        raise ValueError(f"{args.data!r} has no qid; --clicks matches the log by (qid, docid).")
+    # summed while streaming: memory grows with the documents and pairs, not the sessions
+    log = read_click_counts(
+        args.clicks,
+        data.qid,
+        data.docids,
+        what=repr(args.data),
+        verbose=log_bar(args, args.clicks),
+        **changed(args, COUNTS, {"click_pairs": "pairs"}),
+    )
+    verbose = show_progress(args) and log.n_entries >= BAR_ENTRIES
+    prop = resolve_propensity(log, args.propensity, data.X, verbose=verbose)
+    given.pop("propensity", None)  # resolved above: the table itself is passed
+    fb = click_feedback(log, prop, **given)
+    sys.stderr.write(
+        f"{PROG}: note: --clicks: the labels of {args.data!r} are ignored; training on "
+        f"{fb.n_pairs} {args.click_pairs} pairs from {log.n_sessions} sessions and "
+        f"{int(log.n_clicks)} clicks of {args.clicks!r}; propensity {prop.method}: "
+        + propensity_table(prop)
+        + "\n"
+    )
+    return {"clicks": fb}

@@ -1,0 +1,259 @@
+"""``rankboost clicks simulate`` and ``rankboost clicks propensity``: click logs.
+
+``simulate`` writes a click log from a labelled SVMlight/LETOR file (the standard protocol,
+:func:`rankboost.clicks.simulate_to_file`); ``propensity`` estimates the examination
+propensity per position from a log (:func:`rankboost.clicks.estimate_propensity`). Each
+option's default is the function's own (:mod:`rankboost.cli._defaults`). The click options
+of ``train`` are in :mod:`rankboost.cli._clicks`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from . import _clicks
+from ._clicks import log_bar, propensity_table
+from ._common import add_parser, int_at_least
+from ._defaults import changed, default_of, shown
+from ._inputs import check_plot, pyplot_offscreen, save_plot
+from ._rules import Files, add_progress_options, show_progress
+
+__all__ = ["register"]
+
+SIMULATE = "rankboost.clicks._simulate:simulate_to_file"
+PRODUCTION = "rankboost.clicks._simulate:production_ranker"
+ESTIMATE = "rankboost.clicks._propensity:estimate_propensity"
+#: ``clicks simulate``'s options: destination -> parameter of simulate_to_file
+SIMULATE_OPTIONS = {
+    "eta": "eta",
+    "model": "model",
+    "table": "table",
+    "shown": "n_shown",
+    "epsilon": "epsilon",
+    "seed": "random_state",
+}
+#: ... and of production_ranker (the seed serves both)
+PRODUCTION_OPTIONS = {"production_share": "share", "seed": "random_state"}
+#: The sessions ``clicks simulate`` draws without ``--sessions`` (simulate_to_file has no
+#: default: it is the command's)
+SESSIONS = 100_000
+#: Simulating this many sessions (the default) shows a bar over them
+BAR_SESSIONS = SESSIONS
+
+_EPILOG = """\
+examples:
+  rankboost clicks simulate train.txt --sessions 100000 --eta 1 -o clicks.tsv.gz
+  rankboost clicks propensity clicks.tsv.gz train.txt -o propensity.tsv --plot prop.png
+  rankboost train train.txt --clicks clicks.tsv.gz --propensity auto -o model.json
+
+A click log is TSV/CSV with a header: qid, docid, position (1 = top), click (0/1), and
+optionally session (one shown list) and count. Documents are matched to the feature file by
+(qid, docid), the docid from LETOR's '#docid = ...' comment. See docs/clicks.md.
+"""
+
+
+def _non_negative(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0; got {text!r}") from None
+    if not v >= 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0; got {text}")
+    return v
+
+
+def _share(text: str) -> float:
+    v = _non_negative(text)
+    if not 0 < v <= 1:
+        raise argparse.ArgumentTypeError(f"expected a share in (0, 1]; got {text}")
+    return v
+
+
+def register(subparsers: Any) -> None:
+    """Add ``rankboost clicks`` (``simulate``, ``propensity``) to the command line's subparsers.
+
+    Examples
+    --------
+    >>> parser = argparse.ArgumentParser(prog="rankboost")
+    >>> register(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["clicks", "simulate", "train.txt", "-o", "log.tsv.gz"])
+    >>> args.sessions, args.eta, args.model
+    (100000, 1.0, 'pbm')
+    """
+    p = add_parser(
+        subparsers,
+        "clicks",
+        "click logs: simulate one from a labelled file, estimate position propensities",
+        _EPILOG,
+        "Click logs for learning to rank from clicks (docs/clicks.md).",
+    )
+    sub = p.add_subparsers(dest="clicks_command", metavar="COMMAND", required=True)
+    _add_simulate(sub)
+    _add_propensity(sub)
+
+
+def _add_simulate(sub: Any) -> None:
+    s = add_parser(
+        sub,
+        "simulate",
+        "simulate a click log from a labelled SVMlight/LETOR file",
+        _EPILOG,
+        "Simulate clicks (standard protocol): a weak production ranker trained on a share of "
+        "the queries ranks each query; each session draws a query uniformly and clicks its "
+        "top documents by a position-based or cascade model.",
+        func=_simulate,
+        files=Files({"data": "input data file"}, {"output": "-o"}),
+    )
+    d = {k: default_of(SIMULATE, v) for k, v in SIMULATE_OPTIONS.items()}
+    d["production_share"] = default_of(PRODUCTION, "share")
+    s.add_argument("data", metavar="DATA", help="labelled SVMlight/LETOR file (may be .gz)")
+    s.add_argument("-o", "--output", required=True, help="click log to write (.gz: gzip)")
+    s.add_argument("--sessions", type=int_at_least(1), default=SESSIONS, help=f"default {SESSIONS}")
+    s.add_argument(
+        "--eta",
+        type=_non_negative,
+        default=d["eta"],
+        help=f"bias severity (default {shown(d['eta'])})",
+    )
+    s.add_argument(
+        "--model", choices=["pbm", "cascade"], default=d["model"], help=f"default {d['model']}"
+    )
+    s.add_argument(
+        "--table",
+        choices=["eye", "inverse"],
+        default=d["table"],
+        help=f"examination: eye-tracking table ** eta or (1/rank) ** eta (default {d['table']})",
+    )
+    s.add_argument(
+        "--shown",
+        type=int_at_least(1),
+        default=d["shown"],
+        help=f"list length (default {d['shown']})",
+    )
+    s.add_argument(
+        "--epsilon",
+        type=_share,
+        default=d["epsilon"],
+        help=f"click noise on grade 0 (default {shown(d['epsilon'])})",
+    )
+    s.add_argument(
+        "--production-share",
+        type=_share,
+        default=d["production_share"],
+        help="share of queries the production ranker is trained on (default "
+        f"{shown(d['production_share'])})",
+    )
+    s.add_argument("--seed", type=int, default=d["seed"], help=f"random seed (default {d['seed']})")
+    add_progress_options(s)
+
+
+def _add_propensity(sub: Any) -> None:
+    e = add_parser(
+        sub,
+        "propensity",
+        "estimate examination propensity per position from a click log",
+        _EPILOG,
+        "Estimate p_k (p_1 = 1) by regression-EM or EM (Wang et al. WSDM 2018) or "
+        "intervention harvesting (Agarwal et al. WSDM 2019; documents shown at several positions).",
+        func=_propensity,
+        files=Files(
+            {"log": "input click log", "data": "input feature file"},
+            {"output": "-o", "plot": "--plot"},
+        ),
+    )
+    e.add_argument("log", metavar="LOG", help="click log (TSV/CSV, may be .gz)")
+    e.add_argument("data", metavar="FEATURES", nargs="?", help="feature file (regression-EM)")
+    method = default_of(ESTIMATE, "method")
+    e.add_argument(
+        "--method",
+        choices=["auto", "em", "regression_em", "intervention_harvesting"],
+        default=method,
+        help=f"auto: regression_em with FEATURES, else em (default {method})",
+    )
+    e.add_argument("-o", "--output", help="table to write (default: standard output)")
+    e.add_argument("--plot", metavar="PNG", help="also plot p_k against position (matplotlib)")
+    add_progress_options(e)
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from ..clicks._simulate import production_ranker, simulate_to_file
+    from ..datasets import load_svmlight
+
+    data = load_svmlight(args.data)
+    if data.qid is None:
+        raise ValueError(f"{args.data!r} has no qid; clicks are simulated per query.")
+    if data.docids is None:
+        raise ValueError(
+            f"{args.data!r} has no '#docid = ...' comments, which the log names documents by."
+        )
+    production = production_ranker(
+        data.X, data.y, data.qid, **changed(args, PRODUCTION, PRODUCTION_OPTIONS)
+    )
+    scores = production.decision_function(data.X)
+    n_sessions, n_rows, n_clicks, truth = simulate_to_file(
+        args.output,
+        data.y,
+        data.qid,
+        scores,
+        args.sessions,
+        docids=data.docids,
+        verbose=show_progress(args) and args.sessions >= BAR_SESSIONS,
+        **changed(args, SIMULATE, SIMULATE_OPTIONS),
+    )
+    sys.stdout.write(
+        f"wrote {args.output}: {n_sessions} sessions, {n_rows} rows, {n_clicks} clicks "
+        f"({args.model}, eta={args.eta}); true propensity " + propensity_table(truth) + "\n"
+    )
+    return 0
+
+
+def _propensity(args: argparse.Namespace) -> int:
+    from .._atomic import atomic_write_text
+    from ..clicks._propensity import estimate_propensity
+    from ..clicks._read import read_click_log
+    from ..clicks._stream import read_click_counts
+
+    if args.plot:  # matplotlib and the file type, before the work (status 2)
+        check_plot(args.plot)
+    if args.method == "regression_em" and args.data is None:
+        raise ValueError("--method regression_em needs FEATURES; pass the feature file.")
+    X = None
+    log: Any
+    if args.data is not None:
+        from ..datasets import load_svmlight
+
+        data = load_svmlight(args.data)
+        if data.docids is None or data.qid is None:
+            raise ValueError(f"{args.data!r} needs qid and '#docid = ...' comments.")
+        X = data.X
+        if args.method == "intervention_harvesting":  # needs the sessions' queries
+            log = read_click_log(args.log, verbose=log_bar(args, args.log))
+            log = log.match(data.qid, data.docids, what=repr(args.data))
+        else:  # EM needs the (row, position) cells only: summed while streaming
+            log = read_click_counts(
+                args.log,
+                data.qid,
+                data.docids,
+                what=repr(args.data),
+                verbose=log_bar(args, args.log),
+            )
+    else:
+        log = read_click_log(args.log, verbose=log_bar(args, args.log))
+    verbose = show_progress(args) and log.n_entries >= _clicks.BAR_ENTRIES
+    prop = estimate_propensity(
+        log, X, verbose=verbose, **changed(args, ESTIMATE, {"method": "method"})
+    )
+    text = prop.to_tsv()
+    if args.output:
+        atomic_write_text(args.output, text)
+        sys.stdout.write(f"wrote {args.output} ({prop.method}, {prop.n_iter} iterations)\n")
+    else:
+        sys.stdout.write(text)
+    if args.plot:
+        pyplot_offscreen()
+        ax = prop.plot()
+        ax.figure.tight_layout()
+        save_plot(ax.figure, args.plot, say=False)
+    return 0

@@ -1,0 +1,357 @@
+"""``rankboost fuse train``: fit a fusion model on TREC runs and qrels, save it as JSON.
+
+``--family`` chooses the estimator (:mod:`rankboost.cli._family`: ``auto``, the default, is
+:class:`~rankboost.fusion.AutoFusion`; ``boost`` is :class:`~rankboost.fusion.RankFusion`;
+``linear`` is :class:`~rankboost.fusion.LinearFusion`), built from the options given, each
+default being the estimator's own. ``--plot`` draws the inner cross-validation.
+
+Examples
+--------
+>>> opts = train_options()
+>>> opts["prior_scale"].option_strings, opts["family"].default, opts["max_rounds"].default
+(['--prior-scale'], 'auto', None)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ._common import UsageError, add_parser, count, int_at_least
+from ._family import (
+    DEFAULT_FAMILY,
+    FAMILIES,
+    NOT_MODEL,
+    by_family,
+    check_family_options,
+    estimator,
+    option_defaults,
+)
+from ._fuse import (
+    EXAMPLES,
+    add_options,
+    common_queries,
+    plot_cv,
+    plot_selection,
+    warn_degenerate,
+)
+from ._inputs import check_plot
+from ._metrics import format_conventions
+from ._rules import Files, add_progress_options, show_progress
+
+__all__ = ["CV_CONVENTIONS", "register", "rounds_value", "train_options"]
+
+#: How the inner folds score NDCG@10 (:func:`rankboost.fusion.cv_rounds`): not as
+#: ``fuse evaluate`` does by default, so the line says so.
+CV_CONVENTIONS = (
+    "rankboost fuse train: the inner folds' "
+    + format_conventions({"gain": "exp2", "discount": "log2", "ties": "expected", "empty": "skip"})
+    + "; over the documents the runs return. 'fuse evaluate' counts a query without relevant "
+    "document as 0 (--empty zero) and ranks the judged documents no run returned last, so "
+    "it prints another number for the same ranking\n"
+)
+
+
+def register(sub: Any) -> argparse.ArgumentParser:
+    """Add ``train`` to the ``fuse`` subparsers."""
+    p = add_parser(
+        sub, "train", "fit a fusion model on runs + qrels, save it as JSON", EXAMPLES["train"]
+    )
+    add_arguments(p)
+    return p
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """``fuse train``'s arguments, handler and files on ``p``."""
+    add_options(p, "runs")
+    p.add_argument("--qrels", required=True, help="TREC qrels file (qid 0 docid rel), gz ok")
+    p.add_argument("-o", "--output", required=True, help="where to write the model (JSON)")
+    _add_model_options(p)
+    p.add_argument(
+        "--depth",
+        type=int_at_least(1),
+        default=None,
+        help="read only the top DEPTH of each run, an int >= 1 (default: all)",
+    )
+    add_options(p, "common_queries")
+    add_progress_options(p, "progress bars (inner folds, rounds)")
+    p.add_argument(
+        "--plot",
+        metavar="FILE",
+        default=None,
+        help="also draw the inner cross-validation curve (held-out NDCG@10 per round, the "
+        "one --rounds auto chooses from; with --family auto, each family's held-out NDCG@10) "
+        "to FILE (.png, .pdf, .svg; needs matplotlib)",
+    )
+    p.set_defaults(
+        func=run,
+        files=Files(
+            {"runs": "run file", "qrels": "qrels file"}, {"output": "-o", "plot": "--plot"}
+        ),
+    )
+
+
+def _add_model_options(p: argparse.ArgumentParser) -> None:
+    """The model options: each family's parameters, with the families' defaults."""
+    from ..params import FEEDBACK_PARAMS, TRAIN_PARAMS, add_arguments
+    from ._family import family_parameters
+
+    d = option_defaults(
+        [
+            "rank_feature",
+            "score_features",
+            "missing_features",
+            "n_rounds",
+            "max_rounds",
+            "cv_folds",
+            "normalizer",
+            "prior",
+            "prior_scale",
+        ]  # fmt: skip
+        + [q.name for q in TRAIN_PARAMS + FEEDBACK_PARAMS]
+    )
+    p.add_argument(
+        "--rank-feature",
+        choices=["neg_rank", "reciprocal"],
+        default=d["rank_feature"],
+        help=f"decreasing function of the rank used as the feature (default {d['rank_feature']})",
+    )
+    f = p.add_argument_group("features of --family boost (RankFusion's defaults)")
+    f.add_argument(
+        "--score-features",
+        action=argparse.BooleanOptionalAction,
+        default=d["score_features"],
+        help="also use per-query min-max normalised run scores as features (default: "
+        f"{'on' if d['score_features'] else 'off'})",
+    )
+    f.add_argument(
+        "--missing-features",
+        action=argparse.BooleanOptionalAction,
+        default=d["missing_features"],
+        help="also use 'returned by list i' (1) / 'missing from list i' (0) per list and the "
+        f"number of lists returning the document (default: "
+        f"{'on' if d['missing_features'] else 'off'})",
+    )
+    g = p.add_argument_group(
+        "boosting (--family boost, with RankFusion's defaults; --family linear and auto "
+        "refuse the ones they do not use)"
+    )
+    g.add_argument(
+        "--rounds",
+        dest="n_rounds",
+        type=rounds_value,
+        default=d["n_rounds"],
+        metavar="T|auto",
+        help="boosting rounds T, or auto: chosen by inner cross-validation (NDCG@10) over the "
+        f"training queries, up to --max-rounds (default: {d['n_rounds']})",
+    )
+    g.add_argument(
+        "--max-rounds",
+        type=TRAIN_PARAMS[0].parse,
+        default=d["max_rounds"],
+        metavar="T",
+        help="largest round count --rounds auto tries (default: "
+        f"{by_family('max_rounds') if d['max_rounds'] is None else d['max_rounds']})",
+    )
+    g.add_argument(
+        "--cv-folds",
+        type=int_at_least(2),
+        default=d["cv_folds"],
+        metavar="K",
+        help=f"inner folds of --rounds auto and of --family auto's choice, an int >= 2 "
+        f"(default: {by_family('cv_folds') if d['cv_folds'] is None else d['cv_folds']})",
+    )
+    boost = family_parameters("boost")
+    params = [q for q in TRAIN_PARAMS + FEEDBACK_PARAMS if q.name in boost and q.name != "n_rounds"]
+    add_arguments(g, params=params, defaults={q.name: d[q.name] for q in params})
+    for action in g._group_actions:  # an option whose default is each family's own
+        if action.default is None and action.dest in d and action.dest not in NOT_MODEL:
+            head = (action.help or "").rsplit(" (default: ", 1)[0]
+            action.help = f"{head} (default: {by_family(action.dest)})"
+    # NOTE: the names of earlier releases, kept working but not shown
+    g.add_argument("--n-rounds", dest="n_rounds", type=rounds_value, help=argparse.SUPPRESS)
+    g.add_argument(
+        "--unconstrained", dest="positive_cumulative", action="store_false", help=argparse.SUPPRESS
+    )
+    _add_family_options(p, d)
+
+
+def _add_family_options(p: argparse.ArgumentParser, d: dict[str, Any]) -> None:
+    f = p.add_argument_group("model family and prior")
+    f.add_argument(
+        "--family",
+        choices=list(FAMILIES),
+        default=DEFAULT_FAMILY,
+        help="auto (default: AutoFusion): chosen among linear, the tuned convex combination "
+        "of min-max scores, boost, boost from the CombSUM prior and RRF by inner "
+        "cross-validation (--cv-folds), keeping linear unless another wins by more than two "
+        "standard errors (for runs that miss queries: boost or boost from CombSUM, keeping "
+        "boost); boost (RankFusion): RankBoost over rank features; linear (LinearFusion): a "
+        "weighted sum of normalised scores that 'fuse export' hands to Elasticsearch / "
+        "OpenSearch",
+    )
+    f.add_argument(
+        "--normalizer",
+        choices=["minmax", "rrf", "dbsf", "atan"],
+        default=d["normalizer"],
+        help="--family linear: per-query normalisation of every run (default "
+        f"{d['normalizer']}); dbsf and atan are Qdrant's DBSF and Milvus's arctan, for 'fuse "
+        "export --engine qdrant' and '--engine milvus'",
+    )
+    f.add_argument(
+        "--prior",
+        choices=["none", "combsum", "rrf"],
+        default=d["prior"],
+        help=f"--family boost: boost from CombSUM of min-max scores or RRF (default {d['prior']})",
+    )
+    f.add_argument(
+        "--prior-scale",
+        type=_scale_value,
+        default=d["prior_scale"],
+        metavar="C|auto",
+        help="the prior's multiplier, a float >= 0, or auto: chosen with the rounds by inner "
+        f"cross-validation (needs --rounds auto; default {d['prior_scale']})",
+    )
+
+
+def _scale_value(text: str) -> float | str:
+    """``--prior-scale``: ``auto`` or a finite float >= 0 (argparse ``type=``)."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be 'auto' or a finite float >= 0; got {text!r}")
+    return value
+
+
+def rounds_value(text: str) -> int | str:
+    """``--rounds``: ``auto`` or an int >= 1 (argparse ``type=``).
+
+    Examples
+    --------
+    >>> rounds_value("auto"), rounds_value("40")
+    ('auto', 40)
+    >>> rounds_value("forty")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be 'auto' or an int >= 1; got 'forty'
+    """
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        from ..params import TRAIN_PARAMS
+
+        return int(TRAIN_PARAMS[0].parse(text))
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"must be 'auto' or an int >= 1; got {text!r}") from None
+
+
+def train_options() -> dict[str, argparse.Action]:
+    """``fuse train``'s options (argparse actions) by destination, the first of each.
+
+    Examples
+    --------
+    >>> train_options()["cv_folds"].option_strings
+    ['--cv-folds']
+    """
+    parser = argparse.ArgumentParser(prog="rankboost fuse train")
+    add_arguments(parser)
+    out: dict[str, argparse.Action] = {}
+    for action in parser._actions:
+        out.setdefault(action.dest, action)
+    return out
+
+
+def _check_plot(args: argparse.Namespace) -> None:
+    """``--plot``, before the work: matplotlib and the file type, and an inner CV will run."""
+    if args.plot is None:
+        return
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:  # NOTE: issue 38's wording, kept
+        raise UsageError(
+            "--plot needs the optional package matplotlib, which is not installed: "
+            "pip install matplotlib (or pip install -e '.[plot]' in a clone of rankboost)."
+        )
+    check_plot(args.plot)
+    cv = args.n_rounds == "auto" or (args.family == "linear" and args.prior_scale == "auto")
+    if not cv:
+        raise UsageError(
+            f"--plot draws the inner cross-validation curve (held-out NDCG@10 per round), which "
+            f"--rounds {args.n_rounds} does not compute: use --rounds auto (up to --max-rounds)"
+            f"{', or --prior-scale auto' if args.family == 'linear' else ''}."
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handle ``rankboost fuse train``; return the exit status (0)."""
+    from ..fusion.io import read_qrels, read_runs
+
+    actions = train_options()
+    check_family_options(args, actions)  # before the work
+    _check_plot(args)
+    model = estimator(args, actions)
+    runs = read_runs(args.runs, depth=args.depth)
+    qrels = read_qrels(args.qrels)
+    runs, qrels = common_queries(args, runs, qrels)
+    model.fit(runs, qrels, verbose=show_progress(args))
+    model.save(args.output)
+    command = "rankboost fuse train" + (
+        "" if args.family == "boost" else f" --family {args.family}"
+    )
+    if args.family == "auto":
+        if args.plot is not None:
+            plot_selection(model, args.plot, command)
+        _report_auto(model)
+        return 0
+    if args.plot is not None:
+        plot_cv(model, args.plot, command)
+    warn_degenerate(model)
+    (_report_linear if args.family == "linear" else _report_boost)(model)
+    return 0
+
+
+def _report_linear(lin: Any) -> None:
+    sys.stderr.write(
+        f"rankboost fuse train: linear weights {lin.weights_.round(4).tolist()} (prior "
+        f"scale {lin.prior_scale_}, {lin.n_rounds_} rounds)\n"
+    )
+    if lin.cv_results_ is not None:
+        best = float(lin.cv_results_["mean"].max())
+        sys.stderr.write(
+            f"rankboost fuse train: mean held-out NDCG@10 {best:.4f} over {lin.cv_folds} "
+            "inner folds\n" + CV_CONVENTIONS
+        )
+
+
+def _report_boost(model: Any) -> None:
+    if model.cv_results_ is not None:
+        sys.stderr.write(
+            f"rankboost fuse train: --rounds auto chose {model.n_rounds_} rounds (mean "
+            f"held-out NDCG@10 {model.cv_results_['best_score']:.4f} over {model.cv_folds} "
+            f"inner folds, tried 1..{model.max_rounds})\n" + CV_CONVENTIONS
+        )
+
+
+def _report_auto(auto: Any) -> None:
+    sel = auto.selection_
+    rows = ", ".join(f"{k} {v['mean']:.4f}" for k, v in sel["candidates"].items())
+    sys.stderr.write(
+        f"rankboost fuse train: --family auto chose {auto.family_} (mean held-out NDCG@10 "
+        f"over {auto.cv_folds} inner folds of {count(sel['n_queries'], 'query', 'queries')}: "
+        f"{rows}; {sel['fallback']} is kept unless another family beats it by more than "
+        f"{auto.threshold_se:g} standard errors)\n"
+    )
+    model = auto.model_
+    if hasattr(model, "weights_"):
+        sys.stderr.write(
+            f"rankboost fuse train: {auto.family_} weights {model.weights_.round(4).tolist()} "
+            f"({model.normalizer} scores, {model.n_rounds_} rounds)\n"
+        )
+    else:
+        sys.stderr.write(f"rankboost fuse train: {auto.family_}: {model.n_rounds_} rounds\n")
+    sys.stderr.write(CV_CONVENTIONS)
