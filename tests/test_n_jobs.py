@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -32,6 +33,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy.linalg import lapack
+from sklearn.base import clone
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import rankboost._kernels as kernels
@@ -39,7 +41,9 @@ from conftest import letor_like
 from rankboost import RankBoostRanker, TrainingStoppedWarning
 from rankboost._kernels import blas_threads, numba_threads
 from rankboost._kernels.histogram import potential_histograms
+from rankboost.fusion import AutoFusion, LinearFusion, RankFusion
 from rankboost.recommend import RankBoostRecommender
+from test_fusion_linear import _toy
 
 SAFETY_NET = 120.0  # seconds an event may take before the test fails (never reached)
 
@@ -392,11 +396,12 @@ def test_issue52_pooled_fits_same_model_for_every_n_jobs(blas3, noise, monkeypat
 
 
 @pytest.mark.xdist_group("loky")  # one make-test worker starts joblib's processes for these
-def test_issue52_worker_processes_same_model_for_every_n_jobs(blas3, monkeypatch):
-    """The paths in joblib's worker processes, with ``n_jobs`` 1, 2 and 4: per-user fits
-    with VSIM (BLAS products, other bits on other thread counts: joblib gives each worker
-    cores / ``n_jobs`` BLAS threads) on ratings that are not integers, and both kinds'
-    ``recommend_all``: bit-identical; VSIM's products run on 1 BLAS thread here too."""
+def test_issue52_worker_processes_same_model_for_every_n_jobs(blas3, noise, monkeypatch):
+    """The paths in joblib's worker processes, with ``n_jobs`` 1, 2 and 4 while other
+    threads launch kernels: per-user fits with VSIM (BLAS products, other bits on other
+    thread counts: joblib gives each worker cores / ``n_jobs`` BLAS threads) on ratings that
+    are not integers, and both kinds' ``recommend_all``: bit-identical; VSIM's products run
+    on 1 BLAS thread here too."""
     from rankboost.recommend import _per_user, _pooled
 
     R = _ratings(2, n_users=30)
@@ -425,28 +430,86 @@ def test_issue52_worker_processes_same_model_for_every_n_jobs(blas3, monkeypatch
             _same_top(rec.recommend_all(k=5), top)
             pooled.set_params(n_jobs=n_jobs)
             _same_top(pooled.recommend_all(k=5), pooled_top)
+    assert noise.launches > 0
+
+
+def _saved(model: Any) -> bytes:
+    """The bytes ``model.save`` writes (every fitted number, as the file keeps it)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "model.json"
+        model.save(path)
+        return path.read_bytes()
+
+
+def _fits_in_threads(
+    monkeypatch: pytest.MonkeyPatch, fit: Callable[[], bytes], parallel: bool = True
+) -> list[bytes]:
+    """``fit()``'s saved bytes from 3 threads at once, twice each, every kernel on its
+    parallel driver (2 numba threads, launched concurrently); with ``parallel``, checks
+    that every thread ran parallel drivers."""
+    n_threads, repeats = 3, 2
+    got: list[bytes] = []
+    chose: set[str] = set()
+    layer = kernels.threading_layer()
+
+    def counted() -> str:  # use_parallel asks for the layer when it would run in parallel
+        chose.add(threading.current_thread().name)
+        return layer
+
+    monkeypatch.setattr(kernels, "PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(kernels, "threading_layer", counted)
+
+    def run() -> None:
+        for _ in range(repeats):
+            with numba_threads(2):
+                got.append(fit())
+
+    threads = _Threads()
+    for i in range(n_threads):
+        threads.start(run, f"fit-{i}")
+    threads.join()
+    assert len(got) == n_threads * repeats
+    if parallel:
+        assert {f"fit-{i}" for i in range(n_threads)} <= chose
+    return got
 
 
 @pytest.mark.xdist_group("parallel_drivers")  # compiles the parallel drivers (test_kernels)
-def test_rankers_in_threads_with_parallel_drivers_same_model(monkeypatch):
-    """RankBoostRanker fitted in 3 threads at once, every kernel on its parallel driver
-    (launched by the threads concurrently, 2 numba threads each): the serial fit's model.
-    (The fusion estimators take no ``n_jobs``; they train through the same kernels.)"""
+def test_rankers_in_threads_with_parallel_drivers_same_model(noise, monkeypatch):
+    """RankBoostRanker (which runs numba's threads, not ``n_jobs``) fitted in 3 threads at
+    once, every kernel on its parallel driver, while other threads launch kernels too: the
+    serial fit's model, saved byte for byte."""
     X, y, qid = letor_like(n_queries=20, seed=7)
     params = {"n_estimators": 12}
     with numba_threads(1):
-        expected = RankBoostRanker(**params).fit(X, y, qid=qid).model_.to_dict()
-    monkeypatch.setattr(kernels, "PARALLEL_MIN_WORK", 0)
-    got: list[dict[str, Any]] = []
+        expected = _saved(RankBoostRanker(**params).fit(X, y, qid=qid).model_)
+    ranker = RankBoostRanker(**params)  # cloned per fit: every thread its own estimator
+    got = _fits_in_threads(monkeypatch, lambda: _saved(clone(ranker).fit(X, y, qid=qid).model_))
+    assert got == [expected] * len(got)
+    assert noise.launches > 0
 
-    def fit() -> None:
-        for _ in range(3):
-            with numba_threads(2):
-                got.append(RankBoostRanker(**params).fit(X, y, qid=qid).model_.to_dict())
 
-    threads = _Threads()
-    for i in range(3):
-        threads.start(fit, f"ranker-{i}")
-    threads.join()
-    assert len(got) == 9
-    assert all(g == expected for g in got)
+@pytest.mark.xdist_group("parallel_drivers")
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: RankFusion(n_rounds=8),
+        lambda: RankFusion(n_rounds="auto", prior="combsum", cv_folds=3, max_rounds=8),
+        lambda: LinearFusion(max_rounds=8, cv_folds=3),
+        lambda: AutoFusion(cv_folds=3, max_rounds=8),
+    ],
+    ids=["boost", "boost_prior_auto", "linear", "auto"],
+)
+def test_fusion_in_threads_with_parallel_drivers_same_model(make, noise, monkeypatch):
+    """The fusion estimators take no ``n_jobs``; an application fits them in its own
+    threads (a server, a Dask worker): 3 threads at once, every kernel on its parallel
+    driver, other threads launching kernels too, save the serial fit's file byte for byte.
+    (LinearFusion's search runs no kernel that has a parallel driver.)"""
+    runs, qrels = _toy(n_q=10, seed=3)
+    with numba_threads(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # few toy queries: the estimators say so
+        expected = _saved(make().fit(runs, qrels))
+        parallel = not isinstance(make(), LinearFusion)
+        got = _fits_in_threads(monkeypatch, lambda: _saved(make().fit(runs, qrels)), parallel)
+    assert got == [expected] * len(got)
+    assert noise.launches > 0
