@@ -40,7 +40,7 @@ import rankboost._kernels as kernels
 from conftest import letor_like
 from rankboost import RankBoostRanker, TrainingStoppedWarning
 from rankboost._kernels import blas_threads, numba_threads
-from rankboost._kernels.histogram import potential_histograms
+from rankboost._kernels.histogram import _histograms_parallel, _histograms_serial
 from rankboost.fusion import AutoFusion, LinearFusion, RankFusion
 from rankboost.recommend import RankBoostRecommender
 from test_fusion_linear import _toy
@@ -309,17 +309,20 @@ def test_under_workqueue_only_the_main_thread_runs_parallel_drivers():
 
 
 class _KernelNoise:
-    """Threads launching parallel kernels all along (numba's threads, the GIL released),
-    each checking its bits against the serial driver's; a short pause between launches
-    leaves the cores to the fits."""
+    """Threads launching a parallel kernel all along (numba's threads, the GIL released),
+    each checking its bits against the serial driver's. The kernel is small and a short
+    pause separates launches: many concurrent launches at little CPU, the cores left to
+    the fits. (Under a layer that is not thread-safe, the serial driver: the package's
+    code runs no parallel driver outside the main thread there.)"""
 
     def __init__(self, n_threads: int = 2) -> None:
         rng = np.random.default_rng(3)
-        self.codes = rng.integers(0, 16, size=(20, 110_000)).astype(np.uint8)  # 2.2M elements
+        self.codes = rng.integers(0, 16, size=(8, 4_000)).astype(np.uint8)
         self.pi = rng.random(self.codes.shape[1])
-        self.expected = np.zeros((20, 16))
-        with numba_threads(1):
-            potential_histograms(self.codes, self.pi, self.expected)
+        self.expected = np.zeros((8, 16))
+        _histograms_serial(self.codes, self.pi, 1.0, self.expected)
+        safe = kernels.threading_layer() in kernels.THREADSAFE_LAYERS
+        self.driver = _histograms_parallel if safe else _histograms_serial
         self.stop = threading.Event()
         self.launches = 0
         self.threads = _Threads()
@@ -328,9 +331,10 @@ class _KernelNoise:
 
     def run(self) -> None:
         out = np.zeros_like(self.expected)
-        while not self.stop.wait(0.002):
+        while not self.stop.wait(0.001):
             out[:] = 0.0
-            potential_histograms(self.codes, self.pi, out)
+            with numba_threads(2):
+                self.driver(self.codes, self.pi, 1.0, out)
             np.testing.assert_array_equal(out, self.expected)
             self.launches += 1
 
