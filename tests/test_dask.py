@@ -547,6 +547,52 @@ def test_issue26_clone_and_grid_search(client):
     np.testing.assert_allclose(cv[0]["test_score"], cv[1]["test_score"], atol=1e-12)
 
 
+def test_issue52_workers_threads_with_parallel_drivers_same_model(client, monkeypatch):
+    """Two in-process workers of 2 threads each: their blocks run every kernel on its
+    parallel driver (2 numba threads, launched from both workers' threads at once, while
+    other threads of the process launch kernels too) and train the model of the serial
+    drivers bit for bit, three times; the one-machine model to 1e-12 (issue 52: the
+    worker's threads change the speed, never the model)."""
+    import threading
+
+    import rankboost._kernels as kernels
+    from rankboost._kernels import histogram
+    from test_n_jobs import _KernelNoise
+
+    X, y, qid = _sorted(*letor_like(n_queries=16, seed=11))
+    one = _quiet(rb.train, X, rb.LayeredFeedback(y, qid), n_rounds=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=2, processes=False, dashboard_address=None
+        )
+    try:
+        with distributed.Client(cluster) as threaded:
+            assert set(threaded.nthreads().values()) == {2}
+            data = _dask(X, y, qid, 4)
+            serial = _quiet(rbd.train, threaded, *data, n_rounds=10).to_dict()
+            monkeypatch.setattr(kernels, "PARALLEL_MIN_WORK", 0)  # the workers share the module
+            launched = []
+            parallel = histogram._histograms_parallel
+
+            def counted(*args):
+                launched.append(threading.current_thread().name)
+                return parallel(*args)
+
+            monkeypatch.setattr(histogram, "_histograms_parallel", counted)
+            noise = _KernelNoise()
+            try:
+                for _ in range(3):
+                    assert _quiet(rbd.train, threaded, *data, n_rounds=10).to_dict() == serial
+            finally:
+                noise.close()
+    finally:
+        cluster.close()
+    assert len(set(launched)) >= 2  # from several workers' threads
+    assert noise.launches > 0
+    assert_same_model(one, rb.RankBoostModel.from_dict(serial), X)
+
+
 def test_what_a_worker_unpickles_imports_no_sklearn():
     """A Dask worker imports ``rankboost.dask`` to run the blocks, checks and scoring the
     client ships: without scikit-learn (2 s of CPU per worker process; the estimator is

@@ -14,11 +14,36 @@ per-unit body into the serial driver (``inline="always"``): once. A small helper
 several places is a plain ``njit(cache=True)``: compiled once, and LLVM inlines it where that
 pays; ``inline="always"`` on such a helper would re-translate it from bytecode at every call
 site. ``tests/test_startup.py`` counts what a first training compiles.
+
+Threads (``n_jobs`` changes the speed, never the model; ``tests/test_n_jobs.py``). The
+drivers release the GIL (``nogil``), so several Python threads run kernels at once (the
+pooled recommender's cross-fitting folds, Dask workers' threads); a kernel writes only the
+arrays its caller passed and owns, never a module-level buffer. Two native thread pools
+are process-wide and are therefore set only through this module:
+
+* numba's threading layer must be thread-safe (``tbb`` or ``omp``: :data:`THREADSAFE_LAYERS`,
+  the first two numba tries), because the workqueue layer aborts the process when two
+  threads launch parallel kernels at once. :func:`use_parallel` checks the layer numba
+  loaded at the first parallel launch (not at import: that would start numba's threads in
+  every process that imports rankboost, and OpenMP's are not fork-safe); under workqueue
+  it gives the parallel driver to the main thread only, and other threads run the serial
+  one (same bits, slower). :func:`numba_threads` sets numba's thread count of the calling
+  thread only (numba keeps it thread-local).
+* BLAS's thread count is one per process (OpenBLAS), its results depend on it
+  (``spotrf``/``spotri`` and ``sgemm`` give other bits on 1 and 2 threads), and
+  threadpoolctl lets one thread at a time set it (the others' ``threadpool_limits`` are
+  ignored meanwhile). So the thread that starts ``n_jobs``' threads takes the count they
+  need around them with :func:`blas_threads`, and their own ``blas_threads`` of that count
+  join it (setting it for their own thread only where the BLAS keeps one per thread, an
+  OpenMP build) instead of each setting the process's (issue 52: each cross-fitting fold
+  set its own, and a fold that came second ran EASE's inverse on the process's count
+  whenever the first had already left).
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
 import types
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -38,9 +63,48 @@ _cache.install()  # before any kernel is decorated: caches keyed on every kernel
 PARALLEL_MIN_WORK = 2_000_000
 
 
+#: numba threading layers on which several Python threads may launch parallel kernels at
+#: once (numba's "threadsafe" choice); numba's default order tries them before workqueue
+THREADSAFE_LAYERS = ("tbb", "omp")
+_layer: list[str] = []  # the layer numba loaded, found at the first parallel launch
+_layer_lock = threading.Lock()
+
+
+def threading_layer() -> str:
+    """The threading layer numba runs parallel kernels on (loaded now if not yet).
+
+    ``NUMBA_THREADING_LAYER`` chooses it as numba documents; unset, numba takes tbb, then
+    omp, then workqueue, whichever loads first.
+    """
+    if not _layer:
+        with _layer_lock:
+            if not _layer:
+                from numba.np.ufunc import parallel
+
+                # what numba does before its first parallel launch; without it (a numba that
+                # renamed it) the layer stays unknown, which use_parallel treats as unsafe
+                launch = getattr(parallel, "_launch_threads", None)
+                if launch is not None:
+                    launch()
+                try:
+                    _layer.append(numba.threading_layer())
+                except ValueError:  # no parallel launch yet: numba has not chosen
+                    return "unknown"
+    return _layer[0]
+
+
 def use_parallel(work: int) -> bool:
-    """Whether a kernel touching ``work`` elements should run its parallel driver."""
-    return work >= PARALLEL_MIN_WORK and numba.get_num_threads() > 1
+    """Whether a kernel touching ``work`` elements should run its parallel driver.
+
+    Under a thread-safe layer (:data:`THREADSAFE_LAYERS`) from any thread; under workqueue
+    from the main thread only (module docstring): the serial driver gives the same bits.
+    """
+    if work < PARALLEL_MIN_WORK or numba.get_num_threads() <= 1:
+        return False
+    return (
+        threading_layer() in THREADSAFE_LAYERS
+        or threading.current_thread() is threading.main_thread()
+    )
 
 
 @contextlib.contextmanager
@@ -48,7 +112,9 @@ def numba_threads(n: int) -> Iterator[None]:
     """Run numba kernels with ``n`` threads inside the block (thread-local, then restored).
 
     For code that already runs in parallel at another level (joblib workers, Dask workers):
-    there, the kernels must not use every core of the machine as well.
+    there, the kernels must not use every core of the machine as well. numba keeps the
+    count per thread, so other threads keep theirs; in a joblib (loky) worker process,
+    joblib has set ``NUMBA_NUM_THREADS`` to the cores / ``n_jobs``, the most ``n`` can be.
     """
     old = numba.get_num_threads()
     numba.set_num_threads(max(1, min(n, numba.config.NUMBA_NUM_THREADS)))  # type: ignore[attr-defined]
@@ -56,6 +122,89 @@ def numba_threads(n: int) -> Iterator[None]:
         yield
     finally:
         numba.set_num_threads(old)
+
+
+class _BlasCount:
+    """The BLAS thread count of the blocks inside :func:`blas_threads`: one at a time.
+
+    The first block (the owner) sets the count with threadpoolctl in its own thread, and
+    restores it when it ends, after every block that joined it. A block asking for the
+    count being held joins it: it sets the count in its own thread too, which changes only
+    a BLAS that keeps one per thread (an OpenMP build of OpenBLAS; threadpoolctl ignores it
+    for a process-wide one, held by the owner). A block asking for another count waits
+    until the holders have ended, as do new blocks once the owner is ending. A thread's
+    nested block of the same count is the outer one.
+    """
+
+    def __init__(self) -> None:
+        self.changed = threading.Condition()
+        self.limit: int | None = None
+        self.holders = 0
+        self.ending = False
+        self.mine = threading.local()  # the count this thread holds, if any
+
+    @contextlib.contextmanager
+    def __call__(self, limit: int | None) -> Iterator[None]:
+        held = getattr(self.mine, "limit", _NONE)
+        if held is not _NONE:
+            if held != limit:
+                raise RuntimeError(
+                    f"blas_threads({limit!r}) inside blas_threads({held!r}) in one thread would "
+                    "wait for itself: take one count for the whole block."
+                )
+            yield
+            return
+        stack = contextlib.ExitStack()
+        with self.changed:
+            while self.holders and (self.ending or self.limit != limit):
+                self.changed.wait()
+            owner = not self.holders
+            if owner:
+                _set_blas_threads(stack, limit)  # before any other block may join
+            self.limit = limit
+            self.holders += 1
+        self.mine.limit = limit
+        try:
+            if not owner:
+                _set_blas_threads(stack, limit)
+            yield
+        finally:
+            if not owner:
+                stack.close()
+            del self.mine.limit
+            with self.changed:
+                if owner:
+                    self.ending = True
+                    while self.holders > 1:
+                        self.changed.wait()
+                    stack.close()
+                    self.ending = False
+                self.holders -= 1
+                self.changed.notify_all()
+
+
+def _set_blas_threads(stack: contextlib.ExitStack, limit: int | None) -> None:
+    if limit is not None:
+        from threadpoolctl import threadpool_limits
+
+        stack.enter_context(threadpool_limits(limits=limit, user_api="blas"))
+
+
+_NONE = object()
+_blas_count = _BlasCount()
+
+
+def blas_threads(limit: int | None) -> contextlib.AbstractContextManager[None]:
+    """Run the block's BLAS calls on ``limit`` threads (None: the process's own count).
+
+    The count holds for the whole block whatever other threads do (module docstring):
+    blocks of several threads asking for one count share it, one asking for another waits
+    until they end. For a BLAS call whose bits depend on the thread count: a thread that
+    starts ``n_jobs``' threads takes the count they need around them (threadpoolctl lets
+    only one thread set it: the others' requests are ignored), and their own blocks of that
+    count join it, so that their calls run on the count a ``n_jobs=1`` run's do.
+    """
+    return _blas_count(limit)
 
 
 def _renamed(

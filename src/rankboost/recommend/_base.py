@@ -44,7 +44,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import lapack
 
 from .._compat import Steps
-from .._kernels import use_parallel
+from .._kernels import blas_threads, use_parallel
 from .._kernels.cells import (
     cooccurrence_cells,
     ease_cells,
@@ -291,6 +291,11 @@ class BaseScores:
         return sim
 
 
+def inverse_blas_threads(n_items: int) -> int | None:
+    """The BLAS threads of EASE's inverse of ``n_items`` items (None: the process's)."""
+    return 1 if n_items < _SERIAL_INVERSE else None
+
+
 def _spd_inverse(G: NDArray[np.float64], overwrite: bool = False) -> NDArray[np.float64]:
     """Inverse of a symmetric positive definite matrix by Cholesky (LAPACK potrf + potri).
 
@@ -304,15 +309,15 @@ def _spd_inverse(G: NDArray[np.float64], overwrite: bool = False) -> NDArray[np.
     Below :data:`_SERIAL_INVERSE` rows the BLAS runs on one thread: OpenBLAS's threaded
     ``potrf``/``potri`` spin-wait between their many small steps, and on a shared 2-core
     machine a 1,682-item inverse took 2.6 s of wall time on two threads against 0.2 s on
-    one (``benchmarks/bench_recommend.py``, docs/movies.md). Same arithmetic either way.
+    one (``benchmarks/bench_recommend.py``, docs/movies.md). The bits depend on the thread
+    count, so it holds through both calls whatever other threads do, and ``n_jobs``'
+    threads join the count their caller took (:func:`rankboost._kernels.blas_threads`,
+    issue 52).
     A float32 ``G`` takes LAPACK's single precision routines (``spotrf``/``spotri``).
     """
-    from threadpoolctl import threadpool_limits
-
     single = G.dtype == np.float32
     potrf, potri = (lapack.spotrf, lapack.spotri) if single else (lapack.dpotrf, lapack.dpotri)
-    limit = 1 if G.shape[0] < _SERIAL_INVERSE else None
-    with threadpool_limits(limits=limit, user_api="blas"):
+    with blas_threads(inverse_blas_threads(G.shape[0])):
         # G is symmetric: G.T is the same matrix in Fortran order, which LAPACK can overwrite
         c, info = potrf(G.T if overwrite else G, lower=0, clean=0, overwrite_a=overwrite)
         if info == 0:

@@ -18,7 +18,7 @@ from joblib import Parallel, delayed, effective_n_jobs
 from numpy.typing import NDArray
 
 from .._compat import Steps
-from .._kernels import numba_threads
+from .._kernels import blas_threads, numba_threads
 from ..engine import TrainingStoppedWarning, train_checked
 from ..feedback import LayeredFeedback, PairFeedback
 from ..model import RankBoostModel
@@ -182,7 +182,7 @@ class _TopK(NamedTuple):
         items = np.full((len(jobs), k), -1, dtype=np.int64)
         scores = np.full((len(jobs), k), np.nan)
         every = np.arange(R.shape[1], dtype=np.int64)
-        with numba_threads(1):
+        with numba_threads(1), blas_threads(1):  # as in every joblib worker (issue 52)
             for row, (u, feats, model, w) in enumerate(jobs):
                 it = every
                 if self.exclude_rated:
@@ -209,7 +209,9 @@ def _fit_chunk(
     steps = steps or Steps(0, disable=True, desc="")
     out = []
     column_of = np.full(R.shape[0], -1, dtype=np.int64)
-    with numba_threads(1), warnings.catch_warnings():
+    # BLAS (VSIM's products: other bits on other thread counts) and numba on one thread, in
+    # the caller's thread and in every joblib worker alike: the same models for every n_jobs
+    with numba_threads(1), blas_threads(1), warnings.catch_warnings():
         # early stops are recorded in model.stop_reason and summarised by fit
         warnings.simplefilter("ignore", TrainingStoppedWarning)
         for user, feats in jobs:

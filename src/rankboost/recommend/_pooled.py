@@ -37,7 +37,7 @@ from joblib import Parallel, delayed
 from numpy.typing import NDArray
 
 from .._compat import Steps
-from .._kernels import numba_threads
+from .._kernels import blas_threads, numba_threads
 from ..feedback import BipartiteFeedback, LayeredFeedback
 from ..model import RankBoostModel
 from ..model_selection import EASE_LAMBDAS, EASE_PRIOR_SCALES, seed_stream
@@ -47,6 +47,7 @@ from ._base import (
     BaseScores,
     choose_ease_lambda,
     entry_folds,
+    inverse_blas_threads,
     top_columns,
     user_means,
     user_sample,
@@ -227,8 +228,9 @@ def pooled_problem(
     if n_jobs in (None, 1):
         for k in first:
             cross_fit_serial(k)
-    else:
-        Parallel(n_jobs=n_jobs, prefer="threads")(delayed(cross_fit)(k) for k in first)
+    else:  # the inverses' BLAS count taken here: the folds' threads cannot set it (issue 52)
+        with blas_threads(inverse_blas_threads(R.shape[1])):
+            Parallel(n_jobs=n_jobs, prefer="threads")(delayed(cross_fit)(k) for k in first)
     liked = (y > 0) & (y >= 1.0 + user_means(R)[u] - lo - 1e-9)
     order = np.lexsort((it, u))
     return PooledProblem(X[order], y[order], u[order], np.concatenate(held)[order], liked[order])

@@ -140,7 +140,8 @@ class RankBoostRecommender(BaseEstimator):
     n_jobs : int, default=None
         joblib workers (None = 1, -1 = all cores): over target users in per_user fits and
         :meth:`recommend_all`, and threads over the cross-fitting folds of a pooled fit;
-        results are bit-identical for every ``n_jobs``.
+        ``n_jobs`` changes the speed, never the model: results are bit-identical for every
+        ``n_jobs`` (``tests/test_n_jobs.py``).
     verbose : int, default=0
         Progress: from 1, a progress bar over the stages of ``fit`` (needs tqdm: each
         stage named, e.g. ``choosing ease_lambda 2/5``, or the target users of a per_user
