@@ -48,7 +48,7 @@ def _blocks(lang: str) -> list[tuple[int, str]]:
 def _commands(code: str) -> list[tuple[str, list[str]]]:
     """(line, argv) of every shell command of a block, comments removed."""
     out = []
-    for line in code.splitlines():
+    for line in code.replace("\\\n", "").splitlines():  # a line ending in \ continues
         argv = shlex.split(line, comments=True)
         if argv:
             out.append((line, argv))
@@ -66,9 +66,9 @@ def _write_movielens(tmp: Path) -> None:
         pytest.skip(f"MovieLens 100K absent ({ML100K}; ../shared data)")
     lines = gzip.decompress(ML100K.read_bytes()).splitlines(keepends=True)
     cut = [line for line in lines if int(line.split()[0]) <= 300 and int(line.split()[1]) <= 800]
-    (tmp / "ml-100k").mkdir()
-    (tmp / "ml-100k" / "u.data").write_bytes(b"".join(cut))
-    (tmp / "ml-100k" / "u.item").write_bytes(gzip.decompress(ML100K_ITEMS.read_bytes()))
+    (tmp / "ml-100k").mkdir()  # gzipped, as the project's copy the README links
+    (tmp / "ml-100k" / "u.data.gz").write_bytes(gzip.compress(b"".join(cut)))
+    (tmp / "ml-100k" / "u.item.gz").write_bytes(ML100K_ITEMS.read_bytes())
 
 
 # ----------------------------------------------------------------------------- python
@@ -112,7 +112,8 @@ def test_recommendation_example_returns_movie_ids(tmp_path, monkeypatch, capsys)
     exec(compile(code, str(README), "exec"), ns)  # noqa: S102
     items, ml = ns["items"], ns["ml"]
     titles = {}
-    for line in (tmp_path / "ml-100k" / "u.item").read_bytes().decode("latin-1").splitlines():
+    item = gzip.decompress((tmp_path / "ml-100k" / "u.item.gz").read_bytes())
+    for line in item.decode("latin-1").splitlines():
         movie, title = line.split("|")[:2]
         titles[int(movie)] = title
     printed = capsys.readouterr().out
@@ -314,7 +315,8 @@ def test_commands_quoted_in_the_text_exist():
         assert (ROOT / script).is_file(), script
     parser = _build_parser()
     inline = re.findall(r"`(rankboost [^`]+)`", text)
-    assert any("--clicks" in c for c in inline)
+    blocks = [c for _, code in _blocks("sh") for c, _ in _commands(code)]
+    assert any("--clicks" in c for c in inline + blocks)  # training from clicks is shown
     for command in inline:
         argv = shlex.split(command)
         if len(argv) > 2 and not argv[1].startswith("-") and "..." not in command:
