@@ -19,9 +19,11 @@ mistakes at the top of the list) more. It is boosted by coordinate descent, as R
    ``p log L_k``, each a log-sum-exp of affine functions), so a **safeguarded Newton search**
    on its slope finds it: Newton steps from Rb-c's ``alpha`` with the exact first and second
    derivatives (:mod:`rankboost._kernels.push`), bisection whenever a step leaves the
-   bracket where the slope changes sign, until the step is below ``1e-12`` relative (at most
-   ``MAX_NEWTON`` evaluations). Rudin's own rule is the same line search (her section 3
-   leaves its solution to "a line search"); ``learning_rate`` shrinks it as for RankBoost;
+   bracket where the slope changes sign (and after ``NEWTON_STEPS`` steps, when the far end
+   ``+-MAX_ALPHA`` is checked first: RankBoost's clip of an infinite alpha), until the step
+   is below ``1e-12`` relative (at most ``MAX_NEWTON`` evaluations). Rudin's algorithm
+   takes the same argmin (her section 3 leaves it to a line search); ``learning_rate``
+   shrinks it as for RankBoost;
 3. ``F <- F + alpha h`` and ``L_k`` is recomputed from ``F`` (not updated multiplicatively).
 
 Each evaluation of ``R_p`` and its derivatives is O(n + K) per query for layered and
@@ -59,10 +61,12 @@ from ._kernels.push import (
 )
 from .alpha_rules import MAX_ALPHA, alpha_from_r
 
-__all__ = ["MAX_NEWTON", "PushRounds", "newton_alpha", "stored_params"]
+__all__ = ["MAX_NEWTON", "NEWTON_STEPS", "PushRounds", "newton_alpha", "stored_params"]
 
 #: Most evaluations of ``R_p`` in one round's line search (Newton takes 3-8 in practice).
-MAX_NEWTON = 60
+MAX_NEWTON = 100
+#: Newton steps before the search checks the bracket's far end and bisects.
+NEWTON_STEPS = 10
 
 
 def stored_params(params: Any) -> dict[str, Any]:
@@ -149,12 +153,20 @@ def newton_alpha(fun: Any, r: float) -> float:
     ``fun(alpha)`` returns ``(log R_p, slope, curvature)``. The slope at 0 is ``-p r``, so
     the minimiser has the sign of ``r``; the search starts at Rb-c's ``alpha_from_r(r)``
     in the bracket ``[0, MAX_ALPHA]`` (or ``[-MAX_ALPHA, 0]``) and returns a value in it.
+    After ``NEWTON_STEPS`` steps without convergence (a minimiser far out, where ``R_p``
+    flattens: no pair misordered by ``h``), it returns the bracket's end if the slope there
+    still points out, else bisects.
     """
     if r == 0.0:
         return 0.0
     lo, hi = (0.0, MAX_ALPHA) if r > 0 else (-MAX_ALPHA, 0.0)
     a = min(max(alpha_from_r(r), lo), hi)
-    for _ in range(MAX_NEWTON):
+    for it in range(MAX_NEWTON):
+        if it == NEWTON_STEPS:  # slow: is the minimiser beyond the bracket (no misordered pair)?
+            edge = hi if r > 0 else lo
+            slope_at_edge = fun(edge)[1]
+            if (slope_at_edge <= 0.0) if r > 0 else (slope_at_edge >= 0.0):
+                return edge
         _, d1, d2 = fun(a)
         if d1 == 0.0:
             return a
@@ -162,8 +174,8 @@ def newton_alpha(fun: Any, r: float) -> float:
             lo = a
         else:
             hi = a
-        step = a - d1 / d2 if d2 > 0.0 else np.nan
-        if not lo < step < hi:  # outside the bracket (or no curvature): bisect
+        step = a - d1 / d2 if d2 > 0.0 and it < NEWTON_STEPS else np.nan
+        if not lo < step < hi:  # outside the bracket, no curvature, or slow: bisect
             step = 0.5 * (lo + hi)
         if abs(step - a) <= 1e-12 * max(1.0, abs(a)):
             return float(step)
