@@ -28,7 +28,9 @@ mistakes at the top of the list) more. It is boosted by coordinate descent, as R
 
 Each evaluation of ``R_p`` and its derivatives is O(n + K) per query for layered and
 bipartite feedback (suffix sums over levels) and O(|Phi|) for explicit pairs
-(:mod:`rankboost._kernels.push`). Everything is in log space (``L_k^p`` overflows fast).
+(:mod:`rankboost._kernels.push`); for a threshold ranker on layered feedback one O(n) pass
+splits the level sums by ``h`` and each evaluation of the line search is then O(K).
+Everything is in log space (``L_k^p`` overflows fast).
 
 What a round records (:class:`rankboost.booster.RoundRecord`): ``z`` is ``R_p``'s ratio
 ``R_p(F_t) / R_p(F_{t-1})`` (< 1 while the objective goes down: it never goes up, alpha = 0
@@ -52,9 +54,12 @@ from numpy.typing import NDArray
 
 from ._blocks import FeedbackState, LayeredState
 from ._kernels.histogram import potential_histograms
+from ._kernels.pairwise import reorder, sorted_level_errors
 from ._kernels.push import (
+    binary_push_eval,
     layered_push_eval,
     layered_push_potential,
+    layered_push_split,
     pair_push_eval,
     pair_push_potential,
     push_combine,
@@ -99,11 +104,28 @@ class _PushBlock:
         if isinstance(state, LayeredState):
             self.layout = (state.level, state.qstart, state.lstart, state.log_c)
             n_work = int(state.lstart[-1])
+            self.order = state.order.copy()  # each query's rows by increasing F (the rloss)
+            self._tmp = np.empty_like(self.order)
         else:
             self.pairs = (state.i0, state.i1, state.log_w)
             n_work = n
         self.work_0 = np.empty((n_work, 4))  # the evaluation at F (its log S, for pi)
         self.work = np.empty((n_work, 4))  # the line search's evaluations
+        self.split = np.empty((n_work, 6))  # a binary ranker's split level sums
+
+    def line(self, h: NDArray[Any]) -> Any:
+        """``alpha -> (log R_p, slope, curvature)`` of the block along ``h``.
+
+        Layered feedback and a threshold ranker's ``h`` (uint8 0/1): one O(n) pass splits the
+        level sums by ``h``, then each evaluation is O(K) (:func:`binary_push_eval`);
+        otherwise each evaluation is O(n) (:meth:`evaluate`).
+        """
+        h64 = np.asarray(h, dtype=np.float64)
+        if self.layered and h.dtype == np.uint8:  # a threshold ranker's 0/1
+            layered_push_split(self.layout, self.F, h64, self.p, self.split)
+            split, p = self.split, self.p
+            return lambda a: binary_push_eval(split, float(a), p)
+        return lambda a: self.evaluate(h64, a)
 
     def evaluate(self, h: NDArray[np.float64], alpha: float, at_f: bool = False) -> Any:
         """``(log R_p, slope, curvature)`` of the block at ``F + alpha h``."""
@@ -116,6 +138,28 @@ class _PushBlock:
             i0, i1, log_w = self.pairs
             pair_push_eval(i0, i1, log_w, self.F, h, alpha, self.p, *out, work)
         return push_combine(*out)
+
+    def step(self, h: NDArray[Any], alpha: float, binary: bool) -> float:
+        """``F <- F + alpha h`` (and the kept order); return the block's new ``log R_p``."""
+        if alpha != 0.0:
+            h64 = np.asarray(h, dtype=np.float64)
+            self.F += alpha * h64
+            if self.layered:
+                level, qstart = self.layout[0], self.layout[1]
+                reorder(self.F, h if binary else h64, level, binary, qstart, self.order, self._tmp)
+        return self.refresh()
+
+    def rloss(self) -> float:
+        """The block's part of the training rloss of ``F`` (ties count 1)."""
+        if self.layered:
+            level, qstart, lstart, log_c = self.layout
+            errors = sorted_level_errors(self.F, level, self.order, qstart, lstart, 1.0)
+            return float(np.sum(np.exp(log_c) * errors))
+        state = self.state
+        assert not isinstance(state, LayeredState)
+        d = np.exp(state.log_w - state.log_w_total)
+        s0, s1 = self.F[state.i0], self.F[state.i1]
+        return float(np.sum(d * ((s1 < s0) + (s1 == s0))))
 
     def refresh(self) -> float:
         """``log R_p`` of the block at ``F`` (keeps ``lp`` and the sums the potential reads)."""
@@ -233,15 +277,11 @@ class PushRounds:
         return _combine(parts)
 
     def _rule_alpha(self, r: float, hs: list[Any]) -> float:
-        values = [np.asarray(h, dtype=np.float64) for h in hs]
-        return newton_alpha(lambda a: self.objective_at(values, a), r)
+        lines = [pb.line(np.asarray(h)) for pb, h in zip(self._push, hs, strict=True)]
+        return newton_alpha(lambda a: _combine([line(a) for line in lines]), r)
 
     def _step(self, hs: list[Any], alpha: float, binary: bool) -> float:
-        parts = []
-        for pb, h in zip(self._push, hs, strict=True):
-            if alpha != 0.0:
-                pb.F += alpha * np.asarray(h, dtype=np.float64)
-            parts.append(pb.refresh())
+        parts = [pb.step(h, alpha, binary) for pb, h in zip(self._push, hs, strict=True)]
         log_r = _combine([(x, 0.0, 0.0) for x in parts])[0]
         self.log_objective.append(log_r)
         return log_r
@@ -254,4 +294,8 @@ class PushRounds:
         return out
 
     def _rloss(self) -> float:
-        return float(self._feedback.rloss(self.scores(), 1.0))
+        parts = [pb.rloss() for pb in self._push]
+        total = parts[0]
+        for x in parts[1:]:
+            total += x
+        return total

@@ -326,3 +326,129 @@ def push_combine(lp: np.ndarray, s: np.ndarray, v: np.ndarray) -> tuple[float, f
     d1 /= total
     d2 = d2 / total - d1 * d1
     return top + np.log(total), d1, max(d2, 0.0)
+
+
+# ------------------------------------------------------------------ binary rankers: O(K)
+
+
+@njit(cache=True)
+def _split_query(  # noqa: PLR0917  numba helper over one unit: its arrays and bounds, unpacked by the driver
+    q: np.int64,
+    level: np.ndarray,
+    qstart: np.ndarray,
+    lstart: np.ndarray,
+    log_c: np.ndarray,
+    H: np.ndarray,
+    h: np.ndarray,
+    p: float,
+    split: np.ndarray,
+) -> None:
+    r0, r1 = qstart[q], qstart[q + 1]
+    base = lstart[q]
+    k_q = lstart[q + 1] - base
+    for ll in range(k_q):  # columns: max -H, sum B^0, sum B^1, max pH, sum C^0, sum C^1
+        for c in range(6):
+            split[base + ll, c] = -np.inf if c in (0, 3) else 0.0
+    for j in range(r0, r1):
+        e = base + level[j]
+        split[e, 0] = max(split[e, 0], -H[j])
+        split[e, 3] = max(split[e, 3], p * H[j])
+    for j in range(r0, r1):
+        e = base + level[j]
+        col = 2 if h[j] == 1.0 else 1
+        split[e, col] += np.exp(-H[j] - split[e, 0])
+        split[e, col + 3] += np.exp(p * H[j] - split[e, 3])
+    # per level: log P^b = log sum_{l' > l} B^b_l' (suffix) and log C^b = p log c_q + log C^b
+    log_p0 = -np.inf
+    log_p1 = -np.inf
+    for ll in range(k_q - 1, -1, -1):
+        e = base + ll
+        m, b0, b1 = split[e, 0], split[e, 1], split[e, 2]
+        mc, c0, c1 = split[e, 3], split[e, 4], split[e, 5]
+        split[e, 0] = log_p0
+        split[e, 1] = log_p1
+        split[e, 2] = p * log_c[q] + mc + np.log(c0) if c0 > 0.0 else -np.inf
+        split[e, 3] = p * log_c[q] + mc + np.log(c1) if c1 > 0.0 else -np.inf
+        if b0 > 0.0:
+            x = m + np.log(b0)
+            hi = max(log_p0, x)
+            log_p0 = hi + np.log(np.exp(log_p0 - hi) + np.exp(x - hi))
+        if b1 > 0.0:
+            x = m + np.log(b1)
+            hi = max(log_p1, x)
+            log_p1 = hi + np.log(np.exp(log_p1 - hi) + np.exp(x - hi))
+
+
+def _split(  # noqa: PLR0917  numba driver: the unpacked state tuples
+    level: np.ndarray,
+    qstart: np.ndarray,
+    lstart: np.ndarray,
+    log_c: np.ndarray,
+    H: np.ndarray,
+    h: np.ndarray,
+    p: float,
+    split: np.ndarray,
+) -> None:
+    for q in prange(qstart.shape[0] - 1):
+        _split_query(np.int64(q), level, qstart, lstart, log_c, H, h, p, split)
+
+
+_split_serial, _split_parallel = serial_and_parallel(_split)
+
+
+def layered_push_split(
+    layout: Layout, H: np.ndarray, h: np.ndarray, p: float, split: np.ndarray
+) -> None:
+    """The per-level sums of a binary ``h`` (0/1) from which :func:`binary_push_eval` works.
+
+    ``split`` (L, 6): columns 0-1 ``log P^b_l = log sum_{l' > l, h = b} exp(-H)`` (the
+    suffix above level ``l``, split by ``h``), columns 2-3
+    ``log C^b_l = log sum_{l(k) = l, h(k) = b} c_q^p exp(p H(k))``; 4-5 are work space.
+    At ``H + alpha h``, ``S_l = P^0_l + exp(-alpha) P^1_l`` and the level's part of ``R_p``
+    is ``sum_b C^b_l exp(p alpha b) S_l^p``: O(L) per evaluation.
+    """
+    level, qstart, lstart, log_c = layout
+    driver = _split_parallel if use_parallel(4 * H.shape[0]) else _split_serial
+    driver(level, qstart, lstart, log_c, H, h, float(p), split)
+
+
+@njit(cache=True)
+def binary_push_eval(split: np.ndarray, alpha: float, p: float) -> tuple[float, float, float]:
+    """``(log R_p, slope, curvature)`` of ``log R_p`` at ``H + alpha h`` from the split sums.
+
+    For rows with ``h = b`` below level ``l``: ``p log L = log C^b_l + p alpha b
+    + p log S_l``, its slope ``p (b - E_l)`` and curvature ``p E_l (1 - E_l)``, with
+    ``E_l = exp(-alpha) P^1_l / S_l`` (the mean of ``h`` over the items above).
+    """
+    top = -np.inf
+    total = 0.0
+    d1 = 0.0
+    d2 = 0.0
+    for e in range(split.shape[0]):
+        lp0, lp1 = split[e, 0], split[e, 1] - alpha
+        if lp0 == -np.inf and lp1 == -np.inf:
+            continue
+        hi = max(lp0, lp1)
+        log_s = hi + np.log(np.exp(lp0 - hi) + np.exp(lp1 - hi))
+        mean = np.exp(lp1 - log_s)
+        v = p * mean * (1.0 - mean)
+        for b in range(2):
+            log_cb = split[e, 2 + b]
+            if log_cb == -np.inf:
+                continue
+            lp = log_cb + p * alpha * b + p * log_s
+            s = p * (b - mean)
+            if lp > top:  # online log-sum-exp: rescale what was summed
+                scale = np.exp(top - lp)
+                total *= scale
+                d1 *= scale
+                d2 *= scale
+                top = lp
+            w = np.exp(lp - top)
+            total += w
+            d1 += w * s
+            d2 += w * (v + s * s)
+    if total == 0.0:
+        return -np.inf, 0.0, 0.0
+    d1 /= total
+    return top + np.log(total), d1, max(d2 / total - d1 * d1, 0.0)
