@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 import rankboost as rb
+from rankboost import push
 from rankboost.datasets import load_svmlight
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -51,23 +52,26 @@ def main() -> None:
     ps = [1.0, *[p for p in args.ps if p != 1.0]]
     boosters = {p: rb.Booster(X, fb, {"push": p}) for p in ps}
     evaluations: dict[float, int] = dict.fromkeys(ps, 0)
-    for p, b in boosters.items():
-        if p != 1.0:  # count the line search's evaluations of R_p
-            inner = b.objective_at  # type: ignore[attr-defined]
+    current = [1.0]
+    newton = push.newton_alpha
 
-            def counted(hs, a, inner=inner, p=p):  # type: ignore[no-untyped-def]
-                evaluations[p] += 1
-                return inner(hs, a)
+    def counted(fun, r):  # type: ignore[no-untyped-def]  # counts the line search's evaluations
+        def fun_counted(a):  # type: ignore[no-untyped-def]
+            evaluations[current[0]] += 1
+            return fun(a)
 
-            b.objective_at = counted  # type: ignore[attr-defined]
+        return newton(fun_counted, r)
+
+    push.newton_alpha = counted
     times: dict[float, list[float]] = {p: [] for p in ps}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rb.TrainingStoppedWarning)
         for b in boosters.values():
             b.update()
-        evaluations = dict.fromkeys(ps, 0)
+        evaluations.update(dict.fromkeys(ps, 0))
         for _ in range(args.repeats):
             for p, b in boosters.items():
+                current[0] = p
                 t0 = time.perf_counter()
                 for _ in range(args.rounds):
                     b.update()
