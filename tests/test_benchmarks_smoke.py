@@ -74,6 +74,7 @@ FAST_DATA = [
     ("benchmarks/letor.py --smoke", "## Per fold (test NDCG@10 / MAP)"),
     ("benchmarks/bench_float32_domain.py --smoke", '{"mean": {"chosen"'),
     ("benchmarks/bench_variants_round.py --rounds 1 --repeats 1", "ms/round"),
+    ("benchmarks/bench_push_round.py --rounds 1 --repeats 1 --ps 2", "x p=1"),
     ("benchmarks/bench_base_cells.py --repeats 1", "the cells equal the dense scores"),
     (
         "experiments/clicks.py --datasets mq2008 --folds 1 --sessions 1e3 --eta 1 "

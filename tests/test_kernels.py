@@ -56,7 +56,8 @@ def test_every_driver_pair_is_compiled_from_one_source_apart():
     # + clicks: count_pairs, fill_pairs (issue 25); candidates, gram (35/36);
     # cells: user_knn, item_knn, cooccurrence, ease; gram: top_k_rows (35);
     # cells: ease_rows (45: EASE's penalty search ranks with the base recommender's kernel)
-    assert len(pairs) == 26
+    # push: eval, potential, split (48: the P-Norm Push)
+    assert len(pairs) == 29
     for name, (serial, parallel) in pairs.items():
         assert not serial.targetoptions.get("parallel"), name
         assert parallel.targetoptions.get("parallel"), name
@@ -293,6 +294,29 @@ def _run_gram(pick: int) -> np.ndarray:
     return out
 
 
+def _run_push(pick: int) -> np.ndarray:
+    """The P-Norm Push drivers (issue 48; ``pick`` as above) on a tiny layered block."""
+    from rankboost._kernels import push
+
+    level = np.array([0, 1, 1, 0, 2], dtype=np.int64)
+    qstart = np.array([0, 3, 5], dtype=np.int64)
+    lstart = np.array([0, 2, 5], dtype=np.int64)
+    log_c = np.log(np.array([0.25, 0.5]))
+    H = np.array([0.1, -0.2, 0.3, 0.0, 0.5])
+    h = np.array([1.0, 0.0, 1.0, 0.0, 1.0])
+    lp, s, v, pi = (np.empty(5) for _ in range(4))
+    lvl, split = np.empty((5, 4)), np.empty((5, 6))
+    (push._eval_serial, push._eval_parallel)[pick](
+        level, qstart, lstart, log_c, H, h, 0.0, 2.0, lp, s, v, lvl
+    )
+    log_r = push.push_combine(lp, s, v)[0]
+    (push._potential_serial, push._potential_parallel)[pick](
+        level, qstart, lstart, H, lp, log_r, lvl, pi
+    )
+    (push._split_serial, push._split_parallel)[pick](level, qstart, lstart, log_c, H, h, 2.0, split)
+    return pi
+
+
 def _run_top_k(pick: int) -> list[np.ndarray]:
     """The item-similarity pruning driver (``_scale.top_k_similar``; ``pick`` as above)."""
     from rankboost._kernels import gram
@@ -411,6 +435,8 @@ def test_each_driver_runs_machine_code_of_its_own_kind():
     _run_top_k(1)
     _run_cells(0)
     _run_cells(1)
+    _run_push(0)
+    _run_push(1)
     for name, (serial, parallel) in _driver_pairs().items():
         for dispatcher, want in ((serial, False), (parallel, True)):
             assert dispatcher.overloads, name

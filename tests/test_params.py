@@ -70,10 +70,10 @@ def test_every_adapter_takes_every_training_parameter_with_the_table_default(sur
     obj, aliases, own = SURFACES[surface]
     sig = inspect.signature(obj).parameters
     names = [q.name for q in TRAIN_PARAMS]
-    if surface == "RankBoostRecommender":  # no weak_ranker / tol on this surface (yet)
-        names = [n for n in names if n not in ("weak_ranker", "tol")]
-    if surface == "RankFusion":
-        names = [n for n in names if n != "tol"]
+    if surface == "RankBoostRecommender":  # no weak_ranker / tol / push on this surface (yet)
+        names = [n for n in names if n not in ("weak_ranker", "tol", "push")]
+    if surface == "RankFusion":  # no push (issue 48: its files keep their bytes)
+        names = [n for n in names if n not in ("tol", "push")]
     for name in names:
         shown = aliases.get(name, name)
         assert shown in sig, (surface, shown)

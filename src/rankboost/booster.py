@@ -66,6 +66,7 @@ from .binning import BinMapper
 from .feedback import BipartiteFeedback, LayeredFeedback, PairFeedback
 from .model import HISTORY_KEYS, STAT_KEYS, RankBoostModel, Rounds
 from .params import TrainParams, make_params
+from .push import PushRounds, stored_params
 from .rbplus import PlusState, plus_blocks, plus_choose, plus_step
 from .weak_rankers import (
     TIE_TOLERANCE,
@@ -81,6 +82,7 @@ __all__ = [
     "ALPHA_EPS",  # the alpha rules are rankboost.alpha_rules', re-exported here
     "MAX_ALPHA",
     "Booster",
+    "PushBooster",
     "RoundRecord",
     "TrainingStoppedWarning",
     "alpha_exact",
@@ -325,6 +327,9 @@ class Booster:
         self._hist = np.empty((self.n_features, self.binner.n_codes))
         self._block_hist = [np.empty_like(self._hist) for _ in blocks[1:]]
         self._start_rounds()
+        if params.push != 1.0:  # the P-Norm Push: its own round steps (rankboost.push)
+            self.__class__ = PushBooster
+            self.start_push(feedback)  # type: ignore[attr-defined]
 
     def _start_rounds(self) -> None:
         """The state of the rounds themselves, before the first (shared with subclasses)."""
@@ -567,7 +572,7 @@ class Booster:
             {k: np.asarray(rec[k], dtype=np.float64) for k in STAT_KEYS},
             self.n_features,
             feature_names=self.feature_names,
-            params={**self.params.to_dict(), "feedback": self._feedback_repr},
+            params={**stored_params(self.params), "feedback": self._feedback_repr},
             stop_reason=self.stop_reason,
         )
 
@@ -576,3 +581,7 @@ class Booster:
             f"Booster(n_rounds={self.n_rounds}, n_blocks={self.n_blocks}, "
             f"n_features={self.n_features}, params={self.params})"
         )
+
+
+class PushBooster(PushRounds, Booster):
+    """A :class:`Booster` minimising the P-Norm Push's ``R_p`` (:mod:`rankboost.push`)."""

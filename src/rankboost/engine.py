@@ -46,6 +46,7 @@ def train(
     weak_ranker: str = "threshold",
     callbacks: Sequence[Callable[[CallbackEnv], None]] | None = None,
     tol: float = 1e-9,
+    push: float = 1.0,
     feature_names: Sequence[str] | None = None,
     verbose: bool = False,
     params: TrainParams | None = None,
@@ -103,6 +104,12 @@ def train(
         Stop when no candidate has ``|r| > tol``. Kept well above ``ALPHA_EPS`` (1e-10):
         after a clipped alpha the chosen ranker's residual ``|r|`` is of that order, and it
         must not decide whether training goes on.
+    push : float, default=1.0
+        The P-Norm Push's ``p >= 1`` (Rudin, JMLR 10, 2009; :mod:`rankboost.push`):
+        minimise ``R_p = sum_k L_k^p``, ``L_k`` the exponential loss of the crucial pairs
+        above lower item ``k``, so a larger ``p`` concentrates on the top of the list. ``1``
+        is RankBoost, bit for bit. With ``p > 1`` alpha is the minimiser of ``R_p`` (a
+        safeguarded Newton search) and ``history["z"]`` is ``R_p``'s ratio per round.
     feature_names : list of str, default=None
         Names stored in the model (taken from ``X.columns`` for a DataFrame).
     verbose : bool, default=False
@@ -112,7 +119,7 @@ def train(
         callbacks built on one) show it next to the bar, e.g. ``ndcg@10=0.4712 best=37``.
     params : TrainParams, default=None
         All the training parameters at once (:class:`rankboost.params.TrainParams`); when
-        given, the keyword parameters above (``n_rounds`` to ``tol``) must keep their
+        given, the keyword parameters above (``n_rounds`` to ``push``) must keep their
         defaults.
     init_score : array-like of shape (n_samples,), default=None
         Boost from a prior ranking function ``F0`` (one finite score per row, as LightGBM's

@@ -251,6 +251,11 @@ class RankBoostModel:
         return len(self.rounds)
 
     @property
+    def push(self) -> float:
+        """The P-Norm Push's ``p`` of training (``params["push"]``; absent: 1, RankBoost)."""
+        return float(self.params.get("push", 1.0))
+
+    @property
     def alphas(self) -> NDArray[np.float64]:
         """The weights ``alpha_t`` (a copy of ``rounds.alpha``)."""
         return self.rounds.alpha.copy()

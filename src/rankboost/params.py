@@ -108,6 +108,11 @@ def _default(v: Any) -> str | None:
     return "'learned', 0 or 1"
 
 
+def _push(v: Any) -> str | None:
+    ok = isinstance(v, numbers.Real) and not isinstance(v, bool)
+    return None if ok and math.isfinite(float(v)) and float(v) >= 1.0 else "a finite float >= 1"
+
+
 def _non_negative(v: Any) -> str | None:
     ok = isinstance(v, numbers.Real) and not isinstance(v, bool)
     return None if ok and math.isfinite(float(v)) and float(v) >= 0 else "a number >= 0"
@@ -163,7 +168,7 @@ class Param:
                 num = float(text)
             except ValueError:
                 num = math.nan
-            integral = self.check not in (_learning_rate, _non_negative)
+            integral = self.check not in (_learning_rate, _non_negative, _push)
             if integral and math.isfinite(num) and num == int(num) and "." not in text:
                 value = int(num)
             elif not integral:
@@ -251,6 +256,15 @@ TRAIN_PARAMS: tuple[Param, ...] = (
         _non_negative,
         cli="--tol",
         metavar="TOL",
+    ),
+    Param(
+        "push",
+        1.0,
+        "P-Norm Push exponent p >= 1 (Rudin 2009): minimise sum_k L_k^p over the lower items "
+        "k; 1 = RankBoost, larger p concentrates on the top of the list",
+        _push,
+        cli="--push",
+        metavar="P",
     ),
 )
 
@@ -346,6 +360,9 @@ class TrainParams:
         Binary threshold rankers (the paper's), real-valued rankers in [0, 1], or both.
     tol : float, default=1e-9
         Stop when no candidate has ``|r| > tol``.
+    push : float, default=1.0
+        The P-Norm Push's ``p >= 1`` (:mod:`rankboost.push`); 1 is RankBoost, bit for bit.
+        With ``p > 1`` alpha minimises ``R_p`` whether ``alpha`` is 'r' or 'line_search'.
 
     Examples
     --------
@@ -363,6 +380,7 @@ class TrainParams:
     default: str | int = "learned"
     weak_ranker: str = "threshold"
     tol: float = 1e-9
+    push: float = 1.0
 
     def __post_init__(self) -> None:
         self._validate("TrainParams", {})
@@ -381,6 +399,12 @@ class TrainParams:
                 f"{owner}: criterion='exact_z' minimises Z = W_0 + 2 sqrt(W_- W_+), which holds "
                 f"for binary weak rankers only (weak_ranker='threshold'); with "
                 f"weak_ranker={self.weak_ranker!r} use criterion='abs_r' or 'r'."
+            )
+        if self.push != 1.0 and (self.alpha in ("exact", "rbplus") or self.criterion == "exact_z"):
+            raise ParameterError(
+                f"{owner}: push={self.push!r} minimises R_p; alpha={self.alpha!r} with "
+                f"criterion={self.criterion!r} is for RankBoost's Z only. Use alpha='r' or "
+                "'line_search' and criterion='abs_r' or 'r', or push=1."
             )
         if self.alpha == "rbplus":
             if self.weak_ranker != "threshold":
@@ -414,6 +438,7 @@ class TrainParams:
         d["learning_rate"] = float(d["learning_rate"])
         d["positive_cumulative"] = bool(d["positive_cumulative"])
         d["tol"] = float(d["tol"])
+        d["push"] = float(d["push"])
         if isinstance(d["thresholds"], (tuple, list)):  # ("uniform", B): a JSON list
             d["thresholds"] = [str(d["thresholds"][0]), int(d["thresholds"][1])]
         elif not isinstance(d["thresholds"], str):

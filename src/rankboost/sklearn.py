@@ -113,6 +113,12 @@ class RankBoostRanker(BaseEstimator):
         every query with a crucial pair gets the same total weight.
     tol : float, default=1e-9
         Stop when no weak ranker has ``|r| > tol``.
+    push : float, default=1.0
+        The P-Norm Push's ``p >= 1`` (Rudin, JMLR 10, 2009; :mod:`rankboost.push`):
+        minimise ``R_p = sum_k L_k^p``, ``L_k`` the exponential loss of the crucial pairs
+        above lower item ``k``, so a larger ``p`` concentrates on the top of the list. ``1``
+        is RankBoost, bit for bit. With ``p > 1`` alpha is the minimiser of ``R_p`` (a
+        safeguarded Newton search) and ``model_.history["z"]`` is ``R_p``'s ratio per round.
     verbose : bool, default=False
         Show a progress bar (tqdm) during ``fit``; with ``eval_set`` it shows the first
         metric on the last set and the best round so far (``ndcg@10=0.4712 best=37``).
@@ -205,6 +211,7 @@ class RankBoostRanker(BaseEstimator):
         feedback: str = "layered",
         normalize: str = "query",
         tol: float = 1e-9,
+        push: float = 1.0,
         verbose: bool = False,
     ) -> None:
         keep_params(self, locals())

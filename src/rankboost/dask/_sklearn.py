@@ -137,6 +137,9 @@ class DaskRankBoostRanker(RankBoostRanker):
         As :class:`rankboost.RankBoostRanker`.
     weak_ranker, feedback, normalize, tol, verbose
         As :class:`rankboost.RankBoostRanker`.
+    push : float, default=1.0
+        As :class:`rankboost.RankBoostRanker`; only ``1`` (RankBoost) trains on Dask so far:
+        ``fit`` with ``push > 1`` raises a ValueError saying to train on one machine.
 
     Notes
     -----
@@ -173,6 +176,7 @@ class DaskRankBoostRanker(RankBoostRanker):
         feedback: str = "layered",
         normalize: str = "query",
         tol: float = 1e-9,
+        push: float = 1.0,
         verbose: bool = False,
     ) -> None:
         keep_params(self, locals())

@@ -40,6 +40,17 @@ def _parts(client: Any, arrays: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _no_push(p: TrainParams) -> TrainParams:
+    """``p``, or the error of the P-Norm Push, which Dask does not run (``push != 1``)."""
+    if p.push != 1.0:
+        raise ValueError(
+            f"rankboost.dask.train: push={p.push!r} (the P-Norm Push) is not implemented on "
+            "Dask; its blocks keep RankBoost's state only. Train on one machine "
+            "(rankboost.train or RankBoostRanker with push=...), or use push=1."
+        )
+    return p
+
+
 def make_booster(
     client: Any,
     X: Any,
@@ -62,6 +73,7 @@ def make_booster(
     default: str | int = "learned",
     weak_ranker: str = "threshold",
     tol: float = 1e-9,
+    push: float = 1.0,
     feature_names: Sequence[str] | None = None,
     params: TrainParams | None = None,
 ) -> Any:
@@ -77,7 +89,7 @@ def make_booster(
         the end to release the workers' blocks.
     """
     require("distributed", "rankboost.dask")
-    p = resolve_params("rankboost.dask.train", locals(), params)
+    p = _no_push(resolve_params("rankboost.dask.train", locals(), params))
     check_param("normalize", normalize, "rankboost.dask.train")
     check_param("feedback", feedback, "rankboost.dask.train")
     if hasattr(X, "columns"):
@@ -189,8 +201,9 @@ def train(
         (same bins as one machine), a mergeable quantile sketch (``"auto"`` picks it above
         2^24 distinct (value, partition) pairs), or bins fitted on a sample.
     n_rounds, alpha, learning_rate, positive_cumulative, thresholds, criterion, default
-    weak_ranker, tol
-        As :func:`rankboost.train` (one definition: :mod:`rankboost.params`).
+    weak_ranker, tol, push
+        As :func:`rankboost.train` (one definition: :mod:`rankboost.params`); ``push`` must
+        be 1 on Dask.
     callbacks : list of callable, default=None
         As :func:`rankboost.train` (run on the client; e.g. early stopping on a validation
         set held by the client).
