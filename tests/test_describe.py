@@ -82,12 +82,14 @@ def test_issue45_info_states_the_normaliser_and_the_engines_that_serve_it(
         "did not return the document"
     ) in out
     engine, line = SERVED[normalizer]
-    command = f"rankboost fuse export {model} --engine {engine} -o OUT"
+    asked = " --vectors VECTORS" if engine in ("qdrant", "milvus") else ""  # issue 46 item 5
+    command = f"rankboost fuse export {model} --engine {engine} -o OUT{asked}"
     assert f"export it: {command}" in out
     assert f"engines: {line}" in out
-    # the command it suggests works
+    # the command it suggests works, its placeholders filled
     written = tmp / f"{normalizer}.{engine}.json"
-    assert main(shlex.split(command.replace("OUT", str(written)))[1:]) == 0
+    filled = command.replace("OUT", str(written)).replace("VECTORS", "bm25 dense")
+    assert main(shlex.split(filled)[1:]) == 0
     assert written.exists()
 
 

@@ -447,3 +447,32 @@ def test_a_search_without_hits_is_the_same_clear_error_in_both_engines(qdrant, m
     assert set(two.qid.tolist()) == {"b"}
     two = milvus_run(milvus, COLL, "bm25", {"a": _pairs(unseen), "b": _pairs(seen)}, DEPTH)
     assert set(two.qid.tolist()) == {"b"}
+
+
+@pytest.mark.parametrize(
+    ("engine", "normalizer", "option"),
+    [("qdrant", "dbsf", "--vectors"), ("milvus", "atan", "--vectors"),
+     ("lancedb", "minmax", "--text-list")],
+)  # fmt: skip
+def test_cli_export_asks_for_what_the_model_cannot_say(tmp_path, capsys, engine, normalizer,
+                                                       option) -> None:  # fmt: skip
+    """Issue 46 item 5: without --vectors, Qdrant's request named the run files as vectors
+    and exited 0; now a usage error names the option and the model's lists, writing nothing.
+    Given it, the export says what it wrote."""
+    path = tmp_path / "m.json"
+    _model(normalizer, [1.0, 1.0]).save(path)
+    out = tmp_path / "o.json"
+    assert main(["fuse", "export", str(path), "--engine", engine, "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert f"--engine {engine} needs {option}: " in err[0], err
+    assert "the model's lists are 'bm25', 'dense'" in err[0], err
+    assert not out.exists()
+    given = ["--vectors", "bm25", "dense"] if option == "--vectors" else [option, "bm25"]
+    assert main(["fuse", "export", str(path), "--engine", engine, "-o", str(out), *given]) == 0
+    label = {"qdrant": "Qdrant", "milvus": "Milvus", "lancedb": "LanceDB"}[engine]
+    assert (
+        capsys.readouterr().out
+        == f"wrote {out} ({label} request, 2 lists, {normalizer} normaliser)\n"
+    )
+    assert out.exists()

@@ -124,7 +124,8 @@ def test_an_auto_file_reads_as_the_family_it_chose(models) -> None:
         ("predict", "linear", "from 'rankboost fuse train --family linear', not a ranking"),
         ("evaluate", "auto_linear", "or export it by 'rankboost fuse export'"),
         ("export", "linear",
-         "--engine elasticsearch -o OUT' (or --engine opensearch, --engine lancedb)"),
+         "--engine elasticsearch -o OUT' (or --engine opensearch, --engine lancedb "
+         "--text-list TEXT_LIST)"),
         ("export", "auto_linear", "hybrid query with 'rankboost fuse export"),
         ("info --plot", "linear", "has no boosting rounds to plot; leave out --plot"),
     ],
@@ -169,10 +170,13 @@ def test_the_hints_are_the_commands_messages(models, argv, name, tmp_path, capsy
 def test_the_export_hint_names_the_engine_of_the_normaliser() -> None:
     for norm, engine in (("dbsf", "qdrant"), ("atan", "milvus")):
         text = refusal("m.json", FileKind("rankboost-fusion-linear", normalizer=norm), "export")
-        assert f"'rankboost fuse export m.json --engine {engine} -o OUT'." in text
+        assert f"'rankboost fuse export m.json --engine {engine} -o OUT --vectors VECTORS'." in text
     text = refusal("m.json", FileKind("rankboost-fusion-linear", normalizer="rrf"), "export")
     # milvus: equal weights only
-    assert "(or --engine opensearch, --engine qdrant, --engine lancedb)" in text
+    assert (
+        "(or --engine opensearch, --engine qdrant --vectors VECTORS, --engine lancedb "
+        "--text-list TEXT_LIST)"
+    ) in text
 
 
 def test_every_command_and_kind_has_a_hint() -> None:

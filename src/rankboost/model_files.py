@@ -304,7 +304,8 @@ def refusal(path: str | os.PathLike[str], kind: FileKind, command: str) -> str:
     ...               "export"))  # doctest: +NORMALIZE_WHITESPACE
     'lin.json' is a linear fusion model of 'rankboost fuse train --family linear' (a weighted
     sum of normalised scores, no boosting rounds to export): write it as a search engine's
-    hybrid query with 'rankboost fuse export lin.json --engine qdrant -o OUT'.
+    hybrid query with 'rankboost fuse export lin.json --engine qdrant -o OUT --vectors
+    VECTORS'.
     """
     text = HINTS.get((command, f"auto:{kind.format}")) if kind.auto else None
     text = text or HINTS.get((command, kind.format))
@@ -330,13 +331,14 @@ def _export_command(path: str, normalizer: str | None) -> str:
     """
     from .fusion.engines import ENGINES  # this error path only
 
-    names = [
-        e.name
+    engines = [
+        e
         for e in ENGINES.values()
         if (s := e.normalizers.get(normalizer or "")) is not None and s.when is None
-    ] or ["elasticsearch"]
-    more = f" (or {', '.join(f'--engine {n}' for n in names[1:])})" if names[1:] else ""
-    return f"'rankboost fuse export {path} --engine {names[0]} -o OUT'{more}"
+    ] or [ENGINES["elasticsearch"]]
+    first, *others = (f"--engine {e.name} -o OUT {e.asked()}".strip() for e in engines)
+    more = f" (or {', '.join(o.replace(' -o OUT', '') for o in others)})" if others else ""
+    return f"'rankboost fuse export {path} {first}'{more}"
 
 
 def load(

@@ -56,8 +56,8 @@ def register(sub: Any) -> None:
         metavar="NAME",
         default=d["vectors"],
         help=f"{_takers(ENGINES, 'vectors')}: the collection's vector name (field; LanceDB: the "
-        "table's column) of each run, in the model's order (default: the model's run names; "
-        "LanceDB: its own choice)",
+        "table's column) of each run, in the model's order (required for "
+        f"{_takers(ENGINES, 'vectors', asked=True)}; LanceDB: its own choice when not given)",
     )
     add_option(
         p,
@@ -91,9 +91,11 @@ def register(sub: Any) -> None:
     add_options(p, "common_queries")
 
 
-def _takers(engines: Any, option: str) -> str:
-    """The engines whose request takes ``option``: "Qdrant / Milvus / LanceDB"."""
-    return " / ".join(e.label for e in engines.values() if option in e.options)
+def _takers(engines: Any, option: str, asked: bool = False) -> str:
+    """The engines whose request takes ``option`` (``asked``: requires it): "Qdrant / Milvus"."""
+    return " / ".join(
+        e.label for e in engines.values() if option in (e.asks if asked else e.options)
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -114,6 +116,14 @@ def run(args: argparse.Namespace) -> int:
             "--text-list)."
         )
     model = load_fusion(args.model, "fuse export")  # another kind: what takes it
+    row = ENGINES[args.engine]
+    serves = row.serves(model.normalizer, model.weights_)[0] != "no"  # else: its refusal
+    for option, what in row.asks.items():
+        if serves and getattr(args, option) is None:
+            raise UsageError(
+                f"--engine {args.engine} needs --{option.replace('_', '-')}: {what} (the "
+                f"model's lists are {', '.join(map(repr, model.list_names_))})."
+            )
     opts = changed(args, EXPORT, OPTIONS)
     body = export_linear(model, args.engine, **opts)
     warn_degenerate(model)  # after the engine's refusal: a model it cannot take fails alone
@@ -124,4 +134,8 @@ def run(args: argparse.Namespace) -> int:
             f"rankboost fuse export: {args.engine} ranks the {n} queries as fuse apply\n"
         )
     export_linear(model, args.engine, args.output, **opts)
+    sys.stdout.write(
+        f"wrote {args.output} ({ENGINES[args.engine].label} request, {len(model.list_names_)} "
+        f"lists, {model.normalizer} normaliser)\n"
+    )
     return 0

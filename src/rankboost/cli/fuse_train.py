@@ -331,9 +331,12 @@ def run(args: argparse.Namespace) -> int:
     model.fit(runs, qrels, verbose=show_progress(args))
     model.save(args.output)
     if args.engine is not None:
+        from ..fusion.engines import ENGINES
+
         sys.stderr.write(
             f"rankboost fuse train: serve it: rankboost fuse export {args.output} --engine "
-            f"{args.engine} -o REQUEST.json\n"
+            f"{args.engine} -o REQUEST.json {ENGINES[args.engine].asked()}".rstrip()
+            + "\n"
         )
     command = "rankboost fuse train" + (
         "" if args.family == "boost" else f" --family {args.family}"

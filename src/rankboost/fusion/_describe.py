@@ -51,7 +51,8 @@ def describe_linear(lin: Any, path: str) -> Description:
         option = ""
         if how == "approximate":
             option = "--" + engine.normalizers[lin.normalizer].option.replace("_", "-")
-        command = f"rankboost fuse export {path} --engine {engine.name} -o OUT {option}"
+        given = f"{engine.asked()} {option}".strip()
+        command = f"rankboost fuse export {path} --engine {engine.name} -o OUT {given}"
         targets.append(
             Target(
                 engine.name, "engine", how, note, "" if how == "no" else command.rstrip(), option

@@ -10,7 +10,7 @@ normaliser. The helpers evaluate requests as the engines do, in 32-bit floats (n
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -106,6 +106,9 @@ class Engine:
     explain : callable, default=None
         ``explain(model, runs, body, bad) -> str``: the engine's own cause of a ranking
         that differs from ``fuse apply`` ("" when it is not the cause).
+    asks : mapping of str to str, default={}
+        Options of ``options`` that ``fuse export`` must be given, each with what it names
+        (the model's list names are run file names, which no collection uses).
     """
 
     name: str
@@ -118,6 +121,16 @@ class Engine:
     source: str
     run_for_real: str = ""
     explain: Callable[[Any, RunsLike, dict[str, Any], list[str]], str] | None = None
+    asks: Mapping[str, str] = field(default_factory=dict)
+
+    def asked(self) -> str:
+        """The options ``fuse export`` needs for this engine, as a command shows them.
+
+        >>> from rankboost.fusion.engines import ENGINES
+        >>> ENGINES["qdrant"].asked(), ENGINES["elasticsearch"].asked()
+        ('--vectors VECTORS', '')
+        """
+        return " ".join(f"--{o.replace('_', '-')} {o.upper()}" for o in self.asks)
 
     def serves(self, normalizer: str, weights: NDArray[np.float64]) -> tuple[str, str]:
         """``(how, note)`` for a linear model: "exact", "approximate" or "no", and a note.

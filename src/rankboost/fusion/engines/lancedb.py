@@ -410,6 +410,7 @@ ENGINE = Engine(
     ),
     request=lancedb_body,
     options=("vectors", "limit", "rank_window_size", "text_list"),
+    asks={"text_list": "the run its full-text search serves (the other is its vector search)"},
     scores=lancedb_scores,
     source="lancedb 0.40.0 query.py (LanceHybridQueryBuilder._combine_hybrid_results, "
     "_normalize_scores) and rankboost's LearnedReranker",

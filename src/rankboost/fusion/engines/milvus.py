@@ -265,6 +265,7 @@ ENGINE = Engine(
     ),
     request=milvus_body,
     options=("vectors", "limit", "rank_window_size"),
+    asks={"vectors": "the collection's vector field of each run, in the model's order"},
     scores=milvus_scores,
     source="milvus-lite 3.2 function/ops/merge_op.py (MergeOp._merge_weighted, _merge_rrf); "
     "pymilvus 3.0 WeightedRanker, RRFRanker",

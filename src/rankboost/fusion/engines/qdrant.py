@@ -272,6 +272,7 @@ ENGINE = Engine(
     ),
     request=qdrant_body,
     options=("vectors", "limit", "rank_window_size"),
+    asks={"vectors": "the collection's vector name of each run, in the model's order"},
     scores=qdrant_scores,
     source="qdrant-client 1.20 hybrid/fusion.py (reciprocal_rank_fusion, "
     "distribution_based_score_fusion) and _rescore_with_formula",
