@@ -476,3 +476,24 @@ def test_cli_export_asks_for_what_the_model_cannot_say(tmp_path, capsys, engine,
         == f"wrote {out} ({label} request, 2 lists, {normalizer} normaliser)\n"
     )
     assert out.exists()
+
+
+def test_check_export_compares_what_is_served_with_float32_ties_as_ties() -> None:
+    """Issue 46 item 2: a float32 near-tie below the request's limit, or one the engine
+    scores equal, failed --check-runs on a real collection; a real swap still fails."""
+    lin = _model("minmax", [1.0, 1.0])
+    q = ["q"] * 4
+    bm25 = Run(q, ["b", "a", "c", "z"], [1, 2, 3, 4], [1.0, 1.0 - 1e-12, 0.5, 0.0], name="bm25")
+    dense = Run(q, ["c", "b", "a", "z"], [1, 2, 3, 4], [1.0, 0.2, 0.2, 0.0], name="dense")
+    body = export_linear(lin, "elasticsearch")
+    # fuse apply (float64) ranks b above a; Elasticsearch's float32 sums are equal: a tie
+    assert lin.fuse([bm25, dense]).sorted().docid.tolist()[1:3] == ["b", "a"]
+    assert check_export(lin, [bm25, dense], "elasticsearch", body) == 1
+    # a real difference is still one: the engine's request with another weight
+    other = export_linear(_model("minmax", [3.0, 1.0]), "elasticsearch")
+    with pytest.raises(ValueError, match="ranks 1 of 1 queries differently"):
+        check_export(lin, [bm25, dense], "elasticsearch", other)
+    # a request serving the top 1 compares the top 1 only
+    lin_q = _model("rrf", [1.0, 1.0])
+    served = export_linear(lin_q, "qdrant", vectors=FIELDS, limit=1)
+    assert check_export(lin_q, [bm25, dense], "qdrant", served) == 1

@@ -211,17 +211,30 @@ def engine_fuse(runs: RunsLike, body: dict[str, Any], engine: str) -> Run:
 
 
 def check_export(model: Any, runs: RunsLike, engine: str, body: dict[str, Any]) -> int:
-    """Check that the engine ranks ``runs`` exactly as ``model.fuse`` does; return #queries.
+    """Check that the engine serves ``runs`` as ``model.fuse`` ranks them; return #queries.
 
-    Raises ``ValueError`` naming the first query whose ranking differs, and how many do.
+    What the request serves is compared: its top ``body["limit"]`` (the whole list for a
+    request without one), where two documents the engine scores equal (its float32
+    arithmetic) are a tie, in either order. Raises ``ValueError`` naming the first query
+    served differently, and how many are.
     """
     a = rankings(model.fuse(runs).sorted())
-    b = rankings(engine_fuse(runs, body, engine).sorted())
-    bad = sorted(q for q in set(a) | set(b) if a.get(q) != b.get(q))
+    served = engine_fuse(runs, body, engine).sorted()
+    b = rankings(served)
+    scores: dict[str, dict[str, float]] = {}
+    for q, d, x in zip(served.qid.tolist(), served.docid.tolist(), served.score.tolist(),
+                       strict=True):  # fmt: skip
+        scores.setdefault(q, {})[d] = x
+    limit = body.get("limit")
+    firsts = {
+        q: _first_difference(a.get(q, []), b.get(q, []), scores.get(q, {}), limit)
+        for q in set(a) | set(b)
+    }
+    bad = sorted(q for q, k in firsts.items() if k is not None)
     if bad:
         q = bad[0]
         ours, theirs = a.get(q, []), b.get(q, [])
-        k = next((i for i, (x, y) in enumerate(zip(ours, theirs, strict=False)) if x != y), 0)
+        k = firsts[q] or 0
         where = (
             f"e.g. query {q!r}, rank {k + 1}: fuse apply puts {ours[k]!r} there, {engine} "
             f"{theirs[k]!r}"
@@ -233,6 +246,23 @@ def check_export(model: Any, runs: RunsLike, engine: str, body: dict[str, Any]) 
             f"fuse apply ({where}).{_why_different(model, runs, engine, body, bad)}"
         )
     return len(a)
+
+
+def _first_difference(
+    ours: list[str], theirs: list[str], engine_score: dict[str, float], limit: int | None
+) -> int | None:
+    """The first served position where the lists differ other than by a tie, or None.
+
+    A tie: the engine gives both documents the same score, so either order is its own.
+    """
+    n = len(ours) if limit is None else min(int(limit), len(ours))
+    if min(n, len(theirs)) != n or (limit is None and len(theirs) != n):
+        return min(n, len(theirs))
+    for k in range(n):
+        x, y = ours[k], theirs[k]
+        if x != y and engine_score.get(x) != engine_score[y]:
+            return k
+    return None
 
 
 def _why_different(
