@@ -179,8 +179,10 @@ def index(
     ip.add_index("dense", index_type="FLAT", metric_type="IP")
     ip.add_index("bm25", index_type="SPARSE_INVERTED_INDEX", metric_type="IP")
     client.create_collection(COLLECTION, schema=schema, index_params=ip)
-    rows = [{"id": d, "dense": Dd[i].tolist(),
-             "bm25": dict(zip(*_sparse_row(Ds, i).values(), strict=True))}
+    from rankboost.fusion.engines.milvus import milvus_sparse
+
+    # milvus_sparse: a document without terms (an empty text) gets a term no query holds
+    rows = [{"id": d, "dense": Dd[i].tolist(), "bm25": milvus_sparse(**_sparse_row(Ds, i))}
             for i, d in enumerate(doc_ids)]  # fmt: skip
     for a in range(0, len(rows), 256):
         client.insert(COLLECTION, rows[a : a + 256])

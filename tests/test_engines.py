@@ -497,3 +497,32 @@ def test_check_export_compares_what_is_served_with_float32_ties_as_ties() -> Non
     lin_q = _model("rrf", [1.0, 1.0])
     served = export_linear(lin_q, "qdrant", vectors=FIELDS, limit=1)
     assert check_export(lin_q, [bm25, dense], "qdrant", served) == 1
+
+
+def test_a_document_without_terms_goes_into_milvus(milvus) -> None:
+    """Issue 46 item 3: Milvus Lite refuses an all-zero sparse vector (a document with an
+    empty text); milvus_sparse gives it a term no query holds: found by its dense vector,
+    never by BM25, every other score unchanged."""
+    from pymilvus import DataType
+
+    from rankboost.fusion.engines.milvus import milvus_run, milvus_sparse
+
+    schema = milvus.create_schema(auto_id=False)
+    schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=64)
+    schema.add_field("dense", DataType.FLOAT_VECTOR, dim=2)
+    schema.add_field("bm25", DataType.SPARSE_FLOAT_VECTOR)
+    ip = milvus.prepare_index_params()
+    ip.add_index("dense", index_type="FLAT", metric_type="IP")
+    ip.add_index("bm25", index_type="SPARSE_INVERTED_INDEX", metric_type="IP")
+    milvus.create_collection("empty_texts", schema=schema, index_params=ip)
+    with pytest.raises(Exception, match="at least one nonzero"):  # what the pipeline met
+        milvus.insert("empty_texts", [{"id": "x", "dense": [1.0, 0.0], "bm25": {}}])
+    milvus.insert("empty_texts", [
+        {"id": "empty", "dense": [1.0, 0.0], "bm25": milvus_sparse([], [])},
+        {"id": "full", "dense": [0.0, 1.0], "bm25": milvus_sparse([1, 5], [2.0, 0.5])},
+    ])  # fmt: skip
+    bm25 = milvus_run(milvus, "empty_texts", "bm25", {"q": {1: 1.0, 5: 2.0}}, 5)
+    assert bm25.docid.tolist() == ["full"]
+    assert bm25.score.tolist() == [3.0]
+    dense = milvus_run(milvus, "empty_texts", "dense", {"q": [1.0, 0.0]}, 5)
+    assert dense.docid.tolist()[0] == "empty"

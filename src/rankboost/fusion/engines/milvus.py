@@ -42,7 +42,27 @@ __all__ = [
     "milvus_run",
     "milvus_scores",
     "milvus_search_args",
+    "milvus_sparse",
 ]
+
+#: The term id a document without terms carries (Milvus refuses an all-zero sparse vector):
+#: the last id Milvus accepts, which no query's vector holds, so every score is unchanged.
+NO_TERMS = 2**32 - 2
+
+
+def milvus_sparse(indices: Sequence[int], values: Sequence[float]) -> dict[int, float]:
+    """A sparse vector as Milvus takes it, ``{term id: weight}`` (zero weights left out).
+
+    A document without terms (an empty text: Cranfield has two) gets ``{NO_TERMS: 1.0}``:
+    Milvus refuses an all-zero sparse vector ("must contain at least one nonzero float32
+    weight"), and no query holds that term, so the document is in the collection for its
+    other fields and scores nothing on this one.
+
+    >>> milvus_sparse([3, 7], [0.5, 0.0]), milvus_sparse([], [])
+    ({3: 0.5}, {4294967294: 1.0})
+    """
+    row = {int(i): float(v) for i, v in zip(indices, values, strict=True) if v != 0.0}
+    return row or {NO_TERMS: 1.0}
 
 
 def milvus_body(
