@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,7 +29,10 @@ import numpy as np
 from rankboost.datasets import load_movielens
 from rankboost.recommend import RankBoostRecommender
 
-DATA = "/work/shared/data/movielens/ml-100k/u.data.gz"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import SHARED_DATA  # noqa: E402
+
+DATA = str(SHARED_DATA / "movielens" / "ml-100k" / "u.data.gz")
 
 
 def _models(rec: RankBoostRecommender) -> dict[str, Any]:
