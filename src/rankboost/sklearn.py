@@ -331,7 +331,7 @@ class RankBoostRanker(BaseEstimator):
         params = self._params()
         X, qid = _pop_qid(X, qid, group, x_name="X", owner="RankBoostRanker.fit")
         if clicks is not None and y is None:
-            y = np.zeros(len(X))  # labels are ignored with clicks= (issue 25)
+            y = np.zeros(len(X))  # labels are ignored with clicks=: the pairs come from them
         Xc, yc = _validate_data(self, X, y, y_numeric=True, reset=True)
         fitted = fit_ranker(  # the steps the command line runs too (rankboost._fit)
             Xc,

@@ -35,9 +35,9 @@ are process-wide and are therefore set only through this module:
   ignored meanwhile). So the thread that starts ``n_jobs``' threads takes the count they
   need around them with :func:`blas_threads`, and their own ``blas_threads`` of that count
   join it (setting it for their own thread only where the BLAS keeps one per thread, an
-  OpenMP build) instead of each setting the process's (issue 52: each cross-fitting fold
-  set its own, and a fold that came second ran EASE's inverse on the process's count
-  whenever the first had already left).
+  OpenMP build) instead of each setting the process's: threadpoolctl obeys only the thread
+  that set the count, so a thread whose setting overlapped another's would run its BLAS on
+  the process's count once the other restored it, and the bits depend on that count.
 """
 
 from __future__ import annotations

@@ -90,7 +90,7 @@ def register(sub: Any) -> None:
         "validation metrics per round (needs matplotlib; .png, .pdf, .svg, ...)",
     )
     add_train_options(p)
-    add_train_arguments(p)  # --clicks, --propensity (issue 25)
+    add_train_arguments(p)  # --clicks, --propensity, --click-pairs, --max-weight
 
 
 def run(args: argparse.Namespace) -> int:
@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
             "early_stopping_rounds": args.early_stopping,
             "prepare_eval": check_eval(f"validation file {args.valid!r}"),
         }
-    fit_kw.update(click_fit_kwargs(args, train))  # --clicks LOG: pairs from clicks (issue 25)
+    fit_kw.update(click_fit_kwargs(args, train))  # --clicks LOG: pairs from the clicks
 
     from .._fit import fit_ranker  # here, after the inputs: their errors come fast
     from ..metrics import evaluate

@@ -165,6 +165,7 @@ def format_run(run: Run, *, tag: str | None = None, depth: int | None = None) ->
     1 Q0 d1 1 0.5 x
     1 Q0 d2 2 0.25 x
     """
+    _expect(run, Run, "format_run", "format_run(run)")
     return _run_text(run, tag, depth, "format_run")
 
 
@@ -179,8 +180,6 @@ def _expect(value: object, cls: type, caller: str, call: str) -> None:
 
 def _run_text(run: Run, tag: str | None, depth: int | None, caller: str) -> str:
     """:func:`format_run`'s text; ``caller`` names the public function in errors."""
-    call = "write_run(path, run)" if caller == "write_run" else "format_run(run)"
-    _expect(run, Run, caller, call)
     label = "_".join((run.name if tag is None else tag).split()) or "run"
     check_ids(run.qid, run.docid, caller)
     srt = run.sorted()
@@ -222,6 +221,7 @@ def write_run(
     >>> read_run(path, name="x") == run
     True
     """
+    _expect(run, Run, "write_run", "write_run(path, run)")
     write_text(path, _run_text(run, tag, depth, "write_run"))
 
 

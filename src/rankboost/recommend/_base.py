@@ -311,8 +311,7 @@ def _spd_inverse(G: NDArray[np.float64], overwrite: bool = False) -> NDArray[np.
     machine a 1,682-item inverse took 2.6 s of wall time on two threads against 0.2 s on
     one (``benchmarks/bench_recommend.py``, docs/movies.md). The bits depend on the thread
     count, so it holds through both calls whatever other threads do, and ``n_jobs``'
-    threads join the count their caller took (:func:`rankboost._kernels.blas_threads`,
-    issue 52).
+    threads join the count their caller took (:func:`rankboost._kernels.blas_threads`).
     A float32 ``G`` takes LAPACK's single precision routines (``spotrf``/``spotri``).
     """
     single = G.dtype == np.float32

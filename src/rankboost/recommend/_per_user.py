@@ -182,7 +182,8 @@ class _TopK(NamedTuple):
         items = np.full((len(jobs), k), -1, dtype=np.int64)
         scores = np.full((len(jobs), k), np.nan)
         every = np.arange(R.shape[1], dtype=np.int64)
-        with numba_threads(1), blas_threads(1):  # as in every joblib worker (issue 52)
+        # one BLAS and numba thread here as in every joblib worker: the same bits for any n_jobs
+        with numba_threads(1), blas_threads(1):
             for row, (u, feats, model, w) in enumerate(jobs):
                 it = every
                 if self.exclude_rated:

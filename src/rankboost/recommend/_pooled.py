@@ -228,7 +228,7 @@ def pooled_problem(
     if n_jobs in (None, 1):
         for k in first:
             cross_fit_serial(k)
-    else:  # the inverses' BLAS count taken here: the folds' threads cannot set it (issue 52)
+    else:  # the inverses' BLAS count taken here, for all folds: a thread cannot set its own
         with blas_threads(inverse_blas_threads(R.shape[1])):
             Parallel(n_jobs=n_jobs, prefer="threads")(delayed(cross_fit)(k) for k in first)
     liked = (y > 0) & (y >= 1.0 + user_means(R)[u] - lo - 1e-9)

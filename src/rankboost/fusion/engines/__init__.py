@@ -256,8 +256,9 @@ def _first_difference(
     A tie: the engine gives both documents the same score, so either order is its own.
     """
     n = len(ours) if limit is None else min(int(limit), len(ours))
-    if min(n, len(theirs)) != n or (limit is None and len(theirs) != n):
-        return min(n, len(theirs))
+    m = len(theirs) if limit is None else min(int(limit), len(theirs))
+    if m != n:  # one serves fewer documents: they differ where the shorter list ends
+        return min(m, n)
     for k in range(n):
         x, y = ours[k], theirs[k]
         if x != y and engine_score.get(x) != engine_score[y]:
