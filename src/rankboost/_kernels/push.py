@@ -52,6 +52,13 @@ Out = tuple[np.ndarray, np.ndarray, np.ndarray]
 Pairs = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
+@njit(cache=True, inline="always")
+def _log_add(a: float, b: float) -> float:
+    """``log(exp(a) + exp(b))`` without overflow; one of them may be ``-inf``, not both."""
+    hi = max(a, b)
+    return hi + np.log(np.exp(a - hi) + np.exp(b - hi))
+
+
 @njit(cache=True)
 def _eval_query(  # noqa: PLR0917  numba helper over one unit: its arrays and bounds, unpacked by the driver
     q: np.int64,
@@ -191,8 +198,7 @@ def _potential_query(  # noqa: PLR0917  numba helper over one unit: its arrays a
         lvl[e, 3] = log_u
         if w_l > 0.0:
             c = np.log(w_l) - lvl[e, 0]
-            hi = max(log_u, c)
-            log_u = hi + np.log(np.exp(log_u - hi) + np.exp(c - hi))
+            log_u = _log_add(log_u, c)
     for j in range(r0, r1):
         log_u_j = lvl[base + level[j], 3]
         if log_u_j > -np.inf:
@@ -371,12 +377,10 @@ def _split_query(  # noqa: PLR0917  numba helper over one unit: its arrays and b
         split[e, 3] = p * log_c[q] + mc + np.log(c1) if c1 > 0.0 else -np.inf
         if b0 > 0.0:
             x = m + np.log(b0)
-            hi = max(log_p0, x)
-            log_p0 = hi + np.log(np.exp(log_p0 - hi) + np.exp(x - hi))
+            log_p0 = _log_add(log_p0, x)
         if b1 > 0.0:
             x = m + np.log(b1)
-            hi = max(log_p1, x)
-            log_p1 = hi + np.log(np.exp(log_p1 - hi) + np.exp(x - hi))
+            log_p1 = _log_add(log_p1, x)
 
 
 def _split(  # noqa: PLR0917  numba driver: the unpacked state tuples
@@ -428,8 +432,7 @@ def binary_push_eval(split: np.ndarray, alpha: float, p: float) -> tuple[float, 
         lp0, lp1 = split[e, 0], split[e, 1] - alpha
         if lp0 == -np.inf and lp1 == -np.inf:
             continue
-        hi = max(lp0, lp1)
-        log_s = hi + np.log(np.exp(lp0 - hi) + np.exp(lp1 - hi))
+        log_s = _log_add(lp0, lp1)
         mean = np.exp(lp1 - log_s)
         v = p * mean * (1.0 - mean)
         for b in range(2):
