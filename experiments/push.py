@@ -42,7 +42,8 @@ import numpy as np  # noqa: E402
 import rankboost as rb  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from variants import AGG_OPTIONS, agg_folds, choose_rounds, letor_folds  # noqa: E402
+from variants import AGG_OPTIONS, NDCG, agg_folds, choose_rounds, letor_folds  # noqa: E402
+from variants import per_query as variants_per_query  # noqa: E402
 from variants_report import paired, replace_block  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,18 +54,15 @@ METRICS = ("ndcg@1", "ndcg@3", "ndcg@10", "map")
 
 
 def per_query(y: np.ndarray, s: np.ndarray, qid: np.ndarray) -> dict[str, np.ndarray]:
-    """Per-query test metrics (NDCG conventions of experiments/variants.py)."""
-    out = {}
-    for k in (1, 3, 10):
-        out[f"ndcg@{k}"] = np.asarray(
-            rb.metrics.ndcg_score(
-                y, s, qid, k=k, gain="exp2", discount="letor", empty="zero", per_query=True
-            )
+    """Per-query test metrics: NDCG@1, @3 and variants.py's (its conventions, ``NDCG``), MAP."""
+    conventions = {key: v for key, v in NDCG.items() if key != "k"}
+    out = {
+        f"ndcg@{k}": np.asarray(
+            rb.metrics.ndcg_score(y, s, qid, k=k, per_query=True, **conventions)
         )
-    out["map"] = np.asarray(
-        rb.metrics.mean_average_precision(y, s, qid, empty="zero", per_query=True)
-    )
-    return out
+        for k in (1, 3)
+    }
+    return {**out, **variants_per_query(y, s, qid)}
 
 
 def run(folds: list[dict[str, Any]], options: dict[str, Any], args: Any) -> dict[float, Any]:
