@@ -198,6 +198,9 @@ class FitResult:
         ``evals_result[set_name][metric]``: the value after each round.
     propensity : Propensity or None
         With a click log: the propensity the clicks were weighted by.
+    push_choice : PushChoice or None
+        With ``push="auto"``: the ``p`` chosen on held-out queries and the table it was
+        chosen by (:mod:`rankboost._auto_push`).
     """
 
     model: RankBoostModel
@@ -205,6 +208,7 @@ class FitResult:
     best_iteration: int | None
     evals_result: dict[str, dict[str, list[float]]]
     propensity: Any = None
+    push_choice: Any = None
 
 
 def fit_ranker(
@@ -230,6 +234,7 @@ def fit_ranker(
     prepare_eval: PrepareEval | None = None,
     owner: str = "RankBoostRanker",
     stacklevel: int = 2,
+    push_auto: bool = False,
 ) -> FitResult:
     """Train on graded labels grouped by query: the steps of ``RankBoostRanker.fit``.
 
@@ -239,8 +244,9 @@ def fit_ranker(
     The other arguments are those of :meth:`rankboost.RankBoostRanker.fit`, plus
     ``columns`` (a DataFrame's column names, or None), ``prepare_eval`` (the adapter's
     checks of each validation set, see :func:`fit_callbacks`), ``owner`` (the class name
-    the messages give) and ``stacklevel`` (of the warnings, as seen from the caller: 2 =
-    the line that called the caller).
+    the messages give), ``stacklevel`` (of the warnings, as seen from the caller: 2 =
+    the line that called the caller) and ``push_auto`` (``push="auto"``: ``params.push`` is
+    a placeholder, replaced by the ``p`` :func:`rankboost._auto_push.choose_push` chooses).
     """
     if X.shape[0] < 2:
         raise ValueError(
@@ -276,8 +282,21 @@ def fit_ranker(
         stacklevel + 1,
     )
     names = fit_feature_names(columns, feature_names, X.shape[1])
+    Xc = as_float_matrix(X)
+    choice = None
+    if push_auto:
+        if clicks is not None:
+            raise ValueError(
+                f"{owner}.fit: push='auto' chooses p by the held-out NDCG@10 of graded "
+                "labels, and clicks= has none; pass a float push (push=1.0)."
+            )
+        choice = _choose_push(
+            Xc, y, qid, params, fb, feedback, normalize, sample_weight, init_score, monitor,
+            early_stopping_rounds is not None, verbose, owner,
+        )  # fmt: skip
+        params = params.replace(push=choice.push)
     model = train_checked(
-        as_float_matrix(X),
+        Xc,
         fb,
         params,
         callbacks=cbs or None,
@@ -287,4 +306,51 @@ def fit_ranker(
         init_score=init_score,
     )
     best, evals_result = settle(model, monitor, early_stopping_rounds)
-    return FitResult(model, monitor, best, evals_result, prop)
+    if choice is not None:
+        model.params["push_auto"] = choice.to_dict()  # saved with the model; rankboost info
+    return FitResult(model, monitor, best, evals_result, prop, choice)
+
+
+def _choose_push(  # noqa: PLR0917  (fit_ranker's pieces)
+    Xc: NDArray[np.float64],
+    y: NDArray[np.float64],
+    qid: Any,
+    params: TrainParams,
+    fb: Any,
+    feedback: str,
+    normalize: str,
+    sample_weight: Any,
+    init_score: Any,
+    monitor: EvaluationMonitor | None,
+    early_stopping: bool,
+    verbose: bool,
+    owner: str,
+) -> Any:
+    """``push="auto"``'s choice (:func:`rankboost._auto_push.choose_push`) for this fit."""
+    from ._auto_push import choose_push
+    from ._validation import check_init_score, check_qid
+
+    cls = BipartiteFeedback if feedback == "bipartite" else LayeredFeedback
+    qcode = check_qid(qid, Xc.shape[0])
+    sw = None if sample_weight is None else np.asarray(sample_weight)
+
+    def make_feedback(rows: NDArray[np.bool_]) -> Any:
+        if rows.all():
+            return fb
+        part = cls(y[rows], qcode[rows], normalize=normalize)
+        return part.with_sample_weight(None if sw is None else sw[rows])
+
+    sets = [] if monitor is None else monitor.eval_sets
+    return choose_push(
+        Xc,
+        y,
+        qcode,
+        params,
+        make_feedback,
+        valid=sets[-1] if sets else None,
+        early_stopping=early_stopping,
+        init_score=None if init_score is None else check_init_score(init_score, Xc.shape[0]),
+        pair_labels=(y >= 1) if feedback == "bipartite" else None,
+        verbose=verbose,
+        owner=owner,
+    )

@@ -176,6 +176,13 @@ class EvaluationMonitor:
         self._best: tuple[int, float] | None = None  # (1-based round, value) for summary()
 
     @property
+    def eval_sets(
+        self,
+    ) -> list[tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]]:
+        """The checked validation sets ``(X, y, query codes)``, in the order given."""
+        return list(self._data)
+
+    @property
     def metric_names(self) -> list[str]:
         """Names of the metrics, in the order given."""
         return [m[0] for m in self._metrics]

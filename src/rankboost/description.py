@@ -215,6 +215,8 @@ def describe_ranking(model: Any, path: str, targets: tuple[Target, ...]) -> Desc
     notes = []
     if model.params.get("feedback"):
         notes.append(f"feedback: {model.params['feedback']}")
+    if "push_auto" in model.params:  # push="auto" (rankboost._auto_push): what it chose on
+        notes.append(_push_auto(model.params["push_auto"]))
     if model.stop_reason:
         notes.append(f"stopped: {model.stop_reason}")
     tables: tuple[Table, ...] = ()
@@ -276,8 +278,24 @@ def describe_ranking(model: Any, path: str, targets: tuple[Target, ...]) -> Desc
             f"rounds: {model.n_rounds} (best iteration: {best}), features: {model.n_features}",
             FEATURE_NUMBERING,
         ),
-        params={k: v for k, v in model.params.items() if k != "feedback"},
+        params={k: v for k, v in model.params.items() if k not in ("feedback", "push_auto")},
         notes=tuple(notes),
         tables=tables,
         targets=targets,
+    )
+
+
+def _push_auto(stored: Any) -> str:
+    """The note of a model trained with ``push="auto"``: the chosen ``p`` and the means."""
+    if not isinstance(stored, dict):
+        return f"push: auto ({stored!r})"
+    means = stored.get("ndcg@10")
+    means = means if isinstance(means, dict) else {}
+    shown = ", ".join(f"p={k} {v:.4f}" for k, v in means.items() if isinstance(v, float))
+    p = stored.get("chosen")
+    p = f"{p:g}" if isinstance(p, float) else p
+    return (
+        f"push: auto chose p = {p} by held-out NDCG@10 on the "
+        f"{stored.get('held_out')} ({stored.get('n_queries')} queries: {shown}); "
+        f"{stored.get('rule')}"
     )

@@ -65,6 +65,9 @@ __all__ = [
     "EASE_PRIOR_SCALES",
     "FUSION_PRIOR_SCALES",
     "LINEAR_PRIOR_SCALES",
+    "PUSH_CV_FOLDS",
+    "PUSH_EXPONENTS",
+    "PUSH_THRESHOLD_SE",
     "SEED_PURPOSES",
     "cross_fitted_choice",
     "cross_validate",
@@ -105,6 +108,15 @@ CONVEX_ASCENT_FACTORS = (0.0, 0.5, 2.0, 4.0)
 #: The most passes of coordinate ascent over the runs (it stops after a pass that changes
 #: nothing).
 CONVEX_ASCENT_PASSES = 3
+#: The P-Norm Push exponents ``p`` that ``push="auto"`` tries (``RankBoostRanker``,
+#: ``rankboost train --push auto``; :mod:`rankboost._auto_push`); 1 = RankBoost, the fallback.
+PUSH_EXPONENTS = (1.0, 2.0, 4.0, 8.0, 16.0)
+#: ``push="auto"`` keeps ``p = 1`` unless another ``p`` beats it by more than this many
+#: standard errors of the per-query differences (:func:`standard_error_rule`; AutoFusion's
+#: default ``threshold_se``).
+PUSH_THRESHOLD_SE = 2.0
+#: Inner folds of ``push="auto"`` over the training queries when the fit has no validation set.
+PUSH_CV_FOLDS = 5
 
 # ------------------------------------------------------------------ the seed streams ----
 #: What each random stream of a fit is for, and the second word of its seed
@@ -151,6 +163,9 @@ def query_folds(
     seed: int = 0,
     pair_labels: NDArray[Any] | None = None,
     owner: str = "n_rounds='auto'",
+    chooses: str = "the rounds",
+    instead: str = "an int number of rounds (n_rounds=100, --rounds 100), or fewer folds "
+    "(cv_folds, --cv-folds)",
 ) -> NDArray[np.int64]:
     """The inner fold of every row: its query's fold, -1 for a query that cannot train.
 
@@ -175,6 +190,8 @@ def query_folds(
         None = ``y``.
     owner : str, default="n_rounds='auto'"
         What is chosen by these folds, for the error of too few usable queries.
+    chooses, instead : str
+        That error's words: what ``owner`` chooses, and what to pass instead.
 
     Returns
     -------
@@ -205,11 +222,10 @@ def query_folds(
         raise ParameterError(f"cv_folds must be an int >= 2; got {n_folds!r}.")
     if usable.shape[0] < n_folds:
         raise ValueError(
-            f"{owner} chooses the rounds by {n_folds}-fold cross-validation over the "
+            f"{owner} chooses {chooses} by {n_folds}-fold cross-validation over the "
             f"training queries, which needs at least {n_folds} judged queries with two "
             f"different grades among the returned documents; there are {usable.shape[0]}. "
-            "Pass an int number of rounds (n_rounds=100, --rounds 100), or fewer folds "
-            "(cv_folds, --cv-folds)."
+            f"Pass {instead}."
         )
     perm = seed_stream(seed, "query_folds").permutation(usable.shape[0])
     fold_q = np.full(n_q, -1, dtype=np.int64)

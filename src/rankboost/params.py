@@ -1,13 +1,12 @@
 """The training parameters: one definition that every entry point reuses.
 
-:class:`TrainParams` is the one set of boosting parameters (paper Figure 1 and sections 4-5;
-sections 3 and 4 of the paper). :func:`rankboost.train`, :class:`rankboost.Booster`,
-:class:`rankboost.RankBoostRanker`, :class:`rankboost.RankFusion`,
-:class:`rankboost.RankBoostRecommender` and both command lines (``rankboost train`` and
-``rankboost fuse train``) validate through it, so a parameter has one default, one set of
-allowed values, one help text and one error message everywhere. The command lines derive
-their options from :data:`TRAIN_PARAMS` (:func:`add_arguments`), so their ``--help`` cannot
-drift from the code.
+:class:`TrainParams` is the one set of boosting parameters (paper Figure 1, sections 3-5).
+:func:`rankboost.train`, :class:`rankboost.Booster`, :class:`rankboost.RankBoostRanker`,
+:class:`rankboost.RankFusion`, :class:`rankboost.RankBoostRecommender` and both command lines
+(``rankboost train`` and ``rankboost fuse train``) validate through it, so a parameter has one
+default, one set of allowed values, one help text and one error message everywhere. The
+command lines derive their options from :data:`TRAIN_PARAMS` (:func:`add_arguments`), so
+their ``--help`` cannot drift from the code.
 
 Each surface has one name per concept: the number of rounds is ``n_rounds`` in the functional
 API (``train``, ``Booster``, ``RankFusion``), ``n_estimators`` in the scikit-learn estimators
@@ -110,7 +109,10 @@ def _default(v: Any) -> str | None:
 
 def _push(v: Any) -> str | None:
     ok = isinstance(v, numbers.Real) and not isinstance(v, bool)
-    return None if ok and math.isfinite(float(v)) and float(v) >= 1.0 else "a finite float >= 1"
+    if ok and math.isfinite(float(v)) and float(v) >= 1.0:
+        return None
+    auto = "; 'auto' is RankBoostRanker's and rankboost train's (held-out queries)"
+    return "a finite float >= 1" + (auto if isinstance(v, str) and v == "auto" else "")
 
 
 def _non_negative(v: Any) -> str | None:
@@ -153,8 +155,8 @@ class Param:
 
     def parse(self, text: str) -> Any:
         """The value of a command-line string (argparse ``type=``); raises ArgumentTypeError."""
-        if self.choices is not None:  # argparse checks choices (and says "invalid choice")
-            return text
+        if self.choices is not None or (self.name == "push" and text == "auto"):
+            return text  # argparse checks choices ("invalid choice"); train chooses push auto
         value: Any = text
         if self.name == "thresholds" and text.startswith("uniform:"):
             bins = text.partition(":")[2]
@@ -261,10 +263,11 @@ TRAIN_PARAMS: tuple[Param, ...] = (
         "push",
         1.0,
         "P-Norm Push exponent p >= 1 (Rudin 2009): minimise sum_k L_k^p over the lower items "
-        "k; 1 = RankBoost, larger p concentrates on the top of the list",
+        "k; 1 = RankBoost, larger p concentrates on the top of the list; auto: chosen among "
+        "1, 2, 4, 8, 16 on --valid (else inner folds), 1 unless another is 2 SE better",
         _push,
         cli="--push",
-        metavar="P",
+        metavar="P|auto",
     ),
 )
 

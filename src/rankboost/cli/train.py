@@ -2,7 +2,8 @@
 
 With ``--valid`` the metrics are followed every round (``--early-stopping N`` stops when the
 first has not improved for N rounds); ``--clicks LOG`` trains on click pairs instead of the
-labels (:mod:`rankboost.cli._clicks`); ``--plot`` draws the training curves.
+labels (:mod:`rankboost.cli._clicks`); ``--plot`` draws the training curves; ``--push auto``
+chooses the P-Norm Push's p on ``--valid`` (else inner folds) and says which.
 """
 
 from __future__ import annotations
@@ -143,18 +144,22 @@ def run(args: argparse.Namespace) -> int:
     X, y = check_training(train, f"training file {args.data!r}")
     from ._common import interrupt_at_round_end
 
+    push_auto = args.push == "auto"  # p chosen by fit_ranker; 1 stands in until then
+    given = argparse.Namespace(**{**vars(args), "push": 1.0}) if push_auto else args
+
     start = time.perf_counter()
     with interrupt_at_round_end() as check:
         fitted = fit_ranker(  # the steps of RankBoostRanker.fit, without scikit-learn
             X,
             y,
             train_qid,
-            params_of(args, f"{PROG} train"),
+            params_of(given, f"{PROG} train"),
             feedback=args.feedback,
             normalize=args.normalize,
             feature_names=names,
             callbacks=[check],
             verbose=show_progress(args),
+            push_auto=push_auto,
             **fit_kw,
         )
     seconds = time.perf_counter() - start
@@ -170,6 +175,8 @@ def run(args: argparse.Namespace) -> int:
     out.write(
         f"trained {sizes[0]} on {', '.join(sizes[1:])} in {seconds:.1f} s; wrote {args.output}\n"
     )
+    if fitted.push_choice is not None:
+        out.write(f"{fitted.push_choice.summary()}\n")
     if model.stop_reason:
         out.write(f"note: {model.stop_reason}\n")
     if valid is not None:
