@@ -4,10 +4,11 @@
 
 * LETOR 4.0 MQ2008, the official 5 folds: layered feedback (library defaults), 255 quantile
   thresholds;
-* MQ2008-agg (rank fusion, 25 input lists, 5 folds): features = -rank in each list, every
-  distinct rank a threshold (RankFusion's defaults), as ``experiments/variants.py``;
+* MQ2008-agg and MQ2007-agg (rank fusion, 25 and 21 input lists, 5 folds): features = -rank in
+  each list, every distinct rank a threshold (RankFusion's defaults), as
+  ``experiments/variants.py``;
 
-(``--datasets`` adds MQ2007-agg). Protocol of ``experiments/variants.py``: ``--rounds``
+(``--datasets`` picks a subset). Protocol of ``experiments/variants.py``: ``--rounds``
 rounds, the round count chosen on ``vali`` by NDCG@10 among ``1..T``, test NDCG@1, @3, @10
 (2^rel - 1 gain, LETOR discount, 0 for a query without relevant documents) and MAP
 (relevant = grade >= 1), per query over the 5 test folds, each p paired with p = 1 (paired
@@ -15,11 +16,18 @@ t-test and sign-flip randomisation test). Also reported: the training objective,
 at the chosen round minus at the start (mean over folds), and the training rloss there, so
 that "the objective goes down but the metric does not" can be read off the table.
 
+``--auto`` runs ``RankBoostRanker(push="auto")`` instead of the grid (and p = 1 to pair it
+with): on each fold it chooses p on ``vali`` (the library's rule: held-out NDCG@10 at each
+p's first best round, ``early_stopping_rounds=--rounds`` so that none stops early; p = 1
+unless another p is better by more than 2 standard errors), then the round count is chosen
+on ``vali`` as for every p above, and the test metrics are paired with p = 1's.
+
 Run::
 
     PYTHONPATH=src .venv/bin/python experiments/push.py              # print only
     PYTHONPATH=src .venv/bin/python experiments/push.py --write-docs # + docs table, figure
     PYTHONPATH=src .venv/bin/python experiments/push.py --normalize pair --write-docs
+    PYTHONPATH=src .venv/bin/python experiments/push.py --auto --write-docs
     PYTHONPATH=src .venv/bin/python experiments/push.py --quick      # smoke test
 """
 
@@ -104,6 +112,56 @@ def run(folds: list[dict[str, Any]], options: dict[str, Any], args: Any) -> dict
     return out
 
 
+def run_auto(folds: list[dict[str, Any]], options: dict[str, Any], args: Any) -> dict[str, Any]:
+    """``RankBoostRanker(push="auto")`` on every fold: its choice on vali, the test metrics."""
+    res: dict[str, Any] = {"rounds": [], "chosen": [], "seconds": []}
+    res["test"] = {m: [] for m in METRICS}
+    for f in folds:
+        fb, vali, test = f["feedback"], f["vali"], f["test"]
+        rows = slice(None) if vali.rows is None else vali.rows
+        est = rb.RankBoostRanker(
+            n_estimators=args.rounds, push="auto", normalize=args.normalize, **options
+        )
+        t0 = time.perf_counter()
+        est.fit(f["X"], fb.y, qid=fb.qid, eval_set=[(vali.X, vali.y[rows])],
+                eval_qid=[vali.qid[rows]], early_stopping_rounds=args.rounds)  # fmt: skip
+        res["seconds"].append(time.perf_counter() - t0)
+        t = choose_rounds(est.model_, vali)
+        s = test.full(est.model_.decision_function(test.X, n_rounds=t))
+        for k, v in per_query(test.y, s, test.qid).items():
+            res["test"][k].append(v)
+        res["rounds"].append(t)
+        res["chosen"].append(est.push_)
+        sel = est.push_selection_
+        print(f"    fold: chose p={est.push_:g} (vali NDCG@10 {sel['ndcg@10']}, "
+              f"diff {sel['diff']}, se {sel['se']}) rounds {t}", file=sys.stderr)  # fmt: skip
+    res["test"] = {k: np.concatenate(v) for k, v in res["test"].items()}
+    print("  auto: " + " ".join(f"{m} {res['test'][m].mean():.4f}" for m in METRICS)
+          + f" chose {res['chosen']}", file=sys.stderr)  # fmt: skip
+    return res
+
+
+def auto_table(results: dict[str, dict[float, Any]], auto: dict[str, Any], args: Any) -> str:
+    """One row per collection: the p chosen per fold and auto's test metrics against p = 1."""
+    head = (
+        "| collection | p chosen per fold | " + " | ".join(
+            f"{m.upper()} p=1 / auto (diff, p_t)" for m in METRICS) + " | fit time auto |"
+    )  # fmt: skip
+    lines = [head, "|" + "---|" * (len(METRICS) + 3)]
+    for name, r in auto.items():
+        base = results[name][1.0]["test"]
+        cells = []
+        for m in METRICS:
+            d, p_t, p_perm = paired(r["test"][m], base[m], args.n_perm, seed=0)
+            star = "*" if max(p_t, p_perm) < 0.05 else ""
+            cells.append(f"{base[m].mean():.4f} / {r['test'][m].mean():.4f} "
+                         f"({d:+.4f}, {p_t:.2f}){star}")  # fmt: skip
+        chosen = ", ".join(f"{p:g}" for p in r["chosen"])
+        lines.append(f"| {name} | {chosen} | " + " | ".join(cells)
+                     + f" | {np.median(r['seconds']):.0f} s/fold |")  # fmt: skip
+    return "\n".join(lines)
+
+
 def table(name: str, res: dict[float, Any], args: Any) -> tuple[str, list[str]]:
     """Markdown table of one collection and the significant gains/losses against p = 1."""
     head = (
@@ -163,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=300)
     ap.add_argument("--folds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
-    ap.add_argument("--datasets", nargs="+", default=["mq2008", "mq2008-agg"],
+    ap.add_argument("--datasets", nargs="+", default=["mq2008", "mq2008-agg", "mq2007-agg"],
                     choices=["mq2008", "mq2008-agg", "mq2007-agg"])  # fmt: skip
     ap.add_argument("--ps", type=float, nargs="+", default=list(PS))
     ap.add_argument("--n-perm", type=int, default=10000)
@@ -177,12 +235,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="2 folds, 30 rounds, 60 queries")
     ap.add_argument("--write-docs", action="store_true")
     ap.add_argument("--json", type=Path, default=None, help="also write the numbers here")
+    ap.add_argument("--auto", action="store_true", help='push="auto" against p = 1 only')
     args = ap.parse_args(argv)
     if args.quick:
         args.folds, args.rounds, args.max_queries, args.n_perm = [1, 2], 30, 60, 500
     if 1.0 not in args.ps:
         args.ps = [1.0, *args.ps]
+    if args.auto:
+        args.ps = [1.0]
     results: dict[str, dict[float, Any]] = {}
+    auto: dict[str, Any] = {}
     for name in args.datasets:
         print(f"{name}:", file=sys.stderr)
         if name == "mq2008":
@@ -193,6 +255,15 @@ def main(argv: list[str] | None = None) -> int:
             fb = f["feedback"]
             f["feedback"] = rb.LayeredFeedback(fb.y, fb.qid, normalize=args.normalize)
         results[name] = run(folds, options, args)
+        if args.auto:
+            auto[name] = run_auto(folds, options, args)
+    if args.auto:
+        body = auto_table(results, auto, args)
+        print(body)
+        if args.write_docs:
+            shown = f"{COMMAND} --auto --write-docs"
+            replace_block(DOCS / "variants.md", "push-auto", f"`{shown}`\n\n{body}")
+        return 0
     blocks, notes = [], []
     for name, res in results.items():
         text, found = table(name, res, args)
