@@ -207,6 +207,17 @@ def test_issue48_auto_refuses_rankboost_only_rules():
         rb.RankBoostRanker(push="auto", alpha="exact").fit(X, y, qid=qid)
 
 
+def test_issue48_auto_refuses_clicks():
+    X, y, qid = _separable(0)
+    clicks = rb.PairFeedback([[0, 1], [3, 4]], n_samples=X.shape[0])
+    with pytest.raises(
+        ValueError,
+        match=r"RankBoostRanker.fit: push='auto' chooses p by the held-out NDCG@10 of graded "
+        r"labels, and clicks= has none; pass a float push \(push=1.0\)",
+    ):
+        rb.RankBoostRanker(push="auto").fit(X, None, qid=qid, clicks=clicks)
+
+
 def test_issue48_auto_needs_five_queries_or_a_validation_set():
     X, y, qid = _separable(0, n_q=4)
     with pytest.raises(

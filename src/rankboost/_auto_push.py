@@ -120,7 +120,7 @@ def _check(params: TrainParams, owner: str) -> None:
     """The parameters every candidate ``p > 1`` needs (alpha and criterion for ``R_p``)."""
     if params.alpha in ("exact", "rbplus") or params.criterion == "exact_z":
         raise ParameterError(
-            f"{owner}: push='auto' tries p in {[_name(p) for p in PUSH_EXPONENTS]}, and a "
+            f"{owner}: push='auto' tries p in {', '.join(map(_name, PUSH_EXPONENTS))}, and a "
             f"p > 1 minimises R_p; alpha={params.alpha!r} with criterion="
             f"{params.criterion!r} is for RankBoost's Z only. Use alpha='r' or 'line_search' "
             "and criterion='abs_r' or 'r', or a float push."
