@@ -40,7 +40,7 @@ from numpy.typing import NDArray
 
 from .._compat import require
 from ..booster import TrainingStoppedWarning
-from ..recommend._base import BaseScores
+from ..recommend._base import EASE_START, BaseScores
 from ..recommend._labels import COLUMNS, check_k
 from ..recommend._pooled import (
     TOP_N,
@@ -76,7 +76,7 @@ DASK_BASE_RECOMMENDERS = ("cooccurrence", "ease", "item_mean", "popularity")
 #: where the Dask recommender's defaults differ from RankBoostRecommender's (not distributed)
 DASK_DEFAULTS: dict[str, Any] = {
     "base_recommenders": DASK_BASE_RECOMMENDERS,
-    "ease_lambda": 500.0,
+    "ease_lambda": EASE_START,  # where "auto"'s search starts (the penalty it picked on MovieLens)
     "inner_folds": None,
 }
 
