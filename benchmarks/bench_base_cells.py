@@ -40,7 +40,7 @@ from bench_recommend import split  # noqa: E402
 
 from rankboost.datasets import load_movielens  # noqa: E402
 from rankboost.recommend._base import BASE_RECOMMENDERS, BaseScores, entry_folds  # noqa: E402
-from rankboost.recommend._pooled import HELD_UNRATED, _block_size, _sample_unrated  # noqa: E402
+from rankboost.recommend._pooled import HELD_UNRATED, _block_size, sample_unrated  # noqa: E402
 
 
 def fold_cells(R: sp.csr_matrix) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
@@ -48,7 +48,7 @@ def fold_cells(R: sp.csr_matrix) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]
     rng = np.random.default_rng(0)
     fold = entry_folds(R, 5, rng)
     rows = np.repeat(np.arange(R.shape[0]), np.diff(R.indptr))
-    nu, ni, _ = _sample_unrated(R, np.arange(R.shape[0]), 2.0, rng, HELD_UNRATED)
+    nu, ni, _ = sample_unrated(R, np.arange(R.shape[0]), 2.0, rng, HELD_UNRATED)
     nf = rng.integers(0, 5, size=nu.shape[0])
     users = np.concatenate([rows[fold == 0], nu[nf == 0]])
     items = np.concatenate([R.indices[fold == 0].astype(np.int64), ni[nf == 0]])

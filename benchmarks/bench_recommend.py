@@ -300,13 +300,13 @@ def floor(repeats: int) -> tuple[str, dict[str, Any]]:
     Medians of ``repeats``.
     """
     from rankboost.recommend import _rounds
-    from rankboost.recommend._base import _ease_weights, _gram, choose_ease_lambda
+    from rankboost.recommend._base import _ease_weights, choose_ease_lambda, item_gram
 
     R, _, _ = load_movielens(data_file("movielens/ml-100k/u.data.gz")).to_matrix()
     train, _ = split(R, 0.2, seed=0)
     B = train.copy()
     B.data[:] = 1.0
-    G = _gram(B)
+    G = item_gram(B)
     searched = len(choose_ease_lambda(train, 0)[1])
     n_folds = RankBoostRecommender().n_folds
     boost: list[float] = []

@@ -1376,8 +1376,9 @@ def test_issue26_dask_ranker_after_a_fit_that_raised_is_not_fitted():
         if k.endswith("_"):
             setattr(est, k, v)  # a fitted DaskRankBoostRanker, as to_local copies it back
     check_is_fitted(est)
-    with pytest.raises(ValueError, match="does not support init_score"):
-        est.fit(Xl, yl, qid=ql, init_score=np.zeros(len(yl)))
+    # issue 49: init_score is supported on Dask; with eval_set it is refused, as in memory
+    with pytest.raises(ValueError, match="init_score= with eval_set="):
+        est.fit(Xl, yl, qid=ql, init_score=np.zeros(len(yl)), eval_set=[(Xl, yl)])
     with pytest.raises(NotFittedError):
         est.predict(Xl)
     with pytest.raises(NotFittedError):

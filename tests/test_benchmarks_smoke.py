@@ -89,6 +89,10 @@ SLOW_DATA = [
         "Dask",
     ),
     (
+        "benchmarks/bench_dask_recommend.py --users 60 --items 30 --ratings 900 --rounds 2",
+        "top 10 of every user equal: True",
+    ),
+    (
         "experiments/metasearch.py --datasets MQ2008-agg --folds 1 --rounds 100 --workers 1",
         "RankBoost",
     ),

@@ -8,6 +8,7 @@ histograms and a few numbers, the client chooses the weak ranker and broadcasts 
 (:mod:`rankboost.dask._booster`). Global bins are fitted once from all partitions (exact
 merge of the value counts, or a mergeable sketch for large data). A lost worker's blocks
 are rebuilt from their rows and the rounds so far, and training goes on to the same model.
+:class:`DaskRankBoostRecommender` is the pooled recommender on blocks of whole users.
 
 Needs ``pip install 'rankboost[dask]'`` (dask[array,dataframe] and distributed).
 See docs/distributed.md.
@@ -21,10 +22,18 @@ from .._lazy import attach
 
 if TYPE_CHECKING:
     from ._data import repartition_by_query
+    from ._recommend import DaskRankBoostRecommender
     from ._sklearn import DaskRankBoostRanker
     from ._train import make_booster, predict, train
 
-__all__ = ["DaskRankBoostRanker", "make_booster", "predict", "repartition_by_query", "train"]
+__all__ = [
+    "DaskRankBoostRanker",
+    "DaskRankBoostRecommender",
+    "make_booster",
+    "predict",
+    "repartition_by_query",
+    "train",
+]
 
 # NOTE: imported on first use (PEP 562). A Dask worker imports this package to unpickle a
 # block (``rankboost.dask._block``): it then loads neither scikit-learn (the estimator) nor

@@ -51,6 +51,10 @@ class PartitionBlock:
         Row multiplicities, not constant over the whole data (the client checks): the
         block lists its crucial pairs with ``Phi = w(x0) w(x1)`` as
         :meth:`rankboost.LayeredFeedback.with_sample_weight` does.
+    init_score : ndarray of shape (n_rows,), default=None
+        A prior ``F0`` of the partition's rows (finite, the client checks): the block starts
+        from ``H = F0`` (:meth:`rankboost._blocks.Block.set_prior`, SPEC 7.2), as
+        :class:`rankboost.Booster` does with ``init_score``.
     """
 
     def __init__(
@@ -64,6 +68,7 @@ class PartitionBlock:
         kind: str = "layered",
         normalize: str = "query",
         sample_weight: NDArray[np.float64] | None = None,
+        init_score: NDArray[np.float64] | None = None,
     ) -> None:
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.kind = kind
@@ -92,6 +97,9 @@ class PartitionBlock:
             fb = None  # a partition without a crucial pair takes part in nothing
         if fb is not None:
             self.state = fb._blocks(1)[0]
+            if init_score is not None:  # a prior: H = F0 before start (the one-machine call)
+                f0 = np.asarray(init_score, dtype=np.float64)
+                self.state.set_prior(np.ascontiguousarray(f0[self.state.rows]))
         self.binner: BinMapper | None = None
         self.n_codes = 1
 
@@ -152,13 +160,23 @@ class PartitionBlock:
             self.state.log_c = norm
         return float(self.state.start())
 
-    def begin(self, log_total: float) -> NDArray[np.float64]:
-        """The global initial mass is known: return the first round's histograms."""
+    def own_mass(self) -> float:
+        """The block's part of ``D``'s own log mass, without a prior's factors (pairs)."""
+        if self.state is None or self.kind != "pairs":
+            return -np.inf
+        return float(self.state.log_w_total)  # set by start()
+
+    def begin(self, log_total: float, log_d: float | None = None) -> NDArray[np.float64]:
+        """The global initial mass is known: return the first round's histograms.
+
+        ``log_d`` is ``D``'s own global log mass (pairs, the rloss's normaliser); None:
+        ``log_total``, which it equals without a prior.
+        """
         if self.state is None:
             return self._zeros()
         self.state.set_log_total(log_total)
         if self.kind == "pairs":
-            self.state.log_w_total = log_total
+            self.state.log_w_total = log_total if log_d is None else log_d
         return self._hist()
 
     # ------------------------------------------------------------------ a round
@@ -223,9 +241,14 @@ class PartitionBlock:
         rloss = self.state.rloss(1.0)
         return mass, hist, rloss, time.perf_counter() - start
 
-    def replay(self, log_total0: float, rounds: list[tuple[float, Spec, float, bool]]) -> int:
+    def replay(
+        self,
+        log_total0: float,
+        rounds: list[tuple[float, Spec, float, bool]],
+        log_d: float | None = None,
+    ) -> int:
         """Rebuild the state of a lost block: :meth:`begin`, then every round's :meth:`step`."""
-        self.begin(log_total0)
+        self.begin(log_total0, log_d)
         for log_total, spec, alpha, binary in rounds:
             self.step(log_total, spec, alpha, binary)
         return len(rounds)
@@ -297,9 +320,13 @@ class WorkerBlocks:
         """Every block's :meth:`PartitionBlock.start` with its normaliser."""
         return [b.start(n) for b, n in zip(self.blocks, norms, strict=True)]
 
-    def begin(self, log_total: float) -> NDArray[np.float64]:
+    def own_masses(self) -> list[float]:
+        """Every block's :meth:`PartitionBlock.own_mass`."""
+        return [b.own_mass() for b in self.blocks]
+
+    def begin(self, log_total: float, log_d: float | None = None) -> NDArray[np.float64]:
         """The blocks' first histograms, summed."""
-        return sum_parts([b.begin(log_total) for b in self.blocks])
+        return sum_parts([b.begin(log_total, log_d) for b in self.blocks])
 
     def binary_parts(self, spec: Spec, log_total: float) -> tuple[float, float]:
         """The blocks' parts of ``(W_-, W_+)``, summed."""
@@ -334,10 +361,15 @@ class WorkerBlocks:
             seconds += r[3]
         return [r[0] for r in results], sum_parts([r[1] for r in results]), rloss, seconds
 
-    def replay(self, log_total0: float, rounds: list[tuple[float, Spec, float, bool]]) -> int:
+    def replay(
+        self,
+        log_total0: float,
+        rounds: list[tuple[float, Spec, float, bool]],
+        log_d: float | None = None,
+    ) -> int:
         """Rebuild every block's state from the rounds so far."""
         for b in self.blocks:
-            b.replay(log_total0, rounds)
+            b.replay(log_total0, rounds, log_d)
         return len(rounds)
 
 

@@ -159,7 +159,12 @@ class DaskBooster(Booster):
         )
         self.log_total = log_sum_of([float(m) for m in masses])
         self._log_total0 = self.log_total
-        self._next_hist = sum_parts(self._call("begin", self.log_total))
+        self.log_prior_loss = self.log_total  # as Booster._setup: the prior's loss (or ~0)
+        #: with a prior and pairs, D's own global log mass (the rloss's normaliser), else None
+        self._log_d: float | None = None
+        if "init_score" in parts[0] and "pairs" in modes:
+            self._log_d = log_sum_of([float(m) for m in self._flatten(self._call("own_masses"))])
+        self._next_hist = sum_parts(self._call("begin", self.log_total, self._log_d))
         self._rloss_value = 0.0
         self._start_rounds()
         self._blocks = []  # the blocks are remote: see _hubs
@@ -255,7 +260,7 @@ class DaskBooster(Booster):
         hub = self._new_hub(ids, None)
         hub.set_bins(*self._cuts_args).result()
         hub.start(self._hub_norms(ids)).result()
-        hub.replay(self._log_total0, list(self._log)).result()
+        hub.replay(self._log_total0, list(self._log), self._log_d).result()
         self._hubs[k] = hub
 
     def _fit_bins(self, bins: str | BinMapper) -> BinMapper:

@@ -227,8 +227,9 @@ class DaskRankBoostRanker(RankBoostRanker):
         """Train on a Dask cluster; see :meth:`rankboost.RankBoostRanker.fit`.
 
         ``repartition=True`` moves rows so that each query lives in one partition;
-        ``bins`` is passed to :func:`rankboost.dask.train`. ``init_score`` (a prior) is not
-        supported by the distributed trainer yet: a ValueError says so.
+        ``bins`` and ``init_score`` (a prior ``F0``, a dask array of shape (n_samples,);
+        not with ``eval_set``, as in :meth:`rankboost.RankBoostRanker.fit`) are passed to
+        :func:`rankboost.dask.train`.
 
         Parameters
         ----------
@@ -258,11 +259,11 @@ class DaskRankBoostRanker(RankBoostRanker):
         from ._train import train
 
         forget_fit(self)  # a fit that raises leaves an unfitted estimator, not a half state
-        if init_score is not None:
+        if init_score is not None and eval_set is not None:  # as RankBoostRanker.fit
             raise ValueError(
-                "DaskRankBoostRanker.fit does not support init_score= (a prior F0) yet; "
-                "train on one machine with rankboost.RankBoostRanker.fit(..., init_score=F0), "
-                "or without the prior."
+                "DaskRankBoostRanker.fit got init_score= with eval_set=: the validation "
+                "metrics would score the learned H without the prior F0. Evaluate "
+                "F0 + predict(X) on the validation rows after fitting instead."
             )
         if qid is not None and group is not None:
             raise ValueError(
@@ -318,6 +319,7 @@ class DaskRankBoostRanker(RankBoostRanker):
             feedback=self.feedback,
             normalize=self.normalize,
             sample_weight=sample_weight,
+            init_score=init_score,
             repartition=repartition,
             bins=bins,
             callbacks=cbs or None,

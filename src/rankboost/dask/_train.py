@@ -22,6 +22,7 @@ from ._data import (
     repartition_by_query,
     unknown_rows,
 )
+from ._prior import add_prior, prior_array
 
 __all__ = ["make_booster", "predict", "train"]
 
@@ -62,6 +63,7 @@ def make_booster(
     feedback: str = "layered",
     normalize: str = "query",
     sample_weight: Any = None,
+    init_score: Any = None,
     repartition: bool = False,
     bins: str | BinMapper = "auto",
     n_rounds: int = 300,
@@ -112,6 +114,7 @@ def make_booster(
             raise ValueError("rankboost.dask.train got pairs= and y=/qid=; pass one feedback.")
         kind = "pairs"
         parts = _pair_parts(client, Xd, pairs, pair_weights)
+        add_prior(client, parts, init_score, Xd.chunks[0])
         check_partitions(client, parts, Xd.chunks[0], int(Xd.shape[1]))
         feedback_repr = "PairFeedback (dask)"
     else:
@@ -134,12 +137,15 @@ def make_booster(
         wd = as_dask_array(sample_weight, "sample_weight", rows, client)
         if wd is not None:
             wd = _check_sample_weight(client, wd)
+        fd = prior_array(init_score, rows, client)
         if repartition:
-            extra = () if wd is None else (wd,)
-            moved = repartition_by_query(Xd, yd, qd, *extra, client=client)
-            Xd, yd, qd = moved[:3]
-            wd = moved[3] if wd is not None else None
+            extra = tuple(a for a in (wd, fd) if a is not None)
+            moved = iter(repartition_by_query(Xd, yd, qd, *extra, client=client))
+            Xd, yd, qd = next(moved), next(moved), next(moved)
+            wd = next(moved) if wd is not None else None
+            fd = next(moved) if fd is not None else None
         parts = _parts(client, {"X": Xd, "y": yd, "qid": qd, "sample_weight": wd})
+        add_prior(client, parts, fd, Xd.chunks[0])
         check_partitions(client, parts, Xd.chunks[0], int(Xd.shape[1]))
         check_whole_queries(client, [part["qid"] for part in parts])
         feedback_repr = f"{'Bipartite' if kind == 'bipartite' else 'Layered'}Feedback (dask)"
@@ -193,6 +199,12 @@ def train(
         As :class:`rankboost.LayeredFeedback`; the normalisation is global (two phases).
     sample_weight : dask array of shape (n_samples,), default=None
         Row multiplicities (:meth:`rankboost.LayeredFeedback.with_sample_weight`).
+    init_score : dask array or Series of shape (n_samples,), default=None
+        A prior ranking function ``F0``, one finite score per row, as
+        :func:`rankboost.train`'s ``init_score`` (SPEC 7.2): boosting minimises
+        ``sum D exp((F0 + H)(x0) - (F0 + H)(x1))`` and the model holds ``H`` only (score
+        with ``F0 + predict(X)``). Re-chunked to ``X``'s rows as ``y`` is (a numpy array is
+        cut at them); moved with the rows by ``repartition=True``.
     repartition : bool, default=False
         Move rows first so that each query lives in one partition
         (:func:`repartition_by_query`).

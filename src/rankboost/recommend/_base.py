@@ -53,6 +53,8 @@ from .._kernels.cells import (
     user_knn_cells,
 )
 from ._scale import (
+    ItemTotals,
+    check_block_fit,
     check_cells,
     check_ease_memory,
     cross_gram,
@@ -73,6 +75,7 @@ __all__ = [
     "BaseScores",
     "choose_ease_lambda",
     "entry_folds",
+    "item_gram",
     "user_means",
     "validation_split",
 ]
@@ -129,6 +132,7 @@ class BaseScores:
         *,
         gram: NDArray[np.float64] | None = None,
         ease_weights: NDArray[np.floating] | None = None,
+        items: ItemTotals | None = None,
     ) -> BaseScores:
         """Fit every base recommender on ``R`` (user x item CSR, stored entry = rating).
 
@@ -136,6 +140,13 @@ class BaseScores:
         ``ease_lambda`` from that Gram matrix, :func:`_ease_weights`) may come from a caller
         that computed them on the same ratings already (:func:`choose_ease_lambda`'s
         ``keep``), so they are not computed twice.
+
+        ``items`` (with ``gram`` and ``ease_weights``): ``R`` is a block of users of larger
+        ratings whose :class:`ItemTotals`, Gram matrix and EASE weights these are
+        (``rankboost.dask``'s recommender: a partition's users, the sums over every
+        partition). The scores of the block's users are then those of a fit on all the
+        ratings; ``user_knn`` and ``item_knn``, which need the other users' rows, are
+        refused.
         """
         R = sp.csr_matrix(R, dtype=np.float64)
         n_users, n_items = R.shape
@@ -145,6 +156,8 @@ class BaseScores:
                     f"BaseScores.fit: {name} must be an items x items array "
                     f"({n_items} x {n_items} for these ratings); got shape {np.shape(given)}."
                 )
+        if items is not None:
+            check_block_fit(self.names, items, gram, ease_weights, n_items)
         if "ease" in self.names:
             check_ease_memory(n_items)  # before the other recommenders' work
         self._R = R
@@ -152,12 +165,18 @@ class BaseScores:
         B.data[:] = 1.0
         self._B = B
         n_u = np.diff(R.indptr)
-        n_i = np.bincount(R.indices, minlength=n_items).astype(np.float64)
-        mu = float(R.data.mean()) if R.nnz else 0.0
+        n_i: NDArray[np.float64]
+        s_i: NDArray[np.float64]
+        if items is None:
+            n_i = np.bincount(R.indices, minlength=n_items).astype(np.float64)
+            mu = float(R.data.mean()) if R.nnz else 0.0
+            s_i = np.bincount(R.indices, weights=R.data, minlength=n_items)  # type: ignore[assignment]
+        else:  # a block of users: the totals over every block (summed exactly for integers)
+            n_i, s_i = items.counts, items.sums
+            mu = items.total / items.n if items.n else 0.0
         self._mu_u = np.divide(
             np.asarray(R.sum(axis=1)).ravel(), n_u, out=np.full(n_users, mu), where=n_u > 0
         )
-        s_i = np.bincount(R.indices, weights=R.data, minlength=n_items)
         self._item_mean = (s_i + _DAMPING * mu) / (n_i + _DAMPING)
         self._pop = np.log1p(n_i)
         rows = np.repeat(np.arange(n_users), n_u)
@@ -179,17 +198,22 @@ class BaseScores:
             self._item_dev = sp.csr_matrix(
                 (R.data - self._item_mean[R.indices], R.indices, R.indptr), shape=R.shape
             )
-        if "ease" not in want:
+        if "ease" not in want and items is None:
             gram = None
         elif gram is None:
-            gram = _gram(B)  # shared by cooccurrence
+            gram = item_gram(B)  # shared by cooccurrence
         if "cooccurrence" in want:
-            self._cooc = top_k_cosine(B, self.k, gram).T.tocsr()
-        if gram is not None:
+            counts = None if items is None else n_i
+            self._cooc = top_k_cosine(B, self.k, gram, counts).T.tocsr()
+        if gram is not None and "ease" in want:
             if ease_weights is None:
-                ease_weights = _ease_weights(gram, self.ease_lambda, self.ease_float32)
+                ease_weights = self.ease_weights(gram)
             self._ease = ease_weights
         return self
+
+    def ease_weights(self, gram: NDArray[np.float64]) -> NDArray[np.floating]:
+        """EASE's weights at ``ease_lambda`` from a Gram matrix (:func:`_ease_weights`)."""
+        return _ease_weights(gram, self.ease_lambda, self.ease_float32)
 
     def scores(self, users: NDArray[np.int64]) -> NDArray[np.float64]:
         """Scores of every item for ``users``: shape ``(len(users), n_items, len(names))``.
@@ -363,7 +387,7 @@ def top_columns(S: NDArray[np.float64], k: int) -> NDArray[np.int64]:
     return out
 
 
-def _gram(B: sp.csr_matrix) -> NDArray[np.float64]:
+def item_gram(B: sp.csr_matrix) -> NDArray[np.float64]:
     """The dense item-item Gram matrix ``B^T B`` of the binary ``B``.
 
     Straight into the dense array (:func:`._scale.gram_rows`, a numba kernel), without
@@ -497,7 +521,7 @@ def choose_ease_lambda(
     kk = min(k, n_items)
     disc = 1.0 / np.log2(np.arange(2, kk + 2))
     idcg = np.cumsum(disc)[np.minimum(np.diff(rel.indptr), kk) - 1]
-    gram = _gram(B)
+    gram = item_gram(B)
     step = max(1, _BLOCK_CELLS // n_items)  # users scored at once: memory O(block x items)
     found: dict[float, float] = {}
     kept: dict[float, NDArray[np.floating]] = {}

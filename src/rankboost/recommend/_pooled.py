@@ -54,7 +54,16 @@ from ._base import (
 )
 from ._rounds import choose_rounds, train_quiet
 
-__all__ = ["FEEDBACK", "PooledProblem", "pooled_problem", "top_k"]
+__all__ = [
+    "FEEDBACK",
+    "PooledProblem",
+    "has_pair",
+    "negatives_per_user",
+    "pooled_problem",
+    "sample_unrated",
+    "top_k",
+    "top_of_block",
+]
 
 FEEDBACK = ("auto", "both", "ratings", "rated", "liked")
 #: the top-N model of ``feedback="auto"`` (what :meth:`recommend` ranks with)
@@ -71,7 +80,13 @@ def _block_size(n_items: int, n_features: int) -> int:
     return max(1, _BLOCK_CELLS // max(1, n_items * n_features))
 
 
-def _sample_unrated(
+def negatives_per_user(n_rated: NDArray[np.int64], n_items: int, ratio: float) -> NDArray[np.int64]:
+    """Unrated items sampled per user: ``ceil(ratio * n_rated)``, at least 1, at most all."""
+    n_free = n_items - n_rated
+    return np.minimum(n_free, np.maximum(1, np.ceil(ratio * n_rated))).astype(int)
+
+
+def sample_unrated(
     R: sp.csr_matrix,
     users: NDArray[np.int64],
     ratio: float,
@@ -92,7 +107,7 @@ def _sample_unrated(
             sp.csr_matrix((np.ones(Ru.nnz), Ru.indices, Ru.indptr), shape=Ru.shape).toarray() > 0
         )
         n_free = n_items - rated.sum(axis=1)
-        want = np.minimum(n_free, np.maximum(1, np.ceil(ratio * rated.sum(axis=1)))).astype(int)
+        want = negatives_per_user(rated.sum(axis=1), n_items, ratio)
         more = np.minimum(n_free, want + extra)
         keys = rng.random(rated.shape)
         keys[rated] = 2.0
@@ -193,7 +208,7 @@ def pooled_problem(
     folds = [fold[keep]]
     held = [np.zeros(keep.sum(), dtype=bool)]
     if feedback != "ratings":
-        nu, ni, nh = _sample_unrated(R, targets, negatives, rng, held_unrated)
+        nu, ni, nh = sample_unrated(R, targets, negatives, rng, held_unrated)
         users.append(nu)
         items.append(ni)
         labels.append(np.zeros(nu.shape[0]))
@@ -315,7 +330,7 @@ def top_k(scores: NDArray[np.float64], k: int) -> tuple[NDArray[np.int64], NDArr
     return items, out
 
 
-def _top_of_block(
+def top_of_block(
     base: BaseScores,
     model: PooledFit,
     R: sp.csr_matrix,
@@ -348,10 +363,10 @@ def recommend_pooled(
     blocks = [fitted[s : s + step] for s in range(0, fitted.shape[0], step)]
     args = (base, model, R, k, exclude_rated)
     if n_jobs == 1 or len(blocks) < 2:
-        parts = [_top_of_block(*args, b) for b in blocks]
+        parts = [top_of_block(*args, b) for b in blocks]
     else:
         parts = Parallel(n_jobs=n_jobs, verbose=verbose)(
-            delayed(_top_of_block)(*args, b) for b in blocks
+            delayed(top_of_block)(*args, b) for b in blocks
         )
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
@@ -415,7 +430,7 @@ def train_pooled(
     fits: dict[str, PooledFit] = {}
     for kind in kinds:
         prob = problem.subset(problem.y > 0) if kind == "ratings" and sampled != kind else problem
-        no_pair = kind == "ratings" and not _has_pair(prob.y, prob.qid)
+        no_pair = kind == "ratings" and not has_pair(prob.y, prob.qid)
         if np.unique(prob.labels(kind)).shape[0] < 2 or no_pair:
             if feedback == "auto":
                 continue  # no rating pair at all: predict uses the "rated" model (fit_pooled)
@@ -442,7 +457,7 @@ def _scales(opts: PooledOptions) -> tuple[float, ...]:
     return EASE_PRIOR_SCALES if opts.inner_folds is not None else (0.25,)
 
 
-def _has_pair(y: NDArray[np.float64], qid: NDArray[np.int64]) -> bool:
+def has_pair(y: NDArray[np.float64], qid: NDArray[np.int64]) -> bool:
     """Whether some query holds two different labels."""
     lo = np.full(int(qid.max()) + 1, np.inf)
     hi = np.full(int(qid.max()) + 1, -np.inf)

@@ -16,6 +16,9 @@ similarities' transpose nor ``user_knn``'s neighbour matrix is dense). Here:
   of six features does not need 70,000 queries, and every target is still recommended for;
 * :func:`cross_gram` / :func:`csr_triple` / :func:`check_cells`: what ``BaseScores.cells``
   needs to score the cross-fitting's held-out cells without a users x items array;
+* :class:`ItemTotals` / :func:`check_block_fit`: what a fit on a block of users needs of
+  the other users (per-item sums, the Gram matrix, EASE's weights), so that blocks of users
+  add theirs up and score their own users (``rankboost.dask``'s recommender);
 * :func:`check_dense_memory`: a clear error before allocating a dense array larger than the
   machine's available memory (EASE's items x items matrices), naming the sizes and what to do.
 """
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -34,7 +38,9 @@ from .._kernels import gram, use_parallel
 __all__ = [
     "MAX_QUERIES",
     "USER_KNN_POOL",
+    "ItemTotals",
     "available_memory",
+    "check_block_fit",
     "check_cells",
     "check_dense_memory",
     "check_ease_memory",
@@ -136,7 +142,10 @@ def top_k_similar(V: sp.csr_matrix, k: int) -> sp.csr_matrix:
 
 
 def top_k_cosine(
-    B: sp.csr_matrix, k: int, gram_matrix: NDArray[np.float64] | None = None
+    B: sp.csr_matrix,
+    k: int,
+    gram_matrix: NDArray[np.float64] | None = None,
+    counts: NDArray[np.float64] | None = None,
 ) -> sp.csr_matrix:
     """The cosine of the columns of the binary ``B``, each row pruned as :func:`top_k_similar`.
 
@@ -144,10 +153,12 @@ def top_k_cosine(
     ``G_ij * a_i * a_j``, ``a = 1 / sqrt(n)`` (0 for an item nobody rated), so EASE's Gram
     matrix serves when given (``gram_matrix``), else blocks of rows of ``G``
     (:func:`gram_rows`; the same integers). The same values as :func:`top_k_similar` of
-    ``B.T`` up to the last bits (it summed ``a_i a_j`` once per common user).
+    ``B.T`` up to the last bits (it summed ``a_i a_j`` once per common user). ``counts``:
+    the ``n_i`` of larger ratings than ``B`` (whose Gram matrix ``gram_matrix`` is).
     """
     n = B.shape[1]
-    counts = np.bincount(B.indices, minlength=n).astype(np.float64)
+    if counts is None:
+        counts = np.bincount(B.indices, minlength=n).astype(np.float64)
     scale = np.divide(1.0, np.sqrt(counts), out=np.zeros(n), where=counts > 0)
     if gram_matrix is not None:
         return _pruned(n, k, lambda lo, hi: gram_matrix[lo:hi], scale)
@@ -234,3 +245,58 @@ def check_ease_memory(n_items: int) -> None:
         "drop 'ease' from base_recommenders and pass prior=None, or keep fewer items "
         "(e.g. those with the most ratings).",
     )  # fmt: skip
+
+
+class ItemTotals(NamedTuple):
+    """Per-item counts ``n_i`` and sums ``s_i`` of the ratings, and their number and sum.
+
+    What :meth:`BaseScores.fit` needs of the users it does not score (``item_mean``,
+    ``popularity``, the cosines of ``cooccurrence``): sums over users, so blocks of users
+    add theirs up (:meth:`add`; ``rankboost.dask``'s recommender, one block per partition).
+    """
+
+    counts: NDArray[np.float64]
+    sums: NDArray[np.float64]
+    n: int
+    total: float
+
+    @classmethod
+    def of(cls, R: sp.csr_matrix) -> ItemTotals:
+        """The totals of the ratings ``R`` (a block of users x every item)."""
+        n_items = R.shape[1]
+        counts: NDArray[np.float64] = np.bincount(R.indices, minlength=n_items).astype(np.float64)
+        sums = np.asarray(np.bincount(R.indices, weights=R.data, minlength=n_items), np.float64)
+        return cls(counts, sums, int(R.nnz), float(np.sum(R.data)))
+
+    def add(self, other: ItemTotals) -> ItemTotals:
+        """The totals of two blocks of users together."""
+        return ItemTotals(
+            self.counts + other.counts, self.sums + other.sums, self.n + other.n,
+            self.total + other.total,
+        )  # fmt: skip
+
+
+def check_block_fit(
+    names: tuple[str, ...],
+    items: ItemTotals,
+    gram: NDArray[np.float64] | None,
+    ease_weights: NDArray[np.floating] | None,
+    n_items: int,
+) -> None:
+    """A block fit's inputs: the totals of every item, and the item x item matrices named."""
+    other = [n for n in names if n in ("user_knn", "item_knn")]
+    if other:
+        raise ValueError(
+            f"BaseScores.fit(items=...) fits a block of users, and {other[0]!r} needs the "
+            "other users' rows; use base recommenders among 'cooccurrence', 'ease', "
+            "'item_mean' and 'popularity'."
+        )
+    if items.counts.shape != (n_items,):
+        raise ValueError(
+            f"BaseScores.fit: items holds totals of {items.counts.shape[0]} items, and the "
+            f"ratings have {n_items}."
+        )
+    if gram is None and ("ease" in names or "cooccurrence" in names):
+        raise ValueError("BaseScores.fit(items=...) needs gram= (the Gram matrix of all users).")
+    if ease_weights is None and "ease" in names:
+        raise ValueError("BaseScores.fit(items=...) needs ease_weights= (computed once).")

@@ -1,0 +1,483 @@
+"""The pooled recommender on Dask: :class:`DaskRankBoostRecommender`.
+
+The one-machine pooled fit (:mod:`rankboost.recommend._pooled`, SPEC 7.2) with the users
+spread over the workers in blocks of whole users (:mod:`rankboost.dask._ratings`), each
+step run where the ratings are and with the one-machine code:
+
+* **item statistics**: each block sums its users' part of the item x item Gram matrix
+  (:func:`rankboost.recommend._base.item_gram`) and of the per-item totals
+  (:class:`~rankboost.recommend._base.ItemTotals`); the client adds them up (integer
+  counts: exactly, in a tree of tasks on the workers) and one task inverts EASE's matrix
+  (:meth:`BaseScores.ease_weights`), once per fit of the base recommenders;
+* **cross-fitting**: the folds of the ratings and the sampled unrated items are drawn by
+  each block from its own slice of the one-machine random streams (PCG64's ``advance``
+  jumps to it), so every row, fold and label is the one-machine one; fold by fold, the
+  client sums the blocks' Gram matrices without that fold, inverts once, and each block
+  scores its rows of the fold (``BaseScores.fit(..., items=...)``: its users with the
+  totals of every user);
+* **boosting**: the rows stay in their blocks, which are the partitions of
+  :func:`rankboost.dask.train` (a user is a query, whole in its block), from the prior
+  ``c * EASE`` as ``init_score``;
+* **recommending**: each block scores its users with the base recommenders on all the
+  ratings and keeps the top ``k``.
+
+The same ``random_state`` gives the one-machine model (to 1e-12, as the Dask ranker) and
+the same top-``k`` for every user, for ratings whose sums are exact in float64 (integers,
+halves): the totals are added in another order otherwise. What is not distributed is
+refused with a clear error: ``user_knn`` and ``item_knn`` (they need the other users'
+rows), ``ease_lambda="auto"`` and ``inner_folds`` (choices on held-out users), and the
+paper's per-user models.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from .._compat import require
+from ..booster import TrainingStoppedWarning
+from ..recommend._base import EASE_START, BaseScores
+from ..recommend._labels import COLUMNS, check_k
+from ..recommend._pooled import (
+    TOP_N,
+    PooledFit,
+    PooledOptions,
+    PooledResult,
+    negatives_per_user,
+)
+from ..recommend._recommender import RankBoostRecommender
+from ..recommend._scale import ItemTotals, user_sample
+from ._ratings import UserBlocks, user_blocks
+from ._rectasks import (
+    block_features,
+    block_folds,
+    block_gram,
+    block_rows,
+    block_totals,
+    cross_fit_block,
+    ease_weights_of,
+    gram_without,
+    kind_part,
+    labelled_block,
+    stacked,
+    sum_on_workers,
+    top_of_users,
+    totals_without,
+)
+
+__all__ = ["DASK_BASE_RECOMMENDERS", "DaskRankBoostRecommender"]
+
+#: the base recommenders whose statistics add up over blocks of users
+DASK_BASE_RECOMMENDERS = ("cooccurrence", "ease", "item_mean", "popularity")
+#: where the Dask recommender's defaults differ from RankBoostRecommender's (not distributed)
+DASK_DEFAULTS: dict[str, Any] = {
+    "base_recommenders": DASK_BASE_RECOMMENDERS,
+    "ease_lambda": EASE_START,  # where "auto"'s search starts (the penalty it picked on MovieLens)
+    "inner_folds": None,
+}
+
+
+# --------------------------------------------------------------------------- the estimator
+
+
+class DaskRankBoostRecommender:
+    """The pooled :class:`~rankboost.recommend.RankBoostRecommender` on a Dask cluster.
+
+    ``fit`` takes a dask DataFrame of ``(user, item, rating)`` rows in any partitioning;
+    the users are grouped in blocks of whole users on the workers, and the base
+    recommenders' statistics, the cross-fitting, the boosting and the recommendations run
+    there (module docstring). The same ``random_state`` gives the model and the top-``k``
+    of ``RankBoostRecommender(**est.params)`` fitted on the same ratings in memory.
+
+    Parameters
+    ----------
+    client : distributed.Client, default=None
+        The cluster's client (None: ``distributed.get_client()``).
+    **params
+        ``RankBoostRecommender``'s parameters, with the defaults of
+        :data:`DASK_DEFAULTS` where they differ: ``base_recommenders`` among
+        :data:`DASK_BASE_RECOMMENDERS` (the default), a number for ``ease_lambda`` (500),
+        ``inner_folds=None`` (``n_estimators`` rounds), ``mode="pooled"``, no
+        ``feature_users``. Other values are a ValueError naming the parameter.
+
+    Attributes
+    ----------
+    users_, items_ : ndarray
+        The sorted distinct user and item labels.
+    model_, rating_model_ : RankBoostModel
+        As ``RankBoostRecommender``'s (pooled).
+    prior_scale_, ease_lambda_ : float or None
+        As ``RankBoostRecommender``'s.
+    report_ : dict
+        As ``RankBoostRecommender``'s, and ``n_blocks`` (blocks of users).
+
+    Examples
+    --------
+    >>> import dask.dataframe as dd  # doctest: +SKIP
+    >>> from distributed import Client  # doctest: +SKIP
+    >>> from rankboost.dask import DaskRankBoostRecommender  # doctest: +SKIP
+    >>> ratings = dd.read_parquet("ratings.parquet")  # user, item, rating  # doctest: +SKIP
+    >>> rec = DaskRankBoostRecommender(client=Client(), n_estimators=50)  # doctest: +SKIP
+    >>> rec = rec.fit(ratings)  # doctest: +SKIP
+    >>> users, items, scores = rec.recommend_all(k=10)  # dask arrays  # doctest: +SKIP
+    >>> local = rec.to_local()  # a plain RankBoostRecommender  # doctest: +SKIP
+    """
+
+    def __init__(self, *, client: Any = None, **params: Any) -> None:
+        self.client = client
+        self.params = {**DASK_DEFAULTS, **params}
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle without the client or the workers' data (use :meth:`to_local`)."""
+        return {"client": None, "params": dict(self.params)}
+
+    def _get_client(self) -> Any:
+        if self.client is not None:
+            return self.client
+        return require("distributed", "DaskRankBoostRecommender").get_client()
+
+    def _template(self) -> RankBoostRecommender:
+        """The in-memory recommender of these parameters, its values checked for Dask."""
+        try:
+            est = RankBoostRecommender(**self.params)
+        except TypeError as exc:
+            raise TypeError(f"DaskRankBoostRecommender: {exc}.") from None
+        est._check_params()
+        owner = "DaskRankBoostRecommender"
+        names = PooledOptions.of(est).base_recommenders
+        other = [n for n in names if n not in DASK_BASE_RECOMMENDERS]
+        refusals = [
+            (est.mode != "pooled", f"mode={est.mode!r}: only the pooled model is distributed"),
+            (bool(other), f"base_recommenders holds {other[0]!r}" if other else ""),
+            (isinstance(est.ease_lambda, str), "ease_lambda='auto' (a held-out search)"),
+            (est.inner_folds is not None, f"inner_folds={est.inner_folds!r} (inner CV)"),
+            (est.feature_users is not None, "feature_users= (user_knn's neighbour pool)"),
+        ]
+        for bad, what in refusals:
+            if bad:
+                raise ValueError(
+                    f"{owner}: {what} is not available on Dask; it runs "
+                    f"base_recommenders among {DASK_BASE_RECOMMENDERS!r}, a number for "
+                    "ease_lambda and inner_folds=None (n_estimators rounds). Use "
+                    "rankboost.recommend.RankBoostRecommender for the rest."
+                )
+        return est
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, ratings: Any, *, columns: tuple[str, str, str] = COLUMNS) -> Any:
+        """Fit the pooled model(s) on a dask DataFrame of ``(user, item, rating)`` rows.
+
+        Parameters
+        ----------
+        ratings : dask DataFrame
+            One row per rating in the ``columns`` named; any partitioning (a user's rows
+            may straddle partitions). Every user in it is a target.
+        columns : tuple of (str, str, str), default=("user", "item", "rating")
+            The user, item and rating columns.
+
+        Returns
+        -------
+        self : DaskRankBoostRecommender
+        """
+        for name in [k for k in vars(self) if k.endswith("_") or k.startswith("_")]:
+            delattr(self, name)  # a fit that raises leaves an unfitted recommender
+        template = self._template()
+        params = template._check_params()
+        opts = PooledOptions.of(template)
+        client = self._get_client()
+        ub = user_blocks(client, ratings, columns, template.rating_range)
+        names = opts.base_recommenders
+        lam = float(opts.ease_lambda) if "ease" in names else None
+        per_block = client.gather(
+            [client.submit(block_totals, b, None, pure=False) for b in ub.blocks]
+        )
+        totals = per_block[0][0]
+        for t, _ in per_block[1:]:
+            totals = totals.add(t)
+        low = min(lo for _, lo in per_block)
+        rows, counts = self._rows(client, ub, opts, low)
+        X = self._cross_fit(client, ub, rows, opts, names, lam)
+        fits = self._boost(client, rows, X, counts, opts, params, names)
+        top_n = fits.get(TOP_N if opts.feedback == "auto" else opts.feedback)
+        top_n = top_n or next(iter(fits.values()))
+        by_rating = fits.get("ratings", top_n)
+        stats = self._stats(client, ub, names, lam, totals)
+        self._ub, self._stats_f, self._fits, self._names = ub, stats, (top_n, by_rating), names
+        self.users_, self.items_ = ub.users, ub.items
+        self.n_users_, self.n_items_ = ub.users.shape[0], ub.items.shape[0]
+        self.model_, self.rating_model_ = top_n.model, by_rating.model
+        self.prior_scale_ = top_n.scale if top_n.prior is not None else None
+        self.ease_lambda_ = lam
+        self.report_ = {
+            "n_targets": self.n_users_, "n_fitted": self.n_users_, "n_skipped": 0,
+            "n_rows": int(counts[0].sum()), "n_rounds": top_n.rounds,
+            "n_rounds_rating_model": by_rating.rounds,
+            "n_stopped_early": int(top_n.model.stop_reason is not None),
+            "n_blocks": len(ub.blocks),
+        }  # fmt: skip
+        return self
+
+    def _rows(
+        self, client: Any, ub: UserBlocks, opts: PooledOptions, low: float
+    ) -> tuple[list[Any], tuple[NDArray[np.int64], NDArray[np.int64]]]:
+        """Every block's rows (futures) and their counts per block (all, rated)."""
+        n_items = ub.items.shape[0]
+        sample = user_sample(np.arange(ub.users.shape[0], dtype=np.int64), opts.random_state)
+        sample_neg = opts.feedback not in ("ratings",)  # "auto", "liked": rated above unrated
+        n_b = len(ub.blocks)
+        in_block = np.searchsorted(ub.starts, sample, side="right") - 1
+        n_neg = np.zeros(sample.shape[0], dtype=np.int64)
+        if sample_neg:
+            n_neg = negatives_per_user(ub.n_rated[sample], n_items, float(opts.negatives))
+        neg_block = np.bincount(in_block, weights=n_neg, minlength=n_b).astype(np.int64)
+        rated_block = np.bincount(in_block, weights=ub.n_rated[sample], minlength=n_b)
+        neg_before = np.concatenate([[0], np.cumsum(neg_block)])
+        draws_before = np.concatenate([[0], np.cumsum(np.bincount(in_block, minlength=n_b))])
+        rows = []
+        for j, block in enumerate(ub.blocks):
+            fold = client.submit(
+                block_folds,
+                block,
+                opts.n_folds,
+                opts.random_state,
+                int(ub.nnz_before[j]),
+                pure=False,
+            )
+            neg = (
+                opts.random_state, opts.n_folds, int(draws_before[j]) * n_items,
+                sample.shape[0] * n_items, int(neg_before[j]), int(neg_before[-1]),
+            )  # fmt: skip
+            mine = sample[in_block == j] - ub.starts[j]
+            fut = client.submit(
+                block_rows, block, fold, int(ub.starts[j]), mine, neg, sample_neg,
+                float(opts.negatives), low, pure=False,
+            )  # fmt: skip
+            rows.append((fold, fut))
+        return rows, (rated_block.astype(np.int64) + neg_block, rated_block.astype(np.int64))
+
+    def _cross_fit(
+        self,
+        client: Any,
+        ub: UserBlocks,
+        rows: list[Any],
+        opts: PooledOptions,
+        names: tuple[str, ...],
+        lam: float | None,
+    ) -> list[Any]:
+        """Every block's cross-fitted features (futures), fold by fold.
+
+        Per fold, the blocks' Gram matrices and totals without it are summed, EASE's
+        matrix is inverted once here, sent to every worker, and each block scores its
+        rows of the fold; the fold's matrices are released before the next.
+        """
+        distributed = require("distributed", "DaskRankBoostRecommender")
+        need_gram = "ease" in names or "cooccurrence" in names
+        parts: list[list[Any]] = [[] for _ in ub.blocks]
+        for k in range(opts.n_folds):
+            per = [
+                client.submit(totals_without, b, fold, k, pure=False)
+                for b, (fold, _) in zip(ub.blocks, rows, strict=True)
+            ]
+            totals = per[0].result()
+            for t in client.gather(per[1:]):
+                totals = totals.add(t)
+            gram_f = weights_f = None
+            if need_gram:
+                gram_f = sum_on_workers(client, [
+                    client.submit(gram_without, b, fold, k, pure=False)
+                    for b, (fold, _) in zip(ub.blocks, rows, strict=True)
+                ])  # fmt: skip
+                if lam is not None:
+                    weights_f = client.submit(ease_weights_of, gram_f, names, lam, True, pure=False)
+            done = []
+            for j, (b, (fold, fut)) in enumerate(zip(ub.blocks, rows, strict=True)):
+                cells = client.submit(
+                    cross_fit_block, b, fold, fut, k, gram_f, weights_f, totals, names, lam or 0.0,
+                    pure=False,
+                )  # fmt: skip
+                parts[j].append(cells)
+                done.append(cells)
+            distributed.wait(done)  # the fold's matrices are no longer needed
+            del gram_f, weights_f
+        return [
+            client.submit(block_features, fut, parts[j], pure=False)
+            for j, (_, fut) in enumerate(rows)
+        ]
+
+    def _boost(  # noqa: PLR0917  the fit's state
+        self,
+        client: Any,
+        rows: list[Any],
+        X: list[Any],
+        counts: tuple[NDArray[np.int64], NDArray[np.int64]],
+        opts: PooledOptions,
+        params: Any,
+        names: tuple[str, ...],
+    ) -> dict[str, PooledFit]:
+        """The pooled model of each kind of feedback, trained on the blocks (``train_pooled``)."""
+        import dask.array as da
+
+        from ._train import train
+
+        sampled = "rated" if opts.feedback in ("auto", "liked") else opts.feedback
+        kinds = ("ratings", TOP_N) if opts.feedback == "auto" else (opts.feedback,)
+        d = len(names)
+        fits: dict[str, PooledFit] = {}
+        for kind in kinds:
+            subset = kind == "ratings" and sampled != kind
+            n_rows = counts[1] if subset else counts[0]
+            live = [j for j in range(len(rows)) if n_rows[j] > 0]
+
+            def part(j: int, what: str, kind: str = kind, subset: bool = subset) -> Any:
+                return client.submit(kind_part, rows[j][1], X[j], kind, subset, what, pure=False)
+
+            checks = client.gather([part(j, "check") for j in live])
+            labels = np.unique(np.concatenate([c[0] for c in checks]))
+            no_pair = kind == "ratings" and not any(c[1] for c in checks)
+            if labels.shape[0] < 2 or no_pair:
+                if opts.feedback == "auto":
+                    continue
+                raise ValueError(
+                    "no target user has a crucial pair: with feedback='ratings' a target "
+                    "needs two different ratings. Use feedback='auto', 'liked', 'rated' or "
+                    "'both' (rated above unrated), or add ratings."
+                )
+            sizes = [int(n_rows[j]) for j in live]
+            Xd, yd, qd = (
+                stacked([part(j, what) for j in live], sizes, shape, dtype)
+                for what, shape, dtype in (
+                    ("X", (d,), np.float64), ("y", (), np.float64), ("qid", (), np.int64)
+                )
+            )  # fmt: skip
+            col = names.index("ease") if opts.prior == "ease" and kind != "ratings" else None
+            c = 0.0
+            if col is not None:
+                c = float(opts.prior_scale) if opts.prior_scale is not None else 0.25
+            f0 = None if col is None else c * da.nan_to_num(Xd[:, col])
+            p = params.replace(n_rounds=max(params.n_rounds, 1))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", TrainingStoppedWarning)
+                model = train(
+                    client, Xd, yd, qd, feedback="bipartite" if kind == "rated" else "layered",
+                    init_score=f0, params=p,
+                )  # fmt: skip
+            fits[kind] = PooledFit(model, None, min(params.n_rounds, model.n_rounds), col, c)
+        return fits
+
+    def _stats(
+        self,
+        client: Any,
+        ub: UserBlocks,
+        names: tuple[str, ...],
+        lam: float | None,
+        totals: ItemTotals,
+    ) -> tuple[Any, Any, ItemTotals, tuple[str, ...], float]:
+        """The base recommenders' statistics on all the ratings (futures: tasks on the workers)."""
+        gram_f = weights_f = None
+        if "ease" in names or "cooccurrence" in names:
+            gram_f = sum_on_workers(
+                client, [client.submit(block_gram, b, None, pure=False) for b in ub.blocks]
+            )
+            if lam is not None:
+                weights_f = client.submit(ease_weights_of, gram_f, names, lam, False, pure=False)
+        return gram_f, weights_f, totals, names, lam or 0.0
+
+    # ------------------------------------------------------------------ recommend
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "model_"):
+            from .._validation import not_fitted
+
+            raise not_fitted("", self, "call fit(ratings) first")
+
+    def recommend(
+        self, user: Any, k: int = 10, exclude_rated: bool = True
+    ) -> tuple[NDArray[Any], NDArray[np.float64]]:
+        """The ``k`` best items of ``user`` and their scores (computed on its block's worker).
+
+        As :meth:`RankBoostRecommender.recommend` (``candidates`` is not available here).
+        """
+        self._check_fitted()
+        check_k(k)
+        at = int(np.searchsorted(self.users_, user)) if self.users_.shape[0] else 0
+        if at >= self.users_.shape[0] or self.users_[at] != user:
+            raise ValueError(
+                f"unknown user {user!r}: not among the {self.users_.shape[0]} users of the "
+                "ratings given to fit."
+            )
+        ub, client = self._ub, self._get_client()
+        j = int(np.searchsorted(ub.starts, at, side="right") - 1)
+        lo = int(ub.starts[j])
+        fut = client.submit(
+            top_of_users, ub.blocks[j], *self._stats_f, self._fits[0], int(k), exclude_rated,
+            np.array([at - lo]), pure=False,
+        )  # fmt: skip
+        pos, scores = fut.result()
+        keep = pos[0] >= 0  # top_k pads a user with fewer candidates
+        return self.items_[pos[0][keep]], scores[0][keep]
+
+    def recommend_all(self, k: int = 10, exclude_rated: bool = True) -> tuple[Any, Any, Any]:
+        """The ``k`` best items of every user, as dask arrays computed block by block.
+
+        Returns
+        -------
+        users : ndarray of shape (n_users,)
+            The users (labels), in order.
+        items : dask array of object of shape (n_users, min(k, n_items))
+            Row ``i``: the items of ``users[i]``, best first (None where fewer remain), as
+            :meth:`RankBoostRecommender.recommend_all` gives them.
+        scores : dask array of float of the same shape
+            Their scores; NaN in padded cells.
+        """
+        import dask
+        import dask.array as da
+
+        self._check_fitted()
+        check_k(k)
+        k = min(int(k), self.n_items_)
+        ub, client = self._ub, self._get_client()
+        items, scores = [], []
+        for j, block in enumerate(ub.blocks):
+            lo, hi = int(ub.starts[j]), int(ub.starts[j + 1])
+            fut = client.submit(
+                labelled_block, block, self._stats_f, self._fits[0], k, exclude_rated, None,
+                self.users_[lo:hi], self.items_, pure=False,
+            )  # fmt: skip
+            out = dask.delayed(fut)
+            items.append(da.from_delayed(out[1], (hi - lo, k), dtype=object))
+            scores.append(da.from_delayed(out[2], (hi - lo, k), dtype=np.float64))
+        return self.users_, da.concatenate(items), da.concatenate(scores)
+
+    def to_local(self) -> RankBoostRecommender:
+        """The same fitted recommender in memory: a plain :class:`RankBoostRecommender`.
+
+        Brings every block's ratings and the item x item statistics to this process.
+        """
+        from ..recommend._inputs import FitInput
+
+        self._check_fitted()
+        client, ub = self._get_client(), self._ub
+        R = sp.csr_matrix(sp.vstack(client.gather(ub.blocks), format="csr"))
+        gram_f, weights_f, _, names, lam = self._stats_f
+        gram = None if gram_f is None else gram_f.result()
+        weights = None if weights_f is None else weights_f.result()
+        everyone = np.arange(self.n_users_, dtype=np.int64)
+        labels = self.users_.tolist()
+        data = FitInput(
+            R, self.users_, self.items_, labels, True, {u: i for i, u in enumerate(labels)},
+            {it: i for i, it in enumerate(self.items_.tolist())}, everyone, everyone,
+        )  # fmt: skip
+        base = BaseScores(names, pool=everyone)
+        if "ease" in names:
+            base.ease_lambda = lam
+        base.fit(R, gram=gram, ease_weights=weights)
+        report = {k: v for k, v in self.report_.items() if k != "n_blocks"}
+        fit = PooledResult(
+            self._fits[0], self._fits[1], base, self.ease_lambda_, everyone, {}, report
+        )
+        est = RankBoostRecommender(**self.params)
+        est._set_fitted(data, fit)
+        return est
