@@ -285,3 +285,79 @@ def test_issue51_fuse_train_clicks_unknown_documents_exit_1(files, capsys):
     assert status == 1
     assert "1 rows (1 distinct documents) have no row in the runs: (qid q0, docid nope)" in err
     assert "Traceback" not in err
+
+
+# ------------------------------------------------------------------ simulating a fusion ---
+def test_issue51_simulate_served_shows_the_fusions_top_and_clicks_by_grade(hybrid):
+    from rankboost.clicks import simulate_clicks
+    from rankboost.fusion.clicks import served_rows, simple_fusion, simulate_served
+
+    runs, qrels = hybrid
+    rrf = simple_fusion("rrf", ["good", "noise"])
+    sim = simulate_served(rrf, runs, qrels, 500, eta=2.0, model="cascade", random_state=4)
+    y, qid, docid, score = served_rows(rrf, runs, qrels)
+    same = simulate_clicks(y, qid, score, 500, eta=2.0, model="cascade", docids=docid,
+                           random_state=4)  # fmt: skip
+    np.testing.assert_array_equal(sim.log.docid, same.log.docid)
+    np.testing.assert_array_equal(sim.log.click, same.log.click)
+    fused = rrf.fuse(runs)
+    top = {(q, d) for q, d, r in zip(fused.qid, fused.docid, fused.rank, strict=True) if r == 1}
+    first = sim.log.position == 1
+    assert set(zip(sim.log.qid[first], sim.log.docid[first], strict=True)) <= top
+    # cascade: at most one click per session
+    assert np.bincount(np.repeat(np.arange(sim.log.n_sessions), np.diff(sim.log.starts)),
+                       weights=sim.log.click).max() == 1  # fmt: skip
+    with pytest.raises(ValueError, match=r"wsum needs one weight per run \(2: good, noise\)"):
+        simple_fusion("wsum:1", ["good", "noise"])
+
+
+def test_issue51_clicks_simulate_on_a_fusion_then_fuse_train(files, hybrid, capsys):
+    """Item 2 end to end: simulate on a model's lists, learn from them, export."""
+    tmp, runs = files
+    _, qrels = hybrid
+    from rankboost.fusion import write_qrels
+
+    write_qrels(tmp / "qrels.txt", qrels)
+    model = tmp / "sum.json"
+    LinearFusion.from_weights(runs, [0.5, 0.5]).save(model)
+    for spec, log in ((model, "m.tsv.gz"), ("wsum:0.2,0.8", "w.tsv.gz")):
+        status, err = _cli(capsys, ["clicks", "simulate", "--runs", *runs, "--qrels",
+                                    tmp / "qrels.txt", "--fusion", spec, "--sessions", "800",
+                                    "-o", tmp / log])  # fmt: skip
+        assert status == 0, err
+    out = tmp / "from_sim.json"
+    status, err = _cli(capsys, ["fuse", "train", "--family", "linear", "--runs", *runs,
+                                "--clicks", tmp / "m.tsv.gz", "-o", out])  # fmt: skip
+    assert status == 0, err
+    assert "800 sessions" in err
+    lin = LinearFusion.load(out)
+    assert lin.weights_[0] > lin.weights_[1]  # 'good' learned from the clicks
+
+
+@pytest.mark.parametrize(
+    ("argv", "status", "match"),
+    [
+        (["DATA", "--fusion", "rrf"], 2, r"takes DATA or a fusion's lists .*got DATA and --fusion"),
+        (["RUNS", "QRELS"], 2, r"--runs, --qrels and --fusion together; missing --fusion"),
+        (["RUNS", "QRELS", "--fusion", "rrf", "--production-share", "0.5"], 2,
+         r"drop --production-share"),
+        (["RUNS", "QRELS", "--fusion", "wsum:1,2,3"], 1, r"wsum needs one weight per run"),
+        (["RUNS", "QRELS", "--fusion", "nope.json"], 1, r"nope\.json"),
+    ],
+)  # fmt: skip
+def test_issue51_clicks_simulate_fusion_bad_input(files, capsys, argv, status, match):
+    tmp, runs = files
+    (tmp / "q.txt").write_text("q0 0 d0 1\n")
+    named = {
+        "DATA": [tmp / "q.txt"],
+        "RUNS": ["--runs", *runs],
+        "QRELS": ["--qrels", tmp / "q.txt"],
+    }
+    full = ["clicks", "simulate", "-o", tmp / "bad.tsv"]
+    for word in argv:
+        full += named.get(word, [word])
+    got, err = _cli(capsys, full)
+    assert got == status
+    lines = [ln for ln in err.splitlines() if ln.startswith("rankboost: error:")]
+    assert len(lines) == 1
+    assert re.search(match, lines[0]), lines[0]

@@ -38,11 +38,26 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ._click_auto import fit_auto
 from ._click_fit import ClickTargets, PairPotential, click_targets, fit_boost, fit_linear
 from .features import RunsLike, as_run_list
 
-__all__ = ["ClickTargets", "PairPotential", "click_targets", "fit_clicks", "fit_targets"]
+__all__ = [
+    "ClickTargets",
+    "PairPotential",
+    "click_targets",
+    "fit_clicks",
+    "fit_targets",
+    "served_rows",
+    "simple_fusion",
+    "simulate_served",
+]
+
+#: The fusions :func:`simple_fusion` names (``rankboost clicks simulate --fusion``): RRF with
+#: k = 60, the equal-weight sum of min-max scores, or ``wsum:W1,W2,...`` (one weight per run).
+SIMPLE_FUSIONS = ("rrf", "sum", "wsum:W1,W2,...")
 
 
 # ------------------------------------------------------------------ the entry ------------
@@ -126,3 +141,90 @@ def fit_targets(estimator: Any, items: list[Any], t: ClickTargets, verbose: bool
     if isinstance(estimator, RankFusion):
         return fit_boost(estimator, items, t, verbose)
     return fit_auto(estimator, items, t, verbose)
+
+
+# ------------------------------------------------------------------ simulating ----------
+def simple_fusion(spec: str, names: list[str]) -> Any:
+    """The LinearFusion ``spec`` names for runs ``names``, or None when it names none.
+
+    ``"rrf"``: reciprocal rank fusion (k = 60); ``"sum"``: the equal-weight sum of min-max
+    scores; ``"wsum:0.7,0.3"``: a weighted sum of min-max scores, one weight per run.
+
+    Examples
+    --------
+    >>> simple_fusion("wsum:0.7,0.3", ["bm25", "dense"]).weights_.round(2).tolist()
+    [0.7, 0.3]
+    >>> simple_fusion("model.json", ["bm25", "dense"]) is None
+    True
+    """
+    from .linear import LinearFusion
+
+    if spec == "rrf":
+        return LinearFusion.from_weights(names, np.ones(len(names)), normalizer="rrf")
+    if spec == "sum":
+        return LinearFusion.from_weights(names, np.ones(len(names)))
+    if not spec.startswith("wsum:"):
+        return None
+    try:
+        w = [float(x) for x in spec[5:].split(",")]
+    except ValueError:
+        w = []
+    if len(w) != len(names):
+        raise ValueError(
+            f"fusion {spec!r}: wsum needs one weight per run ({len(names)}: "
+            f"{', '.join(names)}), comma-separated, e.g. wsum:{','.join(['0.5'] * len(names))}."
+        )
+    return LinearFusion.from_weights(names, w)
+
+
+def served_rows(
+    model: Any, runs: RunsLike, qrels: Any, *, match: str = "name"
+) -> tuple[Any, Any, Any, Any]:
+    """``(y, qid, docid, score)`` of the list ``model`` serves, on the queries ``qrels`` judge.
+
+    Every document the fused list holds, its grade (0 when unjudged) and fused score: what
+    :func:`rankboost.clicks.simulate_clicks` shows the top of.
+    """
+    from ._select import rows
+    from .features import grades_for
+
+    fused = model.fuse(runs, match=match)
+    judged = np.isin(fused.qid, np.asarray(qrels.queries))
+    if not judged.any():
+        raise ValueError(
+            "simulate: no query of the runs is judged in the qrels; check that the query ids "
+            "of the run files and the qrels file match."
+        )
+    qid, docid, score = fused.qid[judged], fused.docid[judged], fused.score[judged]
+    return grades_for(rows(qid, docid), qrels), qid, docid, score
+
+
+def simulate_served(
+    fusion: Any,
+    runs: RunsLike,
+    qrels: Any,
+    n_sessions: int,
+    *,
+    match: str = "name",
+    **options: Any,
+) -> Any:
+    """Sessions on the list a fusion serves (issue 51): :func:`rankboost.clicks.simulate_clicks`.
+
+    ``fusion`` is any fitted fusion (or :func:`simple_fusion`'s); the sessions draw the queries
+    ``qrels`` judge; ``options`` are ``simulate_clicks``' (``eta``, ``model``, ``table``,
+    ``n_shown``, ``epsilon``, ``random_state``).
+
+    Examples
+    --------
+    >>> from rankboost.fusion import Qrels, Run
+    >>> a = Run(["q", "q", "q"], ["d1", "d2", "d3"], [1, 2, 3], [3.0, 2.0, 1.0], name="a")
+    >>> b = Run(["q", "q"], ["d3", "d2"], [1, 2], [0.9, 0.1], name="b")
+    >>> sim = simulate_served(simple_fusion("rrf", ["a", "b"]), [a, b],
+    ...                       Qrels(["q"], ["d3"], [1]), 5, n_shown=2)
+    >>> sim.log.docid[:2].tolist()  # RRF's top 2: d3 (3rd + 1st), d2 (2nd + 2nd)
+    ['d3', 'd2']
+    """
+    from ..clicks._simulate import simulate_clicks
+
+    y, qid, docid, score = served_rows(fusion, runs, qrels, match=match)
+    return simulate_clicks(y, qid, score, n_sessions, docids=docid, **options)
