@@ -266,7 +266,8 @@ _OTHER_VALUE = {
 }
 #: Options about the data or the output, tested on their own (not model parameters).
 _DATA_OPTIONS = {
-    "help", "runs", "qrels", "output", "depth", "common_queries", "quiet", "progress", "plot"
+    "help", "runs", "qrels", "output", "depth", "common_queries", "quiet", "progress", "plot",
+    "clicks", "click_pairs", "propensity", "max_weight",  # tests/test_fusion_clicks.py (issue 51)
 }  # fmt: skip
 #: What every family is trained with here (small, so that the ~40 trainings take seconds).
 _BASE = {

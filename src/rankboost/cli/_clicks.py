@@ -21,9 +21,11 @@ __all__ = [
     "BAR_ENTRIES",
     "BAR_LOG_BYTES",
     "FEEDBACK",
+    "add_click_options",
     "add_train_arguments",
     "click_fit_kwargs",
     "click_inputs",
+    "click_options",
     "log_bar",
     "matched_counts",
     "propensity_table",
@@ -65,15 +67,22 @@ def propensity_table(prop: Any) -> str:
 
 def add_train_arguments(p: argparse.ArgumentParser) -> None:
     """``--clicks LOG`` and its options for ``rankboost train``."""
-    g = p.add_argument_group(
-        "clicks (docs/clicks.md): train on a click log; the labels of DATA are then ignored"
-    )
-    g.add_argument(
-        "--clicks",
-        metavar="LOG",
-        help="click log (qid, docid, position, click[, session, count]) matched to DATA by "
+    add_click_options(
+        p,
+        "clicks (docs/clicks.md): train on a click log; the labels of DATA are then ignored",
+        "click log (qid, docid, position, click[, session, count]) matched to DATA by "
         "(qid, '#docid = ...')",
     )
+
+
+def add_click_options(p: argparse.ArgumentParser, title: str, clicks_help: str) -> None:
+    """``--clicks LOG``, ``--click-pairs``, ``--propensity`` and ``--max-weight`` on ``p``.
+
+    Shared by ``train`` and ``fuse train``; the defaults are
+    :func:`rankboost.clicks.click_feedback`'s.
+    """
+    g = p.add_argument_group(title)
+    g.add_argument("--clicks", metavar="LOG", help=clicks_help)
     pairs = default_of(FEEDBACK, "pairs")
     g.add_argument(
         "--click-pairs",
@@ -102,6 +111,23 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def click_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The click options given (not at their defaults), as ``click_feedback``'s keywords.
+
+    Raises a ValueError when one is given without ``--clicks``, or ``--max-weight`` < 1.
+    """
+    options = {"click_pairs": "pairs", "propensity": "propensity", "max_weight": "max_weight"}
+    given = changed(args, FEEDBACK, options)
+    if args.clicks is None:
+        if given:
+            flags = ", ".join("--" + k.replace("_", "-") for k in options if options[k] in given)
+            raise ValueError(f"{flags} needs --clicks LOG; pass the click log too.")
+        return {}
+    if not args.max_weight >= 1:
+        raise ValueError(f"--max-weight must be >= 1; got {args.max_weight}.")
+    return given
+
+
 def click_inputs(args: argparse.Namespace) -> list[tuple[str, str]]:
     """The propensity table ``--propensity FILE`` reads (an input of ``train``)."""
     given = getattr(args, "propensity", None)
@@ -112,17 +138,11 @@ def click_inputs(args: argparse.Namespace) -> list[tuple[str, str]]:
 
 def click_fit_kwargs(args: argparse.Namespace, data: Any) -> dict[str, Any]:
     """The ``RankBoostRanker.fit`` arguments of ``--clicks`` (empty without it)."""
-    options = {"click_pairs": "pairs", "propensity": "propensity", "max_weight": "max_weight"}
-    given = changed(args, FEEDBACK, options)
+    given = click_options(args)
     if args.clicks is None:
-        if given:
-            flags = ", ".join("--" + k.replace("_", "-") for k in options if options[k] in given)
-            raise ValueError(f"{flags} needs --clicks LOG; pass the click log too.")
         return {}
     from ..clicks._pairs import click_feedback, resolve_propensity
 
-    if not args.max_weight >= 1:
-        raise ValueError(f"--max-weight must be >= 1; got {args.max_weight}.")
     if data.docids is None:
         raise ValueError(
             f"{args.data!r} has no '#docid = ...' comments; --clicks matches the log to the "

@@ -61,6 +61,10 @@ NOT_MODEL = frozenset(
         "plot",
         "family",
         "engine",
+        "clicks",
+        "click_pairs",
+        "propensity",
+        "max_weight",
     }
 )
 #: The families an option of another family chooses when ``--family`` is not given, in order:

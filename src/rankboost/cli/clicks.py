@@ -1,7 +1,9 @@
 """``rankboost clicks simulate`` and ``rankboost clicks propensity``: click logs.
 
 ``simulate`` writes a click log from a labelled SVMlight/LETOR file (the standard protocol,
-:func:`rankboost.clicks.simulate_to_file`); ``propensity`` estimates the examination
+:func:`rankboost.clicks.simulate_to_file`), or from TREC runs and qrels on the list a fusion
+serves (``--runs RUN... --qrels FILE --fusion MODEL|rrf|sum|wsum:W1,W2``, issue 51:
+:func:`rankboost.fusion.clicks.served_rows`); ``propensity`` estimates the examination
 propensity per position from a log (:func:`rankboost.clicks.estimate_propensity`). Each
 option's default is the function's own (:mod:`rankboost.cli._defaults`). The click options
 of ``train`` are in :mod:`rankboost.cli._clicks`.
@@ -15,10 +17,10 @@ from typing import Any
 
 from . import _clicks
 from ._clicks import log_bar, matched_counts, propensity_table
-from ._common import add_parser, int_at_least
+from ._common import UsageError, add_parser, int_at_least
 from ._defaults import add_option, changed, default_of, defaults
 from ._inputs import check_plot, pyplot_offscreen, save_plot
-from ._rules import Files, add_progress_options, show_progress
+from ._rules import Files, Paths, add_progress_options, show_progress
 
 __all__ = ["register"]
 
@@ -45,6 +47,9 @@ BAR_SESSIONS = SESSIONS
 _EPILOG = """\
 examples:
   rankboost clicks simulate train.txt --sessions 100000 --eta 1 -o clicks.tsv.gz
+  rankboost clicks simulate --runs bm25.run dense.run --qrels qrels.txt \
+      --fusion wsum:0.7,0.3 --sessions 10000 -o clicks.tsv.gz
+  rankboost fuse train --runs bm25.run dense.run --clicks clicks.tsv.gz -o fusion.json
   rankboost clicks propensity clicks.tsv.gz train.txt -o propensity.tsv --plot prop.png
   rankboost train train.txt --clicks clicks.tsv.gz --propensity auto -o model.json
 
@@ -104,11 +109,17 @@ def _add_simulate(sub: Any) -> None:
         "the queries ranks each query; each session draws a query uniformly and clicks its "
         "top documents by a position-based or cascade model.",
         func=_simulate,
-        files=Files({"data": "input data file"}, {"output": "-o"}),
+        files=Files(
+            {"data": "input data file", "runs": "run file", "qrels": "qrels file"},
+            {"output": "-o"},
+            implied=_fusion_file,
+        ),
     )
     d = defaults(SIMULATE, SIMULATE_OPTIONS)
     d["production_share"] = default_of(PRODUCTION, "share")
-    s.add_argument("data", metavar="DATA", help="labelled SVMlight/LETOR file (may be .gz)")
+    s.add_argument(
+        "data", metavar="DATA", nargs="?", help="labelled SVMlight/LETOR file (may be .gz)"
+    )
     s.add_argument("-o", "--output", required=True, help="click log to write (.gz: gzip)")
     s.add_argument("--sessions", type=int_at_least(1), default=SESSIONS, help=f"default {SESSIONS}")
     add_option(s, "--eta", d, "bias severity", type=_non_negative)
@@ -132,7 +143,28 @@ def _add_simulate(sub: Any) -> None:
         type=_share,
     )
     add_option(s, "--seed", d, "random seed", type=int)
+    f = s.add_argument_group(
+        "a fusion's lists (instead of DATA): sessions on the list a fusion of TREC runs serves, "
+        "clicks from the qrels' grades (docs/fusion_clicks.md)"
+    )
+    f.add_argument("--runs", nargs="+", metavar="RUN", help="TREC run files, gz ok")
+    f.add_argument("--qrels", help="TREC qrels file: the grades the users click by")
+    f.add_argument(
+        "--fusion",
+        metavar="MODEL|rrf|sum|wsum:W1,W2",
+        help="the fusion that serves the lists: a model file of 'rankboost fuse train' (its "
+        "lists matched to --runs by file name), rrf (k = 60), sum (equal-weight sum of min-max "
+        "scores) or wsum:W1,W2,... (weighted sum of min-max scores, one weight per run)",
+    )
     add_progress_options(s)
+
+
+def _fusion_file(args: argparse.Namespace) -> Paths:
+    """The model file ``--fusion`` names (an input), unless it names a simple fusion."""
+    spec = getattr(args, "fusion", None)
+    if spec is None or spec in ("rrf", "sum") or spec.startswith("wsum:"):
+        return Paths()
+    return Paths(inputs=[("fusion model", spec)])
 
 
 def _add_propensity(sub: Any) -> None:
@@ -163,10 +195,65 @@ def _add_propensity(sub: Any) -> None:
     add_progress_options(e)
 
 
+def _check_source(args: argparse.Namespace) -> None:
+    """DATA, or ``--runs``, ``--qrels`` and ``--fusion`` together (a usage error otherwise)."""
+    fusion = {"--runs": args.runs, "--qrels": args.qrels, "--fusion": args.fusion}
+    given = [k for k, v in fusion.items() if v is not None]
+    if args.data is not None and given:
+        raise UsageError(
+            f"clicks simulate takes DATA or a fusion's lists (--runs, --qrels, --fusion); got "
+            f"DATA and {', '.join(given)}: pass one of them."
+        )
+    if args.data is None and len(given) < 3:
+        missing = [k for k in fusion if k not in given]
+        raise UsageError(
+            "clicks simulate needs DATA (a labelled SVMlight/LETOR file), or --runs, --qrels "
+            f"and --fusion together; missing {', '.join(missing)}."
+        )
+    if args.data is None and args.production_share != default_of(PRODUCTION, "share"):
+        raise UsageError(
+            "--production-share trains the production ranker of DATA; with --fusion the "
+            "fusion serves the lists: drop --production-share."
+        )
+
+
+def _simulate_fusion(args: argparse.Namespace) -> int:
+    """``--runs``, ``--qrels``, ``--fusion``: sessions on the list the fusion serves."""
+    from ..clicks._simulate import simulate_to_file
+    from ..fusion.clicks import served_rows, simple_fusion
+    from ..fusion.io import read_qrels, read_runs
+    from ._fuse import load_fusion
+
+    runs = read_runs(args.runs)
+    model = simple_fusion(args.fusion, list(runs))
+    model = load_fusion(args.fusion, "fuse apply") if model is None else model
+    y, qid, docid, score = served_rows(model, runs, read_qrels(args.qrels))
+    n_sessions, n_rows, n_clicks, truth = simulate_to_file(
+        args.output,
+        y,
+        qid,
+        score,
+        args.sessions,
+        docids=docid,
+        verbose=show_progress(args) and args.sessions >= BAR_SESSIONS,
+        **changed(args, SIMULATE, SIMULATE_OPTIONS),
+    )
+    sys.stdout.write(
+        f"wrote {args.output}: {n_sessions} sessions on the lists {args.fusion} serves, "
+        f"{n_rows} rows, {n_clicks} clicks ({args.model}, eta={args.eta}); true propensity "
+        + propensity_table(truth)
+        + "\n"
+    )
+    return 0
+
+
 def _simulate(args: argparse.Namespace) -> int:
     from ..clicks._simulate import production_ranker, simulate_to_file
     from ..datasets import load_svmlight
 
+    _check_source(args)
+    if args.data is None:
+        return _simulate_fusion(args)
     data = load_svmlight(args.data)
     if data.qid is None:
         raise ValueError(f"{args.data!r} has no qid; clicks are simulated per query.")

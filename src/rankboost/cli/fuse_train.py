@@ -1,5 +1,9 @@
 """``rankboost fuse train``: fit a fusion model on TREC runs and qrels, save it as JSON.
 
+``--clicks LOG`` (instead of ``--qrels``) learns it from a click log of the lists an earlier
+fusion served (:func:`rankboost.fusion.clicks.fit_clicks`), with the click options of
+``rankboost train --clicks`` (:mod:`rankboost.cli._clicks`).
+
 ``--family`` chooses the estimator (:mod:`rankboost.cli._family`: ``auto``, the default, is
 :class:`~rankboost.fusion.AutoFusion`; ``boost`` is :class:`~rankboost.fusion.RankFusion`;
 ``linear`` is :class:`~rankboost.fusion.LinearFusion`), built from the options given, each
@@ -18,6 +22,7 @@ import argparse
 import sys
 from typing import Any
 
+from ._clicks import add_click_options, click_inputs, click_options
 from ._common import UsageError, add_parser, count, int_at_least
 from ._defaults import add_option
 from ._family import (
@@ -41,9 +46,9 @@ from ._fuse import (
 )
 from ._inputs import check_plot
 from ._metrics import format_conventions
-from ._rules import Files, add_progress_options, show_progress
+from ._rules import Files, Paths, add_progress_options, show_progress
 
-__all__ = ["CV_CONVENTIONS", "register", "rounds_value", "train_options"]
+__all__ = ["CLICK_CONVENTIONS", "CV_CONVENTIONS", "register", "rounds_value", "train_options"]
 
 #: How the inner folds score NDCG@10 (:func:`rankboost.fusion.cv_rounds`): not as
 #: ``fuse evaluate`` does by default, so the line says so.
@@ -54,12 +59,21 @@ CV_CONVENTIONS = (
     "document as 0 (--empty zero) and ranks the judged documents no run returned last, so "
     "it prints another number for the same ranking\n"
 )
+#: ... and with ``--clicks``: the gains are the debiased click-through rates, not grades.
+CLICK_CONVENTIONS = (
+    "rankboost fuse train: --clicks: the inner folds are the clicked queries, scored by "
+    "NDCG@10 with each document's debiased click-through rate (clicks / propensity per "
+    "impression; raw with --propensity none) as its gain\n"
+)
 
 
 def register(sub: Any) -> argparse.ArgumentParser:
     """Add ``train`` to the ``fuse`` subparsers."""
     p = add_parser(
-        sub, "train", "fit a fusion model on runs + qrels, save it as JSON", EXAMPLES["train"]
+        sub,
+        "train",
+        "fit a fusion model on runs + qrels (or a click log), save it as JSON",
+        EXAMPLES["train"],
     )
     add_arguments(p)
     return p
@@ -68,7 +82,9 @@ def register(sub: Any) -> argparse.ArgumentParser:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """``fuse train``'s arguments, handler and files on ``p``."""
     add_options(p, "runs")
-    p.add_argument("--qrels", required=True, help="TREC qrels file (qid 0 docid rel), gz ok")
+    p.add_argument(
+        "--qrels", default=None, help="TREC qrels file (qid 0 docid rel), gz ok (or --clicks LOG)"
+    )
     p.add_argument("-o", "--output", required=True, help="where to write the model (JSON)")
     _add_model_options(p)
     p.add_argument(
@@ -78,6 +94,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="read only the top DEPTH of each run, an int >= 1 (default: all)",
     )
     add_options(p, "common_queries")
+    add_click_options(
+        p,
+        "clicks (docs/fusion_clicks.md): learn the fusion from a click log instead of --qrels",
+        "click log (qid, docid, position, click[, session, count]) of the lists an earlier "
+        "fusion of these runs served, matched to the runs' documents by (qid, docid)",
+    )
     add_progress_options(p, "progress bars (inner folds, rounds)")
     p.add_argument(
         "--plot",
@@ -91,7 +113,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         family_given=False,
         func=run,
         files=Files(
-            {"runs": "run file", "qrels": "qrels file"}, {"output": "-o", "plot": "--plot"}
+            {"runs": "run file", "qrels": "qrels file", "clicks": "input click log"},
+            {"output": "-o", "plot": "--plot"},
+            implied=lambda a: Paths(inputs=click_inputs(a)),
         ),
     )
 
@@ -298,6 +322,11 @@ def _check_plot(args: argparse.Namespace) -> None:
     """``--plot``, before the work: matplotlib and the file type, and an inner CV will run."""
     if args.plot is None:
         return
+    if args.clicks is not None:
+        raise UsageError(
+            "--plot draws the inner cross-validation of a fit on --qrels; a fit on --clicks "
+            "does not keep its curves: drop --plot."
+        )
     import importlib.util
 
     if importlib.util.find_spec("matplotlib") is None:  # NOTE: issue 38's wording, kept
@@ -323,12 +352,21 @@ def run(args: argparse.Namespace) -> int:
     sys.stderr.write(for_engine(args, actions))
     sys.stderr.write(infer_family(args, actions))
     check_family_options(args, actions)  # before the work
+    if (args.qrels is None) == (args.clicks is None):
+        raise UsageError(
+            "fuse train learns from --qrels FILE or from --clicks LOG: pass one of them"
+            + (", not both." if args.clicks is not None else ".")
+        )
+    clicks = click_options(args)
     _check_plot(args)
     model = estimator(args, actions)
     runs = read_runs(args.runs, depth=args.depth)
-    qrels = read_qrels(args.qrels)
-    runs, qrels = common_queries(args, runs, qrels)
-    model.fit(runs, qrels, verbose=show_progress(args))
+    if args.clicks is not None:
+        model = _fit_clicks(args, model, common_queries(args, runs), clicks)
+    else:
+        qrels = read_qrels(args.qrels)
+        runs, qrels = common_queries(args, runs, qrels)
+        model.fit(runs, qrels, verbose=show_progress(args))
     model.save(args.output)
     if args.engine is not None:
         from ..fusion.engines import ENGINES
@@ -344,13 +382,31 @@ def run(args: argparse.Namespace) -> int:
     if args.family == "auto":
         if args.plot is not None:
             plot_selection(model, args.plot, command)
-        _report_auto(model)
+        _report_auto(model, CV_CONVENTIONS if args.clicks is None else CLICK_CONVENTIONS)
         return 0
     if args.plot is not None:
         plot_cv(model, args.plot, command)
     warn_degenerate(model)
     (_report_linear if args.family == "linear" else _report_boost)(model)
     return 0
+
+
+def _fit_clicks(args: argparse.Namespace, model: Any, runs: Any, given: dict[str, Any]) -> Any:
+    """``--clicks LOG``: the estimator fitted on the log's click pairs (a new one)."""
+    from ..clicks._read import read_click_log
+    from ..fusion.clicks import click_targets, fit_targets
+    from ..fusion.features import as_run_list
+    from ._clicks import log_bar, propensity_table
+
+    items = as_run_list(runs, "fuse train")
+    log = read_click_log(args.clicks, verbose=log_bar(args, args.clicks))
+    t = click_targets(items, log, owner="--clicks", **given)
+    sys.stderr.write(
+        f"rankboost fuse train: --clicks: learning from {t.pairs.shape[0]} {args.click_pairs} "
+        f"pairs of {t.n_sessions} sessions and {int(t.n_clicks)} clicks of {args.clicks!r}; "
+        f"propensity {t.propensity.method}: {propensity_table(t.propensity)}\n"
+    )
+    return fit_targets(model, items, t, verbose=show_progress(args))
 
 
 def _report_linear(lin: Any) -> None:
@@ -375,7 +431,7 @@ def _report_boost(model: Any) -> None:
         )
 
 
-def _report_auto(auto: Any) -> None:
+def _report_auto(auto: Any, conventions: str) -> None:
     sel = auto.selection_
     rows = ", ".join(f"{k} {v['mean']:.4f}" for k, v in sel["candidates"].items())
     sys.stderr.write(
@@ -392,4 +448,4 @@ def _report_auto(auto: Any) -> None:
         )
     else:
         sys.stderr.write(f"rankboost fuse train: {auto.family_}: {model.n_rounds_} rounds\n")
-    sys.stderr.write(CV_CONVENTIONS)
+    sys.stderr.write(conventions)

@@ -571,3 +571,14 @@ def check_same_queries(items: list[Run], owner: str) -> None:
                 "query: pass runs of the same queries (cut them with the same query list; "
                 "'rankboost fuse' keeps the queries every run covers with --common-queries)."
             )
+
+
+def boost_path(
+    H: NDArray[np.float64], feedback: Any, prior: float, n_rounds: int, learning_rate: float
+) -> NDArray[np.float64]:
+    """:func:`weight_path` for any feedback with a ``potential(F)`` (pairs of clicks).
+
+    ``feedback.potential(F)`` gives ``pi``, the D-mass of the pairs with each row above minus
+    those with it below (:class:`rankboost.fusion.clicks.PairPotential`).
+    """
+    return _boost(H, feedback, prior, n_rounds, learning_rate)
