@@ -8,6 +8,7 @@ histograms and a few numbers, the client chooses the weak ranker and broadcasts 
 (:mod:`rankboost.dask._booster`). Global bins are fitted once from all partitions (exact
 merge of the value counts, or a mergeable sketch for large data). A lost worker's blocks
 are rebuilt from their rows and the rounds so far, and training goes on to the same model.
+:func:`read_click_counts` counts the shards of a click log on the workers (``_clicks``).
 
 Needs ``pip install 'rankboost[dask]'`` (dask[array,dataframe] and distributed).
 See docs/distributed.md.
@@ -20,11 +21,19 @@ from typing import TYPE_CHECKING
 from .._lazy import attach
 
 if TYPE_CHECKING:
+    from ._clicks import read_click_counts
     from ._data import repartition_by_query
     from ._sklearn import DaskRankBoostRanker
     from ._train import make_booster, predict, train
 
-__all__ = ["DaskRankBoostRanker", "make_booster", "predict", "repartition_by_query", "train"]
+__all__ = [
+    "DaskRankBoostRanker",
+    "make_booster",
+    "predict",
+    "read_click_counts",
+    "repartition_by_query",
+    "train",
+]
 
 # NOTE: imported on first use (PEP 562). A Dask worker imports this package to unpickle a
 # block (``rankboost.dask._block``): it then loads neither scikit-learn (the estimator) nor
