@@ -13,6 +13,7 @@ import gzip
 import importlib.util
 import os
 import pickle
+import re
 import signal
 import subprocess
 import sys
@@ -271,3 +272,69 @@ def test_what_a_worker_unpickles_imports_no_sklearn(shards):
         [sys.executable, "-c", probe], input=shipped, capture_output=True, check=True, env=env
     )
     assert out.stdout.split() == []
+
+
+# ---------------------------------------------------------------------------------------------
+# the command line: train --clicks 'shards/*' --scheduler ADDRESS
+
+
+def test_train_clicks_on_the_scheduler_is_train_clicks_of_the_whole_log(
+    client, shards, tmp_path, capsys
+):
+    """``train --clicks PATTERN --scheduler ADDRESS`` writes the model ``train --clicks LOG``
+    writes from the whole log (the same pairs and propensities)."""
+    from rankboost.cli import main
+    from rankboost.datasets import dump_svmlight
+
+    X, qid, docid, whole, paths, _ = shards
+    data = tmp_path / "train.txt"
+    dump_svmlight(data, X, np.zeros(qid.shape[0]), qid, docids=docid)
+    pattern = os.path.join(os.path.dirname(paths[0]), "part-*.tsv.gz")
+    address = client.scheduler.address
+    common = ["train", str(data), "--rounds", "5", "-q"]
+    on_cluster = ["--clicks", pattern, "--scheduler", address]
+    assert main([*common, *on_cluster, "-o", str(tmp_path / "d.json")]) == 0
+    assert "from 100000 sessions" in capsys.readouterr().err
+    assert main([*common, "--clicks", str(whole), "-o", str(tmp_path / "o.json")]) == 0
+    assert (tmp_path / "d.json").read_bytes() == (tmp_path / "o.json").read_bytes()
+
+
+def test_train_clicks_on_the_scheduler_bad_input(client, shards, tmp_path, capsys):
+    """Exit status 1 and one ``rankboost: error:`` line naming the shard (and line)."""
+    from rankboost.cli import main
+    from rankboost.datasets import dump_svmlight
+
+    X, qid, docid, _, paths, _ = shards
+    data = tmp_path / "train.txt"
+    dump_svmlight(data, X, np.zeros(qid.shape[0]), qid, docids=docid)
+    address = client.scheduler.address
+    out = tmp_path / "m.json"
+
+    def fails(argv, match):
+        capsys.readouterr()
+        assert main(["train", str(data), *argv, "-o", str(out)]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1
+        assert err.startswith("rankboost: error: ")
+        assert "Traceback" not in err
+        assert "rankboost.dask" not in err
+        assert re.search(match, err), err
+
+    fails(["--scheduler", address], r"--scheduler needs --clicks LOG")
+    fails(["--clicks", str(tmp_path / "no-*.tsv.gz"), "--scheduler", address], r"no file matches")
+    fails(
+        ["--clicks", str(tmp_path / "none.tsv.gz"), "--scheduler", address],
+        r"click log '.*none\.tsv\.gz' does not exist",
+    )
+    with gzip.open(paths[1], "rb") as fh:
+        lines = fh.read().splitlines(keepends=True)
+    lines[9] = b"1\t2\n"
+    (tmp_path / "shards").mkdir()
+    broken = tmp_path / "shards" / "part-01.tsv.gz"
+    with gzip.open(broken, "wb") as fh:
+        fh.write(b"".join(lines))
+    fails(
+        ["--clicks", str(broken), "--scheduler", address],
+        rf"click log '{re.escape(str(broken))}', line 10: 2 fields but the header has 6",
+    )
+    assert not out.exists()
