@@ -131,14 +131,14 @@ def shard_paths(paths: Any) -> tuple[list[str], str]:
     given = [paths] if isinstance(paths, (str, os.PathLike)) else paths
     if not isinstance(given, Sequence) or isinstance(given, bytes):
         raise TypeError(
-            "rankboost.dask.read_click_counts: paths must be a path, a glob pattern or a list of "
+            "read_click_counts: paths must be a path, a glob pattern or a list of "
             f"them; got {type(paths).__name__}."
         )
     files: list[str] = []
     for item in given:
         if not isinstance(item, (str, os.PathLike)):
             raise TypeError(
-                "rankboost.dask.read_click_counts: each entry of paths must be a path or a glob "
+                "read_click_counts: each entry of paths must be a path or a glob "
                 f"pattern; got {type(item).__name__} ({item!r})."
             )
         name = os.fspath(item)
@@ -147,7 +147,7 @@ def shard_paths(paths: Any) -> tuple[list[str], str]:
             found = [f for f in found if not os.path.isdir(f)]
             if not found:
                 raise ValueError(
-                    f"rankboost.dask.read_click_counts: no file matches {name!r} (on the "
+                    f"read_click_counts: no file matches {name!r} (on the "
                     "client, where patterns are expanded); pass a pattern that matches the "
                     "shards, or a list of their paths."
                 )
@@ -156,7 +156,7 @@ def shard_paths(paths: Any) -> tuple[list[str], str]:
             files.append(name)
     if not files:
         raise ValueError(
-            "rankboost.dask.read_click_counts: paths is empty; pass the click-log shards "
+            "read_click_counts: paths is empty; pass the click-log shards "
             "(a glob pattern or a list of paths)."
         )
     seen: set[str] = set()
@@ -164,7 +164,7 @@ def shard_paths(paths: Any) -> tuple[list[str], str]:
         key = os.path.abspath(f)
         if key in seen:
             raise ValueError(
-                f"rankboost.dask.read_click_counts: the shard {f!r} is given twice; its "
+                f"read_click_counts: the shard {f!r} is given twice; its "
                 "sessions would be counted twice. Pass each shard once."
             )
         seen.add(key)
