@@ -88,6 +88,7 @@ SLOW_DATA = [
         "benchmarks/bench_dask.py --rows 4000 --features 4 --rounds 1 --partitions 2",
         "Dask",
     ),
+    ("benchmarks/bench_dask_clicks.py --smoke", "array by array: yes"),
     (
         "experiments/metasearch.py --datasets MQ2008-agg --folds 1 --rounds 100 --workers 1",
         "RankBoost",
