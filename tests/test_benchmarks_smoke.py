@@ -88,6 +88,7 @@ SLOW_DATA = [
         "benchmarks/bench_dask.py --rows 4000 --features 4 --rounds 1 --partitions 2",
         "Dask",
     ),
+    ("benchmarks/bench_dask_clicks.py --smoke", "array by array: yes"),
     (
         "benchmarks/bench_dask_recommend.py --users 60 --items 30 --ratings 900 --rounds 2",
         "top 10 of every user equal: True",

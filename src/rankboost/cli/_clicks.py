@@ -1,7 +1,8 @@
 """The click options of ``rankboost train`` and what the ``clicks`` commands share.
 
-:func:`add_train_arguments` adds ``--clicks LOG``, ``--click-pairs``, ``--propensity`` and
-``--max-weight`` to ``train`` (defaults: :func:`rankboost.clicks.click_feedback`'s);
+:func:`add_train_arguments` adds ``--clicks LOG``, ``--click-pairs``, ``--propensity``,
+``--max-weight`` and ``--scheduler`` (the log's shards counted on a Dask cluster) to
+``train`` (defaults: :func:`rankboost.clicks.click_feedback`'s);
 :func:`click_fit_kwargs` turns them into the ``fit`` arguments. numpy and the click modules
 (numba) are imported when a command runs, so building the parser stays fast.
 """
@@ -52,11 +53,21 @@ def matched_counts(args: argparse.Namespace, path: str, data: Any, **options: An
     """The click log ``path`` summed while streaming, matched to the rows of ``data``.
 
     Documents are matched by (qid, docid); memory grows with the documents and pairs, not
-    the sessions (:func:`rankboost.clicks.read_click_counts`, with ``options``).
+    the sessions (:func:`rankboost.clicks.read_click_counts`, with ``options``). With
+    ``--scheduler`` the shards ``path`` names (a path or a glob pattern) are counted on that
+    Dask cluster (:func:`rankboost.dask.read_click_counts`).
     """
     from ..clicks._stream import read_click_counts
 
-    what, verbose = repr(args.data), log_bar(args, path)
+    what = repr(args.data)
+    if getattr(args, "scheduler", None) is not None:
+        from .._compat import require
+        from ..dask import read_click_counts as on_cluster
+
+        client = require("distributed", "--scheduler").Client(args.scheduler)
+        with client:
+            return on_cluster(client, path, data.qid, data.docids, what=what, **options)
+    verbose = log_bar(args, path)
     return read_click_counts(path, data.qid, data.docids, what=what, verbose=verbose, **options)
 
 
@@ -72,6 +83,13 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         "clicks (docs/clicks.md): train on a click log; the labels of DATA are then ignored",
         "click log (qid, docid, position, click[, session, count]) matched to DATA by "
         "(qid, '#docid = ...')",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="with --clicks: count the click log on this Dask scheduler (tcp://host:8786), "
+        "LOG then being a path or a glob pattern of shards ('logs/*.tsv.gz') that every "
+        "worker can read (docs/distributed.md; needs rankboost[dask])",
     )
 
 
@@ -140,6 +158,8 @@ def click_fit_kwargs(args: argparse.Namespace, data: Any) -> dict[str, Any]:
     """The ``RankBoostRanker.fit`` arguments of ``--clicks`` (empty without it)."""
     given = click_options(args)
     if args.clicks is None:
+        if args.scheduler is not None:
+            raise ValueError("--scheduler needs --clicks LOG; pass the click log too.")
         return {}
     from ..clicks._pairs import click_feedback, resolve_propensity
 

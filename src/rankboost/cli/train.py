@@ -91,7 +91,7 @@ def register(sub: Any) -> None:
         "validation metrics per round (needs matplotlib; .png, .pdf, .svg, ...)",
     )
     add_train_options(p)
-    add_train_arguments(p)  # --clicks, --propensity, --click-pairs, --max-weight
+    add_train_arguments(p)  # --clicks, --propensity, --click-pairs, --max-weight, --scheduler
 
 
 def run(args: argparse.Namespace) -> int:

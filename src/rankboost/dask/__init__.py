@@ -9,6 +9,7 @@ histograms and a few numbers, the client chooses the weak ranker and broadcasts 
 merge of the value counts, or a mergeable sketch for large data). A lost worker's blocks
 are rebuilt from their rows and the rounds so far, and training goes on to the same model.
 :class:`DaskRankBoostRecommender` is the pooled recommender on blocks of whole users.
+:func:`read_click_counts` counts the shards of a click log on the workers (``_clicks``).
 
 Needs ``pip install 'rankboost[dask]'`` (dask[array,dataframe] and distributed).
 See docs/distributed.md.
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING
 from .._lazy import attach
 
 if TYPE_CHECKING:
+    from ._clicks import read_click_counts
     from ._data import repartition_by_query
     from ._recommend import DaskRankBoostRecommender
     from ._sklearn import DaskRankBoostRanker
@@ -31,6 +33,7 @@ __all__ = [
     "DaskRankBoostRecommender",
     "make_booster",
     "predict",
+    "read_click_counts",
     "repartition_by_query",
     "train",
 ]
