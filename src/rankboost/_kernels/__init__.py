@@ -49,6 +49,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numba
+import numba.core.event
 
 from . import _cache
 
@@ -205,6 +206,34 @@ def blas_threads(limit: int | None) -> contextlib.AbstractContextManager[None]:
     count join it, so that their calls run on the count a ``n_jobs=1`` run's do.
     """
     return _blas_count(limit)
+
+
+class _CompileListener(numba.core.event.Listener):
+    """Calls ``callback()`` when numba starts compiling a kernel of this package."""
+
+    def __init__(self, callback: Callable[[], None]) -> None:
+        self.callback = callback
+
+    def on_start(self, event: Any) -> None:
+        py_func = getattr(event.data.get("dispatcher"), "py_func", None)
+        if py_func is not None and _cache.in_package(py_func):
+            self.callback()
+
+    def on_end(self, event: Any) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def on_compile(callback: Callable[[], None]) -> Iterator[None]:
+    """Call ``callback()`` each time numba starts compiling one of these kernels in the block.
+
+    Only a compile calls it, not a kernel read back from numba's on-disk cache (numba's
+    ``numba:compile`` event): what lets a progress bar say "compiling" only when it is
+    (issue 46, item 12). numba's listeners are process-wide, so a compile started by another
+    thread meanwhile calls it too.
+    """
+    with numba.core.event.install_listener("numba:compile", _CompileListener(callback)):
+        yield
 
 
 def _renamed(
