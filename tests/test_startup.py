@@ -515,3 +515,43 @@ def test_issue46_the_compile_label_shows_only_when_numba_compiles(tmp_path) -> N
     assert "rankboost (compiling kernels)" in first.stderr
     assert "rankboost" in second.stderr  # the bar is shown
     assert "compiling" not in second.stderr
+
+
+_LOADED = """\
+import sys, warnings
+import numpy as np, rankboost as rb
+warnings.simplefilter("ignore")
+rng = np.random.default_rng(0)
+X = rng.normal(size=(40, 3)); y = (X[:, 0] + rng.normal(size=40) > 0).astype(int)
+qid = np.repeat(np.arange(4), 10)
+model = rb.train(X, rb.LayeredFeedback(y, qid), n_rounds=5)
+setup = sorted(m for m in ("numba.np.arraymath", "numba.np.linalg") if m in sys.modules)
+print(" ".join(setup) or "-")
+from rankboost.metrics import ndcg_score  # its kernels are compiled after the loaded ones
+print(round(float(ndcg_score(y, model.predict(X), qid, k=5)), 12))
+"""
+
+
+def test_issue47_kernels_read_from_the_cache_skip_numbas_compiler_setup(tmp_path) -> None:
+    """numba sets its compiler up (``BaseContext.refresh``: numba.np.arraymath, linalg, ...
+    imported, 1,000 typing templates registered; 0.3-0.7 s of CPU) before reading a cached
+    function; the kernels' ``KernelCache`` reads them without it (issue 47). A process that
+    then compiles a kernel (the metric's, not in this cache) sets the compiler up itself and
+    gets the same score as the process that compiled everything."""
+    import os
+
+    from rankboost._kernels import _cache, layered
+
+    assert isinstance(layered._refresh_serial._cache, _cache.KernelCache)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    run = [sys.executable, "-c", _LOADED]
+    first = subprocess.run(run, check=True, capture_output=True, text=True, env=env)
+    indexes = list(tmp_path.rglob("ranking_metrics.*.nbi"))
+    assert indexes
+    for index in indexes:  # the metric's kernels are compiled again by the second process
+        index.unlink()
+    second = subprocess.run(run, check=True, capture_output=True, text=True, env=env)
+    first_lines, second_lines = first.stdout.splitlines(), second.stdout.splitlines()
+    assert first_lines[0] == "numba.np.arraymath numba.np.linalg"  # compiled: set up
+    assert second_lines[0] == "-"  # read from the cache: no compiler set-up
+    assert second_lines[1] == first_lines[1]  # then a compile in that process: the same score

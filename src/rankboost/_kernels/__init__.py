@@ -13,7 +13,9 @@ and then once more inside each caller's module. So :func:`serial_and_parallel` c
 per-unit body into the serial driver (``inline="always"``): once. A small helper called from
 several places is a plain ``njit(cache=True)``: compiled once, and LLVM inlines it where that
 pays; ``inline="always"`` on such a helper would re-translate it from bytecode at every call
-site. ``tests/test_startup.py`` counts what a first training compiles.
+site. ``tests/test_startup.py`` counts what a first training compiles. What a warm start
+reads: each kernel from numba's cache, without numba's compiler set-up
+(:class:`~rankboost._kernels._cache.KernelCache`; ``benchmarks/bench_first_fit.py`` times it).
 
 Threads (``n_jobs`` changes the speed, never the model; ``tests/test_n_jobs.py``). The
 drivers release the GIL (``nogil``), so several Python threads run kernels at once (the
