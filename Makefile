@@ -44,12 +44,16 @@ $(BENCH): pyproject.toml | $(UV)
 
 # uv, unlike pip, does not compile the installed modules to bytecode, and these machines set
 # PYTHONDONTWRITEBYTECODE, so every `rankboost` command would compile numpy (and rankboost)
-# from source: about half of a `rankboost predict` on MQ2008 (README). Compiled once here for
-# the commands a user runs (6 MB; the tests keep theirs in .pycache).
+# from source: about half of a `rankboost predict` on MQ2008 (README). A training compiles
+# numba's modules too: 0.7 s of CPU more for `import numba` and numba's set-up than with their
+# bytecode (issue 47, benchmarks/bench_first_fit.py --bytecode). Compiled once here for the
+# commands a user runs (15 MB; the tests keep theirs in .pycache).
 CLI_BYTECODE := $(VENV)/.cli-bytecode
 $(CLI_BYTECODE): $(CORE)
 	PYTHONPYCACHEPREFIX= $(PY) -m compileall -q -j0 -x '/tests/' \
-		"$$($(PY) -c 'import numpy, os; print(os.path.dirname(numpy.__file__))')" src/rankboost
+		"$$($(PY) -c 'import numpy, os; print(os.path.dirname(numpy.__file__))')" \
+		"$$($(PY) -c 'import numba, os; print(os.path.dirname(numba.__file__))')" \
+		"$$($(PY) -c 'import llvmlite, os; print(os.path.dirname(llvmlite.__file__))')" src/rankboost
 	touch $@
 
 demo: $(CORE) $(CLI_BYTECODE)

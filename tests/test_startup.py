@@ -71,7 +71,14 @@ def test_fusion_public_names_resolve() -> None:
 
 @pytest.mark.parametrize(
     "package",
-    ["rankboost", "rankboost.fusion", "rankboost.clicks", "rankboost.dask", "rankboost.metrics"],
+    [
+        "rankboost",
+        "rankboost.fusion",
+        "rankboost.clicks",
+        "rankboost.dask",
+        "rankboost.metrics",
+        "rankboost.datasets",
+    ],  # fmt: skip
 )
 def test_every_lazy_name_is_a_typing_import(package: str) -> None:
     """A lazy package's names are its ``if TYPE_CHECKING:`` imports (rankboost._lazy): every
@@ -310,6 +317,38 @@ def test_issue26_predict_and_error_paths_import_neither_sklearn_nor_scipy(
     assert set(_imported_after(code)) <= allowed
 
 
+OTHER_FORMATS = {
+    "data.csv": "a,b,c\n1,2,3\n",
+    "u.data": "196\t242\t3\t881250949\n186\t302\t3\t891717742\n",
+    "run.txt": "1 Q0 d1 1 2.5 bm25\n1 Q0 d2 2 1.5 bm25\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(OTHER_FORMATS))
+def test_issue47_a_file_of_another_format_is_refused_before_numpy(model_and_data, name):
+    """``rankboost train data.csv`` took 1.25 s to say the file is CSV, importing numpy and
+    scikit-learn's SVMlight parser before the format was guessed (issue 47): the first line
+    is sniffed first. ``predict`` (numpy for the model) imports no parser either."""
+    tmp = model_and_data
+    (tmp / name).write_text(OTHER_FORMATS[name])
+    for argv, allowed in [
+        (["train", str(tmp / name), "-o", str(tmp / "never.json")], ()),
+        (["predict", str(tmp / "m.json"), str(tmp / name)], ("numpy",)),
+    ]:
+        code = (
+            "import contextlib, io\n"
+            "from rankboost.cli import main\n"
+            "err = io.StringIO()\n"
+            "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):\n"
+            f"    status = main({argv!r})\n"
+            "assert status == 1, err.getvalue()\n"
+            "assert ' looks like ' in err.getvalue(), err.getvalue()"
+        )
+        heavy = (*HEAVY, "numpy", "rankboost.datasets._svmlight")
+        assert set(_imported_after(code, heavy)) <= set(allowed), argv
+    assert not (tmp / "never.json").exists()
+
+
 TRAIN_AND_DEMO = [
     ["train", "{tmp}/d.txt", "--valid", "{tmp}/d.txt", "--early-stopping", "2", "--metric",
      "map", "--rounds", "4", "-q", "-o", "{tmp}/valid.json"],
@@ -452,3 +491,67 @@ def test_a_change_to_one_kernel_file_recompiles_the_drivers_that_call_it(tmp_pat
         f.write("\n# an upgrade that changes this file only\n")
     after = subprocess.run(run, check=True, capture_output=True, text=True, env=env)
     assert sorted(after.stdout.split()) == sorted(first.stdout.split())
+
+
+def test_issue46_the_compile_label_shows_only_when_numba_compiles(tmp_path) -> None:
+    """``rankboost train --progress`` names its bar 'compiling kernels' while numba compiles
+    (an empty cache), not when it reads the kernels back from its cache (issue 46, item 12:
+    the label showed on every run). The same command twice on one temporary cache."""
+    import os
+
+    pytest.importorskip("tqdm")
+
+    from rankboost.datasets import dump_svmlight
+
+    rng = np.random.default_rng(46)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] + rng.normal(size=40) > 0).astype(int)
+    dump_svmlight(tmp_path / "d.txt", X, y, np.repeat(np.arange(4), 10))
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    run = [sys.executable, "-m", "rankboost", "train", str(tmp_path / "d.txt"), "--rounds", "3",
+           "--progress", "-o", str(tmp_path / "m.json")]  # fmt: skip
+    first = subprocess.run(run, check=True, capture_output=True, text=True, env=env)
+    second = subprocess.run(run, check=True, capture_output=True, text=True, env=env)
+    assert "rankboost (compiling kernels)" in first.stderr
+    assert "rankboost" in second.stderr  # the bar is shown
+    assert "compiling" not in second.stderr
+
+
+_LOADED = """\
+import sys, warnings
+import numpy as np, rankboost as rb
+warnings.simplefilter("ignore")
+rng = np.random.default_rng(0)
+X = rng.normal(size=(40, 3)); y = (X[:, 0] + rng.normal(size=40) > 0).astype(int)
+qid = np.repeat(np.arange(4), 10)
+model = rb.train(X, rb.LayeredFeedback(y, qid), n_rounds=5)
+setup = sorted(m for m in ("numba.np.arraymath", "numba.np.linalg") if m in sys.modules)
+print(" ".join(setup) or "-")
+from rankboost.metrics import ndcg_score  # its kernels are compiled after the loaded ones
+print(round(float(ndcg_score(y, model.predict(X), qid, k=5)), 12))
+"""
+
+
+def test_issue47_kernels_read_from_the_cache_skip_numbas_compiler_setup(tmp_path) -> None:
+    """numba sets its compiler up (``BaseContext.refresh``: numba.np.arraymath, linalg, ...
+    imported, 1,000 typing templates registered; 0.3-0.7 s of CPU) before reading a cached
+    function; the kernels' ``KernelCache`` reads them without it (issue 47). A process that
+    then compiles a kernel (the metric's, not in this cache) sets the compiler up itself and
+    gets the same score as the process that compiled everything."""
+    import os
+
+    from rankboost._kernels import _cache, layered
+
+    assert isinstance(layered._refresh_serial._cache, _cache.KernelCache)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    run = [sys.executable, "-c", _LOADED]
+    first = subprocess.run(run, check=True, capture_output=True, text=True, env=env)
+    indexes = list(tmp_path.rglob("ranking_metrics.*.nbi"))
+    assert indexes
+    for index in indexes:  # the metric's kernels are compiled again by the second process
+        index.unlink()
+    second = subprocess.run(run, check=True, capture_output=True, text=True, env=env)
+    first_lines, second_lines = first.stdout.splitlines(), second.stdout.splitlines()
+    assert first_lines[0] == "numba.np.arraymath numba.np.linalg"  # compiled: set up
+    assert second_lines[0] == "-"  # read from the cache: no compiler set-up
+    assert second_lines[1] == first_lines[1]  # then a compile in that process: the same score

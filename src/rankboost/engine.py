@@ -16,6 +16,7 @@ raises :class:`~rankboost.callback.EarlyStopException`.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Callable, Sequence
 
@@ -23,6 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _compat
+from ._kernels import on_compile
 from ._validation import check_feature_matrix
 from .booster import Booster, Feedback, TrainingStoppedWarning, check_feedback
 from .callback import CallbackEnv, EarlyStopException
@@ -199,9 +201,8 @@ def progress_postfix(callbacks: Sequence[Callable[[CallbackEnv], None]]) -> str:
     return " ".join(parts)
 
 
-#: Whether a training round has run in this process: the first one compiles the numba
-#: kernels (or loads them from numba's cache), which the progress bar says.
-_ROUND_DONE = False
+#: The progress bar's name while numba compiles kernels (not while it reads them from its cache)
+COMPILING = "rankboost (compiling kernels)"
 
 
 def run_loop(
@@ -220,15 +221,22 @@ def run_loop(
     n_rounds = params.n_rounds
     stop_reason: str | None = None
     best_iteration: int | None = None
-    global _ROUND_DONE  # noqa: PLW0603  one flag per process: has a round run yet?
-    first = "rankboost (compiling kernels)" if not _ROUND_DONE else "rankboost"
     bar = _compat.progress_bar(
-        total=n_rounds, disable=not verbose, desc=first, stacklevel=stacklevel
+        total=n_rounds, disable=not verbose, desc="rankboost", stacklevel=stacklevel
     )
+    compiled: list[bool] = []  # whether numba compiled a kernel in this round
+
+    def compiling() -> None:  # named on the bar at once: the round may take seconds
+        if not compiled:
+            compiled.append(True)
+            bar.set_description_str(COMPILING, refresh=True)
+
+    listening = contextlib.ExitStack()
+    if verbose:  # a round that compiles is named so (round 1 mostly; a rare path later)
+        listening.enter_context(on_compile(compiling))
     try:
         for it in range(n_rounds):
             rec = bst.update()
-            _ROUND_DONE = True
             if rec is None:
                 stop_reason = bst.stop_reason
                 break
@@ -246,8 +254,9 @@ def run_loop(
                     if postfix:
                         bar.set_postfix_str(postfix, refresh=False)
             bar.update(1)
-            if it == 0:  # round 1 compiled (or loaded) the kernels: no rate or ETA from it
+            if it == 0 or compiled:  # round 1 loads (or compiles) kernels: no rate or ETA from it
                 _compat.restart_clock(bar, "rankboost")
+                compiled.clear()
             if rec.perfect:
                 if it + 1 < n_rounds:
                     stop_reason = (
@@ -257,6 +266,7 @@ def run_loop(
                     )
                 break
     finally:
+        listening.close()
         bar.close()
     if stop_reason is not None:
         warnings.warn(stop_reason, TrainingStoppedWarning, stacklevel=stacklevel)

@@ -13,7 +13,9 @@ and then once more inside each caller's module. So :func:`serial_and_parallel` c
 per-unit body into the serial driver (``inline="always"``): once. A small helper called from
 several places is a plain ``njit(cache=True)``: compiled once, and LLVM inlines it where that
 pays; ``inline="always"`` on such a helper would re-translate it from bytecode at every call
-site. ``tests/test_startup.py`` counts what a first training compiles.
+site. ``tests/test_startup.py`` counts what a first training compiles. What a warm start
+reads: each kernel from numba's cache, without numba's compiler set-up
+(:class:`~rankboost._kernels._cache.KernelCache`; ``benchmarks/bench_first_fit.py`` times it).
 
 Threads (``n_jobs`` changes the speed, never the model; ``tests/test_n_jobs.py``). The
 drivers release the GIL (``nogil``), so several Python threads run kernels at once (the
@@ -49,6 +51,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numba
+import numba.core.event
 
 from . import _cache
 
@@ -205,6 +208,34 @@ def blas_threads(limit: int | None) -> contextlib.AbstractContextManager[None]:
     count join it, so that their calls run on the count a ``n_jobs=1`` run's do.
     """
     return _blas_count(limit)
+
+
+class _CompileListener(numba.core.event.Listener):
+    """Calls ``callback()`` when numba starts compiling a kernel of this package."""
+
+    def __init__(self, callback: Callable[[], None]) -> None:
+        self.callback = callback
+
+    def on_start(self, event: Any) -> None:
+        py_func = getattr(event.data.get("dispatcher"), "py_func", None)
+        if py_func is not None and _cache.in_package(py_func):
+            self.callback()
+
+    def on_end(self, event: Any) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def on_compile(callback: Callable[[], None]) -> Iterator[None]:
+    """Call ``callback()`` each time numba starts compiling one of these kernels in the block.
+
+    Only a compile calls it, not a kernel read back from numba's on-disk cache (numba's
+    ``numba:compile`` event): what lets a progress bar say "compiling" only when it is
+    (issue 46, item 12). numba's listeners are process-wide, so a compile started by another
+    thread meanwhile calls it too.
+    """
+    with numba.core.event.install_listener("numba:compile", _CompileListener(callback)):
+        yield
 
 
 def _renamed(

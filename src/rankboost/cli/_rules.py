@@ -181,7 +181,7 @@ def query_files(*pairs: tuple[str | None, str | None]) -> list[tuple[str, str]]:
     """
     from pathlib import Path
 
-    from ..datasets._svmlight import auto_query_file
+    from ..datasets._io import auto_query_file  # standard library only
 
     found = []
     for data, given in pairs:

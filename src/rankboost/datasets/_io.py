@@ -1,4 +1,6 @@
-"""File helpers shared by the readers: transparent decompression and whole-file reads.
+"""File helpers of the readers: decompression, whole-file reads, the group file of a data file.
+
+Standard library only: the commands tell a file's format with it before numpy is imported.
 
 gzip, bzip2 and xz are recognised by their magic bytes, whatever the file's name. A damaged
 or truncated compressed stream is a ``ValueError`` naming the file and the compression, never
@@ -23,6 +25,7 @@ PathLike = str | os.PathLike[str]
 __all__ = [
     "DamagedFileError",
     "PathLike",
+    "auto_query_file",
     "compression",
     "decompression_errors",
     "open_binary",
@@ -138,3 +141,18 @@ def read_bytes(path: PathLike, what: str) -> tuple[Path, bytes]:
     kind = compression(p)
     with decompression_errors(p, what, kind), open_binary(p, what) as fh:
         return p, fh.read()
+
+
+_COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".lzma")
+
+
+def auto_query_file(path: Path) -> Path | None:
+    """Return the LightGBM group file next to ``path``, if there is one."""
+    stems = [str(path)]
+    if path.suffix in _COMPRESSED_SUFFIXES:
+        stems.append(str(path.with_suffix("")))
+    for stem in stems:
+        for candidate in (stem + ".query", stem + ".query.gz"):
+            if os.path.isfile(candidate):
+                return Path(candidate)
+    return None

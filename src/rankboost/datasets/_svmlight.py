@@ -15,7 +15,6 @@ messages and an exact, atomic writer.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,7 +25,7 @@ from numpy.typing import NDArray
 
 from .._validation import group_sizes_to_qid
 from ._dataset import RankingDataset
-from ._io import PathLike, read_bytes
+from ._io import PathLike, auto_query_file, read_bytes
 
 __all__ = [
     "load_query_file",
@@ -34,7 +33,6 @@ __all__ = [
 ]
 
 _DOCID = re.compile(rb"docid\s*=\s*(\S+)")
-_COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".lzma")
 #: The largest feature index a file may use (sklearn's parser stores indices as C ints).
 MAX_FEATURE_INDEX = 2**31 - 1
 #: Query ids are int64: from ``-2**63`` to ``2**63 - 1``.
@@ -281,18 +279,6 @@ class _BytesReader:
 
     def __iter__(self) -> Iterator[bytes]:
         return iter(self._lines)
-
-
-def auto_query_file(path: Path) -> Path | None:
-    """Return the LightGBM group file next to ``path``, if there is one."""
-    stems = [str(path)]
-    if path.suffix in _COMPRESSED_SUFFIXES:
-        stems.append(str(path.with_suffix("")))
-    for stem in stems:
-        for candidate in (stem + ".query", stem + ".query.gz"):
-            if os.path.isfile(candidate):
-                return Path(candidate)
-    return None
 
 
 def load_query_file(path: PathLike) -> NDArray[np.int64]:
