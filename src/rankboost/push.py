@@ -64,11 +64,14 @@ from ._kernels.push import (
     binary_push_eval,
     layered_push_eval,
     layered_push_potential,
+    layered_push_refresh,
     layered_push_split,
     pair_push_eval,
     pair_push_potential,
     push_combine,
+    push_log_sum,
 )
+from ._kernels.push_order import merge_errors
 from .alpha_rules import MAX_ALPHA, alpha_from_r
 
 __all__ = [
@@ -126,10 +129,15 @@ class PushBlock:
             n_work = int(state.lstart[-1])
             self.order = state.order.copy()  # each query's rows by increasing F (the rloss)
             self._tmp = np.empty_like(self.order)
+            self._errors = np.empty(state.qstart.shape[0] - 1)  # misordered pairs per query
+            self._scratch = np.empty(2 * n_work + state.qstart.shape[0])  # their count's
         else:
             self.pairs = (state.i0, state.i1, state.log_w)
             n_work = n
+        self._errors_fresh = False  # the last step's merge counted the rloss errors
         self.work_0 = np.empty((n_work, 4))  # the evaluation at F (its log S, for pi)
+        self._w_row = np.empty(n)  # layered, at F: exp(-F - m_l) (the refresh's, for the split)
+        self._m_lvl = np.empty(n_work)  # and each level's m_l
         self.work = np.empty((n_work, 4))  # the line search's evaluations
         self.split = np.empty((n_work, 6))  # a binary ranker's split level sums
 
@@ -156,11 +164,16 @@ class PushBlock:
         """
         if not (self.layered and h.dtype == np.uint8):
             return None
-        layered_push_split(self.layout, self.F, np.asarray(h, dtype=np.float64), self.p, self.split)
+        h64 = np.asarray(h, dtype=np.float64)
+        layered_push_split(self.layout, self.F, h64, self.p, self.split, self._w_row, self._m_lvl)
         return self.split
 
     def evaluate(self, h: NDArray[np.float64], alpha: float, at_f: bool = False) -> Any:
         """``(log R_p, slope, curvature)`` of the block at ``F + alpha h``."""
+        return push_combine(*self._parts(h, alpha, at_f))
+
+    def _parts(self, h: NDArray[np.float64], alpha: float, at_f: bool) -> Any:
+        """The per-row ``(lp, s, v)`` at ``F + alpha h`` (``at_f``: kept for the potential)."""
         lp = self.lp if at_f else np.empty_like(self.lp)
         out = (lp, self._s, self._v)
         work = self.work_0 if at_f else self.work
@@ -169,23 +182,34 @@ class PushBlock:
         else:
             i0, i1, log_w = self.pairs
             pair_push_eval(i0, i1, log_w, self.F, h, alpha, self.p, *out, work)
-        return push_combine(*out)
+        return out
 
     def step(self, h: NDArray[Any], alpha: float, binary: bool) -> float:
         """``F <- F + alpha h`` (and the kept order); return the block's new ``log R_p``."""
+        self._errors_fresh = False
         if alpha != 0.0:
             h64 = np.asarray(h, dtype=np.float64)
             self.F += alpha * h64
             if self.layered:
-                level, qstart = self.layout[0], self.layout[1]
-                reorder(self.F, h if binary else h64, level, binary, qstart, self.order, self._tmp)
+                level, qstart, lstart = self.layout[0], self.layout[1], self.layout[2]
+                if binary and h.dtype == np.uint8:  # the merge counts the errors too
+                    merge_errors(
+                        self.F, h, level, qstart, lstart, self.order, self._tmp,
+                        self._scratch, self._errors,
+                    )  # fmt: skip
+                    self._errors_fresh = True
+                else:
+                    reorder(self.F, h64, level, binary, qstart, self.order, self._tmp)
         return self.refresh()
 
     def rloss(self) -> float:
         """The block's part of the training rloss of ``F`` (ties count 1)."""
         if self.layered:
             level, qstart, lstart, log_c = self.layout
-            errors = sorted_level_errors(self.F, level, self.order, qstart, lstart, 1.0)
+            if self._errors_fresh:
+                errors = self._errors
+            else:
+                errors = sorted_level_errors(self.F, level, self.order, qstart, lstart, 1.0)
             return float(np.sum(np.exp(log_c) * errors))
         state = self.state
         assert not isinstance(state, LayeredState)
@@ -195,7 +219,12 @@ class PushBlock:
 
     def refresh(self) -> float:
         """``log R_p`` of the block at ``F`` (keeps ``lp`` and the sums the potential reads)."""
-        return float(self.evaluate(self._zero, 0.0, at_f=True)[0])
+        if self.layered:
+            layered_push_refresh(
+                self.layout, self.F, self.p, self.lp, self.work_0, self._w_row, self._m_lvl
+            )
+            return float(push_log_sum(self.lp))
+        return float(push_log_sum(self._parts(self._zero, 0.0, True)[0]))
 
     def potential(self, log_r: float) -> NDArray[np.float64]:
         """The potential of the round's push weights (normalised over every block)."""
