@@ -725,3 +725,163 @@ def test_bad_dask_group(client):
     ):
         est.fit(Xd, yd, group=sizes, eval_set=[(X, y)], eval_group=[sizes[:-1]])
     assert not hasattr(est, "model_")
+
+
+# ------------------------------------------------------------------ issue 48: the P-Norm Push
+def _blocks_model(X, fb, chunks, n_rounds, params):
+    """The one-machine push model trained on the blocks the Dask partitions hold."""
+    bst = rb.Booster(X, fb, params, n_blocks=len(chunks))
+    ends = np.cumsum(chunks)
+    for k, b in enumerate(bst._blocks):  # the same blocks: block k's rows are partition k's
+        assert ends[k] - chunks[k] <= b.rows.min() <= b.rows.max() < ends[k]
+    for _ in range(n_rounds):
+        if bst.update() is None:
+            break
+    return bst
+
+
+def assert_push_model(X, fb, chunks, dist, n_rounds, params):
+    """``dist`` is the one-machine push model: of the same blocks to 1e-12 (as RankBoost's
+    Dask model is the one-machine model), of one block with the same rankers and alphas to
+    1e-10 (the push's alpha is a Newton root of a sum of the blocks' slopes: another order
+    of the sums moves it by up to ~1e-11, as ``test_issue48_blocks_give_the_same_model``)."""
+    blocks = _blocks_model(X, fb, chunks, n_rounds, params)
+    assert_same_model(blocks.model(), dist, X)
+    one = _quiet(rb.train, X, fb, n_rounds=n_rounds, **params)
+    assert one.n_rounds == dist.n_rounds
+    for k in ("feature", "threshold", "default"):
+        np.testing.assert_array_equal(dist.history[k], one.history[k], err_msg=k)
+    for k in ("alpha", "z", "r", "rloss", "bound"):
+        np.testing.assert_allclose(dist.history[k], one.history[k], rtol=1e-10, atol=1e-12)
+    return blocks
+
+
+PUSH_CONFIGS = [
+    {"push": 2.0},
+    {"push": 4.0, "weak_ranker": "both", "learning_rate": 0.5, "thresholds": 16},
+    {"push": 16.0, "alpha": "line_search", "weak_ranker": "feature"},
+]
+
+
+@pytest.mark.parametrize("feedback", ["layered", "bipartite"])
+@pytest.mark.parametrize("normalize", ["query", "pair"])
+@pytest.mark.parametrize("cfg", PUSH_CONFIGS)
+def test_issue48_push_on_dask_equals_one_machine(client, feedback, normalize, cfg):
+    X, y, qid = _sorted(*letor_like(n_queries=30, seed=5))
+    if feedback == "bipartite":
+        y = (y >= 1).astype(float)
+    cls = rb.BipartiteFeedback if feedback == "bipartite" else rb.LayeredFeedback
+    fb = cls(y, qid, normalize=normalize)
+    parts = _dask(X, y, qid)
+    bst = rbd.make_booster(client, *parts, feedback=feedback, normalize=normalize, **cfg)
+    try:
+        for _ in range(25):
+            if _quiet(bst.update) is None:
+                break
+        dist = bst.model()
+        log_objective = bst.log_objective
+    finally:
+        bst.close()
+    assert dist.push == cfg["push"]
+    blocks = assert_push_model(X, fb, parts[0].chunks[0], dist, 25, cfg)
+    np.testing.assert_allclose(log_objective, blocks.log_objective, rtol=1e-12, atol=1e-12)
+    assert np.all(np.diff(log_objective) <= 1e-12)  # R_p never goes up
+
+
+def test_issue48_push_on_dask_explicit_pairs(client):
+    X, y, qid = _sorted(*letor_like(n_queries=24, seed=8))
+    i0, i1 = np.nonzero((qid[:, None] == qid[None, :]) & (y[:, None] < y[None, :]))
+    w = y[i1] - y[i0]
+    fb = rb.PairFeedback(np.c_[i0, i1], w, n_samples=len(y))
+    one = _quiet(rb.train, X, fb, n_rounds=20, push=4.0)
+    chunks = _chunks_at_queries(qid, 3)
+    part = np.searchsorted(np.cumsum(chunks), i0, side="right")
+    order = np.argsort(part, kind="stable")
+    pchunks = tuple(int(v) for v in np.bincount(part, minlength=3))
+    pairs = da.from_array(np.c_[i0, i1][order], chunks=(pchunks, 2))
+    weights = da.from_array(w[order], chunks=(pchunks,))
+    Xd = da.from_array(X, chunks=(chunks, X.shape[1]))
+    dist = _quiet(rbd.train, client, Xd, pairs=pairs, pair_weights=weights, n_rounds=20, push=4.0)
+    # explicit pairs: the one-machine blocks are its connected groups, not these partitions
+    np.testing.assert_array_equal(dist.history["feature"], one.history["feature"])
+    np.testing.assert_array_equal(dist.history["threshold"], one.history["threshold"])
+    for k in ("alpha", "z", "r", "rloss", "bound"):
+        np.testing.assert_allclose(dist.history[k], one.history[k], rtol=1e-10, atol=1e-12)
+
+
+def test_issue48_push_on_dask_mq2008_fold1(client):
+    train, _, test = rb.datasets.load_mq2008(1)
+    X, y, qid = _sorted(train.X, train.y, train.qid)
+    fb = rb.LayeredFeedback(y, qid)
+    # partitions cut after the last row of each one-machine block (whole queries)
+    cuts = [int(b.rows.max()) + 1 for b in rb.Booster(X, fb, n_blocks=4)._blocks[:-1]]
+    chunks = tuple(int(v) for v in np.diff([0, *cuts, len(y)]))
+    parts = tuple(
+        da.from_array(a, chunks=(chunks, *a.shape[1:])) for a in (X, y.astype(float), qid)
+    )
+    dist = _quiet(rbd.train, client, *parts, n_rounds=30, push=4.0)
+    blocks = assert_push_model(X, fb, chunks, dist, 30, {"push": 4.0})
+    np.testing.assert_allclose(
+        dist.decision_function(test.X), blocks.model().decision_function(test.X), atol=1e-12
+    )
+
+
+def test_issue48_push_killed_worker_mid_training(client):
+    """A worker killed at round 6 of a push: its blocks (and their push state) are rebuilt
+    from their rows and the rounds so far, and the model is the uninterrupted one, bit for
+    bit (as ``test_killed_worker_mid_training`` for RankBoost)."""
+    X, y, qid = _sorted(*letor_like(n_queries=40, seed=9))
+    parts = _dask(X, y, qid, k=4)
+    client.wait_for_workers(2, timeout=60)
+    whole = _quiet(rbd.train, client, *parts, n_rounds=15, push=4.0)
+    client.wait_for_workers(2, timeout=60)
+    cluster = client.cluster
+    killed = []
+
+    def kill(env):
+        if env.iteration == 5:
+            nanny = next(iter(cluster.workers.values()))
+            nanny.process.process.kill()  # SIGKILL
+            killed.append(nanny)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        survived = rbd.train(client, *parts, n_rounds=15, push=4.0, callbacks=[kill])
+    assert killed
+    assert survived.to_dict() == whole.to_dict()
+    assert survived.push == 4.0
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_issue48_dask_ranker_push(client):
+    X, y, qid = _sorted(*letor_like(n_queries=30, seed=4))
+    Xd, yd, qd = _dask(X, y, qid)
+    est = _quiet(
+        rbd.DaskRankBoostRanker(client=client, n_estimators=20, push=2.0).fit, Xd, yd, qid=qd
+    )
+    assert est.model_.push == 2.0
+    local = _quiet(rb.RankBoostRanker(n_estimators=20, push=2.0).fit, X, y, qid=qid)
+    assert_push_model(X, rb.LayeredFeedback(y, qid), Xd.chunks[0], est.model_, 20, {"push": 2.0})
+    np.testing.assert_allclose(est.predict(Xd).compute(), local.predict(X), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("bad", [0.5, 0.0, float("nan"), float("inf"), "2", True])
+def test_issue48_bad_push_on_dask_is_the_one_machine_error(client, bad):
+    X, y, qid = _sorted(*letor_like(n_queries=6, seed=1))
+    Xd, yd, qd = _dask(X, y, qid, 2)
+    fb = rb.LayeredFeedback(y, qid)
+    for one_machine, dask_fit in (
+        (lambda: rb.train(X, fb, n_rounds=2, push=bad),
+         lambda: rbd.train(client, Xd, yd, qd, n_rounds=2, push=bad)),
+        (lambda: rb.RankBoostRanker(push=bad).fit(X, y, qid=qid),
+         lambda: rbd.DaskRankBoostRanker(client=client, push=bad).fit(Xd, yd, qid=qd)),
+    ):  # fmt: skip
+        with pytest.raises(rb.params.ParameterError) as expected:
+            one_machine()
+        # the same sentence, naming the Dask surface instead of the one-machine one
+        msg = str(expected.value).replace("rankboost.train", "rankboost.dask.train")
+        msg = msg.replace("RankBoostRanker", "DaskRankBoostRanker")
+        with pytest.raises(rb.params.ParameterError, match=re.escape(msg)):
+            dask_fit()
+    with pytest.raises(rb.params.ParameterError, match=r"push=2.0 minimises R_p; .* or push=1"):
+        rbd.train(client, Xd, yd, qd, n_rounds=2, push=2.0, alpha="exact")

@@ -267,3 +267,11 @@ def test_issue49_bad_prior(client):
     est = rbd.DaskRankBoostRanker(client=client, n_estimators=3)
     with pytest.raises(ValueError, match="init_score= with eval_set="):
         est.fit(Xd, yd, qid=qd, init_score=f0, eval_set=[(Xd, yd)], eval_qid=[qd])
+
+
+def test_issue49_push_with_a_prior_is_refused_on_dask(client):
+    """The P-Norm Push from a prior runs on one machine only: Dask says so, naming both."""
+    X, y, qid, f0 = _problem(2, n_queries=8)
+    Xd, yd, qd, fd = _dask(X, y, qid, f0, k=2)
+    with pytest.raises(ValueError, match=r"push=2\.0 with init_score=.*one machine"):
+        rbd.train(client, Xd, yd, qd, init_score=fd, push=2.0, n_rounds=5)

@@ -261,12 +261,3 @@ def _env():
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
     return env
-
-
-def test_issue48_dask_refuses_push_above_1():
-    rbd = pytest.importorskip("rankboost.dask")
-    pytest.importorskip("distributed")
-    with pytest.raises(
-        ValueError, match=r"push=2.0 \(the P-Norm Push\) is not implemented on Dask"
-    ):
-        rbd.make_booster(None, None, push=2.0)

@@ -42,7 +42,12 @@ each round.
 ``p = 1`` never reaches this module: :class:`rankboost.Booster` keeps RankBoost's code
 path, so its models are bit for bit those of before the parameter existed. Not supported
 with ``p > 1``: ``alpha="exact"``, ``"rbplus"`` and ``criterion="exact_z"`` (refused by
-:class:`rankboost.params.TrainParams`) and Dask (refused by :mod:`rankboost.dask`).
+:class:`rankboost.params.TrainParams`).
+
+``R_p`` is a sum over blocks of whole queries, so the round splits as RankBoost's does
+(per-block statistics, sum, choose, broadcast): a block's :class:`PushBlock` reports its
+``(log R_p, slope, curvature)`` and :func:`combine` adds them; Dask runs the same blocks on
+its workers (:mod:`rankboost.dask._push`).
 """
 
 from __future__ import annotations
@@ -59,14 +64,26 @@ from ._kernels.push import (
     binary_push_eval,
     layered_push_eval,
     layered_push_potential,
+    layered_push_refresh,
     layered_push_split,
     pair_push_eval,
     pair_push_potential,
     push_combine,
+    push_log_sum,
 )
+from ._kernels.push_order import merge_errors
 from .alpha_rules import MAX_ALPHA, alpha_from_r
 
-__all__ = ["MAX_NEWTON", "NEWTON_STEPS", "PushRounds", "newton_alpha", "stored_params"]
+__all__ = [
+    "MAX_NEWTON",
+    "NEWTON_STEPS",
+    "PushBlock",
+    "PushRounds",
+    "combine",
+    "newton_alpha",
+    "split_line",
+    "stored_params",
+]
 
 #: Most evaluations of ``R_p`` in one round's line search (Newton takes 3-8 in practice).
 MAX_NEWTON = 100
@@ -87,8 +104,14 @@ def stored_params(params: Any) -> dict[str, Any]:
     return d
 
 
-class _PushBlock:
-    """One block's push state: its scores ``F`` and the per-row parts of ``R_p``."""
+class PushBlock:
+    """One block's push state: its scores ``F`` and the per-row parts of ``R_p``.
+
+    Built on a started block (its ``log_c`` or ``log_w`` fixed); what it returns are the
+    block's parts (``log R_p`` of its rows), which :func:`combine` adds over the blocks. The
+    potential takes the global ``log R_p`` (or any reference: it is linear in
+    ``exp(-log_r)``).
+    """
 
     def __init__(self, state: FeedbackState, p: float) -> None:
         self.state = state
@@ -106,10 +129,15 @@ class _PushBlock:
             n_work = int(state.lstart[-1])
             self.order = state.order.copy()  # each query's rows by increasing F (the rloss)
             self._tmp = np.empty_like(self.order)
+            self._errors = np.empty(state.qstart.shape[0] - 1)  # misordered pairs per query
+            self._scratch = np.empty(2 * n_work + state.qstart.shape[0])  # their count's
         else:
             self.pairs = (state.i0, state.i1, state.log_w)
             n_work = n
+        self._errors_fresh = False  # the last step's merge counted the rloss errors
         self.work_0 = np.empty((n_work, 4))  # the evaluation at F (its log S, for pi)
+        self._w_row = np.empty(n)  # layered, at F: exp(-F - m_l) (the refresh's, for the split)
+        self._m_lvl = np.empty(n_work)  # and each level's m_l
         self.work = np.empty((n_work, 4))  # the line search's evaluations
         self.split = np.empty((n_work, 6))  # a binary ranker's split level sums
 
@@ -120,15 +148,32 @@ class _PushBlock:
         level sums by ``h``, then each evaluation is O(K) (:func:`binary_push_eval`);
         otherwise each evaluation is O(n) (:meth:`evaluate`).
         """
-        h64 = np.asarray(h, dtype=np.float64)
-        if self.layered and h.dtype == np.uint8:  # a threshold ranker's 0/1
-            layered_push_split(self.layout, self.F, h64, self.p, self.split)
-            split, p = self.split, self.p
+        split = self.split_sums(h)
+        if split is not None:
+            p = self.p
             return lambda a: binary_push_eval(split, float(a), p)
+        h64 = np.asarray(h, dtype=np.float64)
         return lambda a: self.evaluate(h64, a)
+
+    def split_sums(self, h: NDArray[Any]) -> NDArray[np.float64] | None:
+        """The level sums split by a threshold ranker's ``h`` (uint8 0/1) on layered feedback.
+
+        Shape (K, 6), one row per level of the block's queries: :func:`binary_push_eval`
+        reads columns 0-3 (:func:`layered_push_split`). None for explicit pairs or a
+        real-valued ``h`` (the line search then evaluates along ``h`` in O(n)).
+        """
+        if not (self.layered and h.dtype == np.uint8):
+            return None
+        h64 = np.asarray(h, dtype=np.float64)
+        layered_push_split(self.layout, self.F, h64, self.p, self.split, self._w_row, self._m_lvl)
+        return self.split
 
     def evaluate(self, h: NDArray[np.float64], alpha: float, at_f: bool = False) -> Any:
         """``(log R_p, slope, curvature)`` of the block at ``F + alpha h``."""
+        return push_combine(*self._parts(h, alpha, at_f))
+
+    def _parts(self, h: NDArray[np.float64], alpha: float, at_f: bool) -> Any:
+        """The per-row ``(lp, s, v)`` at ``F + alpha h`` (``at_f``: kept for the potential)."""
         lp = self.lp if at_f else np.empty_like(self.lp)
         out = (lp, self._s, self._v)
         work = self.work_0 if at_f else self.work
@@ -137,23 +182,34 @@ class _PushBlock:
         else:
             i0, i1, log_w = self.pairs
             pair_push_eval(i0, i1, log_w, self.F, h, alpha, self.p, *out, work)
-        return push_combine(*out)
+        return out
 
     def step(self, h: NDArray[Any], alpha: float, binary: bool) -> float:
         """``F <- F + alpha h`` (and the kept order); return the block's new ``log R_p``."""
+        self._errors_fresh = False
         if alpha != 0.0:
             h64 = np.asarray(h, dtype=np.float64)
             self.F += alpha * h64
             if self.layered:
-                level, qstart = self.layout[0], self.layout[1]
-                reorder(self.F, h if binary else h64, level, binary, qstart, self.order, self._tmp)
+                level, qstart, lstart = self.layout[0], self.layout[1], self.layout[2]
+                if binary and h.dtype == np.uint8:  # the merge counts the errors too
+                    merge_errors(
+                        self.F, h, level, qstart, lstart, self.order, self._tmp,
+                        self._scratch, self._errors,
+                    )  # fmt: skip
+                    self._errors_fresh = True
+                else:
+                    reorder(self.F, h64, level, binary, qstart, self.order, self._tmp)
         return self.refresh()
 
     def rloss(self) -> float:
         """The block's part of the training rloss of ``F`` (ties count 1)."""
         if self.layered:
             level, qstart, lstart, log_c = self.layout
-            errors = sorted_level_errors(self.F, level, self.order, qstart, lstart, 1.0)
+            if self._errors_fresh:
+                errors = self._errors
+            else:
+                errors = sorted_level_errors(self.F, level, self.order, qstart, lstart, 1.0)
             return float(np.sum(np.exp(log_c) * errors))
         state = self.state
         assert not isinstance(state, LayeredState)
@@ -163,7 +219,12 @@ class _PushBlock:
 
     def refresh(self) -> float:
         """``log R_p`` of the block at ``F`` (keeps ``lp`` and the sums the potential reads)."""
-        return float(self.evaluate(self._zero, 0.0, at_f=True)[0])
+        if self.layered:
+            layered_push_refresh(
+                self.layout, self.F, self.p, self.lp, self.work_0, self._w_row, self._m_lvl
+            )
+            return float(push_log_sum(self.lp))
+        return float(push_log_sum(self._parts(self._zero, 0.0, True)[0]))
 
     def potential(self, log_r: float) -> NDArray[np.float64]:
         """The potential of the round's push weights (normalised over every block)."""
@@ -175,8 +236,13 @@ class _PushBlock:
         return self.pi
 
 
-def _combine(parts: list[tuple[float, float, float]]) -> tuple[float, float, float]:
-    """Blocks' ``(log R, slope, curvature)`` of ``log R`` into the whole data's."""
+def combine(parts: list[tuple[float, float, float]]) -> tuple[float, float, float]:
+    """Blocks' ``(log R, slope, curvature)`` of ``log R`` into the whole data's.
+
+    ``R = sum_b R_b``, so ``log R`` is the log-sum-exp of the parts and its derivatives are
+    the parts' weighted by ``R_b / R`` (the curvature adds the parts' spread of slopes). A
+    block without crucial pairs reports ``(-inf, 0, 0)`` and weighs nothing.
+    """
     if len(parts) == 1:
         return parts[0]
     logs = np.array([q[0] for q in parts])
@@ -189,6 +255,16 @@ def _combine(parts: list[tuple[float, float, float]]) -> tuple[float, float, flo
     d1 = float(sum(wi * q[1] for wi, q in zip(w, parts, strict=True)))
     d2 = float(sum(wi * (q[2] + q[1] ** 2) for wi, q in zip(w, parts, strict=True))) - d1**2
     return log_r, d1, max(d2, 0.0)
+
+
+def split_line(splits: list[NDArray[np.float64]], p: float) -> Any:
+    """``alpha -> (log R_p, slope, curvature)`` of every block from their split level sums.
+
+    ``splits``: per block, :meth:`PushBlock.split_sums` (columns 0-3 suffice); each block's
+    part is :func:`binary_push_eval`'s, added by :func:`combine` in the blocks' order, as
+    the blocks' own lines are on one machine.
+    """
+    return lambda a: combine([binary_push_eval(s, float(a), p) for s in splits])
 
 
 def newton_alpha(fun: Any, r: float) -> float:
@@ -241,7 +317,7 @@ class PushRounds:
     _blocks: list[FeedbackState]
     _hist: NDArray[np.float64]
     _block_hist: list[NDArray[np.float64]]
-    _push: list[_PushBlock]
+    _push: list[PushBlock]
     _feedback: Any
     #: ``log R_p`` before the first round and after each round.
     log_objective: list[float]
@@ -249,9 +325,9 @@ class PushRounds:
     def start_push(self, feedback: Any) -> None:
         """The push state of the started blocks; ``log_total`` becomes ``log R_p(F_0)``."""
         self._feedback = feedback
-        self._push = [_PushBlock(b, self.params.push) for b in self._blocks]
+        self._push = [PushBlock(b, self.params.push) for b in self._blocks]
         parts = [pb.refresh() for pb in self._push]
-        self.log_total = _combine([(x, 0.0, 0.0) for x in parts])[0]
+        self.log_total = combine([(x, 0.0, 0.0) for x in parts])[0]
         self.log_objective = [self.log_total]
 
     def _histograms(self) -> NDArray[np.float64]:
@@ -274,15 +350,15 @@ class PushRounds:
             pb.evaluate(np.asarray(h, dtype=np.float64), alpha)
             for pb, h in zip(self._push, hs, strict=True)
         ]
-        return _combine(parts)
+        return combine(parts)
 
     def _rule_alpha(self, r: float, hs: list[Any]) -> float:
         lines = [pb.line(np.asarray(h)) for pb, h in zip(self._push, hs, strict=True)]
-        return newton_alpha(lambda a: _combine([line(a) for line in lines]), r)
+        return newton_alpha(lambda a: combine([line(a) for line in lines]), r)
 
     def _step(self, hs: list[Any], alpha: float, binary: bool) -> float:
         parts = [pb.step(h, alpha, binary) for pb, h in zip(self._push, hs, strict=True)]
-        log_r = _combine([(x, 0.0, 0.0) for x in parts])[0]
+        log_r = combine([(x, 0.0, 0.0) for x in parts])[0]
         self.log_objective.append(log_r)
         return log_r
 

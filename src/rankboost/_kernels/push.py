@@ -54,9 +54,14 @@ Pairs = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 @njit(cache=True, inline="always")
 def _log_add(a: float, b: float) -> float:
-    """``log(exp(a) + exp(b))`` without overflow; one of them may be ``-inf``, not both."""
-    hi = max(a, b)
-    return hi + np.log(np.exp(a - hi) + np.exp(b - hi))
+    """``log(exp(a) + exp(b))`` without overflow; one of them may be ``-inf``, not both.
+
+    ``hi + log(exp(a - hi) + exp(b - hi))`` with ``hi = max(a, b)``; the larger term is
+    ``exp(0) = 1`` exactly, so it is written ``1.0`` (the same bits, one ``exp`` fewer).
+    """
+    if a >= b:
+        return a + np.log(1.0 + np.exp(b - a))
+    return b + np.log(np.exp(a - b) + 1.0)
 
 
 @njit(cache=True)
@@ -167,6 +172,95 @@ def layered_push_eval(  # noqa: PLR0917  wrapper of the layered kernel: its stat
     lp, s, v = out
     driver = _eval_parallel if use_parallel(8 * H.shape[0]) else _eval_serial
     driver(level, qstart, lstart, log_c, H, h, float(alpha), float(p), lp, s, v, lvl)
+
+
+@njit(cache=True)
+def _refresh_query(  # noqa: PLR0917  numba helper over one unit: its arrays and bounds, unpacked by the driver
+    q: np.int64,
+    level: np.ndarray,
+    qstart: np.ndarray,
+    lstart: np.ndarray,
+    log_c: np.ndarray,
+    H: np.ndarray,
+    p: float,
+    lp: np.ndarray,
+    lvl: np.ndarray,
+    w_row: np.ndarray,
+    m_lvl: np.ndarray,
+) -> None:
+    # _eval_query at alpha = 0 (h = 0: alpha h = 0.0, kept as "- 0.0" / "+ 0.0", the same
+    # bits) without the derivatives; keeps each row's w and each level's shift for the split
+    r0, r1 = qstart[q], qstart[q + 1]
+    base = lstart[q]
+    k_q = lstart[q + 1] - base
+    for ll in range(k_q):
+        lvl[base + ll, 0] = -np.inf
+        lvl[base + ll, 1] = 0.0
+    for j in range(r0, r1):
+        g = -H[j] - 0.0
+        e = base + level[j]
+        if g > lvl[e, 0]:
+            lvl[e, 0] = g
+    for j in range(r0, r1):
+        e = base + level[j]
+        w = np.exp(-H[j] - 0.0 - lvl[e, 0])
+        w_row[j] = w
+        lvl[e, 1] += w
+    shift = -np.inf
+    s0 = 0.0
+    for ll in range(k_q - 1, -1, -1):
+        e = base + ll
+        m, t0 = lvl[e, 0], lvl[e, 1]
+        m_lvl[e] = m
+        lvl[e, 0] = shift + np.log(s0) if s0 > 0.0 else -np.inf
+        if t0 > 0.0:
+            top = max(shift, m)
+            f_old = np.exp(shift - top) if s0 > 0.0 else 0.0
+            f_new = np.exp(m - top)
+            s0 = s0 * f_old + t0 * f_new
+            shift = top
+    for j in range(r0, r1):
+        log_s = lvl[base + level[j], 0]
+        lp[j] = -np.inf if log_s == -np.inf else p * (log_c[q] + H[j] + 0.0 + log_s)
+
+
+def _refresh(  # noqa: PLR0917  numba driver: the unpacked state tuples
+    level: np.ndarray,
+    qstart: np.ndarray,
+    lstart: np.ndarray,
+    log_c: np.ndarray,
+    H: np.ndarray,
+    p: float,
+    lp: np.ndarray,
+    lvl: np.ndarray,
+    w_row: np.ndarray,
+    m_lvl: np.ndarray,
+) -> None:
+    for q in prange(qstart.shape[0] - 1):
+        _refresh_query(np.int64(q), level, qstart, lstart, log_c, H, p, lp, lvl, w_row, m_lvl)
+
+
+_refresh_serial, _refresh_parallel = serial_and_parallel(_refresh)
+
+
+def layered_push_refresh(  # noqa: PLR0917  wrapper of the layered kernel: its state, unpacked
+    layout: Layout,
+    H: np.ndarray,
+    p: float,
+    lp: np.ndarray,
+    lvl: np.ndarray,
+    w_row: np.ndarray,
+    m_lvl: np.ndarray,
+) -> None:
+    """:func:`layered_push_eval` at ``alpha = 0``: ``lp`` and ``log S_l``, the same bits.
+
+    Without the derivatives (zero there); also keeps, for :func:`layered_push_split` at the
+    same ``H``, each row's ``w = exp(-H - m_l)`` (``w_row``, (n,)) and each level's shift
+    ``m_l = max -H`` (``m_lvl``, (L,)).
+    """
+    level, qstart, lstart, log_c = layout
+    driver = _refresh_parallel if use_parallel(6 * H.shape[0]) else _refresh_serial
+    driver(level, qstart, lstart, log_c, H, float(p), lp, lvl, w_row, m_lvl)
 
 
 @njit(cache=True)
@@ -334,6 +428,22 @@ def push_combine(lp: np.ndarray, s: np.ndarray, v: np.ndarray) -> tuple[float, f
     return top + np.log(total), d1, max(d2, 0.0)
 
 
+@njit(cache=True)
+def push_log_sum(lp: np.ndarray) -> float:
+    """``log R_p = logsumexp(lp)``: :func:`push_combine`'s first value, the same bits."""
+    top = -np.inf
+    for j in range(lp.shape[0]):
+        if lp[j] > top:
+            top = lp[j]
+    if top == -np.inf:
+        return -np.inf
+    total = 0.0
+    for j in range(lp.shape[0]):
+        if lp[j] > -np.inf:
+            total += np.exp(lp[j] - top)
+    return top + np.log(total)
+
+
 # ------------------------------------------------------------------ binary rankers: O(K)
 
 
@@ -348,28 +458,29 @@ def _split_query(  # noqa: PLR0917  numba helper over one unit: its arrays and b
     h: np.ndarray,
     p: float,
     split: np.ndarray,
+    w_row: np.ndarray,
+    m_lvl: np.ndarray,
 ) -> None:
     r0, r1 = qstart[q], qstart[q + 1]
     base = lstart[q]
     k_q = lstart[q + 1] - base
-    for ll in range(k_q):  # columns: max -H, sum B^0, sum B^1, max pH, sum C^0, sum C^1
+    for ll in range(k_q):  # columns: -, sum B^0, sum B^1, max pH, sum C^0, sum C^1
         for c in range(6):
             split[base + ll, c] = -np.inf if c in (0, 3) else 0.0
     for j in range(r0, r1):
         e = base + level[j]
-        split[e, 0] = max(split[e, 0], -H[j])
         split[e, 3] = max(split[e, 3], p * H[j])
-    for j in range(r0, r1):
+    for j in range(r0, r1):  # B: the refresh's w = exp(-H - m_l), m_l its max -H
         e = base + level[j]
         col = 2 if h[j] == 1.0 else 1
-        split[e, col] += np.exp(-H[j] - split[e, 0])
+        split[e, col] += w_row[j]
         split[e, col + 3] += np.exp(p * H[j] - split[e, 3])
     # per level: log P^b = log sum_{l' > l} B^b_l' (suffix) and log C^b = p log c_q + log C^b
     log_p0 = -np.inf
     log_p1 = -np.inf
     for ll in range(k_q - 1, -1, -1):
         e = base + ll
-        m, b0, b1 = split[e, 0], split[e, 1], split[e, 2]
+        m, b0, b1 = m_lvl[e], split[e, 1], split[e, 2]
         mc, c0, c1 = split[e, 3], split[e, 4], split[e, 5]
         split[e, 0] = log_p0
         split[e, 1] = log_p1
@@ -392,18 +503,29 @@ def _split(  # noqa: PLR0917  numba driver: the unpacked state tuples
     h: np.ndarray,
     p: float,
     split: np.ndarray,
+    w_row: np.ndarray,
+    m_lvl: np.ndarray,
 ) -> None:
     for q in prange(qstart.shape[0] - 1):
-        _split_query(np.int64(q), level, qstart, lstart, log_c, H, h, p, split)
+        _split_query(np.int64(q), level, qstart, lstart, log_c, H, h, p, split, w_row, m_lvl)
 
 
 _split_serial, _split_parallel = serial_and_parallel(_split)
 
 
-def layered_push_split(
-    layout: Layout, H: np.ndarray, h: np.ndarray, p: float, split: np.ndarray
+def layered_push_split(  # noqa: PLR0917  wrapper of the layered kernel: its state, unpacked
+    layout: Layout,
+    H: np.ndarray,
+    h: np.ndarray,
+    p: float,
+    split: np.ndarray,
+    w_row: np.ndarray,
+    m_lvl: np.ndarray,
 ) -> None:
     """The per-level sums of a binary ``h`` (0/1) from which :func:`binary_push_eval` works.
+
+    ``w_row`` and ``m_lvl`` are :func:`layered_push_refresh`'s at the same ``H`` (the level
+    sums of ``exp(-H)`` split by ``h`` add its ``w``: one ``exp`` per row fewer).
 
     ``split`` (L, 6): columns 0-1 ``log P^b_l = log sum_{l' > l, h = b} exp(-H)`` (the
     suffix above level ``l``, split by ``h``), columns 2-3
@@ -413,7 +535,7 @@ def layered_push_split(
     """
     level, qstart, lstart, log_c = layout
     driver = _split_parallel if use_parallel(4 * H.shape[0]) else _split_serial
-    driver(level, qstart, lstart, log_c, H, h, float(p), split)
+    driver(level, qstart, lstart, log_c, H, h, float(p), split, w_row, m_lvl)
 
 
 @njit(cache=True)
@@ -447,7 +569,9 @@ def binary_push_eval(split: np.ndarray, alpha: float, p: float) -> tuple[float, 
                 d1 *= scale
                 d2 *= scale
                 top = lp
-            w = np.exp(lp - top)
+                w = 1.0  # exp(lp - top) = exp(0), exactly
+            else:
+                w = np.exp(lp - top)
             total += w
             d1 += w * s
             d2 += w * (v + s * s)

@@ -5,7 +5,8 @@ scikit-learn estimator, like LightGBM's ``DaskLGBMRanker``) train on dask arrays
 DataFrames. One Dask partition is one block of whole queries (:mod:`rankboost.booster`): it
 stays on its worker for the whole training (a Dask actor); per round each block returns its
 histograms and a few numbers, the client chooses the weak ranker and broadcasts it
-(:mod:`rankboost.dask._booster`). Global bins are fitted once from all partitions (exact
+(:mod:`rankboost.dask._booster`); ``push=p > 1`` trains the P-Norm Push the same way
+(:mod:`rankboost.dask._push`). Global bins are fitted once from all partitions (exact
 merge of the value counts, or a mergeable sketch for large data). A lost worker's blocks
 are rebuilt from their rows and the rounds so far, and training goes on to the same model.
 :class:`DaskRankBoostRecommender` is the pooled recommender on blocks of whole users.

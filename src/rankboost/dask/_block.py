@@ -8,6 +8,11 @@ small, row-count-free things: per-query pair counts (once), per-feature value co
 the block's log mass, its (d, n_codes) histograms and its part of the rloss; nothing of size
 n ever leaves the worker.
 
+With ``push=p > 1`` (the P-Norm Push, :mod:`rankboost.push`) the block also holds a
+:class:`rankboost.push.PushBlock` (its scores and per-row parts of ``R_p``): it reports its
+``log R_p`` after each step and its ``(log R_p, slope, curvature)`` at each trial alpha of
+the line search, a few floats per block.
+
 The state after ``t`` rounds is a function of the rows and of the rounds so far (each round's
 ranker, alpha and the global normaliser before it), so a lost block is rebuilt by replaying
 the rounds on the same rows (:meth:`PartitionBlock.replay`): the same floating-point
@@ -26,6 +31,7 @@ from .._kernels import numba_threads
 from .._kernels.histogram import potential_histograms
 from ..binning import BinMapper
 from ..feedback import BipartiteFeedback, LayeredFeedback, PairFeedback
+from ..push import PushBlock, combine
 from ..weak_rankers import Spec, candidate_values
 
 __all__ = ["PartitionBlock", "WorkerBlocks", "merge_block_value_counts", "sum_parts"]
@@ -55,6 +61,8 @@ class PartitionBlock:
         A prior ``F0`` of the partition's rows (finite, the client checks): the block starts
         from ``H = F0`` (:meth:`rankboost._blocks.Block.set_prior`, SPEC 7.2), as
         :class:`rankboost.Booster` does with ``init_score``.
+    push : float, default=1.0
+        The P-Norm Push's ``p`` (:meth:`start_push` builds its state; 1 is RankBoost).
     """
 
     def __init__(
@@ -69,10 +77,14 @@ class PartitionBlock:
         normalize: str = "query",
         sample_weight: NDArray[np.float64] | None = None,
         init_score: NDArray[np.float64] | None = None,
+        push: float = 1.0,
     ) -> None:
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.kind = kind
         self.state: Any = None
+        self.p = float(push)
+        self.push: PushBlock | None = None  # built by start_push when p > 1
+        self._line: tuple[Spec, Any] | None = None  # the round's line search along h
         # the bins weigh the rows as the pairs do (value_counts)
         self.sample_weight = (
             None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
@@ -166,14 +178,31 @@ class PartitionBlock:
             return -np.inf
         return float(self.state.log_w_total)  # set by start()
 
+    def start_push(self, log_mass: float) -> float:
+        """The P-Norm Push's state once ``D``'s global log mass is known; return ``log R_p``.
+
+        ``log_mass`` is the sum of :meth:`start`'s masses (the rloss's normaliser for
+        explicit pairs); the returned value is the block's part of ``log R_p(F_0)``.
+        """
+        if self.state is None:
+            return -np.inf
+        self.state.set_log_total(log_mass)
+        if self.kind == "pairs":
+            self.state.log_w_total = log_mass
+        self.push = PushBlock(self.state, self.p)
+        return self.push.refresh()
+
     def begin(self, log_total: float, log_d: float | None = None) -> NDArray[np.float64]:
         """The global initial mass is known: return the first round's histograms.
 
         ``log_d`` is ``D``'s own global log mass (pairs, the rloss's normaliser); None:
-        ``log_total``, which it equals without a prior.
+        ``log_total``, which it equals without a prior. With the push, ``log_total`` is the
+        global ``log R_p(F_0)``.
         """
         if self.state is None:
             return self._zeros()
+        if self.push is not None:
+            return self.push_histograms(log_total)
         self.state.set_log_total(log_total)
         if self.kind == "pairs":
             self.state.log_w_total = log_total if log_d is None else log_d
@@ -189,6 +218,41 @@ class PartitionBlock:
         pi, _ = self.state.scaled_potential()  # relative to log_total (see module doc)
         potential_histograms(self.state.codes, pi, out, 1.0)
         return out
+
+    def push_histograms(self, log_ref: float) -> NDArray[np.float64]:
+        """Histograms of the push potential computed with ``log R_p = log_ref``.
+
+        The potential is linear in ``exp(-log R_p)``: the caller scales the sum by
+        ``exp(log_ref - log R_p)`` once the global value is known.
+        """
+        if self.state is None or self.push is None:
+            return self._zeros()
+        out = np.empty((self.X.shape[1], self.n_codes))
+        potential_histograms(self.state.codes, self.push.potential(log_ref), out, 1.0)
+        return out
+
+    def push_line(self, spec: Spec, alpha: float) -> tuple[float, float, float]:
+        """The block's ``(log R_p, slope, curvature)`` at ``F + alpha h`` (the line search).
+
+        The first call of a round prepares the line along ``h`` (for a threshold ranker on
+        layered feedback, the O(n) split of the level sums); the next are O(K) or O(n).
+        """
+        if self.state is None or self.push is None:
+            return -np.inf, 0.0, 0.0
+        if self._line is None or self._line[0] != spec:
+            self._line = (spec, self.push.line(np.asarray(self._h(spec))))
+        return self._line[1](alpha)
+
+    def push_split(self, spec: Spec) -> NDArray[np.float64] | None:
+        """The block's level sums split by a threshold ranker (columns 0-3), or None.
+
+        :meth:`rankboost.push.PushBlock.split_sums`: K x 4 floats, from which the client
+        searches alpha without a round trip per evaluation. None for explicit pairs.
+        """
+        if self.state is None or self.push is None:
+            return np.empty((0, 4))
+        split = self.push.split_sums(np.asarray(self._h(spec)))
+        return None if split is None else np.ascontiguousarray(split[:, :4])
 
     def _h(self, spec: Spec) -> NDArray[Any]:
         if self.binner is None:
@@ -235,6 +299,10 @@ class PartitionBlock:
         start = time.perf_counter()
         if self.state is None:
             return -np.inf, self._zeros(), 0.0, time.perf_counter() - start
+        if self.push is not None:  # the histograms follow, from every block's log R_p
+            self._line = None
+            log_r = self.push.step(self._h(spec), alpha, binary)
+            return log_r, self._zeros(), self.push.rloss(), time.perf_counter() - start
         self.state.set_log_total(log_total)
         mass = self.state.update(self._h(spec), alpha, binary=binary)
         hist = self._hist()
@@ -281,20 +349,25 @@ class WorkerBlocks:
     ----------
     parts : list of dict
         Per block, the keyword arguments of :class:`PartitionBlock` (its rows' arrays).
-    kind, normalize
+    kind, normalize, push
         As :class:`PartitionBlock`.
     """
 
-    def __init__(self, parts: list[dict[str, Any]], kind: str, normalize: str) -> None:
+    def __init__(
+        self, parts: list[dict[str, Any]], kind: str, normalize: str, push: float = 1.0
+    ) -> None:
         self.threads = _worker_threads()
+        self.p = float(push)
         with numba_threads(self.threads):
-            self.blocks = [PartitionBlock(kind=kind, normalize=normalize, **p) for p in parts]
+            self.blocks = [
+                PartitionBlock(kind=kind, normalize=normalize, push=push, **p) for p in parts
+            ]
 
     def __getattribute__(self, name: str) -> Any:
         # every call runs numba with the worker's threads, not the machine's cores: two
         # one-thread workers on two cores would otherwise run four numba threads
         attr = object.__getattribute__(self, name)
-        if name.startswith("_") or name in ("blocks", "threads") or not callable(attr):
+        if name.startswith("_") or name in ("blocks", "threads", "p") or not callable(attr):
             return attr
         threads = object.__getattribute__(self, "threads")
 
@@ -324,6 +397,18 @@ class WorkerBlocks:
         """Every block's :meth:`PartitionBlock.own_mass`."""
         return [b.own_mass() for b in self.blocks]
 
+    def start_push(self, log_mass: float) -> list[float]:
+        """Every block's :meth:`PartitionBlock.start_push`: their ``log R_p`` (a list)."""
+        return [b.start_push(log_mass) for b in self.blocks]
+
+    def push_split(self, spec: Spec) -> list[NDArray[np.float64] | None]:
+        """Every block's :meth:`PartitionBlock.push_split` (a list)."""
+        return [b.push_split(spec) for b in self.blocks]
+
+    def push_line(self, spec: Spec, alpha: float) -> list[tuple[float, float, float]]:
+        """Every block's :meth:`PartitionBlock.push_line` (a list, summed by the client)."""
+        return [b.push_line(spec, alpha) for b in self.blocks]
+
     def begin(self, log_total: float, log_d: float | None = None) -> NDArray[np.float64]:
         """The blocks' first histograms, summed."""
         return sum_parts([b.begin(log_total, log_d) for b in self.blocks])
@@ -347,11 +432,15 @@ class WorkerBlocks:
 
     def step(
         self, log_total: float, spec: Spec, alpha: float, binary: bool
-    ) -> tuple[list[float], NDArray[np.float64], float, float]:
+    ) -> tuple[list[float], NDArray[np.float64], float, float, float]:
         """Every block's :meth:`PartitionBlock.step`.
 
         Returns their log masses (a list), and their histograms, rloss parts and seconds
-        summed.
+        summed, and the log mass the histograms are relative to: ``log_total`` for
+        RankBoost; with the push, the worker's own new ``log R_p`` (the sum of its blocks',
+        :func:`rankboost.push.combine`): its potential is computed after every block has
+        stepped, relative to that, and the client scales it by
+        ``exp(worker's - global)`` <= 1, so a large drop of ``R_p`` underflows nothing.
         """
         results = [b.step(log_total, spec, alpha, binary) for b in self.blocks]
         rloss = results[0][2]
@@ -359,7 +448,13 @@ class WorkerBlocks:
         for r in results[1:]:
             rloss += r[2]
             seconds += r[3]
-        return [r[0] for r in results], sum_parts([r[1] for r in results]), rloss, seconds
+        masses = [r[0] for r in results]
+        if self.p == 1.0:
+            return masses, sum_parts([r[1] for r in results]), rloss, seconds, log_total
+        start = time.perf_counter()
+        ref = combine([(float(m), 0.0, 0.0) for m in masses])[0]
+        hist = sum_parts([b.push_histograms(ref) for b in self.blocks])
+        return masses, hist, rloss, seconds + time.perf_counter() - start, ref
 
     def replay(
         self,

@@ -16,6 +16,10 @@ very same method): only the steps that touch the blocks go to the workers. Per r
   the old mass) and rloss parts summed on the worker; the client sums the workers' parts
   (a two-level tree reduction), takes ``Z`` and scales the histograms by ``1 / Z``.
 
+With ``push > 1`` the client is :class:`rankboost.dask._push.DaskPushBooster`: the same
+round on the P-Norm Push's ``R_p`` (its histograms, line search and objective are that
+module's hooks: ``_start_objective``, ``_log_sum``, ``_summed_histograms``, ``_rule_alpha``).
+
 Nothing of size n crosses the network after setup: per round and worker, a few floats per
 block and one (d, n_codes) histogram. A block whose worker is lost is rebuilt on another
 worker from its partition (recomputed by Dask from the graph if its data was lost too) and
@@ -157,7 +161,8 @@ class DaskBooster(Booster):
         masses = self._flatten(
             self._call_each("start", [(self._hub_norms(g),) for g, _ in self._groups])
         )
-        self.log_total = log_sum_of([float(m) for m in masses])
+        self._log_mass0 = log_sum_of([float(m) for m in masses])  # D's own mass
+        self.log_total = self._start_objective(self._log_mass0)
         self._log_total0 = self.log_total
         self.log_prior_loss = self.log_total  # as Booster._setup: the prior's loss (or ~0)
         #: with a prior and pairs, D's own global log mass (the rloss's normaliser), else None
@@ -194,6 +199,7 @@ class DaskBooster(Booster):
             [self._parts[i] for i in ids],
             self._kind,
             self._normalize,
+            self.params.push,
             actor=True,
             pure=False,
             **({} if where is None else {"workers": [where], "allow_other_workers": True}),
@@ -260,6 +266,8 @@ class DaskBooster(Booster):
         hub = self._new_hub(ids, None)
         hub.set_bins(*self._cuts_args).result()
         hub.start(self._hub_norms(ids)).result()
+        if self.params.push != 1.0:
+            hub.start_push(self._log_mass0).result()
         hub.replay(self._log_total0, list(self._log), self._log_d).result()
         self._hubs[k] = hub
 
@@ -337,9 +345,8 @@ class DaskBooster(Booster):
         t1 = time.perf_counter()
         self._log.append((old, hs[0], alpha, binary))
         masses = self._flatten([r[0] for r in results])
-        new = log_sum_of([float(m) for m in masses])
-        self._next_hist = sum_parts([r[1] for r in results])
-        self._next_hist *= float(np.exp(old - new))  # histograms relative to the old mass
+        new = self._log_sum([float(m) for m in masses])
+        self._next_hist = self._summed_histograms(results, new)
         rloss = results[0][2]
         for r in results[1:]:
             rloss += r[2]
@@ -351,6 +358,20 @@ class DaskBooster(Booster):
             "bytes_received": sum(int(r[1].nbytes) + 24 * (1 + len(r[0])) for r in results),
         }
         return new
+
+    def _start_objective(self, log_mass: float) -> float:
+        """The objective's global log value before round 1: ``D``'s mass for RankBoost."""
+        return log_mass
+
+    def _log_sum(self, parts: list[float]) -> float:
+        """The global log objective from the blocks' parts (their log masses)."""
+        return log_sum_of(parts)
+
+    def _summed_histograms(self, results: list[Any], new: float) -> NDArray[np.float64]:
+        """The workers' histograms (relative to the old mass) summed, scaled by ``1 / Z``."""
+        hist = sum_parts([r[1] for r in results])
+        hist *= float(np.exp(self.log_total - new))
+        return hist
 
     def _rloss(self) -> float:
         return self._rloss_value

@@ -138,8 +138,8 @@ class DaskRankBoostRanker(RankBoostRanker):
     weak_ranker, feedback, normalize, tol, verbose
         As :class:`rankboost.RankBoostRanker`.
     push : float, default=1.0
-        As :class:`rankboost.RankBoostRanker`; only ``1`` (RankBoost) trains on Dask so far:
-        ``fit`` with ``push > 1`` raises a ValueError saying to train on one machine.
+        As :class:`rankboost.RankBoostRanker`: ``push > 1`` trains the P-Norm Push on the
+        cluster (:mod:`rankboost.dask._push`), the one-machine model of the same blocks.
 
     Notes
     -----

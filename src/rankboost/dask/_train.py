@@ -41,15 +41,14 @@ def _parts(client: Any, arrays: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _no_push(p: TrainParams) -> TrainParams:
-    """``p``, or the error of the P-Norm Push, which Dask does not run (``push != 1``)."""
-    if p.push != 1.0:
+def _no_push_from_a_prior(p: TrainParams, init_score: Any) -> None:
+    """The error of the P-Norm Push from a prior, which Dask does not run."""
+    if init_score is not None and p.push != 1.0:
         raise ValueError(
-            f"rankboost.dask.train: push={p.push!r} (the P-Norm Push) is not implemented on "
-            "Dask; its blocks keep RankBoost's state only. Train on one machine "
-            "(rankboost.train or RankBoostRanker with push=...), or use push=1."
+            f"rankboost.dask.train: push={p.push!r} with init_score= (the P-Norm Push from a "
+            "prior) is not implemented on Dask; train it on one machine (rankboost.train "
+            "with push= and init_score=), or pass push=1 or no init_score."
         )
-    return p
 
 
 def make_booster(
@@ -91,7 +90,8 @@ def make_booster(
         the end to release the workers' blocks.
     """
     require("distributed", "rankboost.dask")
-    p = _no_push(resolve_params("rankboost.dask.train", locals(), params))
+    p = resolve_params("rankboost.dask.train", locals(), params)
+    _no_push_from_a_prior(p, init_score)
     check_param("normalize", normalize, "rankboost.dask.train")
     check_param("feedback", feedback, "rankboost.dask.train")
     if hasattr(X, "columns"):
@@ -150,8 +150,9 @@ def make_booster(
         check_whole_queries(client, [part["qid"] for part in parts])
         feedback_repr = f"{'Bipartite' if kind == 'bipartite' else 'Layered'}Feedback (dask)"
     from ._booster import DaskBooster
+    from ._push import DaskPushBooster
 
-    return DaskBooster(
+    return (DaskBooster if p.push == 1.0 else DaskPushBooster)(
         client,
         parts,
         p,
@@ -173,7 +174,7 @@ def train(
     callbacks: Sequence[Callable[[CallbackEnv], None]] | None = None,
     **kwargs: Any,
 ) -> RankBoostModel:
-    """Train RankBoost on a Dask cluster; the model equals :func:`rankboost.train`'s.
+    """Train RankBoost or the P-Norm Push on a Dask cluster: :func:`rankboost.train`'s model.
 
     :func:`make_booster` and a loop of ``update()`` with callbacks and stopping, as
     :func:`rankboost.train` is over :class:`rankboost.Booster`.
@@ -214,8 +215,8 @@ def train(
         2^24 distinct (value, partition) pairs), or bins fitted on a sample.
     n_rounds, alpha, learning_rate, positive_cumulative, thresholds, criterion, default
     weak_ranker, tol, push
-        As :func:`rankboost.train` (one definition: :mod:`rankboost.params`); ``push`` must
-        be 1 on Dask.
+        As :func:`rankboost.train` (one definition: :mod:`rankboost.params`); ``push > 1``
+        trains the P-Norm Push on the cluster (:mod:`rankboost.dask._push`).
     callbacks : list of callable, default=None
         As :func:`rankboost.train` (run on the client; e.g. early stopping on a validation
         set held by the client).
