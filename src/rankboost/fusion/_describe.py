@@ -20,7 +20,6 @@ import math
 from dataclasses import replace
 from typing import Any
 
-from .._conventions import INNER_FOLDS, INNER_FOLDS_NOTE, format_conventions
 from .._validation import not_fitted
 from ..description import Description, Table, Target
 
@@ -243,6 +242,8 @@ def describe_auto(auto: Any, path: str) -> Description:
     ]
     if sel.get("left_out"):
         facts.append(f"left out (the runs cover different queries): {', '.join(sel['left_out'])}")
+    from .._conventions import INNER_FOLDS, INNER_FOLDS_NOTE, format_conventions
+
     conventions = format_conventions(INNER_FOLDS)
     facts.append(f"held-out NDCG@10: the inner folds' {conventions}; {INNER_FOLDS_NOTE}")
     headers = ("family", "held-out NDCG@10", f"- {fallback}", "SE", "")
