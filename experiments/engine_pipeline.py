@@ -32,7 +32,10 @@ Usage::
     python experiments/engine_pipeline.py serve --engine qdrant --out /tmp/cisi-qdrant \\
         --model /tmp/cisi-qdrant/model.json --request /tmp/cisi-qdrant/request.json
 
-Needs the ``engines`` extra (qdrant-client, pymilvus, milvus-lite, lancedb).
+Needs the ``engines`` extra (qdrant-client, pymilvus, milvus-lite, lancedb). Each step that
+takes seconds (reading the collection, starting the engine, indexing, the queries) says what
+runs in one line on stderr before it starts (``engine_pipeline index: ...``); the results go
+to stdout.
 """
 
 from __future__ import annotations
@@ -53,6 +56,12 @@ VECTORS = HERE / "data" / "cisi_minilm_vectors.npz"
 COLLECTIONS = ("cisi", "med")
 LANCE_METRIC = "cosine"
 COLLECTION = "cisi"
+
+
+def say(command: str, text: str) -> None:
+    """One line on stderr before a step that takes seconds: what runs (the results: stdout)."""
+    sys.stderr.write(f"engine_pipeline {command}: {text}\n")
+    sys.stderr.flush()
 
 
 # ------------------------------------------------------------------ vectors --------------
@@ -289,17 +298,22 @@ def cmd_index(args: argparse.Namespace) -> None:
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    say("index", f"reading the {args.collection} collection (documents, queries, qrels)")
     docs, queries, qrels, vectors = load(args.collection)
     t0 = time.perf_counter()
+    how = "encoding them with all-MiniLM-L6-v2" if args.encode else f"reading {vectors.name}"
+    say("index", f"BM25 vectors of {len(docs)} documents and {len(queries)} queries; dense: {how}")
     Ds, Qs = bm25_vectors(docs, queries)
     Dd, Qd = dense_vectors(docs, queries, args.encode, vectors)
     t1 = time.perf_counter()
+    say("index", f"starting {args.engine} in {out} and indexing {len(docs)} documents")
     client = open_engine(args.engine, out, fresh=True)
     index(args.engine, client, list(docs), Ds, Dd, list(docs.values()))
     t2 = time.perf_counter()
     qv = query_vectors(queries, Qs, Qd)
     if args.engine == "lancedb":  # the engine's own analysis of the texts
         qv = {q: {"text": queries[q], "vector": Qd[i].tolist()} for i, q in enumerate(queries)}
+    say("index", f"{args.engine} answers {len(queries)} queries x 2 runs (top {args.depth})")
     runs = engine_runs(args.engine, client, qv, args.depth)
     t3 = time.perf_counter()
     for name, run in runs.items():
@@ -335,6 +349,7 @@ def cmd_serve(args: argparse.Namespace) -> None:
         raise SystemExit(f"{args.model}: fuse train chose a {type(model).__name__}, which no "
                          "engine serves; train with --family linear.")  # fmt: skip
     qrels = read_qrels(out / "qrels")
+    say("serve", f"opening {args.engine} in {out}; it answers {len(qv)} queries x 2 runs again")
     client = open_engine(args.engine, out, fresh=False)
     # fuse apply on the runs the engine gives now: equal scores (CISI has duplicate documents)
     # may come back in another order once the engine reopens its files, and RRF sees ranks
@@ -345,6 +360,7 @@ def cmd_serve(args: argparse.Namespace) -> None:
         read_run(out / f"{f}.run").docid.tolist() != fresh[f].sorted().docid.tolist()
         for f in ("bm25", "dense")
     )
+    say("serve", f"{args.engine} serves {len(qv)} queries with {args.request}, then its own RRF")
     t0 = time.perf_counter()
     got = served(args.engine, client, body, qv, args.limit)
     t1 = time.perf_counter()

@@ -351,6 +351,60 @@ def test_issue45_progress_bars_on_a_terminal_or_when_asked(
     assert any(not b.disable for b in bars) == shown, [(b.desc, b.disable) for b in bars]
 
 
+#: The lines ``train --clicks`` and ``clicks propensity`` say before their long steps.
+STEP_LINES = {
+    "train --clicks": [
+        "rankboost train: reading the click log '{clicks}' (",
+        "rankboost train: estimating the position propensities by regression-EM over ",
+    ],
+    "clicks propensity": [
+        "rankboost clicks propensity: reading the click log '{clicks}' (",
+        "rankboost clicks propensity: estimating the position propensities by EM over ",
+    ],
+}
+
+
+@pytest.mark.parametrize("command", list(STEP_LINES))
+@pytest.mark.parametrize(
+    ("flags", "terminal", "big", "bars", "said"),
+    [
+        ([], False, True, False, True),  # a pipe or a log: a line says what runs
+        ([], True, True, False, True),  # a terminal, below the bars' size: the line too
+        ([], True, True, True, False),  # a terminal with bars: the bars say it
+        (["--progress"], False, True, True, False),  # bars asked: the bars say it
+        (["-q"], False, True, False, False),  # -q: nothing
+        ([], False, False, False, False),  # a small log: quiet
+    ],
+)
+def test_issue46_long_click_steps_say_what_runs_where_no_bar_does(
+    world, tmp_path, capsys, monkeypatch, command, flags, terminal, big, bars, said
+):
+    """Issue 46 item 10: ``train --clicks`` was silent for seconds (reading the log, then
+    regression-EM) under a pipe; each long step now says what runs, in one line, unless a
+    bar shows it or ``-q`` is given."""
+    if big:  # the lines' size thresholds set to 0: every step is long
+        monkeypatch.setattr("rankboost.cli._clicks.LINE_LOG_BYTES", 0)
+        monkeypatch.setattr("rankboost.cli._clicks.LINE_ENTRIES", 0)
+    if bars:
+        monkeypatch.setattr("rankboost.cli._clicks.BAR_LOG_BYTES", 0)
+        monkeypatch.setattr("rankboost.cli._clicks.BAR_ENTRIES", 0)
+    monkeypatch.setattr(compat, "progress_bar", _Bar)
+    err = _Terminal() if terminal else io.StringIO()
+    monkeypatch.setattr("sys.stderr", err)
+    names = {k: str(v) for k, v in world.items()}
+    argv = [a.format(out=tmp_path / "out", **names) for a in WITH_BARS[command]]
+    assert main([*argv, *flags]) == 0
+    lines = [line for line in err.getvalue().splitlines() if "click log" in line or "EM" in line]
+    steps = [line for line in lines if "note:" not in line]
+    if not said:
+        assert steps == [], steps
+        return
+    expected = [text.format(**names) for text in STEP_LINES[command]]
+    assert len(steps) == len(expected), steps
+    for line, start in zip(steps, expected, strict=True):
+        assert line.startswith(start), (line, start)
+
+
 def _leaves(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
     """``(command words, parser)`` of every command that runs (no subcommand of its own)."""
     subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]

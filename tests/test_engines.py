@@ -526,3 +526,76 @@ def test_a_document_without_terms_goes_into_milvus(milvus) -> None:
     assert bm25.score.tolist() == [3.0]
     dense = milvus_run(milvus, "empty_texts", "dense", {"q": [1.0, 0.0]}, 5)
     assert dense.docid.tolist()[0] == "empty"
+
+
+# ---------------------------------------------------------------------- the pipeline's steps
+
+
+def _pipeline():
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "experiments" / "engine_pipeline.py"
+    spec = importlib.util.spec_from_file_location("engine_pipeline", path)
+    assert spec is not None
+    assert spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_issue46_engine_pipeline_says_each_long_step_before_it_runs(tmp_path, capsys, monkeypatch):
+    """Issue 46 item 10: ``engine_pipeline.py index|serve`` was silent for 15-47 s; each step
+    that takes seconds says what runs on stderr before it starts (the results: stdout). The
+    engine is a stand-in here: what runs in Qdrant, Milvus and LanceDB is tested above."""
+    ep = _pipeline()
+    docs = {"d1": "ranking boosting", "d2": "boosting trees", "d3": "trees forests"}
+    queries = {"q1": "ranking", "q2": "trees"}
+    qrels = {"q1": {"d1": 1}, "q2": {"d2": 1, "d3": 1}}
+    rng = np.random.default_rng(0)
+    bm25 = Run(
+        ["q1", "q1", "q2", "q2"], ["d1", "d2", "d2", "d3"], [1, 2, 1, 2], [3.0, 1.0, 2.0, 1.5]
+    )
+    dense = Run(
+        ["q1", "q1", "q2", "q2"], ["d2", "d1", "d3", "d2"], [1, 2, 1, 2], [0.9, 0.8, 0.7, 0.1]
+    )
+    runs = {"bm25": bm25, "dense": dense}
+    monkeypatch.setattr(ep, "load", lambda c: (docs, queries, qrels, tmp_path / "v.npz"))
+    monkeypatch.setattr(
+        ep, "dense_vectors", lambda d, q, e, p: (rng.random((3, 4)), rng.random((2, 4)))
+    )
+    monkeypatch.setattr(ep, "open_engine", lambda engine, out, fresh: object())
+    monkeypatch.setattr(ep, "index", lambda *args: None)
+    monkeypatch.setattr(ep, "engine_runs", lambda engine, client, qv, depth: runs)
+    out = tmp_path / "out"
+    ep.main(["index", "--engine", "qdrant", "--out", str(out)])
+    got = capsys.readouterr()
+    assert got.err.splitlines() == [
+        "engine_pipeline index: reading the cisi collection (documents, queries, qrels)",
+        "engine_pipeline index: BM25 vectors of 3 documents and 2 queries; dense: reading v.npz",
+        f"engine_pipeline index: starting qdrant in {out} and indexing 3 documents",
+        "engine_pipeline index: qdrant answers 2 queries x 2 runs (top 100)",
+    ]
+    assert got.out.startswith("qdrant: 3 documents (4-d dense, ")
+    assert sorted(p.name for p in out.iterdir()) == [
+        "bm25.run",
+        "dense.run",
+        "qrels",
+        "queries.json",
+    ]
+
+    model = LinearFusion(normalizer="dbsf", n_rounds=2, prior_scale=0.5)
+    named = [Run(r.qid, r.docid, r.rank, r.score, name=n) for n, r in runs.items()]
+    model.fit(named, Qrels(["q1", "q2", "q2"], ["d1", "d2", "d3"], [1, 1, 1]))
+    model.save(out / "model.json")
+    (out / "request.json").write_text("{}")
+    monkeypatch.setattr(ep, "served", lambda e, c, body, qv, limit: model.fuse(named, depth=limit))
+    monkeypatch.setattr(ep, "engine_rrf", lambda e, c, qv, depth, limit: bm25)
+    ep.main(["serve", "--engine", "qdrant", "--out", str(out), "--model",
+             str(out / "model.json"), "--request", str(out / "request.json")])  # fmt: skip
+    got = capsys.readouterr()
+    assert got.err.splitlines() == [
+        f"engine_pipeline serve: opening qdrant in {out}; it answers 2 queries x 2 runs again",
+        f"engine_pipeline serve: qdrant serves 2 queries with {out / 'request.json'}, then its "
+        "own RRF",
+    ]
+    assert got.out.startswith("qdrant serves the learned fusion (dbsf): its top 100 differs ")

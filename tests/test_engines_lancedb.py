@@ -182,6 +182,21 @@ def test_a_query_with_no_text_hits_is_served_by_its_vector_list(table, runs) -> 
 
 
 # ---------------------------------------------------------------------- bad input
+def test_issue46_a_vector_run_is_read_without_lancedb_warnings(table, capfd) -> None:
+    """Issue 46's walk: ``engine_pipeline.py --engine lancedb`` printed 152 lines of LanceDB's
+    "did not include `_distance`" deprecation warning (one per vector search): the vector
+    leg now selects its score column, with the same scores."""
+    from rankboost.fusion.engines.lancedb import lancedb_run
+
+    vectors = {q: v.tolist() for q, v in QVECS.items()}
+    capfd.readouterr()
+    dense = lancedb_run(table, "vector", vectors, DEPTH, name="dense")
+    err = capfd.readouterr().err
+    assert "_distance" not in err, err
+    assert len(dense.queries) == len(vectors)
+    assert bool(np.all(dense.score <= 0))  # -distance (cosine)
+
+
 def test_a_table_without_fts_index_an_empty_table_and_a_short_vector(db, table) -> None:
     from rankboost.fusion.engines.lancedb import lancedb_fused_run
 

@@ -99,6 +99,9 @@ def test_export_help_examples_run_as_written(mq, tmp_path, monkeypatch, capsys):
 
     monkeypatch.chdir(tmp_path)
     _letor_files(tmp_path, mq)
+    (tmp_path / "mq2008").mkdir()  # docs/serving.md: the README's mq2008/ (datasets write)
+    _letor_files(tmp_path / "mq2008", mq)
+    (tmp_path / "mq2008" / "names.txt").replace(tmp_path / "mq2008" / "feature_names.txt")
     lines = [s.strip() for s in _EPILOG.splitlines() if s.strip().startswith("rankboost ")]
     text = (DOCS / "serving.md").read_text()
     blocks = [b.split("```")[0] for b in text.split("```sh\n")[1:]]

@@ -268,6 +268,7 @@ _OTHER_VALUE = {
 _DATA_OPTIONS = {
     "help", "runs", "qrels", "output", "depth", "common_queries", "quiet", "progress", "plot",
     "clicks", "click_pairs", "propensity", "max_weight",  # tests/test_fusion_clicks.py (issue 51)
+    "verbose",  # test_issue46_fuse_train_says_the_inner_folds_conventions_with_verbose_only
 }  # fmt: skip
 #: What every family is trained with here (small, so that the ~40 trainings take seconds).
 _BASE = {
@@ -480,13 +481,43 @@ def test_issue38_fuse_train_names_the_convention_of_its_held_out_ndcg(files, cap
     """ "held-out NDCG@10 0.7179" was under another convention than fuse evaluate's default
     (queries without a relevant document skipped, not counted 0): the line names it."""
     tmp, runs, qrels = files
-    argv = ["fuse", "train", "--family", family, "--runs", *runs, "--qrels", qrels]
+    argv = ["fuse", "train", "--family", family, "--runs", *runs, "--qrels", qrels, "--verbose"]
     status, err = _main([*argv, "--max-rounds", "5", "-o", str(tmp / f"cv_{family}.json")], capsys)
     assert status == 0
     assert "held-out NDCG@10 " in err
     assert "the inner folds' conventions: gain=exp2 (2^rel - 1), discount=log2" in err
     assert "empty=skip (queries without relevant document left out)" in err
     assert "'fuse evaluate' counts a query without relevant document as 0 (--empty zero)" in err
+
+
+@pytest.mark.parametrize("family", ["boost", "linear", "auto"])
+def test_issue46_fuse_train_says_the_inner_folds_conventions_with_verbose_only(
+    files, capsys, family
+):
+    """Issue 46 item 12: the 400-character conventions line followed every ``fuse train``; it
+    is printed with ``--verbose`` (once), and an auto model's ``info`` shows it."""
+    tmp, runs, qrels = files
+    model = str(tmp / f"v_{family}.json")
+    argv = ["fuse", "train", "--family", family, "--runs", *runs, "--qrels", qrels]
+    argv += ["--max-rounds", "5", "-o", model]
+    status, quiet = _main(argv, capsys)
+    assert status == 0
+    assert "held-out NDCG@10 " in quiet
+    assert "conventions" not in quiet
+    assert "'fuse evaluate' counts" not in quiet
+    status, verbose = _main([*argv, "--verbose"], capsys)
+    assert status == 0
+    *same, last = verbose.splitlines()
+    assert same == quiet.splitlines()  # one line more, the last
+    assert last.startswith("rankboost fuse train: the inner folds' conventions: gain=exp2")
+    assert "'fuse evaluate' counts a query without relevant document as 0" in last
+    if family == "auto":
+        from rankboost.cli import main
+
+        assert main(["info", model]) == 0
+        out = capsys.readouterr().out
+        assert "held-out NDCG@10: the inner folds' conventions: gain=exp2 (2^rel - 1)" in out
+        assert "empty=skip (queries without relevant document left out)" in out
 
 
 def test_issue38_a_model_of_the_wrong_family_says_which_command_takes_it(files, tmp_path, capsys):

@@ -9,8 +9,8 @@ the ``rankboost`` parser does not load numpy or numba.
 from __future__ import annotations
 
 __all__ = [
-    "CONVENTIONS", "DEFAULTS", "DISCOUNTS", "EMPTY", "FEATURE_NUMBERING", "GAINS", "MEANINGS",
-    "TIES",
+    "CONVENTIONS", "DEFAULTS", "DISCOUNTS", "EMPTY", "FEATURE_NUMBERING", "GAINS",
+    "INNER_FOLDS", "INNER_FOLDS_NOTE", "MEANINGS", "TIES", "format_conventions",
 ]  # fmt: skip
 
 #: Gain of a label ``rel``: ``2**rel - 1`` (LETOR / Burges) or ``rel`` (trec_eval).
@@ -51,3 +51,27 @@ MEANINGS: dict[str, str] = {
 #: info``, the plots, ``RankBoostModel.history["feature_label"]``): ``f<id>`` with the 1-based
 #: id of LETOR files, ``f1`` being column 0 of ``X``.
 FEATURE_NUMBERING = "feature numbering: 1-based ids as in LETOR; 0-based column = id - 1"
+
+#: How fusion's inner folds score their held-out NDCG@10 (``fuse train``, ``info``): the
+#: metric's defaults, over the queries that can train (a relevant document), so as "skip".
+INNER_FOLDS: dict[str, str] = {
+    "gain": "exp2", "discount": "log2", "ties": "expected", "empty": "skip",
+}  # fmt: skip
+#: What the inner folds' held-out NDCG@10 is not: ``fuse evaluate``'s number.
+INNER_FOLDS_NOTE = (
+    "over the documents the runs return. 'fuse evaluate' counts a query without relevant "
+    "document as 0 (--empty zero) and ranks the judged documents no run returned last, so "
+    "it prints another number for the same ranking"
+)
+
+
+def format_conventions(used: dict[str, str]) -> str:
+    """``conventions: gain=exp2 (2^rel - 1), ...``: the line printed under the results.
+
+    Examples
+    --------
+    >>> format_conventions({"gain": "exp2", "empty": "skip"})
+    'conventions: gain=exp2 (2^rel - 1), empty=skip (queries without relevant document left out)'
+    """
+    parts = [f"{k}={v} ({MEANINGS.get(v, v)})" for k, v in used.items()]
+    return "conventions: " + ", ".join(parts)

@@ -58,6 +58,7 @@ NOT_MODEL = frozenset(
         "common_queries",
         "quiet",
         "progress",
+        "verbose",
         "plot",
         "family",
         "engine",

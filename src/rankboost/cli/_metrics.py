@@ -13,7 +13,7 @@ import argparse
 import warnings
 from collections.abc import Sequence
 
-from .._conventions import CONVENTIONS, DEFAULTS, MEANINGS
+from .._conventions import CONVENTIONS, DEFAULTS, MEANINGS, format_conventions
 
 __all__ = ["add_metric_argument", "add_metric_options", "format_conventions", "metric_options"]
 
@@ -69,9 +69,3 @@ def metric_options(args: argparse.Namespace, metrics: Sequence[str]) -> dict[str
                 stacklevel=2,
             )
     return used
-
-
-def format_conventions(used: dict[str, str]) -> str:
-    """``conventions: gain=exp2 (2^rel - 1), ...``: the line printed under the results."""
-    parts = [f"{k}={v} ({MEANINGS.get(v, v)})" for k, v in used.items()]
-    return "conventions: " + ", ".join(parts)

@@ -12,7 +12,9 @@
 * **Progress bars.** :func:`add_progress_options` adds ``-q/--quiet`` and ``--progress``;
   :func:`show_progress` is the one decision: bars when asked (``--progress``), never with
   ``-q``, else when standard error is a terminal (tqdm's ``disable=None``), so that logs
-  and pipes stay clean.
+  and pipes stay clean. A step that takes seconds and shows no bar (not a terminal, or an
+  input below the bar's size) says what runs in one line instead (:func:`say_step`; not
+  with ``-q``).
 
 Stdlib only: :mod:`rankboost._atomic` and the datasets' group-file lookup are imported
 when a command runs.
@@ -37,6 +39,7 @@ __all__ = [
     "check_files",
     "query_files",
     "same_file",
+    "say_step",
     "show_progress",
 ]
 
@@ -231,3 +234,32 @@ def show_progress(args: argparse.Namespace, stream: Any = None) -> bool:
         return bool(stream.isatty())
     except (AttributeError, ValueError):  # no isatty, or a closed stream
         return False
+
+
+def say_step(args: argparse.Namespace, text: str, *, bar: bool, stream: Any = None) -> bool:
+    r"""Say on standard error what runs, before a step that takes seconds: the bar's stand-in.
+
+    One line, ``rankboost COMMAND: TEXT``, where the step shows no bar of its own (``bar``:
+    whether it does, from :func:`show_progress`) and never with ``-q``, so that a command
+    silent for seconds under a pipe or a log says why. Returns whether it wrote the line.
+
+    Examples
+    --------
+    >>> import io
+    >>> out = io.StringIO()
+    >>> args = argparse.Namespace(quiet=False, command="train")
+    >>> say_step(args, "reading the click log 'c.tsv.gz'", bar=False, stream=out)
+    True
+    >>> out.getvalue()
+    "rankboost train: reading the click log 'c.tsv.gz'\n"
+    >>> say_step(argparse.Namespace(quiet=True), "reading", bar=False, stream=out)
+    False
+    """
+    if bar or getattr(args, "quiet", False):
+        return False
+    stream = sys.stderr if stream is None else stream
+    names = (getattr(args, dest, None) for dest in ("command", "clicks_command"))
+    command = " ".join(str(name) for name in names if name)
+    stream.write(f"rankboost{' ' + command if command else ''}: {text}\n")
+    stream.flush()
+    return True

@@ -15,8 +15,7 @@ import argparse
 import sys
 from typing import Any
 
-from . import _clicks
-from ._clicks import log_bar, matched_counts, propensity_table
+from ._clicks import log_bar, matched_counts, propensity_bar, propensity_table
 from ._common import UsageError, add_parser, int_at_least
 from ._defaults import add_option, changed, default_of, defaults
 from ._inputs import check_plot, pyplot_offscreen, save_plot
@@ -307,7 +306,8 @@ def _propensity(args: argparse.Namespace) -> int:
             log = matched_counts(args, args.log, data)
     else:
         log = read_click_log(args.log, verbose=log_bar(args, args.log))
-    verbose = show_progress(args) and log.n_entries >= _clicks.BAR_ENTRIES
+    method = "em" if X is None and args.method == "auto" else args.method
+    verbose = propensity_bar(args, log, "regression_em" if method == "auto" else method)
     prop = estimate_propensity(
         log, X, verbose=verbose, **changed(args, ESTIMATE, {"method": "method"})
     )

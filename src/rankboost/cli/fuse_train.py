@@ -22,6 +22,7 @@ import argparse
 import sys
 from typing import Any
 
+from .._conventions import INNER_FOLDS, INNER_FOLDS_NOTE, format_conventions
 from ._clicks import add_click_options, click_inputs, click_options
 from ._common import UsageError, add_parser, count, int_at_least
 from ._defaults import add_option
@@ -45,19 +46,18 @@ from ._fuse import (
     warn_degenerate,
 )
 from ._inputs import check_plot
-from ._metrics import format_conventions
 from ._rules import Files, Paths, add_progress_options, show_progress
 
 __all__ = ["CLICK_CONVENTIONS", "CV_CONVENTIONS", "register", "rounds_value", "train_options"]
 
 #: How the inner folds score NDCG@10 (:func:`rankboost.fusion.cv_rounds`): not as
-#: ``fuse evaluate`` does by default, so the line says so.
+#: ``fuse evaluate`` does by default, so ``--verbose`` (and ``rankboost info``) say so.
 CV_CONVENTIONS = (
     "rankboost fuse train: the inner folds' "
-    + format_conventions({"gain": "exp2", "discount": "log2", "ties": "expected", "empty": "skip"})
-    + "; over the documents the runs return. 'fuse evaluate' counts a query without relevant "
-    "document as 0 (--empty zero) and ranks the judged documents no run returned last, so "
-    "it prints another number for the same ranking\n"
+    + format_conventions(INNER_FOLDS)
+    + "; "
+    + INNER_FOLDS_NOTE
+    + "\n"
 )
 #: ... and with ``--clicks``: the gains are the debiased click-through rates, not grades.
 CLICK_CONVENTIONS = (
@@ -101,6 +101,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "fusion of these runs served, matched to the runs' documents by (qid, docid)",
     )
     add_progress_options(p, "progress bars (inner folds, rounds)")
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also say how the inner folds score their held-out NDCG@10 (its conventions, "
+        "which are not 'fuse evaluate''s; 'rankboost info MODEL' shows them too)",
+    )
     p.add_argument(
         "--plot",
         metavar="FILE",
@@ -382,13 +389,20 @@ def run(args: argparse.Namespace) -> int:
     if args.family == "auto":
         if args.plot is not None:
             plot_selection(model, args.plot, command)
-        _report_auto(model, CV_CONVENTIONS if args.clicks is None else CLICK_CONVENTIONS)
-        return 0
-    if args.plot is not None:
-        plot_cv(model, args.plot, command)
-    warn_degenerate(model)
-    (_report_linear if args.family == "linear" else _report_boost)(model)
+        _report_auto(model)
+    else:
+        if args.plot is not None:
+            plot_cv(model, args.plot, command)
+        warn_degenerate(model)
+        (_report_linear if args.family == "linear" else _report_boost)(model)
+    if args.verbose and _cross_validated(model):
+        sys.stderr.write(CV_CONVENTIONS if args.clicks is None else CLICK_CONVENTIONS)
     return 0
+
+
+def _cross_validated(model: Any) -> bool:
+    """Whether ``model``'s fit reported a held-out NDCG@10 (auto, or a family's inner CV)."""
+    return hasattr(model, "selection_") or getattr(model, "cv_results_", None) is not None
 
 
 def _fit_clicks(args: argparse.Namespace, model: Any, runs: Any, given: dict[str, Any]) -> Any:
@@ -418,7 +432,7 @@ def _report_linear(lin: Any) -> None:
         best = float(lin.cv_results_["mean"].max())
         sys.stderr.write(
             f"rankboost fuse train: mean held-out NDCG@10 {best:.4f} over {lin.cv_folds} "
-            "inner folds\n" + CV_CONVENTIONS
+            "inner folds\n"
         )
 
 
@@ -427,11 +441,11 @@ def _report_boost(model: Any) -> None:
         sys.stderr.write(
             f"rankboost fuse train: --rounds auto chose {model.n_rounds_} rounds (mean "
             f"held-out NDCG@10 {model.cv_results_['best_score']:.4f} over {model.cv_folds} "
-            f"inner folds, tried 1..{model.max_rounds})\n" + CV_CONVENTIONS
+            f"inner folds, tried 1..{model.max_rounds})\n"
         )
 
 
-def _report_auto(auto: Any, conventions: str) -> None:
+def _report_auto(auto: Any) -> None:
     sel = auto.selection_
     rows = ", ".join(f"{k} {v['mean']:.4f}" for k, v in sel["candidates"].items())
     sys.stderr.write(
@@ -448,4 +462,3 @@ def _report_auto(auto: Any, conventions: str) -> None:
         )
     else:
         sys.stderr.write(f"rankboost fuse train: {auto.family_}: {model.n_rounds_} rounds\n")
-    sys.stderr.write(conventions)

@@ -242,6 +242,10 @@ def describe_auto(auto: Any, path: str) -> Description:
     ]
     if sel.get("left_out"):
         facts.append(f"left out (the runs cover different queries): {', '.join(sel['left_out'])}")
+    from .._conventions import INNER_FOLDS, INNER_FOLDS_NOTE, format_conventions
+
+    conventions = format_conventions(INNER_FOLDS)
+    facts.append(f"held-out NDCG@10: the inner folds' {conventions}; {INNER_FOLDS_NOTE}")
     headers = ("family", "held-out NDCG@10", f"- {fallback}", "SE", "")
     advice = chosen.advice
     no = [t.name for t in chosen.targets if t.kind == "engine" and t.how == "no"]

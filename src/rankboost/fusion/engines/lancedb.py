@@ -353,9 +353,9 @@ def lancedb_run(
             s = table.search(np.asarray(x, dtype=np.float32).tolist(), query_type="vector",
                              vector_column_name=column)  # fmt: skip
             s = s.distance_type(metric) if metric is not None else s
-        extra = ["_score"] if leg == "text" else []
-        res = s.limit(int(depth)).select([id_field, *extra]).to_arrow()
+        # the score column named: LanceDB warns (once a query) when "_distance" is left out
         col = "_score" if leg == "text" else "_distance"
+        res = s.limit(int(depth)).select([id_field, col]).to_arrow()
         vals = res[col].to_numpy(zero_copy_only=False).astype(np.float64)
         vals = vals if leg == "text" else -vals
         ids = res[id_field].to_pylist()
