@@ -80,16 +80,16 @@ def linear_features(
     >>> docid.tolist(), N.tolist()
     (['d1', 'd2'], [[1.0, 0.0], [0.0, 1.0]])
     """
-    from .features import fusion_features, rows_of
+    from .features import layout
 
     if normalizer not in LINEAR_NORMALIZERS:
         raise ValueError(f"normalizer must be one of {LINEAR_NORMALIZERS}; got {normalizer!r}.")
     items = as_run_list(runs, "linear_features")
-    feats = fusion_features(items)  # rows and their order; rank columns say who returned what
-    N = np.zeros((feats.X.shape[0], len(items)))
-    for i, (r, rows) in enumerate(zip(items, rows_of(items, feats.qid, feats.docid), strict=True)):
+    lay = layout(items)
+    N = np.zeros((lay.qid.shape[0], len(items)))
+    for i, (r, rows) in enumerate(zip(items, lay.rows, strict=True)):
         N[rows, i] = normalise_scores(r, normalizer, k=k)
-    return N, feats.qid, feats.docid
+    return N, lay.qid, lay.docid
 
 
 # ------------------------------------------------------------------ the booster ---------
