@@ -47,14 +47,17 @@ class SumRows(NamedTuple):
     """The rows of the weighted-sum candidates, built once for every inner fold.
 
     The rows of :func:`rankboost.fusion.linear.linear_features` (one per (query, document)
-    the runs return) with their grades, and per normaliser (``"minmax"``, ``"rrf"``) the
-    matrix ``N[d, i]`` of run ``i``'s normalised score (0 where it did not return the row).
+    the runs return) with their grades; per normaliser asked for (``"minmax"``) the matrix
+    ``N[d, i]`` of run ``i``'s normalised score (0 where it did not return the row), and
+    ``rrf``, RRF's score of every row (``N @ 1`` of the ``"rrf"`` values; the matrix is not
+    kept), when ``"rrf"`` is asked for.
     """
 
     qid: NDArray[np.str_]
     docid: NDArray[np.str_]
     y: NDArray[np.int64]
     N: dict[str, NDArray[np.float64]]
+    rrf: NDArray[np.float64] | None
 
 
 def sum_rows(items: list[Run], qrels: Qrels, norms: tuple[str, ...]) -> SumRows:
@@ -68,7 +71,25 @@ def sum_rows(items: list[Run], qrels: Qrels, norms: tuple[str, ...]) -> SumRows:
         for i, (r, idx) in enumerate(zip(items, lay.rows, strict=True)):
             N[idx, i] = normalise_scores(r, norm, k=RRF_K)
         out[norm] = N
-    return SumRows(lay.qid, lay.docid, grades_for(rows(lay.qid, lay.docid), qrels), out)
+    rrf = out.pop("rrf") @ np.ones(len(items)) if "rrf" in out else None  # from_weights' 1.0
+    return SumRows(lay.qid, lay.docid, grades_for(rows(lay.qid, lay.docid), qrels), out, rrf)
+
+
+def per_query_ndcg(
+    qid: NDArray[np.str_], docid: NDArray[np.str_], F: NDArray[np.float64], qrels: Qrels
+) -> dict[str, float]:
+    """NDCG@10 of each query of the rows ``(qid, docid)`` fused by the scores ``F``.
+
+    Over the returned documents, in the order of the fused run (``LinearFusion.fuse``).
+    """
+    from ..metrics import ndcg_score
+    from .features import fused_run
+
+    fused = fused_run(qid, docid, F, None)
+    y = grades_for(rows(fused.qid, fused.docid), qrels)
+    qs = np.unique(fused.qid)
+    vals = ndcg_score(np.maximum(y, 0), fused.score, fused.qid, k=10, per_query=True)
+    return dict(zip(qs.tolist(), np.asarray(vals).tolist(), strict=True))
 
 
 def linear_curves(

@@ -80,6 +80,7 @@ from ._select import (
     fit_config,
     held_out_curves,
     linear_curves,
+    per_query_ndcg,
     sum_rows,
 )
 from ._select import cut_runs as _cut
@@ -230,23 +231,6 @@ def _fit_one(
         return model.fit(items, qrels)
 
 
-def _per_query_ndcg(
-    qid: NDArray[np.str_], docid: NDArray[np.str_], F: NDArray[np.float64], qrels: Qrels
-) -> dict[str, float]:
-    """NDCG@10 of each query of the rows ``(qid, docid)`` fused by the scores ``F``.
-
-    Over the returned documents, in the order of the fused run (``LinearFusion.fuse``).
-    """
-    from ..metrics import ndcg_score
-    from .features import fused_run
-
-    fused = fused_run(qid, docid, F, None)
-    y = grades_for(_rows(fused.qid, fused.docid), qrels)
-    qs = np.unique(fused.qid)
-    vals = ndcg_score(np.maximum(y, 0), fused.score, fused.qid, k=10, per_query=True)
-    return dict(zip(qs.tolist(), np.asarray(vals).tolist(), strict=True))
-
-
 def _sum_fold(
     name: str, S: SumRows, train: NDArray[np.bool_], valid: NDArray[np.bool_], qrels: Qrels
 ) -> dict[str, float]:
@@ -257,14 +241,12 @@ def _sum_fold(
     """
     from .linear import LinearFusion
 
-    norm = "minmax" if name == "convex" else "rrf"
-    n_runs = S.N[norm].shape[1]
-    if name == "convex":
-        w, _ = convex_weights(S.N[norm][train], S.y[train], S.qid[train])
-    else:
-        w = np.ones(n_runs)
-    w = LinearFusion.from_weights([str(i) for i in range(n_runs)], w).weights_
-    return _per_query_ndcg(S.qid[valid], S.docid[valid], S.N[norm][valid] @ w, qrels)
+    if name == "rrf" and S.rrf is not None:  # every weight 1
+        return per_query_ndcg(S.qid[valid], S.docid[valid], S.rrf[valid], qrels)
+    N = S.N["minmax"]
+    w, _ = convex_weights(N[train], S.y[train], S.qid[train])
+    w = LinearFusion.from_weights([str(i) for i in range(N.shape[1])], w).weights_
+    return per_query_ndcg(S.qid[valid], S.docid[valid], N[valid] @ w, qrels)
 
 
 def _same_query_rule(
@@ -530,7 +512,16 @@ class AutoFusion(ParamsMixin, model_files.Saved):
             },  # fmt: skip
         }
         steps.start(f"refit {family} on all queries")
-        if family in LEARNED:
+        if family == "linear":  # fit_config's LinearFusion, on the rows built once
+            from .linear import LinearFusion
+
+            cfg = chosen[family]
+            self.model_ = LinearFusion(
+                n_rounds=cfg["n_rounds"], prior_scale=cfg["prior_scale"], cv_folds=folds,
+                max_rounds=max_rounds,
+            )._fit_rows(S.N["minmax"], S.y, S.qid, np.ones(S.y.shape[0], dtype=bool),
+                        [r.name for r in items])  # fmt: skip
+        elif family in LEARNED:
             cfg = chosen[family]
             self.model_ = fit_config(
                 family, items, qrels, cfg["prior_scale"], cfg["n_rounds"], folds, max_rounds

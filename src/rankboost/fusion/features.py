@@ -282,7 +282,7 @@ class Layout(NamedTuple):
     rows: list[NDArray[np.int64]]
 
 
-def _codes(values: NDArray[np.str_], table: dict[str, int], ordered: bool) -> NDArray[np.int64]:
+def _codes(values: NDArray[np.str_], table: dict[str, int], ordered: bool) -> NDArray[np.int32]:
     """Integer codes of ``values``; a value not in ``table`` gets the next code.
 
     ``ordered``: new values are numbered in their order of first appearance in ``values``
@@ -303,7 +303,8 @@ def _codes(values: NDArray[np.str_], table: dict[str, int], ordered: bool) -> ND
     names = uniq.tolist()
     for j in seen:
         code[j] = table.setdefault(names[j], len(table))
-    return np.repeat(code[inv.reshape(-1)], np.diff(np.r_[np.flatnonzero(head), head.shape[0]]))
+    sizes = np.diff(np.r_[np.flatnonzero(head), head.shape[0]])
+    return np.repeat(code[inv.reshape(-1)], sizes).astype(np.int32)
 
 
 def layout(items: list[Run]) -> Layout:
@@ -327,14 +328,16 @@ def layout(items: list[Run]) -> Layout:
         first_at = np.full(len(qmap) * n_docs, -1, dtype=np.int64)
         start = 0
         for qc, dc in zip(qcodes, dcodes, strict=True):
-            k = qc * n_docs + dc  # distinct within a run (a run ranks a document once)
+            k = qc.astype(np.int64) * n_docs + dc  # distinct in a run (it ranks a document once)
             new = first_at[k] < 0
             first_at[k[new]] = start + np.flatnonzero(new)
             start += k.shape[0]
         uk = np.flatnonzero(first_at >= 0)
         k_first = first_at[uk]
     else:
-        keys = np.concatenate([qc * n_docs + dc for qc, dc in zip(qcodes, dcodes, strict=True)])
+        keys = np.concatenate(
+            [qc.astype(np.int64) * n_docs + dc for qc, dc in zip(qcodes, dcodes, strict=True)]
+        )
         uk, k_first = np.unique(keys, return_index=True)
         del keys
     q_of_key = uk // n_docs
@@ -342,7 +345,7 @@ def layout(items: list[Run]) -> Layout:
     row_of_key = np.empty(uk.shape[0], dtype=np.int64)
     row_of_key[order] = np.arange(uk.shape[0])
     rows = [
-        row_of_key[np.searchsorted(uk, qc * n_docs + dc)]
+        row_of_key[np.searchsorted(uk, qc.astype(np.int64) * n_docs + dc)]
         for qc, dc in zip(qcodes, dcodes, strict=True)
     ]
     qtype = np.result_type(*(r.qid.dtype for r in items))

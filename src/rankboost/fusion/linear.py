@@ -324,7 +324,24 @@ class LinearFusion(ParamsMixin, model_files.Saved):
         N, qid, docid = linear_features(items, self.normalizer, self.rank_constant)
         y = _grades(qid, docid, qrels)
         judged = np.isin(qid, np.asarray(qrels.queries))
-        H, y, qid = self._unit(N)[judged], y[judged], qid[judged]
+        return self._fit_rows(N, y, qid, judged, [r.name for r in items], verbose)
+
+    def _fit_rows(  # noqa: PLR0917  (private; fit's pieces, and AutoFusion's refit)
+        self,
+        N: NDArray[np.float64],
+        y: NDArray[np.int64],
+        qid: NDArray[np.str_],
+        judged: NDArray[np.bool_],
+        names: list[str],
+        verbose: bool = False,
+    ) -> LinearFusion:
+        """Fit on rows already built: ``N`` (:func:`linear_features`), grades, queries.
+
+        ``judged`` marks the rows of judged queries (all True: no copy of ``N``).
+        """
+        H = self._unit(N)
+        if not judged.all():
+            H, y, qid = H[judged], y[judged], qid[judged]
         _, qcode = np.unique(qid, return_inverse=True)
         qcode = qcode.reshape(-1).astype(np.int64)
         auto_scale = self.prior_scale == "auto"
@@ -344,8 +361,8 @@ class LinearFusion(ParamsMixin, model_files.Saved):
         self.weights_ = w.astype(np.float32).astype(np.float64)
         self.prior_scale_ = float(scale)
         self.n_rounds_ = int(T)
-        self.list_names_ = [r.name for r in items]
-        self.n_lists_ = len(items)
+        self.list_names_ = list(names)
+        self.n_lists_ = len(names)
         return self
 
     def _cross_validate(  # noqa: PLR0917  (private; fit's pieces)
