@@ -10,10 +10,11 @@ goal of issue 46: 1,000 runs x 100 queries x 100 documents in <= 2 minutes and <
 
 ``--api`` times the Python fit instead: a child process builds the same runs in memory
 (:func:`make_runs`, no file) and times ``AutoFusion().fit`` alone, printing its seconds, the
-process's peak resident memory (runs included) and the family. ``--compare N`` (default 25)
-then runs the same shape with ``N`` runs, side by side. Reading 1,000 run files of 10,000
-lines takes ``fuse train`` minutes by itself (``read_run`` parses line by line), so
-``--api`` is the measure of the fit.
+process's peak resident memory (runs included) and the family (on a loaded machine its
+CPU seconds, ``process_time`` of all threads, say more than the wall time). ``--compare N``
+(default 25) then runs the same shape with ``N`` runs, side by side. Reading 1,000 run
+files of 10,000 lines takes ``fuse train`` minutes by itself (``read_run`` parses line by
+line), so ``--api`` is the measure of the fit.
 
 Run (a few minutes on a loaded 2-core machine, most of them writing the runs)::
 
@@ -93,15 +94,15 @@ def fit_in_memory(n_runs: int, n_queries: int, depth: int) -> None:
 
     runs, qrels = make_runs(n_runs, n_queries, depth)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         auto = AutoFusion().fit(runs, qrels)
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"AutoFusion().fit: {n_runs} runs x {n_queries} queries x {depth} documents: "
-          f"{seconds:.1f} s, peak RSS {peak:.0f} MB ({before:.0f} MB with the runs built, "
-          f"before the fit); chose {auto.family_} "
+          f"{seconds:.1f} s ({cpu:.1f} CPU s), peak RSS {peak:.0f} MB ({before:.0f} MB with "
+          f"the runs built, before the fit); chose {auto.family_} "
           f"(left out: {auto.selection_.get('left_out_wide', [])})", flush=True)  # fmt: skip
 
 

@@ -529,3 +529,22 @@ def test_issue46_weighted_sums_on_sliced_rows_equal_the_runs_cut_per_fold() -> N
             values.append(ndcg_score(yv, fused.score, fused.qid, k=10, per_query=True))
         assert auto.selection_["candidates"][fam]["mean"] == pytest.approx(
             np.concatenate(values).mean(), abs=1e-12)  # fmt: skip
+
+
+def test_issue46_weight_paths_of_every_scale_at_once_equal_one_by_one() -> None:
+    """The wide linear curves boost every prior scale in one pass over the rows per round:
+    the same rounds as weight_path scale by scale, to rounding. (Scales up to 2 here: with 40
+    lists at scale 8, exp(F) reaches 1e130 and the potential's sums across queries turn a
+    last-bit difference of F into one of 1e-4 in r, for weight_path itself as well.)"""
+    from rankboost.fusion._select import weight_paths
+    from rankboost.fusion.linear import weight_path
+
+    scales = (0.0, 0.5, 1.0, 2.0)
+
+    rng = np.random.default_rng(6)
+    qcode = np.repeat(np.arange(20), 15)
+    y = rng.integers(0, 3, qcode.size)
+    H = np.clip(rng.random((qcode.size, 40)) + 0.3 * y[:, None] * (rng.random(40) < 0.2), 0, 1)
+    got = weight_paths(H, y, qcode, scales, 30, 0.3)
+    for s, c in enumerate(scales):
+        np.testing.assert_allclose(got[s], weight_path(H, y, qcode, c, 30, 0.3), rtol=1e-9)

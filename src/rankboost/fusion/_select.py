@@ -92,15 +92,59 @@ def per_query_ndcg(
     return dict(zip(qs.tolist(), np.asarray(vals).tolist(), strict=True))
 
 
+def weight_paths(
+    H: NDArray[np.float64],
+    y: NDArray[np.int64],
+    qcode: NDArray[np.int64],
+    priors: tuple[float, ...],
+    n_rounds: int,
+    learning_rate: float,
+) -> NDArray[np.float64]:
+    """``weight_path`` of every prior at once: ``out[s]`` is the path of ``priors[s]``.
+
+    The same rounds (the largest ``r``, its alpha, the stop when no ``r > 0`` is left), with
+    the scores of every prior in one product per round (``H @ W.T`` and ``H.T @ Pi``: one
+    pass over ``H`` instead of one per prior), so the sums may differ from
+    those of :func:`rankboost.fusion.linear.weight_path` in the last bits: :func:`linear_curves`
+    reads it past :data:`~rankboost.model_selection.CONVEX_GRID_MAX_RUNS` runs only.
+    """
+    from .linear import layered
+
+    fb = layered(y, qcode)
+    n_s, m = len(priors), H.shape[1]
+    W = np.repeat(np.asarray(priors, dtype=np.float64)[:, None], m, axis=1)
+    out = np.empty((n_s, n_rounds + 1, m))
+    out[:, 0] = W
+    live = np.ones(n_s, dtype=bool)
+    for t in range(1, n_rounds + 1):
+        F = H @ W.T  # (rows, priors)
+        Pi = np.column_stack([fb.potential(F[:, s]) for s in range(n_s)])
+        R = H.T @ Pi  # (lists, priors)
+        for s in np.flatnonzero(live).tolist():
+            i = int(np.argmax(R[:, s]))
+            if not R[i, s] > 1e-12:  # no list orders the remaining mass better than at random
+                out[s, t:] = W[s]
+                live[s] = False
+                continue
+            ri = min(float(R[i, s]), 1.0 - 1e-12)
+            W[s, i] += learning_rate * 0.5 * np.log((1.0 + ri) / (1.0 - ri))
+            out[s, t] = W[s]
+        if not live.any():
+            break
+    return out
+
+
 def linear_curves(
     S: SumRows, train: NDArray[np.bool_], valid: NDArray[np.bool_], max_rounds: int
 ) -> tuple[list[str], NDArray[np.float64]]:
     """:func:`held_out_curves` of ``linear`` on the rows ``train`` and ``valid`` of ``S``.
 
     One weight path per prior scale on the training rows (:func:`rankboost.fusion.linear.
-    weight_path`); ``HT[t]`` scores the held-out rows as ``LinearFusion`` fitted with ``t``
+    weight_path`; past ``CONVEX_GRID_MAX_RUNS`` runs every scale's at once, ``weight_paths``);
+    ``HT[t]`` scores the held-out rows as ``LinearFusion`` fitted with ``t``
     rounds would (its "no weight > 0" rule and float32 weights).
     """
+    from ..model_selection import CONVEX_GRID_MAX_RUNS
     from .linear import LinearFusion, weight_path
 
     T = int(max_rounds)
@@ -110,9 +154,13 @@ def linear_curves(
     Nv, yv = S.N["minmax"][valid], S.y[valid]
     uq, qv = np.unique(S.qid[valid], return_inverse=True)
     lr = float(LinearFusion().learning_rate)  # the family at its defaults
+    scales = tuple(dict.fromkeys(c for c, _ in configs))
+    if N.shape[1] > CONVEX_GRID_MAX_RUNS:  # wide: every scale's path in one pass over N
+        paths = list(weight_paths(N, y, qcode, scales, T, lr))
+    else:
+        paths = [weight_path(N, y, qcode, scale, T, lr) for scale in scales]
     blocks = []
-    for scale in dict.fromkeys(c for c, _ in configs):
-        W = weight_path(N, y, qcode, scale, T, lr)
+    for scale, W in zip(scales, paths, strict=True):
         W[~np.any(W > 0, axis=1)] = 1.0  # LinearFusion.fit: no weight > 0 -> equal weights
         W = W.astype(np.float32).astype(np.float64)  # as LinearFusion.weights_
         per_query = round_curves((Nv @ W.T).T, yv, qv.reshape(-1))

@@ -179,6 +179,11 @@ def weight_path(
     return _boost(H, _Layered(y, qcode), prior, n_rounds, learning_rate)
 
 
+def layered(y: NDArray[np.int64], qcode: NDArray[np.int64]) -> Any:
+    """The layered feedback of the rows in closed form: its ``potential(F)`` is ``pi``."""
+    return _Layered(y, qcode)
+
+
 # ------------------------------------------------------------------ the model -----------
 class LinearFusion(ParamsMixin, model_files.Saved):
     """A weighted sum of normalised retriever scores, learned with RankBoost.
