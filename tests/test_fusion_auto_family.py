@@ -474,6 +474,7 @@ def test_issue46_auto_of_many_runs_is_linear_in_the_runs(monkeypatch: pytest.Mon
         auto = AutoFusion(cv_folds=folds).fit(runs, qrels)
     sel = auto.selection_
     assert sel["left_out_wide"] == ["boost", "boost_combsum"]
+    assert any("left out (more runs" in fact for fact in auto.describe().facts)
     assert set(sel["candidates"]) == {"convex", "linear", "rrf"}
     assert auto.family_ in sel["candidates"]
     # convex: per fit (folds + the refit) one score of the start, then per pass and run the

@@ -65,13 +65,16 @@ def sum_rows(items: list[Run], qrels: Qrels, norms: tuple[str, ...]) -> SumRows:
     from .features import RRF_K, layout, normalise_scores
 
     lay = layout(items)
-    out = {}
-    for norm in norms:  # as linear_features(items, norm)
+
+    def matrix(norm: str) -> NDArray[np.float64]:  # as linear_features(items, norm)
         N = np.zeros((lay.qid.shape[0], len(items)))
         for i, (r, idx) in enumerate(zip(items, lay.rows, strict=True)):
             N[idx, i] = normalise_scores(r, norm, k=RRF_K)
-        out[norm] = N
-    rrf = out.pop("rrf") @ np.ones(len(items)) if "rrf" in out else None  # from_weights' 1.0
+        return N
+
+    # RRF's matrix first, reduced to its scores (from_weights' 1.0) before the next is built
+    rrf = matrix("rrf") @ np.ones(len(items)) if "rrf" in norms else None
+    out = {norm: matrix(norm) for norm in norms if norm != "rrf"}
     return SumRows(lay.qid, lay.docid, grades_for(rows(lay.qid, lay.docid), qrels), out, rrf)
 
 

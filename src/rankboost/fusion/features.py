@@ -344,10 +344,10 @@ def layout(items: list[Run]) -> Layout:
     order = np.lexsort((k_first, q_of_key))  # by query, then key, in order of first appearance
     row_of_key = np.empty(uk.shape[0], dtype=np.int64)
     row_of_key[order] = np.arange(uk.shape[0])
-    rows = [
-        row_of_key[np.searchsorted(uk, qc.astype(np.int64) * n_docs + dc)]
-        for qc, dc in zip(qcodes, dcodes, strict=True)
-    ]
+    rows = []
+    for i, (qc, dc) in enumerate(zip(qcodes, dcodes, strict=True)):
+        rows.append(row_of_key[np.searchsorted(uk, qc.astype(np.int64) * n_docs + dc)])
+        qcodes[i] = dcodes[i] = qc[:0]  # freed as the rows are made
     qtype = np.result_type(*(r.qid.dtype for r in items))
     dtype = np.result_type(*(r.docid.dtype for r in items))
     qnames = np.asarray(list(qmap), dtype=qtype)
