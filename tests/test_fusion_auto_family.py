@@ -549,3 +549,15 @@ def test_issue46_weight_paths_of_every_scale_at_once_equal_one_by_one() -> None:
     got = weight_paths(H, y, qcode, scales, 30, 0.3)
     for s, c in enumerate(scales):
         np.testing.assert_allclose(got[s], weight_path(H, y, qcode, c, 30, 0.3), rtol=1e-9)
+
+
+def test_issue46_bad_input_of_many_runs_is_refused_as_before() -> None:
+    """Past the width, the refusals are those of a few runs: qrels of another type, and
+    weighted-sum candidates on runs of different queries."""
+    runs, qrels = _wide(40, n_q=6, n_d=4, seed=7)
+    with pytest.raises(TypeError, match=r"AutoFusion.fit: qrels must be a Qrels; got list"):
+        AutoFusion().fit(runs, [qrels])
+    short = [*runs[:-1], Run(runs[-1].qid[4:], runs[-1].docid[4:], runs[-1].rank[4:], name="x")]
+    with pytest.raises(ValueError, match=r"the runs cover different queries, and the candidates "
+                       r"\['convex', 'rrf'\] are weighted sums"):  # fmt: skip
+        AutoFusion(candidates=("convex", "rrf"), fallback="convex").fit(short, qrels)

@@ -17,6 +17,12 @@ documents the runs return, as :func:`rankboost.fusion.cv_rounds`). The candidate
   allowed, so it can stay the prior);
 * ``"rrf"``: reciprocal rank fusion, ``k = 60`` (nothing learned).
 
+**Many runs.** The weighted sums' rows are built once and sliced by each inner fold
+(:func:`~rankboost.fusion._select.sum_rows`). Past
+:data:`~rankboost.model_selection.AUTO_BOOSTED_MAX_RUNS` runs the boosted candidates are left
+out with a :class:`FusionWarning` (``selection_["left_out_wide"]``; their inner fits grow
+as rounds x rows x runs), unless no weighted sum is among the candidates.
+
 **How a learned candidate is scored** (``linear``, ``boost``, ``boost_combsum``: each,
 fitted alone, chooses its prior scale and rounds by its own inner cross-validation). In the
 family choice it is fitted once per inner fold and prior scale, with ``max_rounds`` rounds,
@@ -386,7 +392,8 @@ class AutoFusion(ParamsMixin, model_files.Saved):
         ``"configs"``: the ``"prior_scale"`` and ``"n_rounds"`` of each learned candidate's
         refit; ``"n_queries"``, ``"cv_folds"``, ``"family"``,
         ``"fallback"`` (the one used) and ``"left_out"`` (the candidates of
-        :data:`SAME_QUERIES` left out because the runs cover different queries).
+        :data:`SAME_QUERIES` left out because the runs cover different queries); with
+        more runs than ``AUTO_BOOSTED_MAX_RUNS``, ``"left_out_wide"`` (:data:`BOOSTED`).
 
     Examples
     --------
