@@ -180,8 +180,12 @@ def _ascent(N: NDArray[np.float64], y: NDArray[np.int64], qid: NDArray[Any]) -> 
     from ..model_selection import CONVEX_ASCENT_FACTORS, CONVEX_ASCENT_PASSES, held_out_curve
 
     qcode = np.unique(qid, return_inverse=True)[1].reshape(-1)
-    order = np.argsort(qcode, kind="stable")  # rows grouped by query, once
-    Ns, labels, qs = N[order], np.maximum(y[order], 0), qcode[order]
+    head = np.r_[True, qcode[1:] != qcode[:-1]]
+    if np.unique(qcode[head]).size == int(head.sum()):  # each query's rows together: no copy
+        Ns, labels, qs = N, np.maximum(y, 0), np.cumsum(head) - 1
+    else:
+        order = np.argsort(qcode, kind="stable")  # rows grouped by query, once
+        Ns, labels, qs = N[order], np.maximum(y[order], 0), qcode[order]
     factors = np.asarray(CONVEX_ASCENT_FACTORS, dtype=np.float64)
     u = np.ones(N.shape[1])
     S = Ns @ u
