@@ -8,10 +8,18 @@ process and prints its wall time, its peak resident memory (``getrusage`` of the
 ``ru_maxrss``: the largest of the process's resident sets) and the family it chose. The
 goal of issue 46: 1,000 runs x 100 queries x 100 documents in <= 2 minutes and <= 1 GB.
 
+``--api`` times the Python fit instead: a child process builds the same runs in memory
+(:func:`make_runs`, no file) and times ``AutoFusion().fit`` alone, printing its seconds, the
+process's peak resident memory (runs included) and the family (on a loaded machine its
+CPU seconds, ``process_time`` of all threads, say more than the wall time). ``--compare N``
+(default 25) then runs the same shape with ``N`` runs, side by side. Reading 1,000 run
+files of 10,000 lines takes ``fuse train`` minutes by itself (``read_run`` parses line by
+line), so ``--api`` is the measure of the fit.
+
 Run (a few minutes on a loaded 2-core machine, most of them writing the runs)::
 
     PYTHONPATH=src .venv/bin/python benchmarks/bench_fuse_wide.py --runs 1000 --queries 100 \\
-        --docs 100
+        --docs 100 --api
 
 ``--keep DIR`` writes the runs there and keeps them; ``--family`` and ``--extra`` pass other
 options to ``fuse train``.
@@ -57,6 +65,52 @@ def write_runs(folder: Path, n_runs: int, n_queries: int, depth: int, seed: int 
             fh.writelines(lines)
 
 
+def make_runs(n_runs: int, n_queries: int, depth: int, seed: int = 0) -> tuple[list, object]:
+    """The runs and qrels of :func:`write_runs` in memory (scores rounded as written)."""
+    from rankboost.fusion import Qrels, Run
+
+    rng = np.random.default_rng(seed)
+    pool = int(depth * 1.5)
+    grades = rng.choice([0, 1, 2], size=(n_queries, pool), p=[0.7, 0.2, 0.1])
+    docs = np.array([f"d{j}" for j in range(pool)])
+    qs = np.array([f"q{q}" for q in range(n_queries)])
+    qrels = Qrels(np.repeat(qs, pool), np.tile(docs, n_queries), grades.reshape(-1))
+    quality = rng.uniform(0.0, 1.5, n_runs)
+    ranks = np.tile(np.arange(1, depth + 1), n_queries)
+    runs = []
+    for r in range(n_runs):
+        scores = quality[r] * grades + rng.normal(size=grades.shape)
+        top = np.argsort(-scores, axis=1, kind="stable")[:, :depth]
+        s = np.round(np.take_along_axis(scores, top, axis=1), 6).reshape(-1)
+        runs.append(Run(np.repeat(qs, depth), docs[top].reshape(-1), ranks, s, name=f"run{r:04d}"))
+    return runs, qrels
+
+
+def fit_in_memory(n_runs: int, n_queries: int, depth: int) -> None:
+    """(child of ``--api``) time ``AutoFusion().fit`` on :func:`make_runs`' runs."""
+    import warnings
+
+    from rankboost.fusion import AutoFusion
+
+    runs, qrels = make_runs(n_runs, n_queries, depth)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    t0, c0 = time.perf_counter(), time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        auto = AutoFusion().fit(runs, qrels)
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"AutoFusion().fit: {n_runs} runs x {n_queries} queries x {depth} documents: "
+          f"{seconds:.1f} s ({cpu:.1f} CPU s), peak RSS {peak:.0f} MB ({before:.0f} MB with "
+          f"the runs built, before the fit); chose {auto.family_} "
+          f"(left out: {auto.selection_.get('left_out_wide', [])})", flush=True)  # fmt: skip
+
+
+def run_api(n_runs: int, n_queries: int, depth: int) -> None:
+    cmd = [sys.executable, __file__, "--child-api", str(n_runs), str(n_queries), str(depth)]
+    subprocess.run(cmd, check=False, env=os.environ.copy())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=1000)
@@ -65,7 +119,18 @@ def main() -> None:
     ap.add_argument("--family", default="auto")
     ap.add_argument("--extra", nargs=argparse.REMAINDER, default=[])
     ap.add_argument("--keep", metavar="DIR", default=None)
+    ap.add_argument("--api", action="store_true", help="time AutoFusion().fit in memory")
+    ap.add_argument("--compare", type=int, default=25, help="then the same shape with N runs")
+    ap.add_argument("--child-api", nargs=3, type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.child_api is not None:
+        fit_in_memory(*args.child_api)
+        return
+    if args.api:
+        for n in (args.runs, args.compare):
+            run_api(n, args.queries, args.docs)
+        print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        return
 
     tmp = None
     if args.keep is None:

@@ -10,7 +10,7 @@ import pytest
 
 from rankboost.cli import main as cli_main
 from rankboost.fusion import FusionWarning, Qrels, Run, read_run, write_qrels, write_run
-from rankboost.fusion.auto import AutoFusion, convex_weights
+from rankboost.fusion.auto import CANDIDATES, AutoFusion, convex_weights
 from rankboost.fusion.linear import LinearFusion, linear_features
 from rankboost.metrics import ndcg_score
 from rankboost.params import ParameterError
@@ -433,3 +433,131 @@ def test_issue46_convex_of_few_runs_is_still_the_grid() -> None:
     scores = [ndcg_score(np.maximum(y, 0), N @ g, qid, k=10) for g in grid]
     assert w.tolist() == grid[int(np.argmax(scores))].tolist()
     assert s == max(scores)
+
+
+def test_issue46_auto_of_many_runs_is_linear_in_the_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression: ``fuse train`` (auto) on 1,000 runs rebuilt the rows from the runs' strings
+    for every fold, candidate and prior scale, and boosted 2,001 features 3,000 times. Now the
+    rows are built once (and once more by the refit), the weighted sums' candidates scored by
+    coordinate ascent are linear in the runs, no simplex grid is built and, past
+    AUTO_BOOSTED_MAX_RUNS runs, the boosted candidates are left out with a note."""
+    import rankboost.engine as engine
+    import rankboost.fusion.auto as auto_mod
+    import rankboost.fusion.features as features_mod
+    import rankboost.model_selection as ms
+
+    n_runs, folds = 300, 3
+    runs, qrels = _wide(n_runs, n_q=12, n_d=6, seed=4)
+    scored, layouts = [], []
+    real_curve, real_layout = ms.held_out_curve, features_mod.layout
+
+    def counting_curve(HT, *args, **kwargs):
+        scored.append(HT.shape[0])
+        return real_curve(HT, *args, **kwargs)
+
+    def counting_layout(items):
+        layouts.append(len(items))
+        return real_layout(items)
+
+    def no_grid(m: int) -> None:
+        raise AssertionError(f"the simplex grid of {m} runs was built")
+
+    def no_boosting(*args, **kwargs) -> None:
+        raise AssertionError("a boosted candidate was fitted")
+
+    monkeypatch.setattr(ms, "held_out_curve", counting_curve)
+    monkeypatch.setattr(features_mod, "layout", counting_layout)
+    monkeypatch.setattr(auto_mod, "_simplex_grid", no_grid)
+    monkeypatch.setattr(engine, "train_checked", no_boosting)
+    with pytest.warns(FusionWarning, match=r"300 runs, more than 32: boost, boost_combsum .* "
+                      r"left out of the family choice and the fallback is linear"):  # fmt: skip
+        auto = AutoFusion(cv_folds=folds).fit(runs, qrels)
+    sel = auto.selection_
+    assert sel["left_out_wide"] == ["boost", "boost_combsum"]
+    assert any("left out (more runs" in fact for fact in auto.describe().facts)
+    assert set(sel["candidates"]) == {"convex", "linear", "rrf"}
+    assert auto.family_ in sel["candidates"]
+    # convex: per fit (folds + the refit) one score of the start, then per pass and run the
+    # factors of one weight: linear in the runs (the grid has n (n + 1) / 2 points)
+    per_fit = 1 + ms.CONVEX_ASCENT_PASSES * n_runs * len(ms.CONVEX_ASCENT_FACTORS)
+    assert 0 < sum(scored) <= (folds + 1) * per_fit
+    assert len(layouts) <= 2  # the rows of every fold sliced from one table (+ a linear refit)
+    w = auto.model_.weights_
+    assert w.shape == (n_runs,)
+    assert np.all(np.isfinite(w))
+    assert np.all(w >= 0)
+    assert auto.fuse(runs).queries == runs[0].queries
+
+
+def test_issue46_boosted_candidates_kept_up_to_the_width_and_alone() -> None:
+    """Up to AUTO_BOOSTED_MAX_RUNS runs the boosted candidates stay in the choice (no note in
+    the selection); past it, boosted candidates alone (no weighted sum asked for) are kept."""
+    from rankboost.model_selection import AUTO_BOOSTED_MAX_RUNS
+
+    runs, qrels = _wide(AUTO_BOOSTED_MAX_RUNS, n_q=9, n_d=4, seed=5)
+    auto = AutoFusion(cv_folds=3, max_rounds=2).fit(runs, qrels)
+    assert "left_out_wide" not in auto.selection_
+    assert set(auto.selection_["candidates"]) == set(CANDIDATES)
+    runs, qrels = _wide(AUTO_BOOSTED_MAX_RUNS + 1, n_q=9, n_d=4, seed=5)
+    auto = AutoFusion(candidates=("boost",), fallback="boost", cv_folds=3, max_rounds=2)
+    assert auto.fit(runs, qrels).family_ == "boost"
+    assert "left_out_wide" not in auto.selection_
+
+
+def test_issue46_weighted_sums_on_sliced_rows_equal_the_runs_cut_per_fold() -> None:
+    """The weighted sums read each fold's rows off one table: the same held-out values as
+    the runs cut to the fold's queries, fitted and fused anew (the reference)."""
+    from rankboost.fusion.auto import _cut, _fit_one, _rows
+    from rankboost.fusion.features import grades_for
+    from rankboost.model_selection import query_folds
+
+    runs, qrels = _toy(n_q=15, seed=3)
+    folds = 3
+    auto = AutoFusion(candidates=("convex", "rrf"), fallback="convex", cv_folds=folds,
+                      threshold_se=0.0).fit(runs, qrels)  # fmt: skip
+    N, qid, docid = linear_features(runs, "minmax")
+    y = grades_for(_rows(qid, docid), qrels)
+    uq, qcode = np.unique(qid, return_inverse=True)
+    fold_q = np.full(uq.shape[0], -1)
+    fold_q[qcode] = query_folds((y >= 1).astype(np.int64), qcode.reshape(-1), folds)
+    for fam in ("convex", "rrf"):
+        values = []
+        for f in range(folds):
+            tr = _cut(runs, {str(q) for q, g in zip(uq, fold_q, strict=True) if g >= 0 and g != f})
+            va = _cut(runs, {str(q) for q, g in zip(uq, fold_q, strict=True) if g == f})
+            fused = _fit_one(fam, tr, qrels).fuse(va)
+            yv = np.maximum(grades_for(_rows(fused.qid, fused.docid), qrels), 0)
+            values.append(ndcg_score(yv, fused.score, fused.qid, k=10, per_query=True))
+        assert auto.selection_["candidates"][fam]["mean"] == pytest.approx(
+            np.concatenate(values).mean(), abs=1e-12)  # fmt: skip
+
+
+def test_issue46_weight_paths_of_every_scale_at_once_equal_one_by_one() -> None:
+    """The wide linear curves boost every prior scale in one pass over the rows per round:
+    the same rounds as weight_path scale by scale, to rounding. (Scales up to 2 here: with 40
+    lists at scale 8, exp(F) reaches 1e130 and the potential's sums across queries turn a
+    last-bit difference of F into one of 1e-4 in r, for weight_path itself as well.)"""
+    from rankboost.fusion._select import weight_paths
+    from rankboost.fusion.linear import weight_path
+
+    scales = (0.0, 0.5, 1.0, 2.0)
+
+    rng = np.random.default_rng(6)
+    qcode = np.repeat(np.arange(20), 15)
+    y = rng.integers(0, 3, qcode.size)
+    H = np.clip(rng.random((qcode.size, 40)) + 0.3 * y[:, None] * (rng.random(40) < 0.2), 0, 1)
+    got = weight_paths(H, y, qcode, scales, 30, 0.3)
+    for s, c in enumerate(scales):
+        np.testing.assert_allclose(got[s], weight_path(H, y, qcode, c, 30, 0.3), rtol=1e-9)
+
+
+def test_issue46_bad_input_of_many_runs_is_refused_as_before() -> None:
+    """Past the width, the refusals are those of a few runs: qrels of another type, and
+    weighted-sum candidates on runs of different queries."""
+    runs, qrels = _wide(40, n_q=6, n_d=4, seed=7)
+    with pytest.raises(TypeError, match=r"AutoFusion.fit: qrels must be a Qrels; got list"):
+        AutoFusion().fit(runs, [qrels])
+    short = [*runs[:-1], Run(runs[-1].qid[4:], runs[-1].docid[4:], runs[-1].rank[4:], name="x")]
+    with pytest.raises(ValueError, match=r"the runs cover different queries, and the candidates "
+                       r"\['convex', 'rrf'\] are weighted sums"):  # fmt: skip
+        AutoFusion(candidates=("convex", "rrf"), fallback="convex").fit(short, qrels)

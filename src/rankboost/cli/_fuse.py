@@ -203,6 +203,8 @@ def plot_selection(auto: Any, path: str, command: str) -> None:
     ax.legend(fontsize="small", loc="lower right")
     left = f"; left out (runs of different queries): {', '.join(sel['left_out'])}" if sel.get(
         "left_out") else ""  # fmt: skip
+    if sel.get("left_out_wide"):
+        left += f"; left out (too many runs): {', '.join(sel['left_out_wide'])}"
     ax.set_xlabel(
         f"held-out NDCG@10, {sel['cv_folds']} inner folds, {sel['n_queries']} queries "
         f"(chosen: {sel['family']}, red){left}"

@@ -242,6 +242,11 @@ def describe_auto(auto: Any, path: str) -> Description:
     ]
     if sel.get("left_out"):
         facts.append(f"left out (the runs cover different queries): {', '.join(sel['left_out'])}")
+    if sel.get("left_out_wide"):
+        facts.append(
+            f"left out (more runs than the boosted families are scored on; --family boost "
+            f"trains one): {', '.join(sel['left_out_wide'])}"
+        )
     from .._conventions import INNER_FOLDS, INNER_FOLDS_NOTE, format_conventions
 
     conventions = format_conventions(INNER_FOLDS)

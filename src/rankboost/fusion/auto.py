@@ -17,6 +17,12 @@ documents the runs return, as :func:`rankboost.fusion.cv_rounds`). The candidate
   allowed, so it can stay the prior);
 * ``"rrf"``: reciprocal rank fusion, ``k = 60`` (nothing learned).
 
+**Many runs.** The weighted sums' rows are built once and sliced by each inner fold
+(:func:`~rankboost.fusion._select.sum_rows`). Past
+:data:`~rankboost.model_selection.AUTO_BOOSTED_MAX_RUNS` runs the boosted candidates are left
+out with a :class:`FusionWarning` (``selection_["left_out_wide"]``; their inner fits grow
+as rounds x rows x runs), unless no weighted sum is among the candidates.
+
 **How a learned candidate is scored** (``linear``, ``boost``, ``boost_combsum``: each,
 fitted alone, chooses its prior scale and rounds by its own inner cross-validation). In the
 family choice it is fitted once per inner fold and prior scale, with ``max_rounds`` rounds,
@@ -65,6 +71,7 @@ from .. import model_files
 from .._validation import ParamsMixin, forget_fit, keep_params, not_fitted
 from ..description import Description
 from ..model_selection import (
+    AUTO_BOOSTED_MAX_RUNS,
     CONVEX_GRID_MAX_RUNS,
     CONVEX_GRID_STEPS,
     cross_fitted_choice,
@@ -72,7 +79,16 @@ from ..model_selection import (
     standard_error_rule,
 )
 from ..params import ParameterError
-from ._select import LEARNED, candidate_configs, fit_config, held_out_curves
+from ._select import (
+    LEARNED,
+    SumRows,
+    candidate_configs,
+    fit_config,
+    held_out_curves,
+    linear_curves,
+    per_query_ndcg,
+    sum_rows,
+)
 from ._select import cut_runs as _cut
 from ._select import rows as _rows
 from .features import RunsLike, as_run_list, grades_for
@@ -84,6 +100,9 @@ __all__ = ["CANDIDATES", "SAME_QUERIES", "AutoFusion", "convex_weights"]
 CANDIDATES = ("convex", "linear", "boost", "boost_combsum", "rrf")
 #: The candidates that need runs of the same queries (left out when the runs differ).
 SAME_QUERIES = ("convex", "linear", "rrf")
+#: The boosted candidates, left out past :data:`~rankboost.model_selection.AUTO_BOOSTED_MAX_RUNS`
+#: runs when a weighted sum can run (:func:`_width_rule`).
+BOOSTED = ("boost", "boost_combsum")
 
 
 def _simplex_grid(m: int) -> NDArray[np.float64]:
@@ -161,8 +180,12 @@ def _ascent(N: NDArray[np.float64], y: NDArray[np.int64], qid: NDArray[Any]) -> 
     from ..model_selection import CONVEX_ASCENT_FACTORS, CONVEX_ASCENT_PASSES, held_out_curve
 
     qcode = np.unique(qid, return_inverse=True)[1].reshape(-1)
-    order = np.argsort(qcode, kind="stable")  # rows grouped by query, once
-    Ns, labels, qs = N[order], np.maximum(y[order], 0), qcode[order]
+    head = np.r_[True, qcode[1:] != qcode[:-1]]
+    if np.unique(qcode[head]).size == int(head.sum()):  # each query's rows together: no copy
+        Ns, labels, qs = N, np.maximum(y, 0), np.cumsum(head) - 1
+    else:
+        order = np.argsort(qcode, kind="stable")  # rows grouped by query, once
+        Ns, labels, qs = N[order], np.maximum(y[order], 0), qcode[order]
     factors = np.asarray(CONVEX_ASCENT_FACTORS, dtype=np.float64)
     u = np.ones(N.shape[1])
     S = Ns @ u
@@ -218,15 +241,22 @@ def _fit_one(
         return model.fit(items, qrels)
 
 
-def _per_query_ndcg(model: Any, items: list[Run], qrels: Qrels) -> dict[str, float]:
-    """NDCG@10 of each query of ``items`` fused by ``model``, over the returned documents."""
-    from ..metrics import ndcg_score
+def _sum_fold(
+    name: str, S: SumRows, train: NDArray[np.bool_], valid: NDArray[np.bool_], qrels: Qrels
+) -> dict[str, float]:
+    """Held-out NDCG@10 per query of ``convex`` (weights tuned on ``train``) or ``rrf``.
 
-    fused = model.fuse(items)
-    y = grades_for(_rows(fused.qid, fused.docid), qrels)
-    qs = np.unique(fused.qid)
-    vals = ndcg_score(np.maximum(y, 0), fused.score, fused.qid, k=10, per_query=True)
-    return dict(zip(qs.tolist(), np.asarray(vals).tolist(), strict=True))
+    The rows of ``S`` (:func:`~rankboost.fusion._select.sum_rows`), sliced by the fold; the
+    weights as ``LinearFusion.from_weights`` keeps them (float32).
+    """
+    from .linear import LinearFusion
+
+    if name == "rrf" and S.rrf is not None:  # every weight 1
+        return per_query_ndcg(S.qid[valid], S.docid[valid], S.rrf[valid], qrels)
+    N = S.N["minmax"]
+    w, _ = convex_weights(N[train], S.y[train], S.qid[train])
+    w = LinearFusion.from_weights([str(i) for i in range(N.shape[1])], w).weights_
+    return per_query_ndcg(S.qid[valid], S.docid[valid], N[valid] @ w, qrels)
 
 
 def _same_query_rule(
@@ -259,6 +289,75 @@ def _same_query_rule(
         stacklevel=3,  # AutoFusion.fit's caller
     )
     return cands, fallback, left_out
+
+
+def _width_rule(cands: list[str], fallback: str, n_runs: int) -> tuple[list[str], str, list[str]]:
+    """``(candidates, fallback, left out)``: :data:`BOOSTED` out past a width, with a note.
+
+    Past :data:`~rankboost.model_selection.AUTO_BOOSTED_MAX_RUNS` runs, and when a weighted
+    sum is among the candidates, the boosted candidates are left out: their inner fits cost
+    rounds x rows x runs each, minutes where the weighted sums take seconds. A fallback among
+    them becomes ``"linear"`` (else the first candidate left).
+    """
+    import warnings
+
+    from .features import FusionWarning
+
+    wide = [c for c in cands if c in BOOSTED]
+    if n_runs <= AUTO_BOOSTED_MAX_RUNS or not wide or len(wide) == len(cands):
+        return cands, fallback, []
+    cands = [c for c in cands if c not in BOOSTED]
+    if fallback in wide:
+        fallback = "linear" if "linear" in cands else cands[0]
+    warnings.warn(
+        f"{n_runs} runs, more than {AUTO_BOOSTED_MAX_RUNS}: {', '.join(wide)} (boosted rank "
+        "features, whose inner fits grow as rounds x rows x runs) are left out of the family "
+        f"choice and the fallback is {fallback}; train that family alone with --family boost "
+        "(RankFusion) to fit it.",
+        FusionWarning,
+        stacklevel=3,  # AutoFusion.fit's caller
+    )
+    return cands, fallback, wide
+
+
+def _inner_folds(  # noqa: PLR0917  (private; AutoFusion.fit's pieces)
+    cands: list[str],
+    items: list[Run],
+    qrels: Qrels,
+    S: SumRows,
+    folds: int,
+    max_rounds: int,
+    steps: Any,
+) -> tuple[dict[str, dict[str, float]], dict[str, list[tuple[list[str], NDArray[np.float64]]]]]:
+    """Each candidate on each inner fold: held-out values per query, or curves per config.
+
+    The weighted sums slice the rows of ``S`` by the fold's queries; the boosted candidates
+    fit the runs cut to them.
+    """
+    uq, qcode = np.unique(S.qid, return_inverse=True)
+    qcode = qcode.reshape(-1).astype(np.int64)
+    fold_row = query_folds((S.y >= 1).astype(np.int64), qcode, folds)
+    fold_q = np.full(uq.shape[0], -1)
+    fold_q[qcode] = fold_row
+    row_fold = fold_q[qcode]
+    per_q: dict[str, dict[str, float]] = {c: {} for c in cands}
+    curves: dict[str, list[tuple[list[str], NDArray[np.float64]]]] = {c: [] for c in cands}
+    for f in range(folds):
+        train, valid = (row_fold >= 0) & (row_fold != f), row_fold == f
+        if any(c in BOOSTED for c in cands):  # the boosted candidates fit runs
+            tr = {str(q) for q, g in zip(uq, fold_q, strict=True) if g >= 0 and g != f}
+            va = {str(q) for q, g in zip(uq, fold_q, strict=True) if g == f}
+            tr_items, va_items = _cut(items, tr), _cut(items, va)
+        for c in cands:
+            steps.start(f"fold {f + 1}/{folds}, {c}")
+            if c == "linear":  # every round count's held-out NDCG, per prior scale
+                curves[c].append(linear_curves(S, train, valid, max_rounds))
+            elif c in LEARNED:  # one fit per prior scale: every round count's held-out NDCG
+                curves[c].append(held_out_curves(c, tr_items, va_items, qrels, max_rounds))
+            else:
+                per_q[c].update(_sum_fold(c, S, train, valid, qrels))
+            steps.done()
+    return per_q, curves
 
 
 class AutoFusion(ParamsMixin, model_files.Saved):
@@ -297,7 +396,8 @@ class AutoFusion(ParamsMixin, model_files.Saved):
         ``"configs"``: the ``"prior_scale"`` and ``"n_rounds"`` of each learned candidate's
         refit; ``"n_queries"``, ``"cv_folds"``, ``"family"``,
         ``"fallback"`` (the one used) and ``"left_out"`` (the candidates of
-        :data:`SAME_QUERIES` left out because the runs cover different queries).
+        :data:`SAME_QUERIES` left out because the runs cover different queries); with
+        more runs than ``AUTO_BOOSTED_MAX_RUNS``, ``"left_out_wide"`` (:data:`BOOSTED`).
 
     Examples
     --------
@@ -385,6 +485,7 @@ class AutoFusion(ParamsMixin, model_files.Saved):
             raise TypeError(f"AutoFusion.fit: qrels must be a Qrels; got {type(qrels).__name__}.")
         covered = [set(r.queries) for r in items]
         cands, fallback, left_out = _same_query_rule(cands, self.fallback, covered)
+        cands, fallback, left_wide = _width_rule(cands, fallback, len(items))
         coverage_warnings(items, qrels)
         judged_q = set().union(*covered) & set(qrels.queries)
         if not judged_q:
@@ -393,31 +494,12 @@ class AutoFusion(ParamsMixin, model_files.Saved):
                 "query ids of the run files and the qrels file match."
             )
         items = _cut(items, judged_q)
-        from .linear import linear_features
-
-        _, qid, docid = linear_features(items, "minmax")
-        y = grades_for(_rows(qid, docid), qrels)
-        uq, qcode = np.unique(qid, return_inverse=True)
-        qcode = qcode.reshape(-1).astype(np.int64)
-        fold_row = query_folds((y >= 1).astype(np.int64), qcode, int(self.cv_folds))
-        fold_q = np.full(uq.shape[0], -1)
-        fold_q[qcode] = fold_row
-        per_q: dict[str, dict[str, float]] = {c: {} for c in cands}
-        curves: dict[str, list[tuple[list[str], NDArray[np.float64]]]] = {c: [] for c in cands}
+        norms = tuple(n for n, c in (("minmax", "convex"), ("minmax", "linear"), ("rrf", "rrf"))
+                      if c in cands)  # fmt: skip
+        S = sum_rows(items, qrels, tuple(dict.fromkeys(norms)))  # every fold slices its rows
         folds, max_rounds = int(self.cv_folds), int(self.max_rounds)
         steps = _compat.Steps(folds * len(cands) + 1, disable=not verbose, desc="family choice")
-        for f in range(folds):
-            tr = {str(q) for q, g in zip(uq, fold_q, strict=True) if g >= 0 and g != f}
-            va = {str(q) for q, g in zip(uq, fold_q, strict=True) if g == f}
-            tr_items, va_items = _cut(items, tr), _cut(items, va)
-            for c in cands:
-                steps.start(f"fold {f + 1}/{folds}, {c}")
-                if c in LEARNED:  # one fit per prior scale: every round count's held-out NDCG
-                    curves[c].append(held_out_curves(c, tr_items, va_items, qrels, max_rounds))
-                else:
-                    model = _fit_one(c, tr_items, qrels, max_rounds, folds)
-                    per_q[c].update(_per_query_ndcg(model, va_items, qrels))
-                steps.done()
+        per_q, curves = _inner_folds(cands, items, qrels, S, folds, max_rounds, steps)
         chosen: dict[str, dict[str, Any]] = {}
         for c in (c for c in cands if c in LEARNED):  # each fold scored by the others' choice
             values, k = cross_fitted_choice(curves[c])
@@ -431,6 +513,7 @@ class AutoFusion(ParamsMixin, model_files.Saved):
             "rule": f"{self.threshold_se} standard errors over the fallback",
             "fallback": fallback,
             "left_out": left_out,
+            **({"left_out_wide": left_wide} if left_wide else {}),
             "cv_folds": folds,
             "n_queries": len(per_q[fallback]),
             "candidates": table,
@@ -440,11 +523,25 @@ class AutoFusion(ParamsMixin, model_files.Saved):
             },  # fmt: skip
         }
         steps.start(f"refit {family} on all queries")
-        if family in LEARNED:
+        if family == "linear":  # fit_config's LinearFusion, on the rows built once
+            from .linear import LinearFusion
+
+            cfg = chosen[family]
+            self.model_ = LinearFusion(
+                n_rounds=cfg["n_rounds"], prior_scale=cfg["prior_scale"], cv_folds=folds,
+                max_rounds=max_rounds,
+            )._fit_rows(S.N["minmax"], S.y, S.qid, np.ones(S.y.shape[0], dtype=bool),
+                        [r.name for r in items])  # fmt: skip
+        elif family in LEARNED:
             cfg = chosen[family]
             self.model_ = fit_config(
                 family, items, qrels, cfg["prior_scale"], cfg["n_rounds"], folds, max_rounds
             )
+        elif family == "convex":  # the rows of every query, as _fit_one would build them
+            from .linear import LinearFusion
+
+            w, _ = convex_weights(S.N["minmax"], S.y, S.qid)
+            self.model_ = LinearFusion.from_weights([r.name for r in items], w)
         else:
             self.model_ = _fit_one(family, items, qrels, max_rounds, folds)
         steps.close()

@@ -16,7 +16,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -271,6 +271,90 @@ def score_norms_of(score_features: Any) -> tuple[str, ...]:
     return names
 
 
+class Layout(NamedTuple):
+    """The rows of a set of runs (:func:`layout`): what every fusion feature matrix shares."""
+
+    #: query id of each row; rows grouped by query, queries in order of first appearance
+    qid: NDArray[np.str_]
+    #: document id of each row (within a query, in order of first appearance)
+    docid: NDArray[np.str_]
+    #: per run, the row of each of its entries
+    rows: list[NDArray[np.int64]]
+
+
+def _codes(values: NDArray[np.str_], table: dict[str, int], ordered: bool) -> NDArray[np.int32]:
+    """Integer codes of ``values``; a value not in ``table`` gets the next code.
+
+    ``ordered``: new values are numbered in their order of first appearance in ``values``
+    (else in sorted order). One :func:`numpy.unique` of the strings and a dict lookup per
+    distinct value, never one per entry; equal neighbours (a run's entries grouped by query)
+    are coded once.
+    """
+    head = np.ones(values.shape[0], dtype=bool)
+    head[1:] = values[1:] != values[:-1]
+    heads = values[head]
+    if ordered:
+        uniq, first, inv = np.unique(heads, return_index=True, return_inverse=True)
+        seen = np.argsort(first, kind="stable").tolist()
+    else:
+        uniq, inv = np.unique(heads, return_inverse=True)
+        seen = range(uniq.shape[0])
+    code = np.empty(uniq.shape[0], dtype=np.int64)
+    names = uniq.tolist()
+    for j in seen:
+        code[j] = table.setdefault(names[j], len(table))
+    sizes = np.diff(np.r_[np.flatnonzero(head), head.shape[0]])
+    return np.repeat(code[inv.reshape(-1)], sizes).astype(np.int32)
+
+
+def layout(items: list[Run]) -> Layout:
+    """The rows of :func:`fusion_features`: one per (query, document) the runs return.
+
+    Queries are numbered in order of first appearance across the runs (run 0's entries,
+    then run 1's, ...) and a row's key is ``(query, document)`` as integers (issue 23: never
+    a joined string). Rows are grouped by query, and within a query ordered by the first
+    appearance of their key. The strings are coded run by run (:func:`_codes`), so the cost
+    grows with the entries, and no array of every entry's strings is built; the keys' first
+    appearances come from a table over every (query, document) code pair when it is no
+    larger than the entries, else from one sort of the keys.
+    """
+    qmap: dict[str, int] = {}
+    dmap: dict[str, int] = {}
+    qcodes = [_codes(r.qid, qmap, True) for r in items]
+    dcodes = [_codes(r.docid, dmap, False) for r in items]
+    n_docs = max(len(dmap), 1)
+    n_entries = sum(len(r) for r in items)
+    if len(qmap) * n_docs <= max(n_entries, 1 << 16):  # dense: first appearance per key
+        first_at = np.full(len(qmap) * n_docs, -1, dtype=np.int64)
+        start = 0
+        for qc, dc in zip(qcodes, dcodes, strict=True):
+            k = qc.astype(np.int64) * n_docs + dc  # distinct in a run (it ranks a document once)
+            new = first_at[k] < 0
+            first_at[k[new]] = start + np.flatnonzero(new)
+            start += k.shape[0]
+        uk = np.flatnonzero(first_at >= 0)
+        k_first = first_at[uk]
+    else:
+        keys = np.concatenate(
+            [qc.astype(np.int64) * n_docs + dc for qc, dc in zip(qcodes, dcodes, strict=True)]
+        )
+        uk, k_first = np.unique(keys, return_index=True)
+        del keys
+    q_of_key = uk // n_docs
+    order = np.lexsort((k_first, q_of_key))  # by query, then key, in order of first appearance
+    row_of_key = np.empty(uk.shape[0], dtype=np.int64)
+    row_of_key[order] = np.arange(uk.shape[0])
+    rows = []
+    for i, (qc, dc) in enumerate(zip(qcodes, dcodes, strict=True)):
+        rows.append(row_of_key[np.searchsorted(uk, qc.astype(np.int64) * n_docs + dc)])
+        qcodes[i] = dcodes[i] = qc[:0]  # freed as the rows are made
+    qtype = np.result_type(*(r.qid.dtype for r in items))
+    dtype = np.result_type(*(r.docid.dtype for r in items))
+    qnames = np.asarray(list(qmap), dtype=qtype)
+    dnames = np.asarray(list(dmap), dtype=dtype)
+    return Layout(qnames[q_of_key[order]], dnames[(uk % n_docs)[order]], rows)
+
+
 def fusion_features(
     runs: RunsLike,
     *,
@@ -328,36 +412,14 @@ def fusion_features(
         )
     norms = score_norms_of(score_features)
     items = as_run_list(runs, "fusion_features")
-    qids = np.concatenate([r.qid for r in items])
-    docs = np.concatenate([r.docid for r in items])
-    # first appearance order of queries, then of (query, document) keys
-    uq, q_first, q_inv = np.unique(qids, return_index=True, return_inverse=True)
-    q_rank = np.empty(uq.shape[0], dtype=np.int64)
-    q_rank[np.argsort(q_first, kind="stable")] = np.arange(uq.shape[0])
-    qcode_all = q_rank[q_inv.reshape(-1)]
-    # NOTE: integer keys (query code, document code). A string key "q" + "\x00" + "d" is not
-    # safe: numpy strips trailing NULs from "q\x00", so query "1" with document "1383" and
-    # query "11" with document "383" became one row (issue 23, found on CISI).
-    _, d_inv = np.unique(docs, return_inverse=True)
-    keys = qcode_all.astype(np.int64) * (int(d_inv.max()) + 1) + d_inv.reshape(-1)
-    uk, k_first, k_inv = np.unique(keys, return_index=True, return_inverse=True)
-    k_inv = k_inv.reshape(-1)
-    order = np.lexsort((k_first, qcode_all[k_first]))  # unique keys: by query, then first seen
-    row_of_key = np.empty(uk.shape[0], dtype=np.int64)
-    row_of_key[order] = np.arange(uk.shape[0])
-    rows = row_of_key[k_inv]
+    lay = layout(items)
     n_lists = len(items)
     n_feat = n_features_of(n_lists, score_features, missing_features)
-    X = np.full((uk.shape[0], n_feat), np.nan)
-    start = 0
-    for i, r in enumerate(items):
-        stop = start + len(r)
-        idx = rows[start:stop]
+    X = np.full((lay.qid.shape[0], n_feat), np.nan)
+    for i, (r, idx) in enumerate(zip(items, lay.rows, strict=True)):
         X[idx, i] = _rank_values(r.rank, rank_feature)
         for b, norm in enumerate(norms):
             X[idx, n_lists * (1 + b) + i] = normalise_scores(r, norm)
-        start = stop
-    first = k_first[order]
     names = [f"rank:{r.name}" for r in items]
     for norm in norms:
         label = "score" if norm == "minmax" else norm
@@ -368,7 +430,7 @@ def fusion_features(
         X[:, col : col + n_lists] = present
         X[:, col + n_lists] = present.sum(axis=1)
         names += [f"in:{r.name}" for r in items] + ["n_in"]
-    return FusionFeatures(X, qids[first], docs[first], names)
+    return FusionFeatures(X, lay.qid, lay.docid, names)
 
 
 def rows_of(

@@ -80,16 +80,16 @@ def linear_features(
     >>> docid.tolist(), N.tolist()
     (['d1', 'd2'], [[1.0, 0.0], [0.0, 1.0]])
     """
-    from .features import fusion_features, rows_of
+    from .features import layout
 
     if normalizer not in LINEAR_NORMALIZERS:
         raise ValueError(f"normalizer must be one of {LINEAR_NORMALIZERS}; got {normalizer!r}.")
     items = as_run_list(runs, "linear_features")
-    feats = fusion_features(items)  # rows and their order; rank columns say who returned what
-    N = np.zeros((feats.X.shape[0], len(items)))
-    for i, (r, rows) in enumerate(zip(items, rows_of(items, feats.qid, feats.docid), strict=True)):
+    lay = layout(items)
+    N = np.zeros((lay.qid.shape[0], len(items)))
+    for i, (r, rows) in enumerate(zip(items, lay.rows, strict=True)):
         N[rows, i] = normalise_scores(r, normalizer, k=k)
-    return N, feats.qid, feats.docid
+    return N, lay.qid, lay.docid
 
 
 # ------------------------------------------------------------------ the booster ---------
@@ -177,6 +177,11 @@ def weight_path(
     > 0" rule of a fit with ``n_rounds=t`` and ``prior_scale=prior`` on these rows.
     """
     return _boost(H, _Layered(y, qcode), prior, n_rounds, learning_rate)
+
+
+def layered(y: NDArray[np.int64], qcode: NDArray[np.int64]) -> Any:
+    """The layered feedback of the rows in closed form: its ``potential(F)`` is ``pi``."""
+    return _Layered(y, qcode)
 
 
 # ------------------------------------------------------------------ the model -----------
@@ -324,7 +329,24 @@ class LinearFusion(ParamsMixin, model_files.Saved):
         N, qid, docid = linear_features(items, self.normalizer, self.rank_constant)
         y = _grades(qid, docid, qrels)
         judged = np.isin(qid, np.asarray(qrels.queries))
-        H, y, qid = self._unit(N)[judged], y[judged], qid[judged]
+        return self._fit_rows(N, y, qid, judged, [r.name for r in items], verbose)
+
+    def _fit_rows(  # noqa: PLR0917  (private; fit's pieces, and AutoFusion's refit)
+        self,
+        N: NDArray[np.float64],
+        y: NDArray[np.int64],
+        qid: NDArray[np.str_],
+        judged: NDArray[np.bool_],
+        names: list[str],
+        verbose: bool = False,
+    ) -> LinearFusion:
+        """Fit on rows already built: ``N`` (:func:`linear_features`), grades, queries.
+
+        ``judged`` marks the rows of judged queries (all True: no copy of ``N``).
+        """
+        H = self._unit(N)
+        if not judged.all():
+            H, y, qid = H[judged], y[judged], qid[judged]
         _, qcode = np.unique(qid, return_inverse=True)
         qcode = qcode.reshape(-1).astype(np.int64)
         auto_scale = self.prior_scale == "auto"
@@ -344,8 +366,8 @@ class LinearFusion(ParamsMixin, model_files.Saved):
         self.weights_ = w.astype(np.float32).astype(np.float64)
         self.prior_scale_ = float(scale)
         self.n_rounds_ = int(T)
-        self.list_names_ = [r.name for r in items]
-        self.n_lists_ = len(items)
+        self.list_names_ = list(names)
+        self.n_lists_ = len(names)
         return self
 
     def _cross_validate(  # noqa: PLR0917  (private; fit's pieces)

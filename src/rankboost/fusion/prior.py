@@ -33,12 +33,12 @@ PRIORS = ("combsum", "rrf")
 
 def prior_scores(runs: list[Any], feats: FusionFeatures, prior: str) -> NDArray[np.float64]:
     """``F_0`` of every row of ``feats`` (the rows of :func:`fusion_features` of ``runs``)."""
-    from .features import normalise_scores, rows_of
+    from .features import layout, normalise_scores
 
     if prior not in PRIORS:
         raise ValueError(f"prior must be None or one of {PRIORS}; got {prior!r}.")
     F0 = np.zeros(feats.X.shape[0])
-    for r, idx in zip(runs, rows_of(runs, feats.qid, feats.docid), strict=True):
+    for r, idx in zip(runs, layout(runs).rows, strict=True):  # the rows of feats
         if prior == "combsum":
             v = normalise_scores(r, "minmax")
         else:
