@@ -16,11 +16,13 @@ the line.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from ._text import (
+    MAX_RANK,
     PathLike,
     check_ids,
     once_per_query,
@@ -102,14 +104,22 @@ def read_run(path: PathLike, *, name: str | None = None, depth: int | None = Non
     first_line: dict[tuple[str, str], int] = {}
     for no, where, parts in trec_lines(path, "TREC run", "qid Q0 docid rank score tag"):
         q, _, d, rank_text, score_text, _ = parts
-        rank = positive_int(rank_text, where, "rank")
+        # the common case checked inline (millions of lines); the helpers word the errors
+        try:
+            rank = int(rank_text)
+        except ValueError:
+            rank = 0
+        if not 1 <= rank <= MAX_RANK:
+            positive_int(rank_text, where, "rank")  # raises, with the line
         try:
             score = float(score_text)
         except ValueError:
-            score = float("nan")
-        if not np.isfinite(score):
+            score = math.nan
+        if not math.isfinite(score):
             raise ValueError(f"{where}: score must be a finite number; got {score_text!r}.")
-        once_per_query(first_line, q, d, no, where, "appears twice in", _ONCE)
+        if (q, d) in first_line:
+            once_per_query(first_line, q, d, no, where, "appears twice in", _ONCE)  # raises
+        first_line[(q, d)] = no
         if depth is not None and rank > depth:
             continue
         qs.append(q)
