@@ -1198,7 +1198,7 @@ def _linear_case(monkeypatch):
     est = LinearFusion(n_rounds=3)
 
     def fail():
-        monkeypatch.setattr(linear, "_boost", _interrupt)  # Ctrl-C while boosting
+        monkeypatch.setattr(linear, "boost_path", _interrupt)  # Ctrl-C while boosting
         try:
             est.fit(runs, qrels)
         finally:

@@ -22,7 +22,7 @@ from rankboost.fusion.engines import (
     opensearch_scores,
 )
 from rankboost.fusion.engines.elasticsearch import _es_minmax
-from rankboost.fusion.linear import LinearFusion, _boost, _Layered, linear_features
+from rankboost.fusion.linear import LinearFusion, _Layered, boost_path, linear_features
 
 ROOT = Path(__file__).resolve().parents[1]
 DENSE = ROOT / "experiments" / "data" / "cisi_minilm.run.gz"
@@ -61,7 +61,7 @@ def test_boost_round_is_rankboost_with_real_valued_rankers() -> None:
     q = np.repeat(np.arange(3), 10)
     y = rng.integers(0, 2, n)
     H = rng.random((n, 3))
-    W = _boost(H, _Layered(y, q), 0.5, 2, 1.0)
+    W = boost_path(H, _Layered(y, q), 0.5, 2, 1.0)
     np.testing.assert_array_equal(W[0], [0.5, 0.5, 0.5])
     for t in (1, 2):
         r = H.T @ _pairs_potential(H @ W[t - 1], y, q)

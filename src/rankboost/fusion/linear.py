@@ -136,14 +136,15 @@ class _Layered:
         return s * (em * below[b] - ep * above[b])
 
 
-def _boost(
-    H: NDArray[np.float64],
-    fb: _Layered,
-    prior: float,
-    n_rounds: int,
-    learning_rate: float,
+def boost_path(
+    H: NDArray[np.float64], fb: Any, prior: float, n_rounds: int, learning_rate: float
 ) -> NDArray[np.float64]:
-    """Weights after each round: row ``t`` = ``w`` after ``t`` rounds (row 0 = the prior)."""
+    """Weights after each round: row ``t`` = ``w`` after ``t`` rounds (row 0 = the prior).
+
+    ``fb.potential(F)`` gives ``pi``, the D-mass of the pairs with each row above minus
+    those with it below: the layered grades (:func:`layered`) or weighted click pairs
+    (:class:`rankboost.fusion.clicks.PairPotential`).
+    """
     m = H.shape[1]
     w = np.full(m, float(prior))
     out = np.empty((n_rounds + 1, m))
@@ -176,7 +177,7 @@ def weight_path(
     ``qcode`` their query codes ``0..n_q-1``; row ``t`` is ``weights_`` before the "no weight
     > 0" rule of a fit with ``n_rounds=t`` and ``prior_scale=prior`` on these rows.
     """
-    return _boost(H, _Layered(y, qcode), prior, n_rounds, learning_rate)
+    return boost_path(H, _Layered(y, qcode), prior, n_rounds, learning_rate)
 
 
 def layered(y: NDArray[np.int64], qcode: NDArray[np.int64]) -> Any:
@@ -359,7 +360,7 @@ class LinearFusion(ParamsMixin, model_files.Saved):
             s_best, t_best = first_best_grid(curves)
             self.cv_results_ = {"mean": curves, "scales": list(scales)}
             scale, T = scales[s_best], t_best
-        W = _boost(H, _Layered(y, qcode), scale, T, self.learning_rate)
+        W = boost_path(H, _Layered(y, qcode), scale, T, self.learning_rate)
         w = W[-1]
         if not np.any(w > 0):  # no list helps and no prior: every list counts the same
             w = np.ones_like(w)
@@ -389,7 +390,7 @@ class LinearFusion(ParamsMixin, model_files.Saved):
             if memo.get("train") is not train:  # one feedback per fold, for every scale
                 codes = np.unique(qcode[train], return_inverse=True)[1].reshape(-1)
                 memo.update(train=train, fb=_Layered(y[train], codes))
-            W = _boost(H[train], memo["fb"], c, T, self.learning_rate)
+            W = boost_path(H[train], memo["fb"], c, T, self.learning_rate)
             return held_out_curve((H[valid] @ W.T).T, y[valid], qcode[valid])
 
         bar = _compat.progress_bar(
@@ -593,14 +594,3 @@ def check_same_queries(items: list[Run], owner: str) -> None:
                 "query: pass runs of the same queries (cut them with the same query list; "
                 "'rankboost fuse' keeps the queries every run covers with --common-queries)."
             )
-
-
-def boost_path(
-    H: NDArray[np.float64], feedback: Any, prior: float, n_rounds: int, learning_rate: float
-) -> NDArray[np.float64]:
-    """:func:`weight_path` for any feedback with a ``potential(F)`` (pairs of clicks).
-
-    ``feedback.potential(F)`` gives ``pi``, the D-mass of the pairs with each row above minus
-    those with it below (:class:`rankboost.fusion.clicks.PairPotential`).
-    """
-    return _boost(H, feedback, prior, n_rounds, learning_rate)
