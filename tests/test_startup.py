@@ -317,6 +317,24 @@ def test_issue26_predict_and_error_paths_import_neither_sklearn_nor_scipy(
     assert set(_imported_after(code)) <= allowed
 
 
+def test_issue47_predict_reads_no_package_metadata(model_and_data):
+    """``importlib.metadata`` (about 40 ms, a seventh of ``rankboost predict``'s process) is
+    imported only when ``__version__`` is asked for, and then gives the installed version."""
+    tmp = model_and_data
+    code = (
+        "import contextlib, io\n"
+        "from rankboost.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    assert main(['predict', '{tmp}/m.json', '{tmp}/d.txt']) == 0\n"
+    )
+    assert _imported_after(code, ("importlib.metadata",)) == []
+    asked = "import rankboost; v = rankboost.__version__; assert v == rankboost.__version__"
+    assert _imported_after(asked, ("importlib.metadata",)) == ["importlib.metadata"]
+    from importlib.metadata import version
+
+    assert rb.__version__ == version("rankboost")
+
+
 OTHER_FORMATS = {
     "data.csv": "a,b,c\n1,2,3\n",
     "u.data": "196\t242\t3\t881250949\n186\t302\t3\t891717742\n",

@@ -9,7 +9,6 @@ matplotlib) and are not imported here.
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
 from . import params
@@ -20,6 +19,7 @@ if TYPE_CHECKING:
     from . import clicks, datasets, fusion, metrics
     from . import recommend as recommend  # public, though not in __all__
     from ._compat import ProgressBarWarning
+    from ._version import __version__
     from .booster import Booster, RoundRecord, TrainingStoppedWarning
     from .callback import (
         CallbackEnv,
@@ -35,11 +35,6 @@ if TYPE_CHECKING:
     from .model import RankBoostModel, load_model
     from .recommend import RankBoostRecommender
     from .sklearn import OneQueryWarning, RankBoostRanker
-
-try:
-    __version__ = version("rankboost")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0+unknown"
 
 __all__ = [
     "__version__",
