@@ -333,6 +333,17 @@ class StepFunction:
     __hash__ = None  # type: ignore[assignment]
 
 
+def _sorted_unique(a: NDArray[Any]) -> NDArray[Any]:
+    """``np.unique(a)`` of a 1-D array without NaN, by the same sort and mask.
+
+    (``np.unique`` imports ``numpy.ma``, 7 ms of every ``rankboost predict``; issue 47.)
+    """
+    s = np.sort(a)
+    keep = np.ones(s.shape[0], dtype=bool)
+    keep[1:] = s[1:] != s[:-1]
+    return s[keep]
+
+
 def compile_steps(rounds: Rounds, n_rounds: int) -> dict[int, StepFunction]:
     """``H_i`` of every feature used by the first ``n_rounds`` rounds.
 
@@ -341,11 +352,11 @@ def compile_steps(rounds: Rounds, n_rounds: int) -> dict[int, StepFunction]:
     """
     feats = rounds.feature[:n_rounds]
     out: dict[int, StepFunction] = {}
-    for i in np.unique(feats).tolist():
+    for i in _sorted_unique(feats).tolist():
         ts = np.flatnonzero(feats == i).tolist()
         pts = [rounds.threshold[[t for t in ts if rounds.kind[t] == KIND_THRESHOLD]]]
         pts += [rounds.cuts_of(t) for t in ts if rounds.kind[t] == KIND_FEATURE]
-        breaks = np.unique(np.concatenate(pts))
+        breaks = _sorted_unique(np.concatenate(pts))
         # a representative point of every interval k: breaks[k] for k < len, +inf for the last
         reps = np.concatenate([breaks, [np.inf]])
         values = np.zeros(breaks.shape[0] + 1)
