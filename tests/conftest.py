@@ -6,15 +6,41 @@ here build small random ranking problems and LETOR-like synthetic data.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 MQ2008_FOLD1_TRAIN = SHARED_DATA / "letor4" / "MQ2008" / "Fold1" / "train.txt.gz"
+
+
+@contextlib.contextmanager
+def two_worker_client() -> Iterator[Any]:
+    """A ``distributed.Client`` of a real ``LocalCluster``: 2 worker processes, 1 thread each.
+
+    The Dask tests' module fixtures share it (one cluster per module). The workers too wait
+    for a kernel another process is compiling (:func:`_compile_each_cached_kernel_in_one_worker`).
+    """
+    import distributed
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+    c = distributed.Client(cluster)
+    try:
+        c.run(_compile_each_cached_kernel_in_one_worker)
+        yield c
+    finally:
+        c.close()
+        cluster.close()
 
 
 def _compile_each_cached_kernel_in_one_worker() -> None:

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rankboost as rb
-from conftest import _compile_each_cached_kernel_in_one_worker, letor_like
+from conftest import letor_like, two_worker_client
 
 if any(importlib.util.find_spec(m) is None for m in ("dask", "distributed")):
     pytest.skip("dask and distributed are not installed", allow_module_level=True)
@@ -43,18 +43,8 @@ def client():
 
     import rankboost.dask as rbd
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        )
-    c = distributed.Client(cluster)
-    # the Dask worker processes too wait for a kernel another process is compiling (both
-    # compiled every kernel a test needs on a cold cache)
-    c.run(_compile_each_cached_kernel_in_one_worker)
-    yield c
-    c.close()
-    cluster.close()
+    with two_worker_client() as c:
+        yield c
 
 
 def _sorted(X, y, qid):

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import rankboost as rb
-from conftest import _compile_each_cached_kernel_in_one_worker, letor_like
+from conftest import letor_like, two_worker_client
 
 if any(importlib.util.find_spec(m) is None for m in ("dask", "distributed")):
     pytest.skip("dask and distributed are not installed", allow_module_level=True)
@@ -31,20 +31,11 @@ pytestmark = pytest.mark.xdist_group("dask")
 def client():
     global da, rbd  # noqa: PLW0603  the module's imports, made when it runs
     import dask.array as da
-    import distributed
 
     import rankboost.dask as rbd
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        )
-    c = distributed.Client(cluster)
-    c.run(_compile_each_cached_kernel_in_one_worker)
-    yield c
-    c.close()
-    cluster.close()
+    with two_worker_client() as c:
+        yield c
 
 
 def _problem(seed: int, n_queries: int = 30) -> tuple[np.ndarray, ...]:

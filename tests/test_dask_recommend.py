@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import rankboost as rb
-from conftest import _compile_each_cached_kernel_in_one_worker
+from conftest import two_worker_client
 from rankboost.datasets import make_ratings
 from rankboost.recommend import RankBoostRecommender
 
@@ -39,21 +39,12 @@ ML100K = Path("/work/shared/data/movielens/ml-100k/u.data.gz")
 def client():
     global dd, pd, rbd  # noqa: PLW0603  the module's imports, made when it runs
     import dask.dataframe as dd
-    import distributed
     import pandas as pd
 
     import rankboost.dask as rbd
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        )
-    c = distributed.Client(cluster)
-    c.run(_compile_each_cached_kernel_in_one_worker)
-    yield c
-    c.close()
-    cluster.close()
+    with two_worker_client() as c:
+        yield c
 
 
 def _frame(R, seed=0, users=None, items=None):
