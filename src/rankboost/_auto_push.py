@@ -1,4 +1,4 @@
-"""``push="auto"``: the P-Norm Push's ``p`` chosen on held-out queries (issue 48).
+"""``push="auto"``: the P-Norm Push's ``p`` chosen on held-out queries.
 
 :class:`rankboost.RankBoostRanker` (``push="auto"``) and ``rankboost train --push auto``
 call :func:`choose_push` from :func:`rankboost._fit.fit_ranker`, before the final fit:

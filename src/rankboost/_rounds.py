@@ -336,7 +336,7 @@ class StepFunction:
 def _sorted_unique(a: NDArray[Any]) -> NDArray[Any]:
     """``np.unique(a)`` of a 1-D array without NaN, by the same sort and mask.
 
-    (``np.unique`` imports ``numpy.ma``, 7 ms of every ``rankboost predict``; issue 47.)
+    (``np.unique`` imports ``numpy.ma``, 7 ms of every ``rankboost predict``.)
     """
     s = np.sort(a)
     keep = np.ones(s.shape[0], dtype=bool)

@@ -2,7 +2,7 @@
 
 ``rankboost.__version__`` imports this module on first use (:mod:`rankboost._lazy`):
 ``importlib.metadata`` costs about 40 ms, a seventh of ``rankboost predict``'s whole process
-(``benchmarks/bench_startup.py --predict``; issue 47), and only ``--version`` and the ONNX
+(``benchmarks/bench_startup.py --predict``), and only ``--version`` and the ONNX
 export need it.
 """
 

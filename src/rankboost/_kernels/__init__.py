@@ -230,8 +230,8 @@ def on_compile(callback: Callable[[], None]) -> Iterator[None]:
     """Call ``callback()`` each time numba starts compiling one of these kernels in the block.
 
     Only a compile calls it, not a kernel read back from numba's on-disk cache (numba's
-    ``numba:compile`` event): what lets a progress bar say "compiling" only when it is
-    (issue 46, item 12). numba's listeners are process-wide, so a compile started by another
+    ``numba:compile`` event): what lets a progress bar say "compiling" only when it is.
+    numba's listeners are process-wide, so a compile started by another
     thread meanwhile calls it too.
     """
     with numba.core.event.install_listener("numba:compile", _CompileListener(callback)):

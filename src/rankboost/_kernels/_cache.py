@@ -9,7 +9,7 @@ digest of all the ``.py`` files of this package: a change to any kernel recompil
 once. Installed by :mod:`rankboost._kernels` before any kernel is decorated; functions outside
 this package keep numba's own locators. Reading and hashing the sources costs about 1 ms.
 
-Loading, not compiling (issue 47). Before it reads a cached function numba sets up its whole
+Loading, not compiling. Before it reads a cached function numba sets up its whole
 CPU target (``BaseContext.refresh``: it imports numba's implementations of Python and numpy,
 ``numba.np.linalg`` to ``numba.experimental.jitclass``, and registers their typing templates),
 which only the compiler needs: 0.3 s of CPU with numba's bytecode compiled, 0.7 s without,

@@ -146,8 +146,8 @@ def refuse_other_format(path: str, what: str) -> None:
     after it has no ``:``; scikit-learn's parser refuses such a line too) and
     :func:`guess_format` names what the file is: then the error is the one :func:`load_data`
     gives after the readers failed, in a fraction of the time (importing numpy, and
-    scikit-learn for its parser, took 1.25 s of the 1.3 s of ``rankboost train data.csv``:
-    issue 47). Anything else goes to the readers.
+    scikit-learn for its parser, took 1.25 s of the 1.3 s of ``rankboost train data.csv``).
+    Anything else goes to the readers.
     """
     line = _first_data_line(path)
     if line is None or _svmlight_shaped(line):

@@ -2,7 +2,7 @@
 
 ``simulate`` writes a click log from a labelled SVMlight/LETOR file (the standard protocol,
 :func:`rankboost.clicks.simulate_to_file`), or from TREC runs and qrels on the list a fusion
-serves (``--runs RUN... --qrels FILE --fusion MODEL|rrf|sum|wsum:W1,W2``, issue 51:
+serves (``--runs RUN... --qrels FILE --fusion MODEL|rrf|sum|wsum:W1,W2``,
 :func:`rankboost.fusion.clicks.served_rows`); ``propensity`` estimates the examination
 propensity per position from a log (:func:`rankboost.clicks.estimate_propensity`). Each
 option's default is the function's own (:mod:`rankboost.cli._defaults`). The click options

@@ -1,4 +1,4 @@
-"""Learn a fusion from a click log instead of relevance judgements (issue 51).
+"""Learn a fusion from a click log instead of relevance judgements.
 
 The log is the one ``rankboost train --clicks`` reads (:func:`rankboost.clicks.read_click_log`:
 ``qid``, ``docid``, ``position``, ``click`` per shown result), logged on the lists an earlier
@@ -208,7 +208,7 @@ def simulate_served(
     match: str = "name",
     **options: Any,
 ) -> Any:
-    """Sessions on the list a fusion serves (issue 51): :func:`rankboost.clicks.simulate_clicks`.
+    """Sessions on the list a fusion serves: :func:`rankboost.clicks.simulate_clicks`.
 
     ``fusion`` is any fitted fusion (or :func:`simple_fusion`'s); the sessions draw the queries
     ``qrels`` judge; ``options`` are ``simulate_clicks``' (``eta``, ``model``, ``table``,
