@@ -1041,3 +1041,36 @@ def test_read_click_counts_without_a_session_column(tmp_path, monkeypatch):
     got = read_click_counts(path, fq, fd, pairs="all_unclicked")
     _same_counts(got, click_counts(whole.match(fq, fd), "all_unclicked"))
     assert got.n_sessions == 40
+
+
+def test_regression_em_with_missing_features():
+    """NaN features count as the column mean: regression-EM still recovers the propensities.
+
+    Relevance is a logistic function of the first feature; the documents are reshuffled each
+    session (as in test_em_recovers_known_propensities, whose tolerance this reuses), and a
+    fifth of the feature values are missing (one column entirely).
+    """
+    rng = np.random.default_rng(3)
+    n_sessions, n_docs, true_p = 20000, 20, 0.9 / np.arange(1, 7)
+    K = true_p.size
+    X = rng.normal(size=(n_docs, 3))
+    gamma = 1.0 / (1.0 + np.exp(-1.5 * X[:, 0]))
+    docs = np.argsort(rng.random((n_sessions, n_docs)), axis=1)[:, :K]
+    clicks = rng.random((n_sessions, K)) < true_p * gamma[docs]
+    log = ClickLog.from_arrays(
+        qid=np.zeros(n_sessions * K, int),
+        docid=docs.ravel(),
+        position=np.tile(np.arange(1, K + 1), n_sessions),
+        click=clicks.ravel().astype(int),
+        session=np.repeat(np.arange(n_sessions), K),
+    ).match(np.zeros(n_docs, int), np.arange(n_docs))
+    Xm = X.copy()
+    Xm[rng.random(X.shape) < 0.2] = np.nan
+    Xm[:, 2] = np.nan
+    est = estimate_propensity(log, Xm, method="regression_em")
+    assert est.method == "regression_em"
+    assert np.isfinite(est.values).all()
+    np.testing.assert_allclose(est.values, true_p / true_p[0], rtol=0.075)
+    # the complete features take the plain standardisation (mean and std) and agree
+    full = estimate_propensity(log, X, method="regression_em")
+    np.testing.assert_allclose(full.values, true_p / true_p[0], rtol=0.075)

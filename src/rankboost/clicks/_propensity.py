@@ -232,7 +232,8 @@ def estimate_propensity(
         The log (matched to feature rows for ``"regression_em"``), or its sums
         (:func:`read_click_counts`: "em" and "regression_em").
     X : array-like of shape (n_samples, n_features), default=None
-        Features of the rows ``log.row`` indexes; needed by ``"regression_em"``.
+        Features of the rows ``log.row`` indexes; needed by ``"regression_em"``. A missing
+        value (NaN) counts as its column's mean in the regression.
     method : {"auto", "em", "regression_em", "intervention_harvesting"}, default="auto"
         ``"auto"``: ``"regression_em"`` when ``X`` is given, else ``"em"``.
         ``"intervention_harvesting"``: Agarwal et al. (2019)'s AllPairs estimator (no ``X``;
@@ -360,14 +361,24 @@ def _regress(
     """Regression step: weighted logistic regression of the soft labels on the features.
 
     Newton (IRLS) steps on ``sum_i w_i [t_i log s(x_i b) + (1 - t_i) log(1 - s(x_i b))]
-    - l2/2 |b|^2`` with ``x`` standardised plus an intercept; warm-started from the last EM
-    iteration's coefficients (``coef``).
+    - l2/2 |b|^2`` with ``x`` standardised (a NaN: 0, the column's mean) plus an
+    intercept; warm-started from the last EM iteration's coefficients (``coef``).
     """
     if coef is None:
-        mu = X.mean(axis=0)
-        sd = X.std(axis=0)
-        sd[sd == 0] = 1.0
-        Z = np.column_stack([np.ones(X.shape[0]), (X - mu) / sd])
+        missing = np.isnan(X)
+        if missing.any():  # a missing value is the column's mean: 0 once standardised
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column
+                mu, sd = np.nanmean(X, axis=0), np.nanstd(X, axis=0)
+            mu[np.isnan(mu)] = 0.0
+            sd[np.isnan(sd) | (sd == 0)] = 1.0
+            scaled = np.where(missing, 0.0, (X - mu) / sd)
+        else:
+            mu = X.mean(axis=0)
+            sd = X.std(axis=0)
+            sd[sd == 0] = 1.0
+            scaled = (X - mu) / sd
+        Z = np.column_stack([np.ones(X.shape[0]), scaled])
         coef = (Z, np.zeros(Z.shape[1]))
     Z, b = coef
     reg = np.full(Z.shape[1], l2)
