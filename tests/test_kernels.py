@@ -315,7 +315,7 @@ def _run_push(pick: int) -> np.ndarray:
     )
     w_row, m_lvl = np.empty(5), np.empty(5)
     (push._refresh_serial, push._refresh_parallel)[pick](
-        level, qstart, lstart, log_c, H, 2.0, lp, lvl, w_row, m_lvl
+        level, qstart, lstart, log_c, H, 2.0, lp, lvl, w_row, m_lvl, np.empty(2)
     )
     (push._split_serial, push._split_parallel)[pick](
         level, qstart, lstart, log_c, H, h, 2.0, split, w_row, m_lvl

@@ -131,6 +131,7 @@ class PushBlock:
             self._tmp = np.empty_like(self.order)
             self._errors = np.empty(state.qstart.shape[0] - 1)  # misordered pairs per query
             self._scratch = np.empty(2 * n_work + state.qstart.shape[0])  # their count's
+            self._q_top = np.empty(state.qstart.shape[0] - 1)  # each query's largest lp
         else:
             self.pairs = (state.i0, state.i1, state.log_w)
             n_work = n
@@ -220,10 +221,10 @@ class PushBlock:
     def refresh(self) -> float:
         """``log R_p`` of the block at ``F`` (keeps ``lp`` and the sums the potential reads)."""
         if self.layered:
-            layered_push_refresh(
-                self.layout, self.F, self.p, self.lp, self.work_0, self._w_row, self._m_lvl
-            )
-            return float(push_log_sum(self.lp))
+            return layered_push_refresh(
+                self.layout, self.F, self.p, self.lp, self.work_0, self._w_row, self._m_lvl,
+                self._q_top,
+            )  # fmt: skip
         return float(push_log_sum(self._parts(self._zero, 0.0, True)[0]))
 
     def potential(self, log_r: float) -> NDArray[np.float64]:

@@ -57,10 +57,16 @@ def _log_add(a: float, b: float) -> float:
     """``log(exp(a) + exp(b))`` without overflow; one of them may be ``-inf``, not both.
 
     ``hi + log(exp(a - hi) + exp(b - hi))`` with ``hi = max(a, b)``; the larger term is
-    ``exp(0) = 1`` exactly, so it is written ``1.0`` (the same bits, one ``exp`` fewer).
+    ``exp(0) = 1`` exactly, so it is written ``1.0`` (the same bits, one ``exp`` fewer), and
+    the smaller is ``exp(-inf) = 0`` exactly when it is ``-inf`` (``hi + 0.0``: no ``exp``
+    or ``log`` at all).
     """
     if a >= b:
+        if b == -np.inf:  # log(1.0 + exp(-inf)) = log(1.0) = 0.0 exactly: no exp, no log
+            return a + 0.0
         return a + np.log(1.0 + np.exp(b - a))
+    if a == -np.inf:
+        return b + 0.0
     return b + np.log(np.exp(a - b) + 1.0)
 
 
@@ -187,9 +193,11 @@ def _refresh_query(  # noqa: PLR0917  numba helper over one unit: its arrays and
     lvl: np.ndarray,
     w_row: np.ndarray,
     m_lvl: np.ndarray,
+    q_top: np.ndarray,
 ) -> None:
     # _eval_query at alpha = 0 (h = 0: alpha h = 0.0, kept as "- 0.0" / "+ 0.0", the same
-    # bits) without the derivatives; keeps each row's w and each level's shift for the split
+    # bits) without the derivatives; keeps each row's w and each level's shift for the split.
+    # Level 0's sum B_0 is in no S_l (the levels above l only): its rows are skipped
     r0, r1 = qstart[q], qstart[q + 1]
     base = lstart[q]
     k_q = lstart[q + 1] - base
@@ -197,15 +205,17 @@ def _refresh_query(  # noqa: PLR0917  numba helper over one unit: its arrays and
         lvl[base + ll, 0] = -np.inf
         lvl[base + ll, 1] = 0.0
     for j in range(r0, r1):
-        g = -H[j] - 0.0
-        e = base + level[j]
-        if g > lvl[e, 0]:
-            lvl[e, 0] = g
+        if level[j] > 0:
+            g = -H[j] - 0.0
+            e = base + level[j]
+            if g > lvl[e, 0]:
+                lvl[e, 0] = g
     for j in range(r0, r1):
-        e = base + level[j]
-        w = np.exp(-H[j] - 0.0 - lvl[e, 0])
-        w_row[j] = w
-        lvl[e, 1] += w
+        if level[j] > 0:
+            e = base + level[j]
+            w = np.exp(-H[j] - 0.0 - lvl[e, 0])
+            w_row[j] = w
+            lvl[e, 1] += w
     shift = -np.inf
     s0 = 0.0
     for ll in range(k_q - 1, -1, -1):
@@ -215,13 +225,19 @@ def _refresh_query(  # noqa: PLR0917  numba helper over one unit: its arrays and
         lvl[e, 0] = shift + np.log(s0) if s0 > 0.0 else -np.inf
         if t0 > 0.0:
             top = max(shift, m)
-            f_old = np.exp(shift - top) if s0 > 0.0 else 0.0
-            f_new = np.exp(m - top)
+            # exp(0) = 1 exactly: the larger of the two shifts needs no exp
+            f_old = (1.0 if shift == top else np.exp(shift - top)) if s0 > 0.0 else 0.0
+            f_new = 1.0 if m == top else np.exp(m - top)
             s0 = s0 * f_old + t0 * f_new
             shift = top
+    top_q = -np.inf
     for j in range(r0, r1):
         log_s = lvl[base + level[j], 0]
-        lp[j] = -np.inf if log_s == -np.inf else p * (log_c[q] + H[j] + 0.0 + log_s)
+        x = -np.inf if log_s == -np.inf else p * (log_c[q] + H[j] + 0.0 + log_s)
+        lp[j] = x
+        if x > top_q:
+            top_q = x
+    q_top[q] = top_q
 
 
 def _refresh(  # noqa: PLR0917  numba driver: the unpacked state tuples
@@ -235,9 +251,24 @@ def _refresh(  # noqa: PLR0917  numba driver: the unpacked state tuples
     lvl: np.ndarray,
     w_row: np.ndarray,
     m_lvl: np.ndarray,
-) -> None:
+    q_top: np.ndarray,
+) -> float:
     for q in prange(qstart.shape[0] - 1):
-        _refresh_query(np.int64(q), level, qstart, lstart, log_c, H, p, lp, lvl, w_row, m_lvl)
+        _refresh_query(
+            np.int64(q), level, qstart, lstart, log_c, H, p, lp, lvl, w_row, m_lvl, q_top
+        )
+    # push_log_sum(lp), its largest lp from the queries' (the first of equal values, as there)
+    top = -np.inf
+    for q in range(q_top.shape[0]):
+        if q_top[q] > top:
+            top = q_top[q]
+    if top == -np.inf:
+        return -np.inf
+    total = 0.0
+    for j in range(lp.shape[0]):
+        if lp[j] > -np.inf:
+            total += np.exp(lp[j] - top)
+    return top + np.log(total)
 
 
 _refresh_serial, _refresh_parallel = serial_and_parallel(_refresh)
@@ -251,16 +282,20 @@ def layered_push_refresh(  # noqa: PLR0917  wrapper of the layered kernel: its s
     lvl: np.ndarray,
     w_row: np.ndarray,
     m_lvl: np.ndarray,
-) -> None:
+    q_top: np.ndarray,
+) -> float:
     """:func:`layered_push_eval` at ``alpha = 0``: ``lp`` and ``log S_l``, the same bits.
 
-    Without the derivatives (zero there); also keeps, for :func:`layered_push_split` at the
-    same ``H``, each row's ``w = exp(-H - m_l)`` (``w_row``, (n,)) and each level's shift
-    ``m_l = max -H`` (``m_lvl``, (L,)).
+    Returns ``log R_p`` (:func:`push_log_sum` of ``lp``, the same bits), without the
+    derivatives (zero there); also keeps, for :func:`layered_push_split` at the same ``H``,
+    each row's ``w = exp(-H - m_l)`` (``w_row``, (n,)) and each level's shift
+    ``m_l = max -H`` (``m_lvl``, (L,)), both on the levels above each query's lowest (its
+    rows' ``w`` are left as they were, its ``m_l`` is ``-inf``: no ``S_l`` reads them).
+    ``q_top``: float64 (Q,) work space, each query's largest ``lp``.
     """
     level, qstart, lstart, log_c = layout
     driver = _refresh_parallel if use_parallel(6 * H.shape[0]) else _refresh_serial
-    driver(level, qstart, lstart, log_c, H, float(p), lp, lvl, w_row, m_lvl)
+    return float(driver(level, qstart, lstart, log_c, H, float(p), lp, lvl, w_row, m_lvl, q_top))
 
 
 @njit(cache=True)
@@ -281,6 +316,9 @@ def _potential_query(  # noqa: PLR0917  numba helper over one unit: its arrays a
     for ll in range(k_q):
         lvl[base + ll, 3] = 0.0  # W_l = sum of the lower items' weights w_k = L_k^p / R_p
     for j in range(r0, r1):
+        if lp[j] == -np.inf:  # nothing above j: w = exp(-inf) = 0.0, and W_l + 0.0 = W_l
+            pi[j] = -0.0
+            continue
         w = np.exp(lp[j] - log_r)
         pi[j] = -w  # the pairs above j, as a lower item, carry w_j in all
         lvl[base + level[j], 3] += w
@@ -467,14 +505,20 @@ def _split_query(  # noqa: PLR0917  numba helper over one unit: its arrays and b
     for ll in range(k_q):  # columns: -, sum B^0, sum B^1, max pH, sum C^0, sum C^1
         for c in range(6):
             split[base + ll, c] = -np.inf if c in (0, 3) else 0.0
+    # B on the levels above the lowest (the refresh's w = exp(-H - m_l), m_l its max -H;
+    # B_0 is above no level), C below the top (its rows have nothing above: no lower item)
+    top = k_q - 1
+    for j in range(r0, r1):
+        if level[j] < top:
+            e = base + level[j]
+            split[e, 3] = max(split[e, 3], p * H[j])
     for j in range(r0, r1):
         e = base + level[j]
-        split[e, 3] = max(split[e, 3], p * H[j])
-    for j in range(r0, r1):  # B: the refresh's w = exp(-H - m_l), m_l its max -H
-        e = base + level[j]
         col = 2 if h[j] == 1.0 else 1
-        split[e, col] += w_row[j]
-        split[e, col + 3] += np.exp(p * H[j] - split[e, 3])
+        if level[j] > 0:
+            split[e, col] += w_row[j]
+        if level[j] < top:
+            split[e, col + 3] += np.exp(p * H[j] - split[e, 3])
     # per level: log P^b = log sum_{l' > l} B^b_l' (suffix) and log C^b = p log c_q + log C^b
     log_p0 = -np.inf
     log_p1 = -np.inf
@@ -529,7 +573,9 @@ def layered_push_split(  # noqa: PLR0917  wrapper of the layered kernel: its sta
 
     ``split`` (L, 6): columns 0-1 ``log P^b_l = log sum_{l' > l, h = b} exp(-H)`` (the
     suffix above level ``l``, split by ``h``), columns 2-3
-    ``log C^b_l = log sum_{l(k) = l, h(k) = b} c_q^p exp(p H(k))``; 4-5 are work space.
+    ``log C^b_l = log sum_{l(k) = l, h(k) = b} c_q^p exp(p H(k))`` over the lower items
+    (``-inf`` on each query's top level, whose rows have nothing above them); 4-5 are work
+    space.
     At ``H + alpha h``, ``S_l = P^0_l + exp(-alpha) P^1_l`` and the level's part of ``R_p``
     is ``sum_b C^b_l exp(p alpha b) S_l^p``: O(L) per evaluation.
     """
