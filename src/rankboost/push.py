@@ -106,6 +106,19 @@ def stored_params(params: Any) -> dict[str, Any]:
     return d
 
 
+def _check_grouped_by_level(level: NDArray[np.int64], qstart: NDArray[np.int64]) -> None:
+    """The layered kernels sum each level over a run of rows: a query's must be grouped."""
+    down = np.flatnonzero(np.diff(level) < 0) + 1  # a row whose level is below the last one
+    new_query = np.isin(down, qstart)
+    if not new_query.all():
+        row = int(down[~new_query][0])
+        raise RuntimeError(
+            f"the push's layered state has row {row} at level {int(level[row])} after a row "
+            f"at level {int(level[row - 1])} of the same query; each query's rows must come "
+            "grouped by increasing level, as LayeredFeedback orders them"
+        )
+
+
 class PushBlock:
     """One block's push state: its scores ``F`` and the per-row parts of ``R_p``.
 
@@ -127,6 +140,7 @@ class PushBlock:
         self._zero = np.zeros(n)
         self.pi = np.empty(n)
         if isinstance(state, LayeredState):
+            _check_grouped_by_level(state.level, state.qstart)
             self.layout = (state.level, state.qstart, state.lstart, state.log_c)
             n_work = int(state.lstart[-1])
             self.order = state.order.copy()  # each query's rows by increasing F (the rloss)

@@ -38,19 +38,42 @@ def _split_query(  # noqa: PLR0917  numba helper over one unit: its arrays and b
         for c in range(6):
             split[base + ll, c] = -np.inf if c in (0, 3) else 0.0
     # B on the levels above the lowest (the refresh's w = exp(-H - m_l), m_l its max -H;
-    # B_0 is above no level), C below the top (its rows have nothing above: no lower item)
+    # B_0 is above no level), C below the top (its rows have nothing above: no lower item).
+    # A query's rows come grouped by level: each level's sums run over its rows in order
     top = k_q - 1
-    for j in range(r0, r1):
-        if level[j] < top:
-            e = base + level[j]
-            split[e, 3] = max(split[e, 3], p * H[j])
-    for j in range(r0, r1):
-        e = base + level[j]
-        col = 2 if h[j] == 1 else 1
-        if level[j] > 0:
-            split[e, col] += w_row[j]
-        if level[j] < top:
-            split[e, col + 3] += np.exp(p * H[j] - split[e, 3])
+    j = r0
+    while j < r1:
+        lv = level[j]
+        k = j + 1
+        while k < r1 and level[k] == lv:
+            k += 1
+        e = base + lv
+        if lv > 0:
+            b0 = 0.0
+            b1 = 0.0
+            for i in range(j, k):
+                if h[i] == 1:
+                    b1 += w_row[i]
+                else:
+                    b0 += w_row[i]
+            split[e, 1] = b0
+            split[e, 2] = b1
+        if lv < top:
+            mc = -np.inf
+            for i in range(j, k):
+                mc = max(mc, p * H[i])
+            c0 = 0.0
+            c1 = 0.0
+            for i in range(j, k):
+                x = np.exp(p * H[i] - mc)
+                if h[i] == 1:
+                    c1 += x
+                else:
+                    c0 += x
+            split[e, 3] = mc
+            split[e, 4] = c0
+            split[e, 5] = c1
+        j = k
     # per level: log P^b = log sum_{l' > l} B^b_l' (suffix) and log C^b = p log c_q + log C^b
     log_p0 = -np.inf
     log_p1 = -np.inf
@@ -101,7 +124,9 @@ def layered_push_split(  # noqa: PLR0917  wrapper of the layered kernel: its sta
     """The per-level sums of a binary ``h`` (0/1) from which :func:`binary_push_eval` works.
 
     ``w_row`` and ``m_lvl`` are :func:`layered_push_refresh`'s at the same ``H`` (the level
-    sums of ``exp(-H)`` split by ``h`` add its ``w``: one ``exp`` per row fewer).
+    sums of ``exp(-H)`` split by ``h`` add its ``w``: one ``exp`` per row fewer). Each
+    query's rows must come grouped by level, as :class:`rankboost.LayeredFeedback` orders
+    them (:class:`rankboost.push.PushBlock` checks it).
 
     ``split`` (L, 6): columns 0-1 ``log P^b_l = log sum_{l' > l, h = b} exp(-H)`` (the
     suffix above level ``l``, split by ``h``), columns 2-3
