@@ -65,6 +65,14 @@ def main() -> None:
         return newton(fun_counted, r)
 
     push.newton_alpha = counted
+    one_call = push.binary_newton  # one block: the whole search in one kernel call
+
+    def one_call_counted(*args):  # type: ignore[no-untyped-def]
+        alpha, n_evaluations = one_call(*args)
+        evaluations[current[0]] += n_evaluations
+        return alpha, n_evaluations
+
+    push.binary_newton = one_call_counted
     times: dict[float, list[float]] = {p: [] for p in ps}
     cpu: dict[float, list[float]] = {p: [] for p in ps}
     with warnings.catch_warnings():

@@ -56,7 +56,7 @@ def test_every_driver_pair_is_compiled_from_one_source_apart():
     # + clicks: count_pairs, fill_pairs (issue 25); candidates, gram (35/36);
     # cells: user_knn, item_knn, cooccurrence, ease; gram: top_k_rows (35);
     # cells: ease_rows (45: EASE's penalty search ranks with the base recommender's kernel)
-    # push: eval, potential, split (48: the P-Norm Push); refresh, merge_count (48: its cost)
+    # push: eval, potential, split (48: the P-Norm Push); refresh, step (48: its cost)
     assert len(pairs) == 31
     for name, (serial, parallel) in pairs.items():
         assert not serial.targetoptions.get("parallel"), name
@@ -296,7 +296,7 @@ def _run_gram(pick: int) -> np.ndarray:
 
 def _run_push(pick: int) -> np.ndarray:
     """The P-Norm Push drivers (issue 48; ``pick`` as above) on a tiny layered block."""
-    from rankboost._kernels import push, push_order
+    from rankboost._kernels import push, push_split, push_step
 
     level = np.array([0, 1, 1, 0, 2], dtype=np.int64)
     qstart = np.array([0, 3, 5], dtype=np.int64)
@@ -314,17 +314,18 @@ def _run_push(pick: int) -> np.ndarray:
         level, qstart, lstart, H, lp, log_r, lvl, pi
     )
     w_row, m_lvl = np.empty(5), np.empty(5)
-    (push._refresh_serial, push._refresh_parallel)[pick](
-        level, qstart, lstart, log_c, H, 2.0, lp, lvl, w_row, m_lvl
+    (push_step._refresh_serial, push_step._refresh_parallel)[pick](
+        level, qstart, lstart, log_c, H, 2.0, lp, lvl, w_row, m_lvl, np.empty(2)
     )
-    (push._split_serial, push._split_parallel)[pick](
-        level, qstart, lstart, log_c, H, h, 2.0, split, w_row, m_lvl
+    (push_split._split_serial, push_split._split_parallel)[pick](
+        level, qstart, lstart, log_c, H, h.astype(np.uint8), 2.0, split, w_row, m_lvl
     )
     order = np.array([1, 0, 2, 3, 4], dtype=np.int32)  # each query's rows by increasing H
     errors = np.empty(2)
-    (push_order._merge_count_serial, push_order._merge_count_parallel)[pick](
-        H + 0.5 * h, h.astype(np.uint8), level, qstart, lstart, order, np.empty_like(order), errors
-    )
+    (push_step._step_serial, push_step._step_parallel)[pick](
+        H.copy(), h.astype(np.uint8), 0.5, level, qstart, lstart, log_c, 2.0, order,
+        np.empty_like(order), errors, lp, lvl, w_row, m_lvl, np.empty(2),
+    )  # fmt: skip
     return pi
 
 

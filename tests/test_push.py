@@ -143,6 +143,40 @@ def test_issue48_blocks_give_the_same_model():
         assert a.alpha == pytest.approx(b.alpha, rel=1e-10, abs=1e-12)
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    p=st.sampled_from([1.5, 2.0, 4.0, 16.0]),
+    r=st.floats(-0.999, 0.999),
+    ordered=st.booleans(),
+)
+def test_issue48_one_call_newton_is_the_python_search_bit_for_bit(seed, p, r, ordered):
+    """``split_alpha`` on one block (the search in one kernel call) returns ``newton_alpha``'s
+    alpha on the same split sums to the bit: Newton steps, bisections, and the bracket's far
+    end when ``h`` misorders no pair (``ordered``: the minimiser is beyond ``MAX_ALPHA``)."""
+    from rankboost.push import PushBlock, newton_alpha, split_alpha, split_line
+
+    rng = np.random.default_rng(seed)
+    qid = np.repeat(np.arange(int(rng.integers(1, 6))), 8)
+    y = rng.integers(0, 3, size=qid.shape[0]).astype(float)
+    y[:3] = [0.0, 1.0, 2.0]  # a crucial pair
+    fb = rb.LayeredFeedback(y, qid)
+    block = fb._blocks(1)[0]
+    block.log_c[:] = np.log(rng.uniform(0.1, 1.0, size=block.log_c.shape[0]))
+    block.H[:] = rng.normal(size=block.H.shape[0]).round(1)
+    pb = PushBlock(block, p)
+    pb.refresh()
+    if ordered:  # h = 1 on the rows above each query's lowest level: no misordered pair
+        h = (block.level > 0).astype(np.uint8)
+    else:
+        h = (rng.random(block.H.shape[0]) < 0.5).astype(np.uint8)
+    split = pb.split_sums(h)
+    assert split is not None
+    want = newton_alpha(split_line([split], p), r)
+    got = split_alpha([split], p, r)
+    assert np.float64(got).tobytes() == np.float64(want).tobytes(), (got, want)
+
+
 # --------------------------------------------------------------------------- p = 1
 
 

@@ -29,8 +29,11 @@ mistakes at the top of the list) more. It is boosted by coordinate descent, as R
 Each evaluation of ``R_p`` and its derivatives is O(n + K) per query for layered and
 bipartite feedback (suffix sums over levels) and O(|Phi|) for explicit pairs
 (:mod:`rankboost._kernels.push`); for a threshold ranker on layered feedback one O(n) pass
-splits the level sums by ``h`` and each evaluation of the line search is then O(K).
-Everything is in log space (``L_k^p`` overflows fast).
+splits the level sums by ``h`` and each evaluation of the line search is then O(K)
+(:mod:`rankboost._kernels.push_split`), and the step (``F``, the kept order and the rloss,
+``L_k`` and ``R_p`` at the new ``F``) is one sweep per query
+(:mod:`rankboost._kernels.push_step`). Everything is in log space (``L_k^p`` overflows
+fast).
 
 What a round records (:class:`rankboost.booster.RoundRecord`): ``z`` is ``R_p``'s ratio
 ``R_p(F_t) / R_p(F_{t-1})`` (< 1 while the objective goes down: it never goes up, alpha = 0
@@ -61,17 +64,15 @@ from ._blocks import FeedbackState, LayeredState
 from ._kernels.histogram import potential_histograms
 from ._kernels.pairwise import reorder, sorted_level_errors
 from ._kernels.push import (
-    binary_push_eval,
     layered_push_eval,
     layered_push_potential,
-    layered_push_refresh,
-    layered_push_split,
     pair_push_eval,
     pair_push_potential,
     push_combine,
     push_log_sum,
 )
-from ._kernels.push_order import merge_errors
+from ._kernels.push_split import binary_newton, binary_push_eval, layered_push_split
+from ._kernels.push_step import layered_push_refresh, layered_push_step
 from .alpha_rules import MAX_ALPHA, alpha_from_r
 
 __all__ = [
@@ -81,6 +82,7 @@ __all__ = [
     "PushRounds",
     "combine",
     "newton_alpha",
+    "split_alpha",
     "split_line",
     "stored_params",
 ]
@@ -104,6 +106,19 @@ def stored_params(params: Any) -> dict[str, Any]:
     return d
 
 
+def _check_grouped_by_level(level: NDArray[np.int64], qstart: NDArray[np.int64]) -> None:
+    """The layered kernels sum each level over a run of rows: a query's must be grouped."""
+    down = np.flatnonzero(np.diff(level) < 0) + 1  # a row whose level is below the last one
+    new_query = np.isin(down, qstart)
+    if not new_query.all():
+        row = int(down[~new_query][0])
+        raise RuntimeError(
+            f"the push's layered state has row {row} at level {int(level[row])} after a row "
+            f"at level {int(level[row - 1])} of the same query; each query's rows must come "
+            "grouped by increasing level, as LayeredFeedback orders them"
+        )
+
+
 class PushBlock:
     """One block's push state: its scores ``F`` and the per-row parts of ``R_p``.
 
@@ -125,19 +140,24 @@ class PushBlock:
         self._zero = np.zeros(n)
         self.pi = np.empty(n)
         if isinstance(state, LayeredState):
+            _check_grouped_by_level(state.level, state.qstart)
             self.layout = (state.level, state.qstart, state.lstart, state.log_c)
             n_work = int(state.lstart[-1])
             self.order = state.order.copy()  # each query's rows by increasing F (the rloss)
             self._tmp = np.empty_like(self.order)
             self._errors = np.empty(state.qstart.shape[0] - 1)  # misordered pairs per query
-            self._scratch = np.empty(2 * n_work + state.qstart.shape[0])  # their count's
+            scratch = np.empty(2 * n_work + state.qstart.shape[0])  # their count's
+            self._kept = (self.order, self._tmp, scratch, self._errors)
+            q_top = np.empty(state.qstart.shape[0] - 1)  # the refresh's: each query's top lp
         else:
             self.pairs = (state.i0, state.i1, state.log_w)
             n_work = n
+            q_top = np.empty(0)
         self._errors_fresh = False  # the last step's merge counted the rloss errors
         self.work_0 = np.empty((n_work, 4))  # the evaluation at F (its log S, for pi)
         self._w_row = np.empty(n)  # layered, at F: exp(-F - m_l) (the refresh's, for the split)
         self._m_lvl = np.empty(n_work)  # and each level's m_l
+        self._refresh = (self.lp, self.work_0, self._w_row, self._m_lvl, q_top)
         self.work = np.empty((n_work, 4))  # the line search's evaluations
         self.split = np.empty((n_work, 6))  # a binary ranker's split level sums
 
@@ -164,8 +184,7 @@ class PushBlock:
         """
         if not (self.layered and h.dtype == np.uint8):
             return None
-        h64 = np.asarray(h, dtype=np.float64)
-        layered_push_split(self.layout, self.F, h64, self.p, self.split, self._w_row, self._m_lvl)
+        layered_push_split(self.layout, self.F, h, self.p, self.split, self._w_row, self._m_lvl)
         return self.split
 
     def evaluate(self, h: NDArray[np.float64], alpha: float, at_f: bool = False) -> Any:
@@ -188,18 +207,17 @@ class PushBlock:
         """``F <- F + alpha h`` (and the kept order); return the block's new ``log R_p``."""
         self._errors_fresh = False
         if alpha != 0.0:
+            if self.layered and binary and h.dtype == np.uint8:
+                # one sweep per query: F, the kept order, the rloss errors, the refresh
+                self._errors_fresh = True
+                return layered_push_step(
+                    self.layout, self.F, h, alpha, self.p, self._kept, self._refresh
+                )
             h64 = np.asarray(h, dtype=np.float64)
             self.F += alpha * h64
             if self.layered:
-                level, qstart, lstart = self.layout[0], self.layout[1], self.layout[2]
-                if binary and h.dtype == np.uint8:  # the merge counts the errors too
-                    merge_errors(
-                        self.F, h, level, qstart, lstart, self.order, self._tmp,
-                        self._scratch, self._errors,
-                    )  # fmt: skip
-                    self._errors_fresh = True
-                else:
-                    reorder(self.F, h64, level, binary, qstart, self.order, self._tmp)
+                level, qstart = self.layout[0], self.layout[1]
+                reorder(self.F, h64, level, binary, qstart, self.order, self._tmp)
         return self.refresh()
 
     def rloss(self) -> float:
@@ -220,10 +238,7 @@ class PushBlock:
     def refresh(self) -> float:
         """``log R_p`` of the block at ``F`` (keeps ``lp`` and the sums the potential reads)."""
         if self.layered:
-            layered_push_refresh(
-                self.layout, self.F, self.p, self.lp, self.work_0, self._w_row, self._m_lvl
-            )
-            return float(push_log_sum(self.lp))
+            return layered_push_refresh(self.layout, self.F, self.p, self._refresh)
         return float(push_log_sum(self._parts(self._zero, 0.0, True)[0]))
 
     def potential(self, log_r: float) -> NDArray[np.float64]:
@@ -265,6 +280,19 @@ def split_line(splits: list[NDArray[np.float64]], p: float) -> Any:
     the blocks' own lines are on one machine.
     """
     return lambda a: combine([binary_push_eval(s, float(a), p) for s in splits])
+
+
+def split_alpha(splits: list[NDArray[np.float64]], p: float, r: float) -> float:
+    """:func:`newton_alpha` on :func:`split_line`: the same ``alpha``, to the bit.
+
+    With one block the whole search runs in one kernel call
+    (:func:`rankboost._kernels.push_split.binary_newton`: the same steps on the same floats,
+    without a Python call per evaluation).
+    """
+    if len(splits) == 1:
+        a0 = alpha_from_r(r)
+        return binary_newton(splits[0], p, r, a0, MAX_ALPHA, MAX_NEWTON, NEWTON_STEPS)[0]
+    return newton_alpha(split_line(splits, p), r)
 
 
 def newton_alpha(fun: Any, r: float) -> float:
@@ -353,7 +381,12 @@ class PushRounds:
         return combine(parts)
 
     def _rule_alpha(self, r: float, hs: list[Any]) -> float:
-        lines = [pb.line(np.asarray(h)) for pb, h in zip(self._push, hs, strict=True)]
+        values = [np.asarray(h) for h in hs]
+        splits = [pb.split_sums(h) for pb, h in zip(self._push, values, strict=True)]
+        ready = [s for s in splits if s is not None]  # threshold rankers on layered feedback
+        if len(ready) == len(splits):
+            return split_alpha(ready, self.params.push, r)
+        lines = [pb.line(h) for pb, h in zip(self._push, values, strict=True)]
         return newton_alpha(lambda a: combine([line(a) for line in lines]), r)
 
     def _step(self, hs: list[Any], alpha: float, binary: bool) -> float:

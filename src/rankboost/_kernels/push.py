@@ -24,6 +24,10 @@ log space, so nothing overflows. Arrays as :mod:`rankboost._kernels.layered`:
 ``lvl``: float64 (L, 4), work space; after :func:`layered_push_eval` column 0 holds
     ``log S_l`` (``-inf`` for each query's top level).
 
+The evaluation at ``alpha = 0`` that a round starts from (``lp``, ``log S_l`` and
+``log R_p``) and the step are :mod:`rankboost._kernels.push_step`'s; a threshold ranker's
+line search, O(K) per evaluation, is :mod:`rankboost._kernels.push_split`'s.
+
 **Explicit pairs** (SPEC 3.1): ``pairs = (i0, i1, log_w)``: int64, int64, float64 (P,),
 pair ``j`` puts row ``i1[j]`` above row ``i0[j]`` with ``log D``. ``L_k`` is a log-sum-exp
 scattered over the pairs (two passes: the largest exponent per row, then the shifted sums):
@@ -53,14 +57,20 @@ Pairs = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 @njit(cache=True, inline="always")
-def _log_add(a: float, b: float) -> float:
+def log_add(a: float, b: float) -> float:
     """``log(exp(a) + exp(b))`` without overflow; one of them may be ``-inf``, not both.
 
     ``hi + log(exp(a - hi) + exp(b - hi))`` with ``hi = max(a, b)``; the larger term is
-    ``exp(0) = 1`` exactly, so it is written ``1.0`` (the same bits, one ``exp`` fewer).
+    ``exp(0) = 1`` exactly, so it is written ``1.0`` (the same bits, one ``exp`` fewer), and
+    the smaller is ``exp(-inf) = 0`` exactly when it is ``-inf`` (``hi + 0.0``: no ``exp``
+    or ``log`` at all).
     """
     if a >= b:
+        if b == -np.inf:  # log(1.0 + exp(-inf)) = log(1.0) = 0.0 exactly: no exp, no log
+            return a + 0.0
         return a + np.log(1.0 + np.exp(b - a))
+    if a == -np.inf:
+        return b + 0.0
     return b + np.log(np.exp(a - b) + 1.0)
 
 
@@ -175,95 +185,6 @@ def layered_push_eval(  # noqa: PLR0917  wrapper of the layered kernel: its stat
 
 
 @njit(cache=True)
-def _refresh_query(  # noqa: PLR0917  numba helper over one unit: its arrays and bounds, unpacked by the driver
-    q: np.int64,
-    level: np.ndarray,
-    qstart: np.ndarray,
-    lstart: np.ndarray,
-    log_c: np.ndarray,
-    H: np.ndarray,
-    p: float,
-    lp: np.ndarray,
-    lvl: np.ndarray,
-    w_row: np.ndarray,
-    m_lvl: np.ndarray,
-) -> None:
-    # _eval_query at alpha = 0 (h = 0: alpha h = 0.0, kept as "- 0.0" / "+ 0.0", the same
-    # bits) without the derivatives; keeps each row's w and each level's shift for the split
-    r0, r1 = qstart[q], qstart[q + 1]
-    base = lstart[q]
-    k_q = lstart[q + 1] - base
-    for ll in range(k_q):
-        lvl[base + ll, 0] = -np.inf
-        lvl[base + ll, 1] = 0.0
-    for j in range(r0, r1):
-        g = -H[j] - 0.0
-        e = base + level[j]
-        if g > lvl[e, 0]:
-            lvl[e, 0] = g
-    for j in range(r0, r1):
-        e = base + level[j]
-        w = np.exp(-H[j] - 0.0 - lvl[e, 0])
-        w_row[j] = w
-        lvl[e, 1] += w
-    shift = -np.inf
-    s0 = 0.0
-    for ll in range(k_q - 1, -1, -1):
-        e = base + ll
-        m, t0 = lvl[e, 0], lvl[e, 1]
-        m_lvl[e] = m
-        lvl[e, 0] = shift + np.log(s0) if s0 > 0.0 else -np.inf
-        if t0 > 0.0:
-            top = max(shift, m)
-            f_old = np.exp(shift - top) if s0 > 0.0 else 0.0
-            f_new = np.exp(m - top)
-            s0 = s0 * f_old + t0 * f_new
-            shift = top
-    for j in range(r0, r1):
-        log_s = lvl[base + level[j], 0]
-        lp[j] = -np.inf if log_s == -np.inf else p * (log_c[q] + H[j] + 0.0 + log_s)
-
-
-def _refresh(  # noqa: PLR0917  numba driver: the unpacked state tuples
-    level: np.ndarray,
-    qstart: np.ndarray,
-    lstart: np.ndarray,
-    log_c: np.ndarray,
-    H: np.ndarray,
-    p: float,
-    lp: np.ndarray,
-    lvl: np.ndarray,
-    w_row: np.ndarray,
-    m_lvl: np.ndarray,
-) -> None:
-    for q in prange(qstart.shape[0] - 1):
-        _refresh_query(np.int64(q), level, qstart, lstart, log_c, H, p, lp, lvl, w_row, m_lvl)
-
-
-_refresh_serial, _refresh_parallel = serial_and_parallel(_refresh)
-
-
-def layered_push_refresh(  # noqa: PLR0917  wrapper of the layered kernel: its state, unpacked
-    layout: Layout,
-    H: np.ndarray,
-    p: float,
-    lp: np.ndarray,
-    lvl: np.ndarray,
-    w_row: np.ndarray,
-    m_lvl: np.ndarray,
-) -> None:
-    """:func:`layered_push_eval` at ``alpha = 0``: ``lp`` and ``log S_l``, the same bits.
-
-    Without the derivatives (zero there); also keeps, for :func:`layered_push_split` at the
-    same ``H``, each row's ``w = exp(-H - m_l)`` (``w_row``, (n,)) and each level's shift
-    ``m_l = max -H`` (``m_lvl``, (L,)).
-    """
-    level, qstart, lstart, log_c = layout
-    driver = _refresh_parallel if use_parallel(6 * H.shape[0]) else _refresh_serial
-    driver(level, qstart, lstart, log_c, H, float(p), lp, lvl, w_row, m_lvl)
-
-
-@njit(cache=True)
 def _potential_query(  # noqa: PLR0917  numba helper over one unit: its arrays and bounds, unpacked by the driver
     q: np.int64,
     level: np.ndarray,
@@ -281,6 +202,9 @@ def _potential_query(  # noqa: PLR0917  numba helper over one unit: its arrays a
     for ll in range(k_q):
         lvl[base + ll, 3] = 0.0  # W_l = sum of the lower items' weights w_k = L_k^p / R_p
     for j in range(r0, r1):
+        if lp[j] == -np.inf:  # nothing above j: w = exp(-inf) = 0.0, and W_l + 0.0 = W_l
+            pi[j] = -0.0
+            continue
         w = np.exp(lp[j] - log_r)
         pi[j] = -w  # the pairs above j, as a lower item, carry w_j in all
         lvl[base + level[j], 3] += w
@@ -292,7 +216,7 @@ def _potential_query(  # noqa: PLR0917  numba helper over one unit: its arrays a
         lvl[e, 3] = log_u
         if w_l > 0.0:
             c = np.log(w_l) - lvl[e, 0]
-            log_u = _log_add(log_u, c)
+            log_u = log_add(log_u, c)
     for j in range(r0, r1):
         log_u_j = lvl[base + level[j], 3]
         if log_u_j > -np.inf:
@@ -442,140 +366,3 @@ def push_log_sum(lp: np.ndarray) -> float:
         if lp[j] > -np.inf:
             total += np.exp(lp[j] - top)
     return top + np.log(total)
-
-
-# ------------------------------------------------------------------ binary rankers: O(K)
-
-
-@njit(cache=True)
-def _split_query(  # noqa: PLR0917  numba helper over one unit: its arrays and bounds, unpacked by the driver
-    q: np.int64,
-    level: np.ndarray,
-    qstart: np.ndarray,
-    lstart: np.ndarray,
-    log_c: np.ndarray,
-    H: np.ndarray,
-    h: np.ndarray,
-    p: float,
-    split: np.ndarray,
-    w_row: np.ndarray,
-    m_lvl: np.ndarray,
-) -> None:
-    r0, r1 = qstart[q], qstart[q + 1]
-    base = lstart[q]
-    k_q = lstart[q + 1] - base
-    for ll in range(k_q):  # columns: -, sum B^0, sum B^1, max pH, sum C^0, sum C^1
-        for c in range(6):
-            split[base + ll, c] = -np.inf if c in (0, 3) else 0.0
-    for j in range(r0, r1):
-        e = base + level[j]
-        split[e, 3] = max(split[e, 3], p * H[j])
-    for j in range(r0, r1):  # B: the refresh's w = exp(-H - m_l), m_l its max -H
-        e = base + level[j]
-        col = 2 if h[j] == 1.0 else 1
-        split[e, col] += w_row[j]
-        split[e, col + 3] += np.exp(p * H[j] - split[e, 3])
-    # per level: log P^b = log sum_{l' > l} B^b_l' (suffix) and log C^b = p log c_q + log C^b
-    log_p0 = -np.inf
-    log_p1 = -np.inf
-    for ll in range(k_q - 1, -1, -1):
-        e = base + ll
-        m, b0, b1 = m_lvl[e], split[e, 1], split[e, 2]
-        mc, c0, c1 = split[e, 3], split[e, 4], split[e, 5]
-        split[e, 0] = log_p0
-        split[e, 1] = log_p1
-        split[e, 2] = p * log_c[q] + mc + np.log(c0) if c0 > 0.0 else -np.inf
-        split[e, 3] = p * log_c[q] + mc + np.log(c1) if c1 > 0.0 else -np.inf
-        if b0 > 0.0:
-            x = m + np.log(b0)
-            log_p0 = _log_add(log_p0, x)
-        if b1 > 0.0:
-            x = m + np.log(b1)
-            log_p1 = _log_add(log_p1, x)
-
-
-def _split(  # noqa: PLR0917  numba driver: the unpacked state tuples
-    level: np.ndarray,
-    qstart: np.ndarray,
-    lstart: np.ndarray,
-    log_c: np.ndarray,
-    H: np.ndarray,
-    h: np.ndarray,
-    p: float,
-    split: np.ndarray,
-    w_row: np.ndarray,
-    m_lvl: np.ndarray,
-) -> None:
-    for q in prange(qstart.shape[0] - 1):
-        _split_query(np.int64(q), level, qstart, lstart, log_c, H, h, p, split, w_row, m_lvl)
-
-
-_split_serial, _split_parallel = serial_and_parallel(_split)
-
-
-def layered_push_split(  # noqa: PLR0917  wrapper of the layered kernel: its state, unpacked
-    layout: Layout,
-    H: np.ndarray,
-    h: np.ndarray,
-    p: float,
-    split: np.ndarray,
-    w_row: np.ndarray,
-    m_lvl: np.ndarray,
-) -> None:
-    """The per-level sums of a binary ``h`` (0/1) from which :func:`binary_push_eval` works.
-
-    ``w_row`` and ``m_lvl`` are :func:`layered_push_refresh`'s at the same ``H`` (the level
-    sums of ``exp(-H)`` split by ``h`` add its ``w``: one ``exp`` per row fewer).
-
-    ``split`` (L, 6): columns 0-1 ``log P^b_l = log sum_{l' > l, h = b} exp(-H)`` (the
-    suffix above level ``l``, split by ``h``), columns 2-3
-    ``log C^b_l = log sum_{l(k) = l, h(k) = b} c_q^p exp(p H(k))``; 4-5 are work space.
-    At ``H + alpha h``, ``S_l = P^0_l + exp(-alpha) P^1_l`` and the level's part of ``R_p``
-    is ``sum_b C^b_l exp(p alpha b) S_l^p``: O(L) per evaluation.
-    """
-    level, qstart, lstart, log_c = layout
-    driver = _split_parallel if use_parallel(4 * H.shape[0]) else _split_serial
-    driver(level, qstart, lstart, log_c, H, h, float(p), split, w_row, m_lvl)
-
-
-@njit(cache=True)
-def binary_push_eval(split: np.ndarray, alpha: float, p: float) -> tuple[float, float, float]:
-    """``(log R_p, slope, curvature)`` of ``log R_p`` at ``H + alpha h`` from the split sums.
-
-    For rows with ``h = b`` below level ``l``: ``p log L = log C^b_l + p alpha b
-    + p log S_l``, its slope ``p (b - E_l)`` and curvature ``p E_l (1 - E_l)``, with
-    ``E_l = exp(-alpha) P^1_l / S_l`` (the mean of ``h`` over the items above).
-    """
-    top = -np.inf
-    total = 0.0
-    d1 = 0.0
-    d2 = 0.0
-    for e in range(split.shape[0]):
-        lp0, lp1 = split[e, 0], split[e, 1] - alpha
-        if lp0 == -np.inf and lp1 == -np.inf:
-            continue
-        log_s = _log_add(lp0, lp1)
-        mean = np.exp(lp1 - log_s)
-        v = p * mean * (1.0 - mean)
-        for b in range(2):
-            log_cb = split[e, 2 + b]
-            if log_cb == -np.inf:
-                continue
-            lp = log_cb + p * alpha * b + p * log_s
-            s = p * (b - mean)
-            if lp > top:  # online log-sum-exp: rescale what was summed
-                scale = np.exp(top - lp)
-                total *= scale
-                d1 *= scale
-                d2 *= scale
-                top = lp
-                w = 1.0  # exp(lp - top) = exp(0), exactly
-            else:
-                w = np.exp(lp - top)
-            total += w
-            d1 += w * s
-            d2 += w * (v + s * s)
-    if total == 0.0:
-        return -np.inf, 0.0, 0.0
-    d1 /= total
-    return top + np.log(total), d1, max(d2 / total - d1 * d1, 0.0)

@@ -16,7 +16,7 @@ over its blocks on one machine. Per round:
 * **alpha**, a threshold ranker on layered (or bipartite) feedback: one round trip, in
   which every block splits its level sums by ``h`` (O(n)) and returns them, 4 floats per
   level of its queries (:meth:`rankboost.push.PushBlock.split_sums`); the client then runs
-  the whole Newton search on them (:func:`rankboost.push.split_line`, O(K) per
+  the whole Newton search on them (:func:`rankboost.push.split_alpha`, O(K) per
   evaluation), the blocks' parts added in their order as on one machine. Otherwise
   (explicit pairs, a real-valued ranker): one round trip per evaluation of the search
   (3-8 per round), every block returning ``(log R_p, slope, curvature)`` at the trial
@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..push import combine, newton_alpha, split_line
+from ..push import combine, newton_alpha, split_alpha
 from ._booster import DaskBooster
 
 __all__ = ["DaskPushBooster"]
@@ -83,7 +83,7 @@ class DaskPushBooster(DaskBooster):
         if self._splits and spec[1] == "threshold":  # one round trip, then on the client
             splits = self._flatten(self._call("push_split", spec))
             if all(s is not None for s in splits):
-                return newton_alpha(split_line(splits, self.params.push), r)
+                return split_alpha(splits, self.params.push, r)
             self._splits = False
 
         def line(a: float) -> tuple[float, float, float]:
