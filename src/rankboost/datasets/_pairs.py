@@ -50,11 +50,13 @@ def parse_pairs(tokens: list[bytes]) -> tuple[NDArray[np.int64], NDArray[np.floa
     """
     if not tokens:
         return None
-    table = np.array(tokens)  # bytes, padded with NUL to the longest token
-    n, width = table.shape[0], table.dtype.itemsize
-    # one column per character position, each contiguous over the tokens
+    n = len(tokens)
+    lengths = np.fromiter(map(len, tokens), np.int64, n)
+    width = int(lengths.max())
+    table = np.array(tokens, dtype=f"S{width}")  # padded with NUL to the longest token
+    # one row per character position, each contiguous over the tokens
     chars = np.ascontiguousarray(table.view(np.uint8).reshape(n, width).T)
-    if np.count_nonzero(chars) != len(b"".join(tokens)):
+    if np.count_nonzero(chars) != lengths.sum():
         return None  # a NUL inside a token: the padding would hide it
     digit_values = chars - np.uint8(_ZERO)
     is_digit = digit_values < 10
@@ -62,38 +64,44 @@ def parse_pairs(tokens: list[bytes]) -> tuple[NDArray[np.int64], NDArray[np.floa
     n_known = sum(np.count_nonzero(a) for a in (is_digit, colons, dots, minus))
     if n_known != np.count_nonzero(chars):
         return None  # a character other than 0-9 : . - (an exponent, nan, +, ...)
-    number = np.zeros(n, np.int64)  # the digits of the token read as one integer
-    value_digits = np.zeros(n, np.int64)  # digits after the colon
-    fraction_digits = np.zeros(n, np.int64)  # digits after the dot
-    n_colons = np.zeros(n, np.int64)
-    n_dots = np.zeros(n, np.int64)
-    misplaced = np.zeros(n, bool)  # a dot or minus before the colon, a minus not right after it
-    after_colon = np.zeros(n, bool)
-    for j in range(width):
-        d = is_digit[j]
-        number *= np.where(d, 10, 1)
-        number += np.where(d, digit_values[j], 0)
-        misplaced |= minus[j] & ~colons[j - 1] if j else minus[j]
-        misplaced |= dots[j] & ~after_colon
-        after_colon |= colons[j]
-        n_colons += colons[j]
-        n_dots += dots[j]
-        value_digits += d & after_colon
-        fraction_digits += d & (n_dots > 0)
-    index_digits = np.count_nonzero(is_digit, axis=0) - value_digits
+    after_colon, after_dot = _seen(colons), _seen(dots)
+    value_digits = _count(is_digit & after_colon)
+    index_digits = _count(is_digit) - value_digits
     if (
-        misplaced.any()
-        or (n_colons != 1).any()
-        or (n_dots > 1).any()
+        (_count(colons) != 1).any()
+        or (_count(dots) > 1).any()
+        or (dots & ~after_colon).any()  # a dot in the index
+        or minus[0].any()  # a minus anywhere but right after the colon
+        or (minus[1:] & ~colons[:-1]).any()
         or (index_digits < 1).any()
         or (value_digits < 1).any()
         or (value_digits > MAX_VALUE_DIGITS).any()
         or (index_digits + value_digits > MAX_TOKEN_DIGITS).any()
     ):
         return None
+    fraction_digits = _count(is_digit & after_dot)
+    number = np.zeros(n, np.int64)  # the digits read as one integer: index * 10**v + M
+    for j in range(width):
+        number *= np.where(is_digit[j], 10, 1)
+        number += np.where(is_digit[j], digit_values[j], 0)
     scale = _POW10_INT[value_digits]
     indices = number // scale
     mantissa = number - indices * scale
     values = mantissa.astype(np.float64) / _POW10[fraction_digits]
     negative = minus.any(axis=0)
     return indices, np.where(negative, -values, values)
+
+
+def _seen(mask: NDArray[np.bool_]) -> NDArray[np.bool_]:
+    """Whether each token has had a True at this character position or before (its row of chars)."""
+    out = np.empty_like(mask)
+    running = np.zeros(mask.shape[1], bool)
+    for j in range(mask.shape[0]):
+        running |= mask[j]
+        out[j] = running
+    return out
+
+
+def _count(mask: NDArray[np.bool_]) -> NDArray[np.int32]:
+    """The number of True in each token; summed as bytes, the fast way for numpy."""
+    return mask.view(np.uint8).sum(axis=0, dtype=np.int32)
