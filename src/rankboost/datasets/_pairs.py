@@ -80,7 +80,7 @@ def parse_pairs(tokens: list[bytes]) -> tuple[NDArray[np.int64], NDArray[np.floa
     ):
         return None
     fraction_digits = _count(is_digit & after_dot)
-    number = np.zeros(n, np.int64)  # the digits read as one integer: index * 10**v + M
+    number = np.full(n, 0, np.int64)  # the digits read as one integer: index * 10**v + M
     for j in range(width):
         number *= np.where(is_digit[j], 10, 1)
         number += np.where(is_digit[j], digit_values[j], 0)
@@ -95,7 +95,7 @@ def parse_pairs(tokens: list[bytes]) -> tuple[NDArray[np.int64], NDArray[np.floa
 def _seen(mask: NDArray[np.bool_]) -> NDArray[np.bool_]:
     """Whether each token has had a True at this character position or before (its row of chars)."""
     out = np.empty_like(mask)
-    running = np.zeros(mask.shape[1], bool)
+    running = np.full(mask.shape[1], False)
     for j in range(mask.shape[0]):
         running |= mask[j]
         out[j] = running
