@@ -478,6 +478,51 @@ def test_issue26_fast_svmlight_parser_accepts_what_sklearn_accepts(rows):
         _assert_same(fast, slow)
 
 
+_PLAIN_VALUE = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.integers(0, 16)
+    .flatmap(lambda places: st.decimals(allow_nan=False, allow_infinity=False, places=places))
+    .map(str),
+    st.from_regex(r"\A-?[0-9]{0,17}\.?[0-9]{0,17}\Z"),
+    st.sampled_from(["0", "-0", "-0.0", "1.", ".5", "-.5", "007.50", "9" * 15, "0." + "9" * 15]),
+)
+_PAIR = st.tuples(
+    st.one_of(st.integers(0, 10**19).map(str), st.from_regex(r"\A[0-9]{1,3}\Z")), _PLAIN_VALUE
+)
+
+
+@FUZZ
+@given(st.lists(_PAIR, min_size=1, max_size=8))
+def test_parse_pairs_is_int_and_float_bit_for_bit(pairs):
+    """The all-at-once conversion of index:value tokens gives Python's int() and float() of
+    each, bit for bit, or None (then each token is converted on its own)."""
+    from rankboost.datasets._pairs import parse_pairs
+
+    tokens = [f"{i}:{v}".encode() for i, v in pairs]
+    out = parse_pairs(tokens)
+    if out is None:
+        return
+    expected_values = np.array([float(v) for _, v in pairs])
+    assert out[0].tolist() == [int(i) for i, _ in pairs]
+    np.testing.assert_array_equal(out[1].view(np.int64), expected_values.view(np.int64))
+
+
+def test_parse_pairs_takes_the_plain_tokens_and_leaves_the_rest():
+    from rankboost.datasets._pairs import parse_pairs
+
+    out = parse_pairs([b"1:0.052893", b"46:-0", b"007:-.5", b"2:1.", b"3:" + b"9" * 15])
+    assert out is not None
+    assert out[0].tolist() == [1, 46, 7, 2, 3]
+    assert [v.hex() for v in out[1].tolist()] == [
+        v.hex() for v in (0.052893, -0.0, -0.5, 1.0, 999999999999999.0)
+    ]
+    for token in [b"1:1e-3", b"1:+3", b"1:nan", b"1:inf", b"1:1_0", b"1:0x1", b"-1:2", b"1:2:3",
+                  b"1:", b":1", b"1:-", b"1:.", b"1:2-", b"1:1.2.3", b"1.5:2", b"1:2\x00",
+                  b"1:" + b"9" * 16, b"9" * 10 + b":" + b"9" * 9, b"1 :2"]:  # fmt: skip
+        assert parse_pairs([b"1:2", token]) is None, token
+    assert parse_pairs([]) is None
+
+
 # ------------------------------------------------- damaged streams, every command (issue 26)
 
 

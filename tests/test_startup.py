@@ -467,6 +467,37 @@ def test_a_cold_first_training_compiles_each_body_once_issue36(tmp_path) -> None
     assert any(p.suffix == ".nbi" for p in tmp_path.rglob("*"))
 
 
+def test_numba_is_set_up_before_the_first_kernel_compiles_issue47(tmp_path) -> None:
+    """On a cache miss ``KernelCache`` sets numba's compiler up before the compile, as numba's
+    own cache lookup does, so that no kernel's ``numba:compile`` event counts the one-time
+    set-up (``bench_startup.py --cold`` sums those events per kernel); a hit does not."""
+    import os
+
+    code = (
+        "import numpy as np, rankboost as rb\n"
+        "from numba.core import base, event\n"
+        "depth, seen = [0], []\n"
+        "class L(event.Listener):\n"
+        "    def on_start(self, ev): depth[0] += 1\n"
+        "    def on_end(self, ev): depth[0] -= 1\n"
+        "event.register('numba:compile', L())\n"
+        "refresh = base.BaseContext.refresh\n"
+        "def spy(self):\n"
+        "    seen.append(depth[0])\n"
+        "    return refresh(self)\n"
+        "base.BaseContext.refresh = spy\n"
+        "X = np.random.default_rng(0).normal(size=(40, 3)); y = (X[:, 0] > 0).astype(int)\n"
+        "rb.train(X, rb.LayeredFeedback(y, np.repeat(np.arange(4), 10)), n_rounds=2)\n"
+        "print(' '.join(map(str, seen)))"
+    )
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    run = [sys.executable, "-W", "ignore", "-c", code]
+    cold = subprocess.run(run, check=True, capture_output=True, text=True, env=env).stdout
+    assert cold.split()[0] == "0"  # the first set-up, outside any compile
+    warm = subprocess.run(run, check=True, capture_output=True, text=True, env=env).stdout
+    assert warm.split() == []  # read from the cache: no set-up at all
+
+
 def test_serial_drivers_inline_their_bodies_and_parallel_ones_call_them_issue36() -> None:
     from rankboost._kernels import histogram, layered
 

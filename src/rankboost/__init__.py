@@ -11,12 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import params
 from ._lazy import attach
-from .params import TrainParams
 
 if TYPE_CHECKING:
-    from . import clicks, datasets, fusion, metrics
+    from . import clicks, datasets, fusion, metrics, params
     from . import recommend as recommend  # public, though not in __all__
     from ._compat import ProgressBarWarning
     from ._version import __version__
@@ -33,6 +31,7 @@ if TYPE_CHECKING:
     from .feedback import BipartiteFeedback, LayeredFeedback, PairFeedback
     from .fusion import RankFusion
     from .model import RankBoostModel, load_model
+    from .params import TrainParams
     from .recommend import RankBoostRecommender
     from .sklearn import OneQueryWarning, RankBoostRanker
 
@@ -66,8 +65,9 @@ __all__ = [
     "TrainingStoppedWarning",
 ]
 
-# NOTE: everything but ``params`` is imported on first use (PEP 562), so ``import rankboost``
+# NOTE: every public name is imported on first use (PEP 562), so ``import rankboost``
 # and ``rankboost --help`` do not import numba, scipy or scikit-learn nor load the compiled
-# kernels (issue 16, item 10; benchmarks/bench_startup.py). The names and their modules are the
+# kernels (issue 16, item 10; benchmarks/bench_startup.py), and ``rankboost predict`` does
+# not import the parameter tables (``params``). The names and their modules are the
 # imports under TYPE_CHECKING above (rankboost._lazy).
 __getattr__, __dir__ = attach(__name__, __all__)

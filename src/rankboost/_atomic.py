@@ -32,12 +32,8 @@ temporary file is removed and an existing target is left untouched.
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import re
-import secrets
-import shlex
-import socket
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -56,7 +52,19 @@ _POSIX = os.name == "posix"
 
 
 def _host_tag() -> str:
-    return hashlib.sha1(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:6]
+    """Six hex digits of the SHA-1 of this host's name (os.uname: the name gethostname gives)."""
+    try:  # CPython's own SHA-1, the digest of hashlib's without loading OpenSSL (2 ms)
+        from _sha1 import sha1
+    except ImportError:  # pragma: no cover - another Python
+        from hashlib import sha1
+
+    if hasattr(os, "uname"):
+        host = os.uname().nodename
+    else:  # pragma: no cover - Windows
+        import socket
+
+        host = socket.gethostname()
+    return sha1(host.encode("utf-8", "replace")).hexdigest()[:6]
 
 
 #: the longest file name (bytes) where ``os.pathconf`` cannot tell (POSIX's usual value)
@@ -138,7 +146,7 @@ def _create_tmp(folder: Path, stem: str) -> tuple[int, Path]:
     flags |= getattr(os, "O_CLOEXEC", 0)
     prefix = f".{stem}.{_host_tag()}-{os.getpid()}-"
     while True:
-        tmp = folder / f"{prefix}{secrets.token_hex(4)}.tmp"
+        tmp = folder / f"{prefix}{os.urandom(4).hex()}.tmp"  # secrets.token_hex(4)
         try:
             return os.open(tmp, flags, 0o666), tmp
         except FileExistsError:  # pragma: no cover - 32 random bits collided
@@ -184,6 +192,8 @@ def _descriptor(path: str | os.PathLike[str]) -> int | None:
 
 def _check_folder(path: str | os.PathLike[str], folder: Path) -> None:
     if not folder.is_dir():
+        import shlex  # this error only
+
         given = os.fspath(Path(path).parent) or "."
         real_given = os.path.realpath(given)
         # a link may point into another folder: name the one to create, not the link's

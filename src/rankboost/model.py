@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import reprlib
 from collections.abc import Iterator, Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -46,9 +46,11 @@ from ._rounds import (
     frozen_array,
 )
 from ._validation import check_feature_matrix, check_float32_range, check_n_rounds
-from .description import Description, describe_ranking
 from .model_files import read_json
 from .weak_rankers import WeakRanker
+
+if TYPE_CHECKING:
+    from .description import Description
 
 __all__ = [
     "FEATURE_NUMBERING",
@@ -517,6 +519,7 @@ class RankBoostModel:
         ``path`` is the model file the export commands name; ``describe(path).lines(...)``
         is ``rankboost info``'s text.
         """
+        from .description import describe_ranking
         from .export import export_targets
 
         return describe_ranking(self, str(path), export_targets(self, str(path)))

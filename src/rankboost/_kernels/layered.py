@@ -363,11 +363,13 @@ def _query_mass_and_factors(  # noqa: PLR0917  numba helper over one unit: its a
     low_a = log_a[base]
     top_b = log_b[base]
     low_b = log_b[base]
-    for lv in range(base + 1, base + k):
-        top_a = max(top_a, log_a[lv])
-        low_a = min(low_a, log_a[lv])
-        top_b = max(top_b, log_b[lv])
-        low_b = min(low_b, log_b[lv])
+    for lv in range(base + 1, base + k):  # max() and min() as numba has them (v > acc: v)
+        va = log_a[lv]
+        vb = log_b[lv]
+        top_a = va if va > top_a else top_a
+        low_a = va if va < low_a else low_a
+        top_b = vb if vb > top_b else top_b
+        low_b = vb if vb < low_b else low_b
     if top_a - low_a > _LINEAR_SPAN or top_b - low_b > _LINEAR_SPAN:
         log_mass = log_c_q + _cross_log_mass(log_a, log_b, base, k)
         _level_potential_factors(log_a, log_b, log_a, log_b, log_c_q - log_total, base, k, up, down)
@@ -417,7 +419,7 @@ def _binary_update_query(  # noqa: PLR0917  numba helper over one unit: its arra
         lv = base + level[j]
         hj = h[j]  # exactly 0 or 1 (uint8 or float): branch-free arithmetic below
         H[j] += alpha * hj
-        o = int(hj)
+        o = np.int64(hj)  # int(), without compiling its overload
         fac[lv, o] += a[j]
         fac[lv, 2 + o] += b[j]
     # 2. A_l = A_l^0 + e^alpha A_l^1 (B_l with e^-alpha); the shifts move to the new level
@@ -443,7 +445,7 @@ def _binary_update_query(  # noqa: PLR0917  numba helper over one unit: its arra
     # 4. a, b at the new shifts, and the next potential
     for j in range(lo, hi):
         lv = base + level[j]
-        o = int(h[j])
+        o = np.int64(h[j])
         aj = a[j] * fac[lv, o]
         bj = b[j] * fac[lv, 2 + o]
         a[j] = aj

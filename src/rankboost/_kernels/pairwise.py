@@ -292,7 +292,7 @@ def _split_by_h(
     n1 = hi - 1
     for t in range(lo, hi):
         r = order[t]
-        o = int(h[r])
+        o = np.int64(h[r])  # int(), without compiling its overload (cold start)
         tmp[n0] = r
         tmp[n1] = r
         n0 += 1 - o
@@ -322,8 +322,8 @@ def _merge_by_h(
         hj_ = H[rj]
         take = (hj_ < hi_) | ((hj_ == hi_) & (level[rj] > level[ri]))
         order[t] = rj if take else ri
-        j -= int(take)
-        i += 1 - int(take)
+        j -= np.int64(take)
+        i += 1 - np.int64(take)
         t += 1
     while i < n0:
         order[t] = tmp[i]
@@ -382,7 +382,9 @@ def counting_merge(
     if k > _COUNTER_MAX_LEVELS:
         return _NEEDS_MERGE
     n0, n1 = _split_by_h(h, order, tmp, lo, hi)
-    cum = np.zeros(k + 1)  # rows placed so far with level < c
+    cum = np.empty(k + 1)  # rows placed so far with level < c
+    for c in range(k + 1):  # np.zeros compiles more than np.empty and this loop (cold start)
+        cum[c] = 0.0
     errors = 0.0
     i = n0 - 1  # h = 0 rows: tmp[lo:n0], largest H last
     j = n1 + 1  # h = 1 rows: tmp[n1 + 1:hi], largest H first
@@ -398,8 +400,8 @@ def counting_merge(
             # from the top: larger H first; on equal H the lower level, then the h = 1 row
             take = (hj_ > hi_) | ((hj_ == hi_) & (level[rj] <= level[ri]))
             r = rj if take else ri
-            j += int(take)
-            i -= 1 - int(take)
+            j += np.int64(take)
+            i -= 1 - np.int64(take)
         elif i >= lo:
             r = tmp[i]
             i -= 1

@@ -10,12 +10,8 @@ the decompressor's own exception (``zlib.error``, ``EOFError``, ``gzip.BadGzipFi
 
 from __future__ import annotations
 
-import bz2
-import gzip
 import io
-import lzma
 import os
-import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -58,13 +54,20 @@ def open_binary(path: PathLike, what: str = "File") -> io.BufferedIOBase:
     (``what`` starts the message), whoever reads it: no decompressor exception escapes.
     """
     kind = compression(path)
+    if kind is None:
+        return open(path, "rb")
+    # the decompressors are imported for a compressed file only (a command's start-up)
     if kind == "gzip":
+        import gzip
+
         return _Checked(gzip.GzipFile(path, "rb"), path, what, kind)
     if kind == "bzip2":
+        import bz2
+
         return _Checked(bz2.BZ2File(path, "rb"), path, what, kind)
-    if kind == "xz":
-        return _Checked(lzma.LZMAFile(path, "rb"), path, what, kind)
-    return open(path, "rb")
+    import lzma
+
+    return _Checked(lzma.LZMAFile(path, "rb"), path, what, kind)
 
 
 class _Checked(io.BufferedIOBase):
@@ -102,6 +105,10 @@ def decompression_errors(path: PathLike, what: str, kind: str | None) -> Iterato
     if kind is None:
         yield
         return
+    import gzip
+    import lzma
+    import zlib
+
     try:
         yield
     except (EOFError, zlib.error, lzma.LZMAError, OSError) as exc:

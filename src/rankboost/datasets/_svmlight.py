@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 from .._validation import group_sizes_to_qid
 from ._dataset import RankingDataset
 from ._io import PathLike, auto_query_file, read_bytes
+from ._pairs import parse_pairs
 
 __all__ = [
     "load_query_file",
@@ -168,19 +169,18 @@ def _parse_numeric(lines: list[bytes], n_features: int | None) -> _Numeric | Non
         tokens += parts[first:]
     if not labels:
         return None
-    joined = b" ".join(tokens)
     # NOTE: sklearn converts with Python's float() and int(); numpy's conversion differs on
     # underscores ("1_0"), hexadecimal ("0x1p3") and non-ASCII text: leave those to sklearn
     labels_text = b" ".join(labels)
-    if any(not t.isascii() or b"_" in t or b"x" in t or b"X" in t for t in (joined, labels_text)):
+    if not labels_text.isascii() or b"_" in labels_text or b"x" in labels_text.lower():
         return None
-    pieces = joined.replace(b":", b" ").split()
-    if len(pieces) != 2 * len(tokens) or joined.count(b":") != len(tokens):
-        return None
+    pairs = parse_pairs(tokens)  # the plain tokens, all at once; else one by one below
     try:
         y = np.array(labels).astype(np.float64)
-        indices = np.array(pieces[0::2]).astype(np.int64) if tokens else np.empty(0, np.int64)
-        values = np.array(pieces[1::2]).astype(np.float64) if tokens else np.empty(0)
+        if pairs is None:
+            indices, values = _convert_pairs(tokens)
+        else:
+            indices, values = pairs
     except (ValueError, OverflowError):
         return None
     indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
@@ -198,6 +198,22 @@ def _parse_numeric(lines: list[bytes], n_features: int | None) -> _Numeric | Non
             return None
         width = n_features
     return y, indptr, indices - 1, values, width
+
+
+def _convert_pairs(tokens: list[bytes]) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """The indices and values of ``index:value`` tokens by numpy's conversion of each one.
+
+    Raises ValueError for what the fast path must leave to sklearn's parser.
+    """
+    joined = b" ".join(tokens)
+    if not joined.isascii() or b"_" in joined or b"x" in joined.lower():
+        raise ValueError("not plain numbers")
+    pieces = joined.replace(b":", b" ").split()
+    if len(pieces) != 2 * len(tokens) or joined.count(b":") != len(tokens):
+        raise ValueError("not index:value pairs")
+    if not tokens:
+        return np.empty(0, np.int64), np.empty(0)
+    return np.array(pieces[0::2]).astype(np.int64), np.array(pieces[1::2]).astype(np.float64)
 
 
 def parse_svmlight_bytes(
