@@ -374,7 +374,7 @@ def simulate_to_file(  # noqa: PLR0913  simulate_clicks' keywords, plus the file
             rows, clicks = rows[order], clicks[order]
             buf = np.empty(rows.size * (longest + 48), dtype=np.uint8)
             m = _k.format_log(prefix, prefix_at, rows, clicks, first_session + lo + order, buf)
-            out.write(memoryview(buf[:m]))
+            out.write(buf[:m].data)
             n_rows += int(np.count_nonzero(rows >= 0))
             n_clicks += int(np.count_nonzero(clicks))
             bar.update(hi - lo)
