@@ -739,6 +739,47 @@ def test_simulate_to_file_in_chunks_is_simulate_clicks(tmp_path, model):
     assert sessions(log) == sessions(sim.log)
 
 
+def test_simulate_to_file_parts_of_one_log(tmp_path):
+    """``first_session`` shifts the session numbers, ``header=False`` writes the rows only,
+    ``compresslevel`` changes the bytes, not the text: a header member followed by two parts
+    (each its own seed and range of sessions) is one log of both parts' sessions."""
+    from rankboost.clicks import read_click_counts, simulate_to_file
+    from rankboost.clicks._simulate import HEADER
+
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 3, 120)
+    qid = np.repeat(np.arange(12), 10)
+    scores = rng.normal(size=120)
+    docids = np.array([f"doc{i}" for i in range(120)])
+    a, b, c = (tmp_path / f"{n}.tsv.gz" for n in "abc")
+    simulate_to_file(a, y, qid, scores, 300, docids=docids, random_state=3)
+    simulate_to_file(
+        b, y, qid, scores, 300, docids=docids, random_state=3, compresslevel=1, first_session=700
+    )
+    text_a, text_b = gzip.decompress(a.read_bytes()), gzip.decompress(b.read_bytes())
+    assert a.read_bytes() != b.read_bytes()
+    lines_a, lines_b = text_a.splitlines(), text_b.splitlines()
+    assert lines_a[0] == lines_b[0] == HEADER.rstrip()
+    for la, lb in zip(lines_a[1:], lines_b[1:], strict=True):  # the same rows, sessions + 700
+        fa, fb = la.split(b"\t"), lb.split(b"\t")
+        assert fa[:4] + fa[5:] == fb[:4] + fb[5:]
+        assert int(fb[4]) == int(fa[4]) + 700
+    simulate_to_file(c, y, qid, scores, 200, docids=docids, random_state=9, header=False)
+    assert not gzip.decompress(c.read_bytes()).startswith(b"qid")
+    parts = tmp_path / "parts.tsv.gz"
+    simulate_to_file(
+        c, y, qid, scores, 200, docids=docids, random_state=9, header=False, first_session=300
+    )
+    parts.write_bytes(a.read_bytes() + c.read_bytes())
+    counts = read_click_counts(parts, qid, docids)
+    assert counts.n_sessions == 500
+    assert counts.n_entries == len(gzip.decompress(parts.read_bytes()).splitlines()) - 1
+    with pytest.raises(ValueError, match=r"first_session must be >= 0 .* got -1"):
+        simulate_to_file(c, y, qid, scores, 5, docids=docids, first_session=-1)
+    with pytest.raises(ValueError, match=r"compresslevel must be a gzip level 0-9; got 10"):
+        simulate_to_file(c, y, qid, scores, 5, docids=docids, compresslevel=10)
+
+
 def test_reader_falls_back_to_the_csv_module_on_a_hash_collision(tmp_path, monkeypatch):
     """Two ids with one 64-bit hash (forced here) must not merge: the csv path reads it."""
     import rankboost.clicks._read as read_module

@@ -1,8 +1,10 @@
 """Click logs counted on a real ``distributed.LocalCluster`` with 2 worker processes (issue 49).
 
 ``rankboost.dask.read_click_counts`` over shards of a simulated log (10^5 sessions cut into 7
-shards at session ends) gives the counts, propensities and model that the one-machine
-streaming reader gives for the whole log, bit for bit; glob and list inputs; an empty glob,
+shards at session ends; and 10^6 sessions as 8 shards simulated on the workers, each its own
+seed, as ``benchmarks/bench_dask_clicks.py`` makes them) gives the counts, propensities and
+model that the one-machine streaming reader gives for the whole log, bit for bit; glob and
+list inputs; an empty glob,
 a missing shard and a bad line are clear errors naming the shard (and the line); a worker
 killed while it counts a shard is survived with the same counts.
 """
@@ -36,6 +38,7 @@ pytestmark = pytest.mark.xdist_group("dask")
 
 N_SESSIONS = 100_000
 N_SHARDS = 7
+N_MILLION, N_MILLION_SHARDS = 1_000_000, 8
 FIELDS = ("pairs", "n_samples", "n_sessions", "n_entries", "n_clicks", "max_click_position")
 ARRAYS = (
     "pair_lower",
@@ -118,6 +121,66 @@ def test_glob_of_shards_equals_the_whole_log_on_one_machine(client, shards):
     assert got.n_sessions == N_SESSIONS
     assert_same_counts(got, one)
     assert got.source == f"click logs {pattern!r} ({N_SHARDS} shards)"
+    dist = rb.RankBoostRanker(n_estimators=5).fit(X, None, clicks=got)
+    local = rb.RankBoostRanker(n_estimators=5).fit(X, None, clicks=one)
+    np.testing.assert_array_equal(dist.propensity_.values, local.propensity_.values)
+    assert dist.model_.to_dict() == local.model_.to_dict()
+
+
+@pytest.fixture(scope="module")
+def million(client, tmp_path_factory):
+    """10^6 sessions as 8 shards, simulated as tasks on the workers: shard ``k`` is its share
+    of the sessions drawn with seed ``10 + k``, numbered after the previous shards' sessions,
+    a header gzip member then a rows member (gzip level 1); the whole log is the header
+    member then every shard's rows member (bytes copied). Features, shards, whole log."""
+    from rankboost.clicks import simulate_to_file
+    from rankboost.clicks._simulate import HEADER
+
+    tmp = tmp_path_factory.mktemp("million")
+    X, y, qid = letor_like(n_queries=200, missing=0.0, seed=3)
+    docid = np.array([f"d{i}" for i in range(qid.shape[0])])
+    share = N_MILLION // N_MILLION_SHARDS
+    rows = [tmp / f"rows-{k}.gz" for k in range(N_MILLION_SHARDS)]
+    done = [
+        client.submit(
+            simulate_to_file, str(path), y, qid, X[:, 0], share, docids=docid, random_state=10 + k,
+            first_session=k * share, header=False, compresslevel=1, pure=False,
+        )
+        for k, path in enumerate(rows)
+    ]  # fmt: skip
+    assert sum(n for n, *_ in client.gather(done)) == N_MILLION
+    head = gzip.compress(HEADER, compresslevel=1, mtime=0)
+    bodies = [path.read_bytes() for path in rows]
+    assert len(set(bodies)) == N_MILLION_SHARDS  # distinct sessions, not copies
+    (tmp / "shards").mkdir()
+    paths = []
+    for k, body in enumerate(bodies):
+        paths.append(tmp / "shards" / f"part-{k}.tsv.gz")
+        paths[-1].write_bytes(head + body)
+    whole = tmp / "whole.tsv.gz"
+    whole.write_bytes(head + b"".join(bodies))
+    return X, qid, docid, whole, paths
+
+
+def test_a_million_sessions_as_8_shards_equal_the_whole_log_on_one_machine(
+    client, million, monkeypatch
+):
+    """10^6 sessions: the Dask counts of the shards are the one-machine counts of the whole
+    log (streamed: no session comes back, so it is never read whole), and so are the
+    propensities and the model."""
+    from rankboost.clicks import _stream, read_click_counts
+
+    X, qid, docid, whole, paths = million
+
+    def never(*args, **kwargs):
+        raise AssertionError("the whole log was read whole, not streamed")
+
+    with monkeypatch.context() as m:
+        m.setattr(_stream, "read_click_log", never)
+        one = read_click_counts(whole, qid, docid)
+    got = rbd.read_click_counts(client, paths, qid, docid)
+    assert got.n_sessions == one.n_sessions == N_MILLION
+    assert_same_counts(got, one)
     dist = rb.RankBoostRanker(n_estimators=5).fit(X, None, clicks=got)
     local = rb.RankBoostRanker(n_estimators=5).fit(X, None, clicks=one)
     np.testing.assert_array_equal(dist.propensity_.values, local.propensity_.values)
