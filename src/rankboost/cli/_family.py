@@ -66,6 +66,7 @@ NOT_MODEL = frozenset(
         "click_pairs",
         "propensity",
         "max_weight",
+        "logged_by",
     }
 )
 #: The families an option of another family chooses when ``--family`` is not given, in order:
