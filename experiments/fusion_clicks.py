@@ -141,14 +141,13 @@ def fold_job(args: tuple) -> dict:
 
 
 #: The other families that learn from click pairs, benchmarked by ``--families``: their
-#: estimator, and the session counts and etas each is fitted at (AutoFusion's nested inner
-#: cross-validation costs about 9 s a fit on a quiet core: the goal's 10^4 sessions under
-#: strong position bias only).
+#: estimator, and the session counts, etas and variants each is fitted at (AutoFusion's
+#: nested inner cross-validation costs about 9 s a fit on a quiet core: the goal's 10^4
+#: sessions under strong position bias only, debiased).
 FAMILIES = {
-    "boost": ("RankFusion()", SESSIONS, ETAS),
-    "auto": ("AutoFusion()", (10_000,), (2.0,)),
+    "boost": ("RankFusion()", SESSIONS, ETAS, ("debiased", "naive")),
+    "auto": ("AutoFusion()", (10_000,), (2.0,), ("debiased",)),
 }
-FAMILY_VARIANTS = ("debiased", "naive")
 
 
 def _family(family: str) -> Any:
@@ -203,7 +202,8 @@ def family_job(args: tuple) -> dict:
                     sim = simulate_clicks(
                         y, qid, served, n, eta=eta, docids=docid, random_state=seed
                     )
-                    for variant, prop in (("debiased", "auto"), ("naive", "none")):
+                    for variant in FAMILIES[family][3]:
+                        prop = {"debiased": "auto", "naive": "none"}[variant]
                         m = fit_clicks(_family(family), runs_tr, sim.log, propensity=prop)
                         key = f"{kind}|{eta:g}|{n}|{variant}"
                         out[key], info[key] = score(m), chosen(m)
@@ -253,7 +253,7 @@ def _pickle(family: str) -> str:
 
 def pooled(results: list[dict]) -> dict[str, np.ndarray]:
     """Per-query NDCG@10 of every method over the test queries of every collection."""
-    keys = list(results[0]["ndcg"])
+    keys = [k for k in results[0]["ndcg"] if all(k in r["ndcg"] for r in results)]
     order = sorted(results, key=lambda r: (r["collection"], r["fold"]))
     return {k: np.concatenate([r["ndcg"][k] for r in order]) for k in keys}
 
@@ -355,16 +355,16 @@ def report_family(results: list[dict], family: str) -> str:
     for kind in LOGGERS:
         for eta in FAMILIES[family][2]:
             for n in FAMILIES[family][1]:
-                for v in FAMILY_VARIANTS:
+                for v in FAMILIES[family][3]:
                     key = f"{kind}|{eta:g}|{n}|{v}"
                     a = pq[key]
                     dq, tq, rq = paired_tests(a, pq["qrels"])
                     dlq, tlq, _ = paired_tests(a, pq["qrels_linear"])
                     dl, tl, _ = paired_tests(a, pq[f"logger_{kind}"])
                     dr, tr_, _ = paired_tests(a, pq["logger_rrf"])
-                    dn = ""
-                    if v == "debiased":
-                        d, t, _ = paired_tests(a, pq[f"{kind}|{eta:g}|{n}|naive"])
+                    dn, naive = "", f"{kind}|{eta:g}|{n}|naive"
+                    if v == "debiased" and naive in pq:
+                        d, t, _ = paired_tests(a, pq[naive])
                         dn = f"{d:+.4f} ({t:.2g})"
                     lines.append(
                         f"| {kind} | {eta:g} | {n:,} | {v} | {a.mean():.4f} | {dq:+.4f} "
@@ -372,7 +372,7 @@ def report_family(results: list[dict], family: str) -> str:
                         f"| {dr:+.4f} ({tr_:.2g}) | {dn} |"
                     )
     if family == "auto":
-        keys = ["qrels"] + [k for k in results[0]["info"] if k != "qrels"]
+        keys = [k for k in results[0]["info"] if all(k in r["info"] for r in results)]
         lines += ["", "Families AutoFusion chose (20 outer folds):", ""]
         for k in keys:
             c = Counter(r["info"][k] for r in results)
