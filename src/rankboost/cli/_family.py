@@ -67,6 +67,7 @@ NOT_MODEL = frozenset(
         "propensity",
         "max_weight",
         "logged_by",
+        "held_out",
     }
 )
 #: The families an option of another family chooses when ``--family`` is not given, in order:

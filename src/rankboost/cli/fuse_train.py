@@ -109,6 +109,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "disagrees. Repeat it for a log of several fusions served A/B (each session one "
         "fusion's list): --propensity auto then harvests their interventions",
     )
+    g.add_argument(
+        "--held-out",
+        choices=["all", "shown"],
+        default=None,
+        help="with --clicks: what the inner folds rank when they choose the rounds, the "
+        "prior's scale or the family: all = every document of the held-out queries, one "
+        "never shown counting as unclicked; shown = only the documents the log showed them "
+        "(default all)",
+    )
     add_progress_options(p, "progress bars (inner folds, rounds)")
     p.add_argument(
         "-v",
@@ -383,6 +392,8 @@ def run(args: argparse.Namespace) -> int:
     clicks = click_options(args)
     if args.logged_by and args.clicks is None:
         raise UsageError("--logged-by declares the fusion that served --clicks LOG; pass the log.")
+    if args.held_out is not None and args.clicks is None:
+        raise UsageError("--held-out chooses what the inner folds of --clicks rank; pass the log.")
     _check_plot(args)
     model = estimator(args, actions)
     runs = read_runs(args.runs, depth=args.depth)
@@ -432,7 +443,10 @@ def _fit_clicks(args: argparse.Namespace, model: Any, runs: Any, given: dict[str
 
     items = as_run_list(runs, "fuse train")
     log = read_click_log(args.clicks, verbose=log_bar(args, args.clicks))
-    t = click_targets(items, log, logged_by=args.logged_by, owner="--clicks", **given)
+    held_out = args.held_out or "all"
+    t = click_targets(
+        items, log, logged_by=args.logged_by, held_out=held_out, owner="--clicks", **given
+    )
     if t.served is not None:
         shares = ", ".join(
             f"{n:,.0f} by {lab}"

@@ -36,6 +36,8 @@ __all__ = [
 ]
 
 SHOW = 5  # how many offending items a message lists
+#: What the inner folds of a click fit rank (:func:`click_targets`' ``held_out``).
+HELD_OUT = ("all", "shown")
 
 
 class ClickTargets(NamedTuple):
@@ -61,6 +63,13 @@ class ClickTargets(NamedTuple):
     n_clicks: float
     #: which declared logging fusion served each session (:class:`Served`), None undeclared
     served: Any = None
+    #: ``(n_rows,)`` the rows the inner folds rank (``held_out="shown"``: the documents the
+    #: log showed), None for every row
+    scored: Any = None
+
+    def held(self, rows: NDArray[np.bool_]) -> NDArray[np.bool_]:
+        """The rows of ``rows`` that the held-out NDCG@10 ranks."""
+        return rows if self.scored is None else rows & self.scored
 
     @property
     def labels(self) -> NDArray[np.float64]:
@@ -152,6 +161,7 @@ def click_targets(
     pairs: str = "all_shown",
     max_weight: float | None = 100.0,
     logged_by: Any = None,
+    held_out: str = "all",
     owner: str = "fit_clicks",
 ) -> ClickTargets:
     """The click pairs and held-out gains of a log on the rows of ``runs``.
@@ -172,6 +182,12 @@ def click_targets(
         The fusion(s) that served the log (:mod:`rankboost.fusion._click_logged`): the log
         is checked against their lists on ``runs``; several (served A/B) make
         ``propensity="auto"`` harvest their interventions. None: not checked.
+    held_out : {"all", "shown"}, default="all"
+        What the inner folds rank by NDCG@10 when they choose the rounds, the prior's scale
+        or the family: every document of the held-out queries, a document never shown
+        counting as one with no click (``"all"``), or only the documents the log showed
+        them, whose click-through rates are measured (``"shown"``: a document never shown
+        is of unknown relevance, and left out).
     owner : str, default="fit_clicks"
         Named by the messages.
 
@@ -184,6 +200,8 @@ def click_targets(
     from ..clicks._pairs import click_pairs, resolve_propensity
     from .linear import linear_features
 
+    if held_out not in HELD_OUT:
+        raise ValueError(f"{owner}: held_out must be 'all' or 'shown'; got {held_out!r}.")
     items = as_run_list(runs, owner)
     log = _read_log(clicks)
     N, qid, docid = linear_features(items, "minmax")
@@ -234,7 +252,10 @@ def click_targets(
     clicked = np.asarray(np.bincount(log.row, weights=click_w, minlength=n), dtype=np.float64)
     gain = np.divide(clicked, shown, out=np.zeros(n), where=shown > 0)
     qcode = np.unique(qid, return_inverse=True)[1].reshape(-1).astype(np.int64)
-    return ClickTargets(p, w, gain, qcode, qid, docid, prop, log.n_sessions, log.n_clicks, served)
+    scored = shown > 0 if held_out == "shown" else None
+    return ClickTargets(
+        p, w, gain, qcode, qid, docid, prop, log.n_sessions, log.n_clicks, served, scored
+    )
 
 
 # ------------------------------------------------------------------ rows and folds -------
@@ -292,6 +313,7 @@ def linear_weights(
         memo: dict[str, Any] = {}
 
         def curve(train: NDArray[np.bool_], valid: NDArray[np.bool_], c: float) -> Any:
+            valid = t.held(valid)
             if memo.get("train") is not train:  # one potential per fold, for every scale
                 p, w = sub_pairs(t, train)
                 memo.update(train=train, fb=PairPotential(p, w, int(train.sum())))
@@ -392,6 +414,7 @@ def boost_model(
         fold = click_folds(t, rows, rf.cv_folds, "RankFusion fit_clicks")
 
         def curve(tr: NDArray[np.bool_], va: NDArray[np.bool_], c: float) -> Any:
+            va = t.held(va)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", TrainingStoppedWarning)
                 model = train(tr, c, params)

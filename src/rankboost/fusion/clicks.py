@@ -21,7 +21,10 @@ click-through rate of each document as its gain: ``sum of clicks / p_k`` over it
 impressions divided by its impressions (the same clip ``max_weight``; 0 for a document
 never shown). Under a position-based model it estimates the document's click probability
 had it been examined, which ranks as its relevance; with ``propensity="none"`` it is the
-raw click-through rate (the naive estimator).
+raw click-through rate (the naive estimator). ``held_out="shown"`` ranks only the
+documents the log showed: a document never shown has no click-through rate, and counting
+it as unclicked favours the fusions that keep the logging fusion's top (docs/fusion_clicks.md
+measures it).
 
 **Propensities.** ``"auto"`` estimates them from the log: by intervention harvesting
 (Agarwal et al., WSDM 2019) when documents of a query were shown at several positions (the
@@ -73,6 +76,7 @@ def fit_clicks(
     pairs: str = "all_shown",
     max_weight: float | None = 100.0,
     logged_by: Any = None,
+    held_out: str = "all",
     verbose: bool = False,
 ) -> Any:
     """Fit a fusion estimator on a click log instead of qrels; returns a new fitted estimator.
@@ -99,6 +103,10 @@ def fit_clicks(
         show the top of a declared fusion's list on ``runs`` (ties either way), else a
         ValueError says how many impressions, sessions and queries disagree; several make
         ``propensity="auto"`` estimate by intervention harvesting. None: not checked.
+    held_out : {"all", "shown"}, default="all"
+        What the inner folds rank when they choose the rounds, the prior's scale or the
+        family: every document of the held-out queries, one never shown counting as
+        unclicked, or only the documents the log showed (module docstring).
     verbose : bool, default=False
         Progress bars.
 
@@ -143,6 +151,7 @@ def fit_clicks(
         pairs=pairs,
         max_weight=max_weight,
         logged_by=logged_by,
+        held_out=held_out,
         owner=owner,
     )
     return fit_targets(estimator, items, t, verbose)
