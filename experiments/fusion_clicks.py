@@ -22,9 +22,16 @@ each ``logger`` and ``best`` (the single run with the better training NDCG@10). 
 NDCG@10 of the held-out queries against their qrels (ranx, as docs/hybrid.md), pooled
 over the four collections; paired t-test and randomisation test.
 
-Run (about 30-60 minutes on one core):
+``--families boost,auto`` fits :class:`RankFusion` and :class:`AutoFusion` from the same
+logs instead (:data:`FAMILIES`: the sessions, etas and variants of each), against the same
+family and ``LinearFusion()`` trained on the qrels; ``auto_shown`` is AutoFusion with
+``held_out="shown"``. Every (collection, fold) is kept in ``build/fusion_clicks/FAMILY/``: a
+rerun resumes, ``--collections`` runs some only (two processes on two halves).
+
+Run (linear: about 30-60 minutes on one core; boost about 1 hour, auto 35 minutes on the
+loaded shared machine):
 ``NUMBA_NUM_THREADS=1 PYTHONPATH=src .venv/bin/python experiments/fusion_clicks.py
-[--reuse] [--write-docs] [--plot docs/img/fusion_clicks.png]``.
+[--families linear,boost,auto] [--reuse] [--write-docs] [--plot docs/img/fusion_clicks.png]``.
 """
 
 from __future__ import annotations
