@@ -22,9 +22,16 @@ each ``logger`` and ``best`` (the single run with the better training NDCG@10). 
 NDCG@10 of the held-out queries against their qrels (ranx, as docs/hybrid.md), pooled
 over the four collections; paired t-test and randomisation test.
 
-Run (about 30-60 minutes on one core):
+``--families boost,auto`` fits :class:`RankFusion` and :class:`AutoFusion` from the same
+logs instead (:data:`FAMILIES`: the sessions, etas and variants of each), against the same
+family and ``LinearFusion()`` trained on the qrels; ``auto_shown`` is AutoFusion with
+``held_out="shown"``. Every (collection, fold) is kept in ``build/fusion_clicks/FAMILY/``: a
+rerun resumes, ``--collections`` runs some only (two processes on two halves).
+
+Run (linear: about 30-60 minutes on one core; boost about 1 hour, auto 35 minutes on the
+loaded shared machine):
 ``NUMBA_NUM_THREADS=1 PYTHONPATH=src .venv/bin/python experiments/fusion_clicks.py
-[--reuse] [--write-docs] [--plot docs/img/fusion_clicks.png]``.
+[--families linear,boost,auto] [--reuse] [--write-docs] [--plot docs/img/fusion_clicks.png]``.
 """
 
 from __future__ import annotations
@@ -140,30 +147,126 @@ def fold_job(args: tuple) -> dict:
     }
 
 
+#: The other families that learn from click pairs, benchmarked by ``--families``: their
+#: estimator, and the session counts, etas and variants each is fitted at (AutoFusion's
+#: nested inner cross-validation costs about 9 s a fit on a quiet core: the goal's 10^4
+#: sessions under strong position bias only, debiased).
+FAMILIES = {
+    "boost": ("RankFusion()", SESSIONS, ETAS, ("debiased", "naive")),
+    "auto": ("AutoFusion()", (10_000,), (2.0,), ("debiased",)),
+    # the same, its inner folds ranking the documents the log showed (held_out="shown")
+    "auto_shown": ("AutoFusion()", (10_000,), (2.0,), ("debiased",)),
+}
+
+
+def _family(family: str) -> Any:
+    from rankboost.fusion import AutoFusion, RankFusion
+
+    return {"boost": RankFusion, "auto": AutoFusion, "auto_shown": AutoFusion}[family]()
+
+
+def family_job(args: tuple) -> dict:
+    """``family`` from the same simulated logs as :func:`fold_job` (the same seeds).
+
+    Per-query NDCG@10 of the family trained on the training qrels (``qrels``), of
+    ``LinearFusion().fit`` on them (``qrels_linear``), the logging fusions, and the family
+    trained from clicks, debiased and naive; ``info``: the family AutoFusion chose.
+    """
+    from rankboost.clicks import simulate_clicks
+    from rankboost.fusion import LinearFusion, Qrels
+    from rankboost.fusion.clicks import fit_clicks
+    from rankboost.fusion.features import FusionFeatures, grades_for
+    from rankboost.fusion.linear import linear_features
+
+    name, runs, qrels, train_q, test_q, fold, family = args
+    tr, te = set(train_q), set(test_q)
+    runs_tr = [subset(r, tr) for r in runs.values()]
+    runs_te = [subset(r, te) for r in runs.values()]
+    names = [r.name for r in runs_tr]
+    qrels_tr = Qrels.from_dict({q: qrels[q] for q in train_q})
+    out: dict[str, Any] = {}
+    info: dict[str, Any] = {}
+
+    def score(model: Any) -> np.ndarray:
+        return per_query(qrels, top(model.fuse(runs_te).to_dict()), test_q)["ndcg@10"]
+
+    def chosen(model: Any) -> Any:
+        return model.selection_["family"] if family.startswith("auto") else model.n_rounds_
+
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        qmodel = _family(family).fit(runs_tr, qrels_tr)
+        out["qrels"], info["qrels"] = score(qmodel), chosen(qmodel)
+        out["qrels_linear"] = score(LinearFusion().fit(runs_tr, qrels_tr))
+        for kind in LOGGERS:
+            out[f"logger_{kind}"] = score(logger(kind, names))
+        N, qid, docid = linear_features(runs_tr, "minmax")
+        y = grades_for(FusionFeatures(np.empty((qid.shape[0], 0)), qid, docid, []), qrels_tr)
+        for kind in LOGGERS:
+            served = logger(kind, names).decision_function(runs_tr)[2]
+            for eta in FAMILIES[family][2]:
+                for n in FAMILIES[family][1]:
+                    seed = _stable_seed(name, fold, kind, eta, n)
+                    sim = simulate_clicks(
+                        y, qid, served, n, eta=eta, docids=docid, random_state=seed
+                    )
+                    for variant in FAMILIES[family][3]:
+                        prop = {"debiased": "auto", "naive": "none"}[variant]
+                        held = "shown" if family.endswith("_shown") else "all"
+                        m = fit_clicks(
+                            _family(family), runs_tr, sim.log, propensity=prop, held_out=held
+                        )
+                        key = f"{kind}|{eta:g}|{n}|{variant}"
+                        out[key], info[key] = score(m), chosen(m)
+    return {
+        "collection": name,
+        "fold": fold,
+        "family": family,
+        "queries": list(test_q),
+        "ndcg": out,
+        "info": info,
+        "seconds": time.perf_counter() - t0,
+    }
+
+
 def _stable_seed(*parts: Any) -> int:
     import zlib
 
     return zlib.crc32(repr(parts).encode()) % (2**31)
 
 
-def run_all() -> list[dict]:
+def run_all(family: str = "linear", collections: tuple[str, ...] = COLLECTIONS) -> list[dict]:
+    """Every (collection, fold) of ``family``; kept in ``build/fusion_clicks/`` (``--reuse``)."""
     results = []
-    for name in COLLECTIONS:
+    for name in collections:
         runs, qrels = collection(name)
         folds = folds_of(sorted(qrels))
         for f, test_q in enumerate(folds):
             train_q = sorted(q for g, fq in enumerate(folds) if g != f for q in fq)
-            r = fold_job((name, runs, qrels, train_q, test_q, f + 1))
-            print(f"{name} fold {f + 1}: {r['seconds']:.0f} s", flush=True)
+            job = (name, runs, qrels, train_q, test_q, f + 1)
+            kept = OUT / family / f"{name}_{f + 1}.pkl"  # each fold kept: a rerun resumes
+            if kept.exists():
+                results.append(pickle.loads(kept.read_bytes()))
+                continue
+            r = fold_job(job) if family == "linear" else family_job((*job, family))
+            print(f"{family} {name} fold {f + 1}: {r['seconds']:.0f} s", flush=True)
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            kept.write_bytes(pickle.dumps(r))
             results.append(r)
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "folds.pkl").write_bytes(pickle.dumps(results))
+    if collections == COLLECTIONS:
+        (OUT / _pickle(family)).write_bytes(pickle.dumps(results))
     return results
+
+
+def _pickle(family: str) -> str:
+    return "folds.pkl" if family == "linear" else f"folds_{family}.pkl"
 
 
 def pooled(results: list[dict]) -> dict[str, np.ndarray]:
     """Per-query NDCG@10 of every method over the test queries of every collection."""
-    keys = list(results[0]["ndcg"])
+    keys = [k for k in results[0]["ndcg"] if all(k in r["ndcg"] for r in results)]
     order = sorted(results, key=lambda r: (r["collection"], r["fold"]))
     return {k: np.concatenate([r["ndcg"][k] for r in order]) for k in keys}
 
@@ -232,6 +335,67 @@ def report(results: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def report_family(results: list[dict], family: str) -> str:
+    """The table of ``family`` trained from clicks (:func:`family_job`'s results)."""
+    from collections import Counter
+
+    pq = pooled(results)
+    est = FAMILIES[family][0]
+    lines = [
+        f"**{family}** (`{est}`"
+        + (', `held_out="shown"`' if family.endswith("_shown") else "")
+        + "): trained on the training qrels and from the same logs as the linear table ("
+        + " and ".join(FAMILIES[family][3])
+        + "); pooled over the four collections "
+        f"({pq['qrels'].shape[0]} held-out queries).",
+        "",
+        "| trained on | mean NDCG@10 | " + " | ".join(COLLECTIONS) + " |",
+        "|---|---|" + "---|" * len(COLLECTIONS),
+    ]
+    for k, text in (
+        ("qrels", f"qrels ({est}.fit)"),
+        ("qrels_linear", "qrels (LinearFusion().fit)"),
+    ):
+        pc = per_collection(results, k)
+        lines.append(
+            f"| {text} | {pq[k].mean():.4f} | "
+            + " | ".join(f"{pc[c]:.4f}" for c in COLLECTIONS)
+            + " |"
+        )
+    lines += [
+        "",
+        f"| logger | eta | sessions | variant | NDCG@10 | - {family} from qrels (p_t, p_r) "
+        "| - linear from qrels (p_t) | - logger (p_t) | - RRF (p_t) | debiased - naive (p_t) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for kind in LOGGERS:
+        for eta in FAMILIES[family][2]:
+            for n in FAMILIES[family][1]:
+                for v in FAMILIES[family][3]:
+                    key = f"{kind}|{eta:g}|{n}|{v}"
+                    a = pq[key]
+                    dq, tq, rq = paired_tests(a, pq["qrels"])
+                    dlq, tlq, _ = paired_tests(a, pq["qrels_linear"])
+                    dl, tl, _ = paired_tests(a, pq[f"logger_{kind}"])
+                    dr, tr_, _ = paired_tests(a, pq["logger_rrf"])
+                    dn, naive = "", f"{kind}|{eta:g}|{n}|naive"
+                    if v == "debiased" and naive in pq:
+                        d, t, _ = paired_tests(a, pq[naive])
+                        dn = f"{d:+.4f} ({t:.2g})"
+                    lines.append(
+                        f"| {kind} | {eta:g} | {n:,} | {v} | {a.mean():.4f} | {dq:+.4f} "
+                        f"({tq:.2g}, {rq:.2g}) | {dlq:+.4f} ({tlq:.2g}) | {dl:+.4f} ({tl:.2g}) "
+                        f"| {dr:+.4f} ({tr_:.2g}) | {dn} |"
+                    )
+    if family.startswith("auto"):
+        keys = [k for k in results[0]["info"] if all(k in r["info"] for r in results)]
+        lines += ["", "Families AutoFusion chose (20 outer folds):", ""]
+        for k in keys:
+            c = Counter(r["info"][k] for r in results)
+            lines.append(f"* {k}: " + ", ".join(f"{f} {n}" for f, n in c.most_common()))
+    return "\n".join(lines) + "\n"
+
+
 def plot(results: list[dict], path: str) -> None:
     from matplotlib.figure import Figure
 
@@ -267,23 +431,44 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reuse", action="store_true", help="read build/fusion_clicks/folds.pkl")
     ap.add_argument("--write-docs", action="store_true", help=f"write the tables into {DOC}")
-    ap.add_argument("--plot", metavar="PNG", help="draw the learning curves")
+    ap.add_argument("--plot", metavar="PNG", help="draw the learning curves (linear)")
+    ap.add_argument(
+        "--families",
+        default="linear",
+        help="comma-separated: linear (the learning curves), boost, auto (default linear)",
+    )
+    ap.add_argument(
+        "--collections",
+        default=",".join(COLLECTIONS),
+        help="run these only (their folds are kept; a run over all four then reports)",
+    )
     args = ap.parse_args()
-    if args.reuse:
-        results = pickle.loads((OUT / "folds.pkl").read_bytes())
-    else:
-        results = run_all()
-    text = report(results)
-    print(text)
-    (OUT / "report.md").write_text(text)
-    if args.plot:
-        plot(results, args.plot)
-    if args.write_docs:
-        doc = DOC.read_text()
-        start, end = "<!-- fusion_clicks:begin -->", "<!-- fusion_clicks:end -->"
-        head, rest = doc.split(start, 1)
-        _, tail = rest.split(end, 1)
-        DOC.write_text(head + start + "\n" + text + end + tail)
+    only = tuple(args.collections.split(","))
+    for family in args.families.split(","):
+        if only != COLLECTIONS:
+            run_all(family, only)
+            continue
+        if args.reuse:
+            results = pickle.loads((OUT / _pickle(family)).read_bytes())
+        else:
+            results = run_all(family)
+        text = report(results) if family == "linear" else report_family(results, family)
+        print(text)
+        (OUT / f"report_{family}.md").write_text(text)
+        if args.plot and family == "linear":
+            plot(results, args.plot)
+        if args.write_docs:
+            _write_docs(family, text)
+
+
+def _write_docs(family: str, text: str) -> None:
+    """Put ``text`` between the family's markers in docs/fusion_clicks.md."""
+    tag = "fusion_clicks" if family == "linear" else f"fusion_clicks_{family}"
+    doc = DOC.read_text()
+    start, end = f"<!-- {tag}:begin -->", f"<!-- {tag}:end -->"
+    head, rest = doc.split(start, 1)
+    _, tail = rest.split(end, 1)
+    DOC.write_text(head + start + "\n" + text + end + tail)
 
 
 if __name__ == "__main__":

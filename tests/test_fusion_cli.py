@@ -268,6 +268,7 @@ _OTHER_VALUE = {
 _DATA_OPTIONS = {
     "help", "runs", "qrels", "output", "depth", "common_queries", "quiet", "progress", "plot",
     "clicks", "click_pairs", "propensity", "max_weight",  # tests/test_fusion_clicks.py (issue 51)
+    "logged_by", "held_out",  # tests/test_fusion_clicks_logged.py (issue 51)
     "verbose",  # test_issue46_fuse_train_says_the_inner_folds_conventions_with_verbose_only
 }  # fmt: skip
 #: What every family is trained with here (small, so that the ~40 trainings take seconds).

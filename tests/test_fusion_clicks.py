@@ -361,3 +361,49 @@ def test_issue51_clicks_simulate_fusion_bad_input(files, capsys, argv, status, m
     lines = [ln for ln in err.splitlines() if ln.startswith("rankboost: error:")]
     assert len(lines) == 1
     assert re.search(match, lines[0]), lines[0]
+
+
+# ------------------------------------------------------------------ held_out="shown" ------
+def test_issue51_held_out_shown_ranks_the_shown_documents_only(hybrid):
+    runs, qrels = hybrid
+    sim = _log(runs, qrels, n=400)
+    t_all = click_targets(runs, sim.log)
+    t = click_targets(runs, sim.log, held_out="shown")
+    assert t_all.scored is None
+    shown = np.zeros(t.qid.size, dtype=bool)
+    shown[sim.log.match(t.qid, t.docid).row] = True
+    np.testing.assert_array_equal(t.scored, shown)
+    assert 0 < shown.sum() < shown.size  # the top 10 of 12 documents: some never shown
+    rows = np.ones(t.qid.size, dtype=bool)
+    np.testing.assert_array_equal(t.held(rows), shown)
+    np.testing.assert_array_equal(t_all.held(rows), rows)
+    # the same pairs and gains: only what the inner folds rank changes
+    np.testing.assert_array_equal(t.pairs, t_all.pairs)
+    np.testing.assert_array_equal(t.gain, t_all.gain)
+    with pytest.raises(ValueError, match=r"held_out must be 'all' or 'shown'; got 'some'"):
+        click_targets(runs, sim.log, held_out="some")
+
+
+@pytest.mark.parametrize("est", [LinearFusion(), RankFusion(max_rounds=30), AutoFusion()])
+def test_issue51_every_pair_family_fits_with_held_out_shown(hybrid, est):
+    runs, qrels = hybrid
+    sim = _log(runs, qrels, weights=(0.5, 0.5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FusionWarning)
+        model = fit_clicks(est, runs, sim.log, held_out="shown")
+    logger = LinearFusion.from_weights(["good", "noise"], [0.5, 0.5])
+    assert _ndcg(model, runs, qrels) > _ndcg(logger, runs, qrels) + 0.05
+
+
+def test_issue51_fuse_train_held_out(files, capsys):
+    tmp, runs = files
+    base = ["fuse", "train", "--family", "linear", "--runs", *runs, "-o", tmp / "h.json"]
+    status, err = _cli(capsys, [*base, "--clicks", tmp / "clicks.tsv.gz", "--held-out", "shown"])
+    assert status == 0, err
+    (tmp / "q.txt").write_text("q0 0 d0 1\n")
+    status, err = _cli(capsys, [*base, "--qrels", tmp / "q.txt", "--held-out", "shown"])
+    assert status == 2
+    assert "--held-out chooses what the inner folds of --clicks rank; pass the log." in err
+    status, err = _cli(capsys, [*base, "--clicks", tmp / "clicks.tsv.gz", "--held-out", "x"])
+    assert status == 2
+    assert "invalid choice: 'x'" in err

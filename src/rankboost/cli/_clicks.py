@@ -133,11 +133,11 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def add_click_options(p: argparse.ArgumentParser, title: str, clicks_help: str) -> None:
+def add_click_options(p: argparse.ArgumentParser, title: str, clicks_help: str) -> Any:
     """``--clicks LOG``, ``--click-pairs``, ``--propensity`` and ``--max-weight`` on ``p``.
 
     Shared by ``train`` and ``fuse train``; the defaults are
-    :func:`rankboost.clicks.click_feedback`'s.
+    :func:`rankboost.clicks.click_feedback`'s. Returns their argument group.
     """
     g = p.add_argument_group(title)
     g.add_argument("--clicks", metavar="LOG", help=clicks_help)
@@ -167,6 +167,7 @@ def add_click_options(p: argparse.ArgumentParser, title: str, clicks_help: str) 
         metavar="M",
         help=f"with --clicks: clip inverse propensities at M (default {shown(weight)})",
     )
+    return g
 
 
 def click_options(args: argparse.Namespace) -> dict[str, Any]:

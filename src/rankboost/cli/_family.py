@@ -66,6 +66,8 @@ NOT_MODEL = frozenset(
         "click_pairs",
         "propensity",
         "max_weight",
+        "logged_by",
+        "held_out",
     }
 )
 #: The families an option of another family chooses when ``--family`` is not given, in order:

@@ -125,7 +125,9 @@ EXAMPLES = {
   rankboost fuse train --family boost --runs train/ranker*.run --qrels train/qrels.txt \\
       -o paper.json --rounds 100 --no-missing-features
   rankboost fuse train --family linear --common-queries --runs train/ranker06.run \\
-      train/ranker08.run --qrels train/qrels.txt -o lin.json""",
+      train/ranker08.run --qrels train/qrels.txt -o lin.json
+  rankboost fuse train --family linear --runs bm25.run dense.run --clicks clicks.tsv.gz \\
+      --logged-by wsum:0.7,0.3 -o lin.json""",
     "apply": """examples:
   rankboost fuse apply fusion.json --runs test/ranker*.run -o fused.run
   rankboost fuse apply fusion.json --runs test/ranker*.run -o top10.run --depth 10

@@ -94,11 +94,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="read only the top DEPTH of each run, an int >= 1 (default: all)",
     )
     add_options(p, "common_queries")
-    add_click_options(
+    g = add_click_options(
         p,
         "clicks (docs/fusion_clicks.md): learn the fusion from a click log instead of --qrels",
         "click log (qid, docid, position, click[, session, count]) of the lists an earlier "
         "fusion of these runs served, matched to the runs' documents by (qid, docid)",
+    )
+    g.add_argument(
+        "--logged-by",
+        action="append",
+        metavar="MODEL|rrf|sum|wsum:W1,W2",
+        help="with --clicks: the fusion that served the log (as 'clicks simulate --fusion'); "
+        "every session must show the top of its list on --runs, else an error counts what "
+        "disagrees. Repeat it for a log of several fusions served A/B (each session one "
+        "fusion's list): --propensity auto then harvests their interventions",
+    )
+    g.add_argument(
+        "--held-out",
+        choices=["all", "shown"],
+        default=None,
+        help="with --clicks: what the inner folds rank when they choose the rounds, the "
+        "prior's scale or the family: all = every document of the held-out queries, one "
+        "never shown counting as unclicked; shown = only the documents the log showed them "
+        "(default all)",
     )
     add_progress_options(p, "progress bars (inner folds, rounds)")
     p.add_argument(
@@ -122,9 +140,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         files=Files(
             {"runs": "run file", "qrels": "qrels file", "clicks": "input click log"},
             {"output": "-o", "plot": "--plot"},
-            implied=lambda a: Paths(inputs=click_inputs(a)),
+            implied=lambda a: Paths(inputs=click_inputs(a) + _logged_inputs(a)),
         ),
     )
+
+
+def _logged_inputs(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The model files ``--logged-by`` names (inputs), not the simple fusions."""
+    specs = getattr(args, "logged_by", None) or []
+    simple = [s for s in specs if s in ("rrf", "sum") or s.startswith("wsum:")]
+    return [("logging fusion model", s) for s in specs if s not in simple]
 
 
 def _add_model_options(p: argparse.ArgumentParser) -> None:
@@ -365,6 +390,10 @@ def run(args: argparse.Namespace) -> int:
             + (", not both." if args.clicks is not None else ".")
         )
     clicks = click_options(args)
+    if args.logged_by and args.clicks is None:
+        raise UsageError("--logged-by declares the fusion that served --clicks LOG; pass the log.")
+    if args.held_out is not None and args.clicks is None:
+        raise UsageError("--held-out chooses what the inner folds of --clicks rank; pass the log.")
     _check_plot(args)
     model = estimator(args, actions)
     runs = read_runs(args.runs, depth=args.depth)
@@ -414,7 +443,19 @@ def _fit_clicks(args: argparse.Namespace, model: Any, runs: Any, given: dict[str
 
     items = as_run_list(runs, "fuse train")
     log = read_click_log(args.clicks, verbose=log_bar(args, args.clicks))
-    t = click_targets(items, log, owner="--clicks", **given)
+    held_out = args.held_out or "all"
+    t = click_targets(
+        items, log, logged_by=args.logged_by, held_out=held_out, owner="--clicks", **given
+    )
+    if t.served is not None:
+        shares = ", ".join(
+            f"{n:,.0f} by {lab}"
+            for lab, n in zip(t.served.labels, t.served.n_sessions, strict=True)
+        )
+        sys.stderr.write(
+            f"rankboost fuse train: --logged-by: every session of {args.clicks!r} shows the "
+            f"top of a declared fusion's list on the runs ({shares})\n"
+        )
     sys.stderr.write(
         f"rankboost fuse train: --clicks: learning from {t.pairs.shape[0]} {args.click_pairs} "
         f"pairs of {t.n_sessions} sessions and {int(t.n_clicks)} clicks of {args.clicks!r}; "

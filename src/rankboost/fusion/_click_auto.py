@@ -130,7 +130,7 @@ def fit_auto(auto: Any, items: list[Any], t: ClickTargets, verbose: bool = False
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FusionWarning)
         for f in range(k):
-            tr, va = (fold >= 0) & (fold != f), fold == f
+            tr, va = (fold >= 0) & (fold != f), t.held(fold == f)
             qs = uq[np.unique(t.qcode[va])]
             for c in cands:
                 steps.start(f"fold {f + 1}/{k}, {c}")

@@ -36,6 +36,8 @@ __all__ = [
 ]
 
 SHOW = 5  # how many offending items a message lists
+#: What the inner folds of a click fit rank (:func:`click_targets`' ``held_out``).
+HELD_OUT = ("all", "shown")
 
 
 class ClickTargets(NamedTuple):
@@ -59,6 +61,15 @@ class ClickTargets(NamedTuple):
     propensity: Any
     n_sessions: int
     n_clicks: float
+    #: which declared logging fusion served each session (:class:`Served`), None undeclared
+    served: Any = None
+    #: ``(n_rows,)`` the rows the inner folds rank (``held_out="shown"``: the documents the
+    #: log showed), None for every row
+    scored: Any = None
+
+    def held(self, rows: NDArray[np.bool_]) -> NDArray[np.bool_]:
+        """The rows of ``rows`` that the held-out NDCG@10 ranks."""
+        return rows if self.scored is None else rows & self.scored
 
     @property
     def labels(self) -> NDArray[np.float64]:
@@ -108,11 +119,30 @@ def _read_log(clicks: Any) -> Any:
     )
 
 
-def _auto_propensity(log: Any, N: NDArray[np.float64]) -> Any:
-    """``"auto"``: intervention harvesting when documents moved, else regression-EM on ``N``."""
+def _auto_propensity(log: Any, N: NDArray[np.float64], served: Any = None, owner: str = "") -> Any:
+    """``"auto"``: intervention harvesting when documents moved, else regression-EM on ``N``.
+
+    With several logging fusions declared (``served``), harvesting is what they are for: when
+    it cannot compare every position, a :class:`FusionWarning` says so before regression-EM.
+    """
     from ..clicks._propensity import estimate_propensity
 
     assert log.row is not None  # matched by click_targets
+    if served is not None and len(served.labels) > 1:
+        try:
+            return estimate_propensity(log, method="intervention_harvesting")
+        except ValueError as exc:
+            shares = ", ".join(
+                f"{lab} {n:,.0f}" for lab, n in zip(served.labels, served.n_sessions, strict=True)
+            )
+            warnings.warn(
+                f"{owner}: {len(served.labels)} logging fusions are declared (sessions served: "
+                f"{shares}), but their lists give no intervention to harvest: {exc} The "
+                "propensities are estimated by regression-EM on the runs' scores instead.",
+                FusionWarning,
+                stacklevel=4,
+            )
+            return estimate_propensity(log, N, method="regression_em")
     k = int(log.position.max())
     cells = np.unique(log.row * k + (log.position - 1))
     if np.unique(cells // k).size < cells.size:  # a document shown at two positions
@@ -130,6 +160,8 @@ def click_targets(
     propensity: Any = "auto",
     pairs: str = "all_shown",
     max_weight: float | None = 100.0,
+    logged_by: Any = None,
+    held_out: str = "all",
     owner: str = "fit_clicks",
 ) -> ClickTargets:
     """The click pairs and held-out gains of a log on the rows of ``runs``.
@@ -146,6 +178,16 @@ def click_targets(
         Pair extraction (:func:`rankboost.clicks.click_pairs`).
     max_weight : float, default=100.0
         Clip of the inverse propensities, also of the held-out gains.
+    logged_by : str, path, fusion or list of them, default=None
+        The fusion(s) that served the log (:mod:`rankboost.fusion._click_logged`): the log
+        is checked against their lists on ``runs``; several (served A/B) make
+        ``propensity="auto"`` harvest their interventions. None: not checked.
+    held_out : {"all", "shown"}, default="all"
+        What the inner folds rank by NDCG@10 when they choose the rounds, the prior's scale
+        or the family: every document of the held-out queries, a document never shown
+        counting as one with no click (``"all"``), or only the documents the log showed
+        them, whose click-through rates are measured (``"shown"``: a document never shown
+        is of unknown relevance, and left out).
     owner : str, default="fit_clicks"
         Named by the messages.
 
@@ -153,11 +195,13 @@ def click_targets(
     ------
     ValueError
         A document of the log that no run returns for its query (how many, which), a log
-        without a click, no pair.
+        without a click, no pair, a log the declared fusions did not serve.
     """
     from ..clicks._pairs import click_pairs, resolve_propensity
     from .linear import linear_features
 
+    if held_out not in HELD_OUT:
+        raise ValueError(f"{owner}: held_out must be 'all' or 'shown'; got {held_out!r}.")
     items = as_run_list(runs, owner)
     log = _read_log(clicks)
     N, qid, docid = linear_features(items, "minmax")
@@ -184,8 +228,13 @@ def click_targets(
             FusionWarning,
             stacklevel=3,
         )
+    served = None
+    if logged_by is not None:
+        from ._click_logged import check_logged
+
+        served = check_logged(log, logged_by, items, owner)
     if isinstance(propensity, str) and propensity == "auto":
-        prop = _auto_propensity(log, N)
+        prop = _auto_propensity(log, N, served, owner)
     else:
         prop = resolve_propensity(log, propensity, N)
     p, w = click_pairs(log, prop, pairs=pairs, max_weight=max_weight)
@@ -203,7 +252,10 @@ def click_targets(
     clicked = np.asarray(np.bincount(log.row, weights=click_w, minlength=n), dtype=np.float64)
     gain = np.divide(clicked, shown, out=np.zeros(n), where=shown > 0)
     qcode = np.unique(qid, return_inverse=True)[1].reshape(-1).astype(np.int64)
-    return ClickTargets(p, w, gain, qcode, qid, docid, prop, log.n_sessions, log.n_clicks)
+    scored = shown > 0 if held_out == "shown" else None
+    return ClickTargets(
+        p, w, gain, qcode, qid, docid, prop, log.n_sessions, log.n_clicks, served, scored
+    )
 
 
 # ------------------------------------------------------------------ rows and folds -------
@@ -261,6 +313,7 @@ def linear_weights(
         memo: dict[str, Any] = {}
 
         def curve(train: NDArray[np.bool_], valid: NDArray[np.bool_], c: float) -> Any:
+            valid = t.held(valid)
             if memo.get("train") is not train:  # one potential per fold, for every scale
                 p, w = sub_pairs(t, train)
                 memo.update(train=train, fb=PairPotential(p, w, int(train.sum())))
@@ -361,6 +414,7 @@ def boost_model(
         fold = click_folds(t, rows, rf.cv_folds, "RankFusion fit_clicks")
 
         def curve(tr: NDArray[np.bool_], va: NDArray[np.bool_], c: float) -> Any:
+            va = t.held(va)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", TrainingStoppedWarning)
                 model = train(tr, c, params)

@@ -21,13 +21,21 @@ click-through rate of each document as its gain: ``sum of clicks / p_k`` over it
 impressions divided by its impressions (the same clip ``max_weight``; 0 for a document
 never shown). Under a position-based model it estimates the document's click probability
 had it been examined, which ranks as its relevance; with ``propensity="none"`` it is the
-raw click-through rate (the naive estimator).
+raw click-through rate (the naive estimator). ``held_out="shown"`` ranks only the
+documents the log showed: a document never shown has no click-through rate, and counting
+it as unclicked favours the fusions that keep the logging fusion's top (docs/fusion_clicks.md
+measures it).
 
 **Propensities.** ``"auto"`` estimates them from the log: by intervention harvesting
 (Agarwal et al., WSDM 2019) when documents of a query were shown at several positions (the
 log of several fusions, served in an A/B or interleaved fashion, is such an intervention),
 else by regression-EM (Wang et al., WSDM 2018) on the runs' min-max scores; ``"none"``, a
 file or ``p_1..p_K`` as in :func:`rankboost.clicks.click_feedback`.
+
+**The logging fusion.** ``logged_by`` declares the fusion(s) that served the log; the log is
+checked against the lists they serve on the runs given
+(:mod:`rankboost.fusion._click_logged`), and several declared fusions are harvested for the
+propensities (a warning says when their lists give no intervention to harvest).
 
 :func:`fit_clicks` returns a new fitted estimator with the parameters of the one given (the
 argument is not changed, as scikit-learn's ``clone``), built through its file format, so it
@@ -42,9 +50,11 @@ import numpy as np
 
 from ._click_auto import fit_auto
 from ._click_fit import ClickTargets, PairPotential, click_targets, fit_boost, fit_linear
+from ._click_logged import SIMPLE_FUSIONS, simple_fusion
 from .features import RunsLike, as_run_list
 
 __all__ = [
+    "SIMPLE_FUSIONS",
     "ClickTargets",
     "PairPotential",
     "click_targets",
@@ -54,10 +64,6 @@ __all__ = [
     "simple_fusion",
     "simulate_served",
 ]
-
-#: The fusions :func:`simple_fusion` names (``rankboost clicks simulate --fusion``): RRF with
-#: k = 60, the equal-weight sum of min-max scores, or ``wsum:W1,W2,...`` (one weight per run).
-SIMPLE_FUSIONS = ("rrf", "sum", "wsum:W1,W2,...")
 
 
 # ------------------------------------------------------------------ the entry ------------
@@ -69,6 +75,8 @@ def fit_clicks(
     propensity: Any = "auto",
     pairs: str = "all_shown",
     max_weight: float | None = 100.0,
+    logged_by: Any = None,
+    held_out: str = "all",
     verbose: bool = False,
 ) -> Any:
     """Fit a fusion estimator on a click log instead of qrels; returns a new fitted estimator.
@@ -88,6 +96,17 @@ def fit_clicks(
         Pair extraction (:func:`rankboost.clicks.click_pairs`).
     max_weight : float, default=100.0
         Clip of the inverse propensities.
+    logged_by : str, path, fusion or list of them, default=None
+        The fusion that served the log: ``"rrf"``, ``"sum"``, ``"wsum:W1,W2,..."``
+        (:func:`simple_fusion`), a model file or a fitted fusion; a list of them for a log
+        of several fusions served A/B (each session one fusion's list). Every session must
+        show the top of a declared fusion's list on ``runs`` (ties either way), else a
+        ValueError says how many impressions, sessions and queries disagree; several make
+        ``propensity="auto"`` estimate by intervention harvesting. None: not checked.
+    held_out : {"all", "shown"}, default="all"
+        What the inner folds rank when they choose the rounds, the prior's scale or the
+        family: every document of the held-out queries, one never shown counting as
+        unclicked, or only the documents the log showed (module docstring).
     verbose : bool, default=False
         Progress bars.
 
@@ -126,7 +145,14 @@ def fit_clicks(
     owner = f"{type(estimator).__name__} fit_clicks"
     items = as_run_list(runs, owner)
     t = click_targets(
-        items, clicks, propensity=propensity, pairs=pairs, max_weight=max_weight, owner=owner
+        items,
+        clicks,
+        propensity=propensity,
+        pairs=pairs,
+        max_weight=max_weight,
+        logged_by=logged_by,
+        held_out=held_out,
+        owner=owner,
     )
     return fit_targets(estimator, items, t, verbose)
 
@@ -144,39 +170,6 @@ def fit_targets(estimator: Any, items: list[Any], t: ClickTargets, verbose: bool
 
 
 # ------------------------------------------------------------------ simulating ----------
-def simple_fusion(spec: str, names: list[str]) -> Any:
-    """The LinearFusion ``spec`` names for runs ``names``, or None when it names none.
-
-    ``"rrf"``: reciprocal rank fusion (k = 60); ``"sum"``: the equal-weight sum of min-max
-    scores; ``"wsum:0.7,0.3"``: a weighted sum of min-max scores, one weight per run.
-
-    Examples
-    --------
-    >>> simple_fusion("wsum:0.7,0.3", ["bm25", "dense"]).weights_.round(2).tolist()
-    [0.7, 0.3]
-    >>> simple_fusion("model.json", ["bm25", "dense"]) is None
-    True
-    """
-    from .linear import LinearFusion
-
-    if spec == "rrf":
-        return LinearFusion.from_weights(names, np.ones(len(names)), normalizer="rrf")
-    if spec == "sum":
-        return LinearFusion.from_weights(names, np.ones(len(names)))
-    if not spec.startswith("wsum:"):
-        return None
-    try:
-        w = [float(x) for x in spec[5:].split(",")]
-    except ValueError:
-        w = []
-    if len(w) != len(names):
-        raise ValueError(
-            f"fusion {spec!r}: wsum needs one weight per run ({len(names)}: "
-            f"{', '.join(names)}), comma-separated, e.g. wsum:{','.join(['0.5'] * len(names))}."
-        )
-    return LinearFusion.from_weights(names, w)
-
-
 def served_rows(
     model: Any, runs: RunsLike, qrels: Any, *, match: str = "name"
 ) -> tuple[Any, Any, Any, Any]:
