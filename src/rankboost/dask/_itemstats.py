@@ -13,12 +13,13 @@ items one such dense matrix is 3.2 GB in float64, so the sum is never held per b
   partial, each sum and the final value are the float64 ones (float64 above that);
 * ``cooccurrence``'s neighbours are pruned **stripe by stripe** (a row's top ``k`` needs its
   own row only, :func:`rankboost.recommend._scale.top_k_cosine_rows`), read as float64;
-* EASE's matrix is written from the stripes into one array of the inverse's precision
-  (:func:`rankboost.recommend._base.ease_dtype`: the same choice as one machine's, its row
-  sums taken in float64) and inverted **in place**
-  (:func:`rankboost.recommend._base.ease_weights_in_place`): the stripes and that array are
-  what the inverting worker holds, 4.8 GB at 20,000 items for the float64 weights, then the
-  weights alone (3.2 GB) on each worker that scores users.
+* EASE's matrix is written from the stripes' **lower triangle** (all that LAPACK's
+  Cholesky reads of a symmetric matrix) into one array of the inverse's precision
+  (:func:`rankboost.recommend._base.ease_dtype`: the same choice as one machine's, from the
+  stripes' row sums in float64) and inverted **in place**
+  (:func:`rankboost.recommend._base.ease_weights_in_place`): the triangle's stripes and that
+  array are what the inverting worker holds, 0.8 + 3.2 GB at 20,000 items for the float64
+  weights, then the weights alone (3.2 GB) on each worker that scores users.
 
 The blocks then take the weights and the neighbours (``BaseScores.fit(..., neighbours=)``),
 never the Gram matrix.
@@ -80,14 +81,29 @@ def stack_rows(*parts: sp.csr_matrix) -> sp.csr_matrix:
     return sp.csr_matrix(sp.vstack(parts, format="csr"))
 
 
-def ease_of_stripes(lam: float, float32: bool, *stripes: NDArray[np.floating]) -> NDArray:
-    """EASE's weights (``_ease_weights``) from the stripes of the summed Gram matrix."""
-    n = stripes[0].shape[1]
-    row_sum = max(float(np.abs(s).sum(axis=1, dtype=np.float64).max()) for s in stripes)
-    G = np.empty((n, n), dtype=ease_dtype(row_sum, lam, float32))
+def lower_part(G: NDArray[np.floating], lo: int) -> NDArray[np.floating]:
+    """Columns ``[0, hi)`` of the stripe of rows ``[lo, hi)``: its part of the lower triangle."""
+    return np.ascontiguousarray(G[:, : lo + G.shape[0]])
+
+
+def row_sum_max(G: NDArray[np.floating]) -> float:
+    """The largest absolute row sum of a stripe, in float64 (exact for counts)."""
+    return float(np.abs(G).sum(axis=1, dtype=np.float64).max())
+
+
+def ease_of_stripes(
+    lam: float, float32: bool, row_sums: list[float], *lower: NDArray[np.floating]
+) -> NDArray[np.floating]:
+    """EASE's weights (``_ease_weights``) from the lower-triangle stripes of the Gram matrix.
+
+    The Cholesky routines read one triangle of the symmetric matrix (``_spd_inverse``: the
+    lower one of the C-ordered array), so only it is written; the inverse fills the rest.
+    """
+    n = lower[-1].shape[1]
+    G = np.zeros((n, n), dtype=ease_dtype(max(row_sums), lam, float32))
     lo = 0
-    for s in stripes:
-        G[lo : lo + s.shape[0]] = s
+    for s in lower:
+        G[lo : lo + s.shape[0], : s.shape[1]] = s
         lo += s.shape[0]
     return ease_weights_in_place(G, lam)
 
@@ -119,7 +135,7 @@ def item_stats(  # noqa: PLR0917  the fit's state
         where = sorted(who.get(b.key, ())) or [""]
         by_worker.setdefault(where[0], []).extend([b, None if folds is None else folds[j]])
     rows = max(1, STRIPE_BYTES // (8 * max(n, 1)))
-    stripes, neighbours = [], []
+    stripes, row_sums, neighbours = [], [], []
     nn = BaseScores(names).k
     for lo in range(0, n, rows):
         hi = min(n, lo + rows)
@@ -134,7 +150,7 @@ def item_stats(  # noqa: PLR0917  the fit's state
                 pure=False,
                 workers=[addr] if addr else None,
                 allow_other_workers=True,
-            )  # fmt: skip
+            )
             for addr, pairs in by_worker.items()
         ]
         while len(parts) > 1:
@@ -143,11 +159,14 @@ def item_stats(  # noqa: PLR0917  the fit's state
                 if i + 1 < len(parts) else parts[i]
                 for i in range(0, len(parts), 2)
             ]  # fmt: skip
-        stripes.append(parts[0])
+        if need_ease:
+            stripes.append(client.submit(lower_part, parts[0], lo, pure=False))
+            row_sums.append(client.submit(row_sum_max, parts[0], pure=False))
         if "cooccurrence" in names:
             neighbours.append(client.submit(cosine_stripe, parts[0], lo, nn, counts, pure=False))
     weights = None
     if need_ease:
-        weights = client.submit(ease_of_stripes, float(lam), float32, *stripes, pure=False)  # type: ignore[arg-type]
+        assert lam is not None
+        weights = client.submit(ease_of_stripes, lam, float32, row_sums, *stripes, pure=False)
     cooc = client.submit(stack_rows, *neighbours, pure=False) if neighbours else None
     return weights, cooc

@@ -327,7 +327,7 @@ def inverse_blas_threads(n_items: int) -> int | None:
     return 1 if n_items < _SERIAL_INVERSE else None
 
 
-def _spd_inverse(G: NDArray[np.float64], overwrite: bool = False) -> NDArray[np.float64]:
+def _spd_inverse(G: NDArray[np.floating], overwrite: bool = False) -> NDArray[np.floating]:
     """Inverse of a symmetric positive definite matrix by Cholesky (LAPACK potrf + potri).
 
     With ``overwrite`` (a C-ordered ``G`` the caller no longer needs) the inverse is
