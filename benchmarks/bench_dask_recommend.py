@@ -110,6 +110,7 @@ def run_dask(args: argparse.Namespace, df: Any) -> tuple[dict[str, Any], Any]:
             memory_limit=args.memory_limit,
         )  # fmt: skip
     client = distributed.Client(cluster)
+    print(f"scheduler: {cluster.scheduler_address}", flush=True)
     try:
         ddf = client.persist(dd.from_pandas(df, npartitions=args.partitions))
         distributed.wait(ddf)

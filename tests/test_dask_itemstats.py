@@ -93,7 +93,7 @@ def test_ease_from_the_lower_triangle_is_ease(lam, float32):
     want = _ease_weights(item_gram(B), lam, float32)
     stripes = _stripes(blocks, R.shape[1], 7)
     got = ease_of_stripes(
-        lam, float32, [row_sum_max(s) for _, s in stripes],
+        lam, float32, [row_sum_max(s) for _, s in stripes], None,
         *[lower_part(s, lo) for lo, s in stripes],
     )  # fmt: skip
     assert got.dtype == want.dtype  # lam 2 is too ill-conditioned for float32

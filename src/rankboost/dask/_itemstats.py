@@ -92,9 +92,12 @@ def row_sum_max(G: NDArray[np.floating]) -> float:
 
 
 def ease_of_stripes(
-    lam: float, float32: bool, row_sums: list[float], *lower: NDArray[np.floating]
+    lam: float, float32: bool, row_sums: list[float], after: Any, *lower: NDArray[np.floating]
 ) -> NDArray[np.floating]:
     """EASE's weights (``_ease_weights``) from the lower-triangle stripes of the Gram matrix.
+
+    ``after``: ignored (a task this one waits for: the neighbours, which need the whole
+    stripes, so that those are released before this task allocates the matrix).
 
     The Cholesky routines read one triangle of the symmetric matrix (``_spd_inverse``: the
     lower one of the C-ordered array), so only it is written; the inverse fills the rest.
@@ -164,9 +167,9 @@ def item_stats(  # noqa: PLR0917  the fit's state
             row_sums.append(client.submit(row_sum_max, parts[0], pure=False))
         if "cooccurrence" in names:
             neighbours.append(client.submit(cosine_stripe, parts[0], lo, nn, counts, pure=False))
-    weights = None
-    if need_ease:
-        assert lam is not None
-        weights = client.submit(ease_of_stripes, lam, float32, row_sums, *stripes, pure=False)
     cooc = client.submit(stack_rows, *neighbours, pure=False) if neighbours else None
+    weights = None
+    if need_ease:  # after the neighbours: every whole stripe is released before the inverse
+        assert lam is not None
+        weights = client.submit(ease_of_stripes, lam, float32, row_sums, cooc, *stripes, pure=False)
     return weights, cooc

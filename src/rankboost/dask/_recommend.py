@@ -4,11 +4,12 @@ The one-machine pooled fit (:mod:`rankboost.recommend._pooled`, SPEC 7.2) with t
 spread over the workers in blocks of whole users (:mod:`rankboost.dask._ratings`), each
 step run where the ratings are and with the one-machine code:
 
-* **item statistics**: each block sums its users' part of the item x item Gram matrix
-  (:func:`rankboost.recommend._base.item_gram`) and of the per-item totals
-  (:class:`~rankboost.recommend._base.ItemTotals`); the client adds them up (integer
-  counts: exactly, in a tree of tasks on the workers) and one task inverts EASE's matrix
-  (:meth:`BaseScores.ease_weights`), once per fit of the base recommenders;
+* **item statistics**: each block sums its users' per-item totals
+  (:class:`~rankboost.recommend._base.ItemTotals`), which the client adds up; the item x
+  item Gram matrix is summed on the workers in float32 stripes of rows (integer counts:
+  exactly), ``cooccurrence``'s neighbours are pruned per stripe and one task inverts
+  EASE's matrix in place (:mod:`rankboost.dask._itemstats`, which states the memory),
+  once per fit of the base recommenders; the blocks take the weights and neighbours;
 * **cross-fitting**: the folds of the ratings and the sampled unrated items are drawn by
   each block from its own slice of the one-machine random streams (PCG64's ``advance``
   jumps to it), so every row, fold and label is the one-machine one; fold by fold, the
