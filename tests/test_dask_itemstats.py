@@ -115,3 +115,17 @@ def test_block_fit_from_neighbours_and_weights_scores_as_the_gram():
     assert np.array_equal(a.scores(users), b.scores(users), equal_nan=True)
     with pytest.raises(ValueError, match="neighbours="):
         BaseScores(names).fit(blocks[1], ease_weights=W, items=totals)
+
+
+@pytest.mark.parametrize("n", [1, 5, 256, 257, 700])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_blocked_mirror_is_the_full_copy(n, dtype):
+    from rankboost.recommend._base import _mirror_upper
+
+    rng = np.random.default_rng(n)
+    for order in ("C", "F"):
+        P = np.asarray(rng.random((n, n)), dtype=dtype, order=order)
+        want = P.copy(order=order)
+        np.copyto(want, want.T, where=np.tri(n, k=-1, dtype=bool))
+        _mirror_upper(P, 100)
+        assert np.array_equal(P, want)
