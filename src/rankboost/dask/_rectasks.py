@@ -21,12 +21,10 @@ from ..recommend._labels import labelled_top
 from ..recommend._pooled import (
     PooledFit,
     PooledProblem,
+    block_size,
     has_pair,
     sample_unrated,
     top_of_block,
-)
-from ..recommend._pooled import (
-    _block_size as block_size,
 )
 from ..recommend._scale import ItemTotals
 
