@@ -1,53 +1,108 @@
 """Time and peak memory of ``DaskRankBoostRecommender`` beside the one-machine fit (issue 49).
 
-A ``make_ratings`` problem of the given shape as a dask DataFrame of shuffled rows; a
-``LocalCluster`` of 2 worker processes x 1 thread with a memory limit each. Fit and
-``recommend_all(k=10)`` on Dask, then the same on one machine (``RankBoostRecommender`` with
-``rec.params``), and whether the top 10 of every user agree. Peak memory: each worker
-process's peak resident set (``ru_maxrss``, imports included), and this process's.
+A ``make_ratings`` problem of the given shape (ratings in halves) as a dask DataFrame of
+shuffled rows; a ``LocalCluster`` of 2 worker processes x 1 thread with a memory limit
+each. Fit and ``recommend_all(k=10)`` on Dask, then the same on one machine
+(``RankBoostRecommender`` with ``rec.params``) and whether the top 10 of every user agree.
+
+``--local-users/--local-items/--local-ratings`` give the one-machine run another shape (e.g.
+MovieLens-10M's beside the Dask run at 20M; then the top 10 are not compared), and
+``--mode`` runs one side only (``local``: in this process alone, for a clean peak).
+
+Memory: each worker process's peak resident set (``VmHWM`` of ``/proc/<pid>/status``, read
+from this process: imports and the worker's data included; ``ru_maxrss`` would count the
+forked parent's pages), this process's, and, per kind of task, the largest resident set a
+worker had while it ran a task of that kind (sampled every ``--sample`` seconds from
+``/proc`` and the scheduler's ``processing``): where the memory goes, step by step.
 
     PYTHONPATH=src .venv/bin/python benchmarks/bench_dask_recommend.py \
         --users 20000 --items 2000 --ratings 1000000 --rounds 30
+    # MovieLens-20M's shape on 2 workers of 6 GB, beside the one-machine run at 10M:
+    PYTHONPATH=src .venv/bin/python benchmarks/bench_dask_recommend.py --mode dask \
+        --users 138493 --items 20000 --ratings 20000000 --memory-limit 6GB --partitions 8
+    PYTHONPATH=src .venv/bin/python benchmarks/bench_dask_recommend.py --mode local \
+        --users 70000 --items 10000 --ratings 10000000
 """
 
 from __future__ import annotations
 
 import argparse
-import resource
+import os
+import threading
 import time
 import warnings
+from typing import Any
 
 import numpy as np
 
 
-def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+def _status_mb(pid: int, field: str) -> float:
+    """``VmRSS`` or ``VmHWM`` of process ``pid`` in MB (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return 0.0
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--users", type=int, default=20_000)
-    ap.add_argument("--items", type=int, default=2_000)
-    ap.add_argument("--ratings", type=int, default=1_000_000)
-    ap.add_argument("--rounds", type=int, default=30)
-    ap.add_argument("--partitions", type=int, default=4)
-    ap.add_argument("--memory-limit", default="3GB")
-    ap.add_argument("--no-local", action="store_true", help="skip the one-machine run")
-    args = ap.parse_args()
+class Sampler(threading.Thread):
+    """The workers' resident sets, sampled with the kinds of task they were running."""
 
-    import dask.dataframe as dd
-    import distributed
+    def __init__(self, client: Any, every: float) -> None:
+        super().__init__(daemon=True)
+        from dask.utils import key_split
+
+        self.client, self.every, self.key_split = client, every, key_split
+        self.pids: dict[str, int] = client.run(os.getpid)
+        self.by_task: dict[str, dict[str, float]] = {}
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                busy = self.client.processing()
+            except Exception:  # noqa: BLE001  the cluster is closing
+                return
+            for addr, pid in self.pids.items():
+                rss = _status_mb(pid, "VmRSS")
+                for key in busy.get(addr, ()):
+                    kind = self.key_split(key)
+                    at = self.by_task.setdefault(kind, {})
+                    at[addr] = max(at.get(addr, 0.0), rss)
+            self.stop.wait(self.every)
+
+    def report(self) -> None:
+        names = {a: f"w{i}" for i, a in enumerate(sorted(self.pids))}
+        print("largest resident set (MB) of a worker while it ran a task of each kind:")
+        for kind, at in sorted(self.by_task.items(), key=lambda kv: -max(kv[1].values())):
+            cells = ", ".join(f"{names[a]} {v:.0f}" for a, v in sorted(at.items()))
+            print(f"  {kind:28s} {cells}")
+
+
+def _ratings(users: int, items: int, ratings: int) -> Any:
     import pandas as pd
 
-    from rankboost.dask import DaskRankBoostRecommender
     from rankboost.datasets import make_ratings
-    from rankboost.recommend import RankBoostRecommender
 
-    R = make_ratings(args.users, args.items, args.ratings, scale="half", random_state=0)
+    t0 = time.perf_counter()
+    R = make_ratings(users, items, ratings, scale="half", random_state=0)
     coo = R.tocoo()
     df = pd.DataFrame({"user": coo.row, "item": coo.col, "rating": coo.data})
     df = df.sample(frac=1.0, random_state=0).reset_index(drop=True)
-    del R, coo
+    print(f"shape: {users} users x {items} items x {R.nnz} ratings "
+          f"(generated in {time.perf_counter() - t0:.1f} s)", flush=True)  # fmt: skip
+    return df
+
+
+def run_dask(args: argparse.Namespace, df: Any) -> tuple[dict[str, Any], Any]:
+    import dask.dataframe as dd
+    import distributed
+
+    from rankboost.dask import DaskRankBoostRecommender
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         cluster = distributed.LocalCluster(
@@ -55,33 +110,82 @@ def main() -> None:
             memory_limit=args.memory_limit,
         )  # fmt: skip
     client = distributed.Client(cluster)
-    ddf = dd.from_pandas(df, npartitions=args.partitions)
-    ddf = client.persist(ddf)
-    distributed.wait(ddf)
-    base = client.run(_peak_mb)
-    print(f"shape: {args.users} users x {args.items} items x {args.ratings} ratings")
-    print(f"workers' peak RSS before the fit (imports, the ratings): {base}")
+    print(f"scheduler: {cluster.scheduler_address}", flush=True)
+    try:
+        ddf = client.persist(dd.from_pandas(df, npartitions=args.partitions))
+        distributed.wait(ddf)
+        sampler = Sampler(client, args.sample)
+        base = {a: round(_status_mb(p, "VmHWM")) for a, p in sampler.pids.items()}
+        print(f"workers' peak RSS before the fit (MB; imports, the ratings): {base}", flush=True)
+        sampler.start()
+        t0 = time.perf_counter()
+        rec = DaskRankBoostRecommender(client=client, n_estimators=args.rounds).fit(ddf)
+        t1 = time.perf_counter()
+        print(f"dask fit: {t1 - t0:.1f} s", flush=True)
+        _, items, _ = rec.recommend_all(k=10)
+        items = items.compute()
+        t2 = time.perf_counter()
+        sampler.stop.set()
+        sampler.join()
+        peaks = {a: round(_status_mb(p, "VmHWM")) for a, p in sampler.pids.items()}
+        print(f"dask recommend_all(k=10): {t2 - t1:.1f} s; load {os.getloadavg()}")
+        print(f"workers' peak RSS (MB, VmHWM): {peaks}; limit {args.memory_limit} each")
+        sampler.report()
+        params = dict(rec.params)
+    finally:
+        client.close()
+        cluster.close()
+    return params, items
+
+
+def run_local(df: Any, params: dict[str, Any]) -> Any:
+    from rankboost.recommend import RankBoostRecommender
+
     t0 = time.perf_counter()
-    rec = DaskRankBoostRecommender(client=client, n_estimators=args.rounds).fit(ddf)
+    one = RankBoostRecommender(**params).fit(df)
     t1 = time.perf_counter()
-    users, items, scores = rec.recommend_all(k=10)
-    items = items.compute()
+    _, items, _ = one.recommend_all(k=10)
     t2 = time.perf_counter()
-    peaks = client.run(_peak_mb)
-    print(f"dask fit: {t1 - t0:.1f} s, recommend_all(k=10): {t2 - t1:.1f} s")
-    print(f"workers' peak RSS (MB): {peaks}; client: {_peak_mb():.0f} MB")
-    client.close()
-    cluster.close()
-    if args.no_local:
+    print(f"one machine fit: {t1 - t0:.1f} s, recommend_all(k=10): {t2 - t1:.1f} s; "
+          f"load {os.getloadavg()}")  # fmt: skip
+    print(f"this process's peak RSS (MB, VmHWM): {_status_mb(os.getpid(), 'VmHWM'):.0f}")
+    return items
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--users", type=int, default=20_000)
+    ap.add_argument("--items", type=int, default=2_000)
+    ap.add_argument("--ratings", type=int, default=1_000_000)
+    ap.add_argument("--local-users", type=int, default=None)
+    ap.add_argument("--local-items", type=int, default=None)
+    ap.add_argument("--local-ratings", type=int, default=None)
+    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--partitions", type=int, default=4)
+    ap.add_argument("--memory-limit", default="3GB")
+    ap.add_argument("--sample", type=float, default=0.5, help="seconds between samples")
+    ap.add_argument("--mode", choices=("both", "dask", "local"), default="both")
+    ap.add_argument("--no-local", action="store_true", help="as --mode dask")
+    args = ap.parse_args()
+    mode = "dask" if args.no_local else args.mode
+
+    from rankboost.dask import DaskRankBoostRecommender
+
+    params: dict[str, Any] = dict(DaskRankBoostRecommender(n_estimators=args.rounds).params)
+    shape = (args.users, args.items, args.ratings)
+    df, items = None, None
+    if mode in ("both", "dask"):
+        df = _ratings(*shape)
+        params, items = run_dask(args, df)
+    if mode == "dask":
         return
-    t0 = time.perf_counter()
-    one = RankBoostRecommender(**rec.params).fit(df)
-    t1 = time.perf_counter()
-    _, items1, _ = one.recommend_all(k=10)
-    t2 = time.perf_counter()
-    print(f"one machine fit: {t1 - t0:.1f} s, recommend_all(k=10): {t2 - t1:.1f} s")
-    print(f"this process's peak RSS after both: {_peak_mb():.0f} MB")
-    print(f"top 10 of every user equal: {bool(np.array_equal(items, items1))}")
+    local = (args.local_users or shape[0], args.local_items or shape[1],
+             args.local_ratings or shape[2])  # fmt: skip
+    if df is None or local != shape:
+        df = _ratings(*local)
+    items1 = run_local(df, params)
+    if items is not None and local == shape:
+        print(f"top 10 of every user equal: {bool(np.array_equal(items, items1))}")
 
 
 if __name__ == "__main__":

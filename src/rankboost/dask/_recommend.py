@@ -4,11 +4,12 @@ The one-machine pooled fit (:mod:`rankboost.recommend._pooled`, SPEC 7.2) with t
 spread over the workers in blocks of whole users (:mod:`rankboost.dask._ratings`), each
 step run where the ratings are and with the one-machine code:
 
-* **item statistics**: each block sums its users' part of the item x item Gram matrix
-  (:func:`rankboost.recommend._base.item_gram`) and of the per-item totals
-  (:class:`~rankboost.recommend._base.ItemTotals`); the client adds them up (integer
-  counts: exactly, in a tree of tasks on the workers) and one task inverts EASE's matrix
-  (:meth:`BaseScores.ease_weights`), once per fit of the base recommenders;
+* **item statistics**: each block sums its users' per-item totals
+  (:class:`~rankboost.recommend._base.ItemTotals`), which the client adds up; the item x
+  item Gram matrix is summed on the workers in float32 stripes of rows (integer counts:
+  exactly), ``cooccurrence``'s neighbours are pruned per stripe and one task inverts
+  EASE's matrix in place (:mod:`rankboost.dask._itemstats`, which states the memory),
+  once per fit of the base recommenders; the blocks take the weights and neighbours;
 * **cross-fitting**: the folds of the ratings and the sampled unrated items are drawn by
   each block from its own slice of the one-machine random streams (PCG64's ``advance``
   jumps to it), so every row, fold and label is the one-machine one; fold by fold, the
@@ -51,20 +52,17 @@ from ..recommend._pooled import (
 )
 from ..recommend._recommender import RankBoostRecommender
 from ..recommend._scale import ItemTotals, user_sample
+from ._itemstats import item_stats
 from ._ratings import UserBlocks, user_blocks
 from ._rectasks import (
     block_features,
     block_folds,
-    block_gram,
     block_rows,
     block_totals,
     cross_fit_block,
-    ease_weights_of,
-    gram_without,
     kind_part,
     labelled_block,
     stacked,
-    sum_on_workers,
     top_of_users,
     totals_without,
 )
@@ -275,7 +273,6 @@ class DaskRankBoostRecommender:
         rows of the fold; the fold's matrices are released before the next.
         """
         distributed = require("distributed", "DaskRankBoostRecommender")
-        need_gram = "ease" in names or "cooccurrence" in names
         parts: list[list[Any]] = [[] for _ in ub.blocks]
         for k in range(opts.n_folds):
             per = [
@@ -285,24 +282,18 @@ class DaskRankBoostRecommender:
             totals = per[0].result()
             for t in client.gather(per[1:]):
                 totals = totals.add(t)
-            gram_f = weights_f = None
-            if need_gram:
-                gram_f = sum_on_workers(client, [
-                    client.submit(gram_without, b, fold, k, pure=False)
-                    for b, (fold, _) in zip(ub.blocks, rows, strict=True)
-                ])  # fmt: skip
-                if lam is not None:
-                    weights_f = client.submit(ease_weights_of, gram_f, names, lam, True, pure=False)
+            folds = [fold for fold, _ in rows]
+            weights_f, cooc_f = item_stats(client, ub, folds, k, totals.counts, names, lam, True)
             done = []
             for j, (b, (fold, fut)) in enumerate(zip(ub.blocks, rows, strict=True)):
                 cells = client.submit(
-                    cross_fit_block, b, fold, fut, k, gram_f, weights_f, totals, names, lam or 0.0,
+                    cross_fit_block, b, fold, fut, k, weights_f, cooc_f, totals, names, lam or 0.0,
                     pure=False,
                 )  # fmt: skip
                 parts[j].append(cells)
                 done.append(cells)
             distributed.wait(done)  # the fold's matrices are no longer needed
-            del gram_f, weights_f
+            del weights_f, cooc_f
         return [
             client.submit(block_features, fut, parts[j], pure=False)
             for j, (_, fut) in enumerate(rows)
@@ -376,15 +367,13 @@ class DaskRankBoostRecommender:
         lam: float | None,
         totals: ItemTotals,
     ) -> tuple[Any, Any, ItemTotals, tuple[str, ...], float]:
-        """The base recommenders' statistics on all the ratings (futures: tasks on the workers)."""
-        gram_f = weights_f = None
-        if "ease" in names or "cooccurrence" in names:
-            gram_f = sum_on_workers(
-                client, [client.submit(block_gram, b, None, pure=False) for b in ub.blocks]
-            )
-            if lam is not None:
-                weights_f = client.submit(ease_weights_of, gram_f, names, lam, False, pure=False)
-        return gram_f, weights_f, totals, names, lam or 0.0
+        """The base recommenders' statistics on all the ratings (futures: tasks on the workers).
+
+        EASE's weights and ``cooccurrence``'s neighbours (:func:`._itemstats.item_stats`),
+        the totals, the names and EASE's penalty.
+        """
+        weights_f, cooc_f = item_stats(client, ub, None, 0, totals.counts, names, lam, False)
+        return weights_f, cooc_f, totals, names, lam or 0.0
 
     # ------------------------------------------------------------------ recommend
     def _check_fitted(self) -> None:
@@ -461,9 +450,9 @@ class DaskRankBoostRecommender:
         self._check_fitted()
         client, ub = self._get_client(), self._ub
         R = sp.csr_matrix(sp.vstack(client.gather(ub.blocks), format="csr"))
-        gram_f, weights_f, _, names, lam = self._stats_f
-        gram = None if gram_f is None else gram_f.result()
+        weights_f, cooc_f, _, names, lam = self._stats_f
         weights = None if weights_f is None else weights_f.result()
+        cooc = None if cooc_f is None else cooc_f.result()
         everyone = np.arange(self.n_users_, dtype=np.int64)
         labels = self.users_.tolist()
         data = FitInput(
@@ -473,7 +462,7 @@ class DaskRankBoostRecommender:
         base = BaseScores(names, pool=everyone)
         if "ease" in names:
             base.ease_lambda = lam
-        base.fit(R, gram=gram, ease_weights=weights)
+        base.fit(R, ease_weights=weights, neighbours=cooc)
         report = {k: v for k, v in self.report_.items() if k != "n_blocks"}
         fit = PooledResult(
             self._fits[0], self._fits[1], base, self.ease_lambda_, everyone, {}, report

@@ -16,11 +16,12 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..model_selection import seed_stream
-from ..recommend._base import BaseScores, entry_folds, item_gram, user_means
+from ..recommend._base import BaseScores, entry_folds, user_means
 from ..recommend._labels import labelled_top
 from ..recommend._pooled import (
     PooledFit,
     PooledProblem,
+    block_size,
     has_pair,
     sample_unrated,
     top_of_block,
@@ -28,21 +29,16 @@ from ..recommend._pooled import (
 from ..recommend._scale import ItemTotals
 
 __all__ = [
-    "add_arrays",
     "block_features",
     "block_folds",
-    "block_gram",
     "block_problem",
     "block_rows",
     "block_totals",
     "cross_fit_block",
-    "ease_weights_of",
-    "gram_without",
     "keep_ratings",
     "kind_part",
     "labelled_block",
     "stacked",
-    "sum_on_workers",
     "top_of_users",
     "totals_without",
 ]
@@ -61,14 +57,6 @@ def keep_ratings(R: sp.csr_matrix, mask: NDArray[np.bool_]) -> sp.csr_matrix:
     rows = np.repeat(np.arange(R.shape[0]), np.diff(R.indptr))
     indptr = np.concatenate([[0], np.cumsum(np.bincount(rows[mask], minlength=R.shape[0]))])
     return sp.csr_matrix((R.data[mask], R.indices[mask], indptr), shape=R.shape)
-
-
-def block_gram(R: sp.csr_matrix, mask: NDArray[np.bool_] | None) -> NDArray[np.float64]:
-    """A block's part of the item x item Gram matrix of the binary ratings (where ``mask``)."""
-    B = R if mask is None else keep_ratings(R, mask)
-    B = B.copy()
-    B.data[:] = 1.0
-    return item_gram(B)
 
 
 def block_folds(
@@ -138,15 +126,15 @@ def cross_fit_block(  # noqa: PLR0917  the block's inputs
     fold: NDArray[np.int64],
     rows: dict[str, NDArray[Any]],
     k: int,
-    gram: NDArray[np.float64] | None,
     weights: NDArray[np.floating] | None,
+    neighbours: sp.csr_matrix | None,
     totals: ItemTotals,
     names: tuple[str, ...],
     lam: float,
 ) -> NDArray[np.float64]:
     """The block's rows of fold ``k``, scored by the base recommenders without fold ``k``."""
     base = BaseScores(names, ease_lambda=lam, ease_float32=True)
-    base.fit(keep_ratings(R, fold != k), gram=gram, ease_weights=weights, items=totals)
+    base.fit(keep_ratings(R, fold != k), ease_weights=weights, neighbours=neighbours, items=totals)
     mine = rows["fold"] == k
     return base.cells(rows["u"][mine], rows["item"][mine])
 
@@ -181,8 +169,8 @@ def kind_part(rows: dict[str, Any], X: NDArray, kind: str, subset: bool, what: s
 
 def top_of_users(  # noqa: PLR0917  the block's inputs
     R: sp.csr_matrix,
-    gram: NDArray[np.float64] | None,
     weights: NDArray[np.floating] | None,
+    neighbours: sp.csr_matrix | None,
     totals: ItemTotals,
     names: tuple[str, ...],
     lam: float,
@@ -191,10 +179,20 @@ def top_of_users(  # noqa: PLR0917  the block's inputs
     exclude_rated: bool,
     users: NDArray[np.int64] | None,
 ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-    """Top-``k`` items of the block's users (or of ``users``, local rows) under ``fit``."""
-    base = BaseScores(names, ease_lambda=lam).fit(R, gram=gram, ease_weights=weights, items=totals)
+    """Top-``k`` items of the block's users (or of ``users``, local rows) under ``fit``.
+
+    Scored in chunks of users of about ``_BLOCK_CELLS`` cells, as one machine's
+    ``recommend_all`` (a user's scores do not depend on the chunk).
+    """
+    base = BaseScores(names, ease_lambda=lam)
+    base.fit(R, ease_weights=weights, neighbours=neighbours, items=totals)
     users = np.arange(R.shape[0], dtype=np.int64) if users is None else users
-    return top_of_block(base, fit, R, k, exclude_rated, users)
+    step = block_size(R.shape[1], len(names))
+    parts = [
+        top_of_block(base, fit, R, k, exclude_rated, users[s : s + step])
+        for s in range(0, max(users.shape[0], 1), step)
+    ]
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
 def stacked(futures: list[Any], sizes: list[int], shape: tuple[int, ...], dtype: Any) -> Any:
@@ -207,37 +205,6 @@ def stacked(futures: list[Any], sizes: list[int], shape: tuple[int, ...], dtype:
         for f, n in zip(futures, sizes, strict=True)
     ]
     return da.concatenate(chunks, axis=0)
-
-
-def add_arrays(*parts: NDArray[np.float64]) -> NDArray[np.float64]:
-    total = parts[0].copy()
-    for p in parts[1:]:
-        total += p
-    return total
-
-
-def sum_on_workers(client: Any, futures: list[Any]) -> Any:
-    """A future of the sum of the blocks' arrays, added pairwise on the workers (a tree).
-
-    Tasks, not data sent from here: a worker lost later recomputes them from the blocks.
-    """
-    while len(futures) > 1:
-        futures = [
-            client.submit(add_arrays, *futures[i : i + 2], pure=False)
-            for i in range(0, len(futures), 2)
-        ]
-    return futures[0]
-
-
-def ease_weights_of(
-    gram: NDArray[np.float64], names: tuple[str, ...], lam: float, float32: bool
-) -> NDArray[np.floating]:
-    """EASE's weights from the summed Gram matrix: the one inverse (on one worker)."""
-    return BaseScores(names, ease_lambda=lam, ease_float32=float32).ease_weights(gram)
-
-
-def gram_without(R: sp.csr_matrix, fold: NDArray[np.int64], k: int) -> NDArray[np.float64]:
-    return block_gram(R, fold != k)
 
 
 def totals_without(R: sp.csr_matrix, fold: NDArray[np.int64], k: int) -> ItemTotals:

@@ -74,6 +74,8 @@ __all__ = [
     "VALIDATION_FOLDS",
     "BaseScores",
     "choose_ease_lambda",
+    "ease_dtype",
+    "ease_weights_in_place",
     "entry_folds",
     "item_gram",
     "user_means",
@@ -133,6 +135,7 @@ class BaseScores:
         gram: NDArray[np.float64] | None = None,
         ease_weights: NDArray[np.floating] | None = None,
         items: ItemTotals | None = None,
+        neighbours: sp.csr_matrix | None = None,
     ) -> BaseScores:
         """Fit every base recommender on ``R`` (user x item CSR, stored entry = rating).
 
@@ -146,7 +149,8 @@ class BaseScores:
         (``rankboost.dask``'s recommender: a partition's users, the sums over every
         partition). The scores of the block's users are then those of a fit on all the
         ratings; ``user_knn`` and ``item_knn``, which need the other users' rows, are
-        refused.
+        refused. ``neighbours``: ``cooccurrence``'s pruned cosines of those ratings
+        (:func:`._scale.top_k_cosine`), so neither they nor the Gram matrix are needed here.
         """
         R = sp.csr_matrix(R, dtype=np.float64)
         n_users, n_items = R.shape
@@ -157,7 +161,7 @@ class BaseScores:
                     f"({n_items} x {n_items} for these ratings); got shape {np.shape(given)}."
                 )
         if items is not None:
-            check_block_fit(self.names, items, gram, ease_weights, n_items)
+            check_block_fit(self.names, items, gram, ease_weights, n_items, neighbours)
         if "ease" in self.names:
             check_ease_memory(n_items)  # before the other recommenders' work
         self._R = R
@@ -198,16 +202,19 @@ class BaseScores:
             self._item_dev = sp.csr_matrix(
                 (R.data - self._item_mean[R.indices], R.indices, R.indptr), shape=R.shape
             )
+        cooc = "cooccurrence" in want and neighbours is None
         if "ease" not in want and items is None:
             gram = None
-        elif gram is None:
+        elif gram is None and (cooc or ("ease" in want and ease_weights is None)):
             gram = item_gram(B)  # shared by cooccurrence
         if "cooccurrence" in want:
             counts = None if items is None else n_i
-            self._cooc = top_k_cosine(B, self.k, gram, counts).T.tocsr()
-        if gram is not None and "ease" in want:
+            if neighbours is None:
+                neighbours = top_k_cosine(B, self.k, gram, counts)
+            self._cooc = neighbours.T.tocsr()
+        if "ease" in want:
             if ease_weights is None:
-                ease_weights = self.ease_weights(gram)
+                ease_weights = self.ease_weights(gram)  # type: ignore[arg-type]
             self._ease = ease_weights
         return self
 
@@ -320,7 +327,7 @@ def inverse_blas_threads(n_items: int) -> int | None:
     return 1 if n_items < _SERIAL_INVERSE else None
 
 
-def _spd_inverse(G: NDArray[np.float64], overwrite: bool = False) -> NDArray[np.float64]:
+def _spd_inverse(G: NDArray[np.floating], overwrite: bool = False) -> NDArray[np.floating]:
     """Inverse of a symmetric positive definite matrix by Cholesky (LAPACK potrf + potri).
 
     With ``overwrite`` (a C-ordered ``G`` the caller no longer needs) the inverse is
@@ -351,9 +358,23 @@ def _spd_inverse(G: NDArray[np.float64], overwrite: bool = False) -> NDArray[np.
             f"{info}); ease_lambda must be a finite number > 0, got {G.diagonal().min()!r} "
             "on the diagonal."
         )
-    # potri fills the upper triangle; numpy copies the overlapping P.T before writing
-    np.copyto(P, P.T, where=np.tri(P.shape[0], k=-1, dtype=bool))
+    _mirror_upper(P)  # potri fills the upper triangle
     return P.T if overwrite else P  # C order either way (P is symmetric)
+
+
+def _mirror_upper(P: NDArray[np.floating], rows: int = 256) -> None:
+    """``P``'s strictly lower triangle set to its upper one's mirror, ``rows`` rows at a time.
+
+    The values of ``np.copyto(P, P.T, where=np.tri(n, k=-1))``, without its n x n mask and
+    the full copy of the overlapping ``P.T`` numpy makes (3.6 GB more at 20,000 items in
+    float64): the temporary copies are of one block of rows.
+    """
+    n = P.shape[0]
+    for a in range(0, n, rows):
+        b = min(n, a + rows)
+        P[a:b, :a] = P[:a, a:b].T.copy()
+        d = P[a:b, a:b]
+        np.copyto(d, d.T.copy(), where=np.tri(b - a, k=-1, dtype=bool))
 
 
 def top_columns(S: NDArray[np.float64], k: int) -> NDArray[np.int64]:
@@ -412,10 +433,17 @@ def _ease_weights(
     float32's ``6e-8`` at worst; ``2e-6`` of the largest weight measured at ``lam`` 500,
     ``7e-6`` at 50, on MovieLens 100K); otherwise float64.
     """
-    dtype = np.float64
-    if float32 and (np.abs(gram).sum(axis=1).max() + lam) / lam < _FLOAT32_CONDITION:
-        dtype = np.float32
-    G = gram.astype(dtype)
+    G = gram.astype(ease_dtype(float(np.abs(gram).sum(axis=1).max()), lam, float32))
+    return ease_weights_in_place(G, lam)
+
+
+def ease_dtype(row_sum: float, lam: float, float32: bool) -> type[np.floating]:
+    """:func:`_ease_weights`' precision, from the Gram matrix's largest absolute row sum."""
+    return np.float32 if float32 and (row_sum + lam) / lam < _FLOAT32_CONDITION else np.float64
+
+
+def ease_weights_in_place(G: NDArray[np.floating], lam: float) -> NDArray[np.floating]:
+    """:func:`_ease_weights` of a C-ordered Gram matrix ``G`` of its dtype, in ``G``'s memory."""
     G[np.diag_indices_from(G)] += lam
     W = _spd_inverse(G, overwrite=True)  # P, in G's memory
     W /= -np.diag(W).copy()  # in place: one items x items array besides the gram

@@ -57,6 +57,7 @@ from ._rounds import choose_rounds, train_quiet
 __all__ = [
     "FEEDBACK",
     "PooledProblem",
+    "block_size",
     "has_pair",
     "negatives_per_user",
     "pooled_problem",
@@ -76,7 +77,8 @@ HELD_UNRATED = 100
 _BLOCK_CELLS = 1 << 22
 
 
-def _block_size(n_items: int, n_features: int) -> int:
+def block_size(n_items: int, n_features: int) -> int:
+    """Users scored per dense block of ``n_items`` x ``n_features`` cells (about 4M)."""
     return max(1, _BLOCK_CELLS // max(1, n_items * n_features))
 
 
@@ -359,7 +361,7 @@ def recommend_pooled(
     verbose: int,
 ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     """Top-k of every fitted user: blocks of users scored at once (one model call each)."""
-    step = _block_size(R.shape[1], len(base.names))
+    step = block_size(R.shape[1], len(base.names))
     blocks = [fitted[s : s + step] for s in range(0, fitted.shape[0], step)]
     args = (base, model, R, k, exclude_rated)
     if n_jobs == 1 or len(blocks) < 2:

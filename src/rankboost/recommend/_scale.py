@@ -50,6 +50,7 @@ __all__ = [
     "neighbour_pool",
     "row_normalised",
     "top_k_cosine",
+    "top_k_cosine_rows",
     "top_k_similar",
     "user_sample",
 ]
@@ -159,33 +160,60 @@ def top_k_cosine(
     n = B.shape[1]
     if counts is None:
         counts = np.bincount(B.indices, minlength=n).astype(np.float64)
-    scale = np.divide(1.0, np.sqrt(counts), out=np.zeros(n), where=counts > 0)
+    scale = _cosine_scale(counts)
     if gram_matrix is not None:
         return _pruned(n, k, lambda lo, hi: gram_matrix[lo:hi], scale)
     BT, Bc = sp.csr_matrix(B.T), sp.csr_matrix(B)
     return _pruned(n, k, lambda lo, hi: gram_rows(BT, Bc, lo, hi), scale)
 
 
-def _pruned(
+def top_k_cosine_rows(
+    G: NDArray[np.floating], lo: int, k: int, counts: NDArray[np.float64]
+) -> sp.csr_matrix:
+    """Rows ``[lo, lo + len(G))`` of :func:`top_k_cosine`, from those rows ``G`` of the Gram matrix.
+
+    A row's neighbours depend on its own Gram row only: stacked in order, the stripes'
+    results are :func:`top_k_cosine`'s matrix (``rankboost.dask``'s recommender, whose
+    Gram matrix is summed in stripes of rows). ``G`` may be float32 holding the exact
+    counts; it is read as float64.
+    """
+    hi = lo + G.shape[0]
+    return _pruned(
+        counts.shape[0], k, lambda a, b: G[a - lo : b - lo], _cosine_scale(counts), lo, hi
+    )
+
+
+def _cosine_scale(counts: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``1 / sqrt(n_i)``, 0 for an item nobody rated."""
+    return np.divide(1.0, np.sqrt(counts), out=np.zeros(counts.shape[0]), where=counts > 0)
+
+
+def _pruned(  # noqa: PLR0917  the rows and their range
     n: int,
     k: int,
-    rows: Callable[[int, int], NDArray[np.float64]],
+    rows: Callable[[int, int], NDArray[np.floating]],
     scale: NDArray[np.float64],
+    lo: int = 0,
+    hi: int | None = None,
 ) -> sp.csr_matrix:
-    """The ``n x n`` matrix of blocks ``rows(lo, hi)``, each row pruned to its top ``k``."""
+    """Rows ``[lo, hi)`` (all by default) of the ``n x n`` matrix of blocks ``rows(a, b)``.
+
+    Each row pruned to its top ``k``.
+    """
+    hi = n if hi is None else hi
     kk = max(0, min(k, n - 1))
     step = max(1, _BLOCK_CELLS // max(n, 1))
-    idx = np.empty((n, kk), dtype=np.int64)
-    val = np.empty((n, kk))
-    cnt = np.empty(n, dtype=np.int64)
-    for s in range(0, n, step):
-        e = min(n, s + step)
-        S = np.ascontiguousarray(rows(s, e))
-        gram.top_k_rows(s, S, scale, kk, idx[s:e], val[s:e], cnt[s:e],
-                        use_parallel(S.size))  # fmt: skip
+    idx = np.empty((hi - lo, kk), dtype=np.int64)
+    val = np.empty((hi - lo, kk))
+    cnt = np.empty(hi - lo, dtype=np.int64)
+    for s in range(lo, hi, step):
+        e = min(hi, s + step)
+        S = np.ascontiguousarray(rows(s, e), dtype=np.float64)
+        gram.top_k_rows(s, S, scale, kk, idx[s - lo : e - lo], val[s - lo : e - lo],
+                        cnt[s - lo : e - lo], use_parallel(S.size))  # fmt: skip
     keep = np.arange(kk)[None, :] < cnt[:, None]
     indptr = np.concatenate([[0], np.cumsum(cnt)])
-    return sp.csr_matrix((val[keep], idx[keep], indptr), shape=(n, n))
+    return sp.csr_matrix((val[keep], idx[keep], indptr), shape=(hi - lo, n))
 
 
 def neighbour_pool(pool: NDArray[np.int64] | None, n_users: int) -> NDArray[np.int64]:
@@ -282,6 +310,7 @@ def check_block_fit(
     gram: NDArray[np.float64] | None,
     ease_weights: NDArray[np.floating] | None,
     n_items: int,
+    neighbours: sp.csr_matrix | None = None,
 ) -> None:
     """A block fit's inputs: the totals of every item, and the item x item matrices named."""
     other = [n for n in names if n in ("user_knn", "item_knn")]
@@ -296,7 +325,10 @@ def check_block_fit(
             f"BaseScores.fit: items holds totals of {items.counts.shape[0]} items, and the "
             f"ratings have {n_items}."
         )
-    if gram is None and ("ease" in names or "cooccurrence" in names):
-        raise ValueError("BaseScores.fit(items=...) needs gram= (the Gram matrix of all users).")
+    if gram is None and "cooccurrence" in names and neighbours is None:
+        raise ValueError(
+            "BaseScores.fit(items=...) needs gram= (the Gram matrix of all users) or "
+            "neighbours= (cooccurrence's, top_k_cosine of it)."
+        )
     if ease_weights is None and "ease" in names:
         raise ValueError("BaseScores.fit(items=...) needs ease_weights= (computed once).")
