@@ -40,7 +40,7 @@ from bench_recommend import split  # noqa: E402
 
 from rankboost.datasets import load_movielens  # noqa: E402
 from rankboost.recommend._base import BASE_RECOMMENDERS, BaseScores, entry_folds  # noqa: E402
-from rankboost.recommend._pooled import HELD_UNRATED, _block_size, sample_unrated  # noqa: E402
+from rankboost.recommend._pooled import HELD_UNRATED, block_size, sample_unrated  # noqa: E402
 
 
 def fold_cells(R: sp.csr_matrix) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
@@ -62,7 +62,7 @@ def dense_at(base: BaseScores, users: np.ndarray, items: np.ndarray) -> np.ndarr
     order = np.argsort(users, kind="stable")
     uu = users[order]
     out = np.empty((users.shape[0], len(base.names)))
-    step = _block_size(base._R.shape[1], len(base.names))
+    step = block_size(base._R.shape[1], len(base.names))
     block_users = np.unique(uu)
     for s in range(0, block_users.shape[0], step):
         bu = block_users[s : s + step]
