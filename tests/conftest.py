@@ -20,6 +20,21 @@ SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 MQ2008_FOLD1_TRAIN = SHARED_DATA / "letor4" / "MQ2008" / "Fold1" / "train.txt.gz"
 
 
+def kill_a_worker_at(client: Any, iteration: int) -> tuple[Any, list[Any]]:
+    """A training callback that SIGKILLs one worker of ``client``'s cluster, once, at round
+    ``iteration`` (0-based), and the list it appends the killed nanny to (the Dask tests'
+    lost-worker recovery: the test asserts the list is not empty)."""
+    killed: list[Any] = []
+
+    def kill(env: Any) -> None:
+        if env.iteration == iteration and not killed:
+            nanny = next(iter(client.cluster.workers.values()))
+            nanny.process.process.kill()  # SIGKILL
+            killed.append(nanny)
+
+    return kill, killed
+
+
 @contextlib.contextmanager
 def two_worker_client() -> Iterator[Any]:
     """A ``distributed.Client`` of a real ``LocalCluster``: 2 worker processes, 1 thread each.

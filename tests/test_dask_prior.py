@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import rankboost as rb
-from conftest import letor_like, two_worker_client
+from conftest import kill_a_worker_at, letor_like, two_worker_client
 
 if any(importlib.util.find_spec(m) is None for m in ("dask", "distributed")):
     pytest.skip("dask and distributed are not installed", allow_module_level=True)
@@ -206,14 +206,7 @@ def test_issue49_killed_worker_with_a_prior(client):
     client.wait_for_workers(2, timeout=60)
     whole = _quiet(rbd.train, client, *parts[:3], init_score=parts[3], n_rounds=20)
     client.wait_for_workers(2, timeout=60)
-    cluster = client.cluster
-    killed = []
-
-    def kill(env):
-        if env.iteration == 5:
-            nanny = next(iter(cluster.workers.values()))
-            nanny.process.process.kill()  # SIGKILL
-            killed.append(nanny)
+    kill, killed = kill_a_worker_at(client, 5)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

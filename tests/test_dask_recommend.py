@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import rankboost as rb
-from conftest import two_worker_client
+from conftest import kill_a_worker_at, two_worker_client
 from rankboost.datasets import make_ratings
 from rankboost.recommend import RankBoostRecommender
 
@@ -140,14 +140,8 @@ def test_issue49_killed_worker_mid_boosting(client, monkeypatch):
     whole = rbd.DaskRankBoostRecommender(client=client, **params)
     whole.fit(dd.from_pandas(df, npartitions=4))
     client.wait_for_workers(2, timeout=60)
-    killed = []
+    kill, killed = kill_a_worker_at(client, 3)
     train = _train.train
-
-    def kill(env):
-        if env.iteration == 3 and not killed:
-            nanny = next(iter(client.cluster.workers.values()))
-            nanny.process.process.kill()  # SIGKILL
-            killed.append(nanny)
 
     def train_and_kill(*a, **kw):
         return train(*a, callbacks=[kill], **kw)
