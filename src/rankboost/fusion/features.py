@@ -311,12 +311,13 @@ def layout(items: list[Run]) -> Layout:
     """The rows of :func:`fusion_features`: one per (query, document) the runs return.
 
     Queries are numbered in order of first appearance across the runs (run 0's entries,
-    then run 1's, ...) and a row's key is ``(query, document)`` as integers (issue 23: never
-    a joined string). Rows are grouped by query, and within a query ordered by the first
-    appearance of their key. The strings are coded run by run (:func:`_codes`), so the cost
-    grows with the entries, and no array of every entry's strings is built; the keys' first
-    appearances come from a table over every (query, document) code pair when it is no
-    larger than the entries, else from one sort of the keys.
+    then run 1's, ...) and a row's key is ``(query, document)`` as integers (never a joined
+    string, whose bytes would grow with the id lengths). Rows are grouped by query, and
+    within a query ordered by the first appearance of their key. The strings are coded run
+    by run (:func:`_codes`), so the cost grows with the entries, and no array of every
+    entry's strings is built; the keys' first appearances come from a table over every
+    (query, document) code pair when it is no larger than the entries, else from one sort
+    of the keys.
     """
     qmap: dict[str, int] = {}
     dmap: dict[str, int] = {}
