@@ -151,8 +151,8 @@ def item_stats(  # noqa: PLR0917  the fit's state
                 dtype,
                 *pairs,
                 pure=False,
-                workers=[addr] if addr else None,
-                allow_other_workers=True,
+                workers=[addr] if addr else None,  # "": the blocks' worker was lost
+                allow_other_workers=bool(addr),  # distributed refuses it without workers=
             )
             for addr, pairs in by_worker.items()
         ]
