@@ -55,7 +55,7 @@ from .._kernels.cells import (
 from ._scale import (
     ItemTotals,
     PoolRows,
-    centred,
+    adjusted_cosines,
     check_block_fit,
     check_cells,
     check_ease_memory,
@@ -65,7 +65,6 @@ from ._scale import (
     neighbour_pool,
     row_normalised,
     top_k_cosine,
-    top_k_similar,
     user_sample,
 )
 
@@ -200,9 +199,8 @@ class BaseScores:
             # the pool's centred ratings by item (column i: who rated i, in increasing order)
             self._uc_pool_csc = sp.csc_matrix(pool_rows.centred)
         if "item_knn" in want:
-            # adjusted cosine: the columns of user-centred ratings, pruned (i -> j)
-            C = None if item_neighbours is not None else sp.csr_matrix(centred(R, self._mu_u).T)
-            near = item_neighbours if C is None else top_k_similar(C, self.k)
+            given = item_neighbours  # i -> j, pruned
+            near = given if given is not None else adjusted_cosines(R, self._mu_u, self.k)
             self._item_sim = near.T.tocsr()  # j -> i: the items that keep j as a neighbour
             dev = R.data - self._item_mean[R.indices]
             self._item_dev = sp.csr_matrix((dev, R.indices, R.indptr), shape=R.shape)

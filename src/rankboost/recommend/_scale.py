@@ -41,6 +41,7 @@ __all__ = [
     "USER_KNN_POOL",
     "ItemTotals",
     "PoolRows",
+    "adjusted_cosines",
     "available_memory",
     "centred",
     "check_block_fit",
@@ -201,6 +202,14 @@ def top_k_similar(V: sp.csr_matrix, k: int) -> sp.csr_matrix:
     Vn = row_normalised(sp.csr_matrix(V, dtype=np.float64))
     VT = sp.csr_matrix(Vn.T)  # Vn's own index order kept: the sums' order (gram_rows)
     return _pruned(V.shape[0], k, lambda lo, hi: gram_rows(Vn, VT, lo, hi), np.empty(0))
+
+
+def adjusted_cosines(R: sp.csr_matrix, means: NDArray[np.float64], k: int) -> sp.csr_matrix:
+    """``item_knn``'s neighbours: :func:`top_k_similar` of the columns of :func:`centred` ``R``.
+
+    The adjusted cosine of Sarwar et al. (2001): items' columns of user-centred ratings.
+    """
+    return top_k_similar(sp.csr_matrix(centred(R, means).T), k)
 
 
 def top_k_similar_rows(G: NDArray[np.float64], lo: int, k: int) -> sp.csr_matrix:
