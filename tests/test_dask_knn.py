@@ -133,7 +133,7 @@ def test_issue49_movielens_100k_every_base_recommender_top10_of_every_user(clien
     df = pd.DataFrame({"user": ds.user, "item": ds.item, "rating": ds.rating})
     df = df.sample(frac=1.0, random_state=49).reset_index(drop=True)  # users straddle
     dist = rbd.DaskRankBoostRecommender(
-        client=client, base_recommenders=BASE_RECOMMENDERS, n_estimators=20, random_state=3,
+        client=client, base_recommenders=BASE_RECOMMENDERS, n_estimators=12, random_state=3,
         feature_users=np.unique(ds.user)[::2],
     )  # fmt: skip
     dist.fit(dd.from_pandas(df, npartitions=4))
@@ -163,6 +163,29 @@ def test_issue49_make_ratings_halves_sampled_pool_and_stripes(client, monkeypatc
     assert_same_fit(one, dist, k=5)
 
 
+# --------------------------------------------------------------------------- bad input
+
+
+def test_issue49_knn_bad_input(client):
+    df = _frame(make_ratings(40, 20, 400, scale="whole", random_state=1), 1)
+    ddf = dd.from_pandas(df, npartitions=2)
+    for users, match in (
+        ([1, 2, 99], "feature_users contains unknown user 99: not among the 40"),
+        ([3, 3], "feature_users lists user 3 more than once"),
+    ):
+        est = rbd.DaskRankBoostRecommender(client=client, n_estimators=3, feature_users=users)
+        with pytest.raises(ValueError, match=match):
+            est.fit(ddf)
+    R = make_ratings(30, 12, 200, scale="whole", random_state=2)
+    totals = ItemTotals.of(R)
+    for name, arg in (("user_knn", "pool_rows="), ("item_knn", "item_neighbours=")):
+        with pytest.raises(ValueError, match=f"{name!r} needs the other users' rows: pass {arg}"):
+            BaseScores((name, "popularity")).fit(R[:10], items=totals)
+
+
+# --------------------------------------------------------------------------- faults
+
+
 def test_issue49_worker_killed_in_the_item_knn_chain(client, monkeypatch, tmp_path):
     """The first link of a Gram stripe kills its own worker (SIGKILL, once): Dask recomputes
     the stripe's chain from the blocks (a link never changes its input), and the model and
@@ -190,23 +213,3 @@ def test_issue49_worker_killed_in_the_item_knn_chain(client, monkeypatch, tmp_pa
     assert os.path.exists(marker)
     client.wait_for_workers(2, timeout=60)
     assert_same_fit(RankBoostRecommender(**survived.params).fit(df), survived)
-
-
-# --------------------------------------------------------------------------- bad input
-
-
-def test_issue49_knn_bad_input(client):
-    df = _frame(make_ratings(40, 20, 400, scale="whole", random_state=1), 1)
-    ddf = dd.from_pandas(df, npartitions=2)
-    for users, match in (
-        ([1, 2, 99], "feature_users contains unknown user 99: not among the 40"),
-        ([3, 3], "feature_users lists user 3 more than once"),
-    ):
-        est = rbd.DaskRankBoostRecommender(client=client, n_estimators=3, feature_users=users)
-        with pytest.raises(ValueError, match=match):
-            est.fit(ddf)
-    R = make_ratings(30, 12, 200, scale="whole", random_state=2)
-    totals = ItemTotals.of(R)
-    for name, arg in (("user_knn", "pool_rows="), ("item_knn", "item_neighbours=")):
-        with pytest.raises(ValueError, match=f"{name!r} needs the other users' rows: pass {arg}"):
-            BaseScores((name, "popularity")).fit(R[:10], items=totals)

@@ -210,8 +210,9 @@ def _item_neighbours(
     Vn = [client.submit(normalised_columns, v, norms, pure=False) for v in V]
     del V, norms_f
     order = list(range(len(Vn)))[:: -1 if _decreasing() else 1]
-    workers = sorted(client.scheduler_info()["workers"])
-    width = max(1, sum(client.nthreads().values()))  # stripes in flight
+    threads = client.nthreads()
+    workers = sorted(threads)
+    width = max(1, sum(threads.values()))  # stripes in flight
     nn = BaseScores(("item_knn",)).k
     rows = max(1, STRIPE_BYTES // (8 * max(n, 1)))
     pruned: list[Any] = []
