@@ -134,7 +134,7 @@ def test_issue49_movielens_100k_every_base_recommender_top10_of_every_user(clien
     df = df.sample(frac=1.0, random_state=49).reset_index(drop=True)  # users straddle
     dist = rbd.DaskRankBoostRecommender(
         client=client, base_recommenders=BASE_RECOMMENDERS, n_estimators=12, random_state=3,
-        feature_users=np.unique(ds.user)[::2],
+        n_folds=3, feature_users=np.unique(ds.user)[::2],
     )  # fmt: skip
     dist.fit(dd.from_pandas(df, npartitions=4))
     one = RankBoostRecommender(**dist.params).fit(df)
