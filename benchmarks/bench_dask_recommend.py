@@ -8,15 +8,20 @@ each. Fit and ``recommend_all(k=10)`` on Dask, then the same on one machine
 ``--local-users/--local-items/--local-ratings`` give the one-machine run another shape (e.g.
 MovieLens-10M's beside the Dask run at 20M; then the top 10 are not compared), and
 ``--mode`` runs one side only (``local``: in this process alone, for a clean peak).
+``--base-recommenders`` (names, comma separated, or ``all``) replaces the Dask default's.
 
 Memory: each worker process's peak resident set (``VmHWM`` of ``/proc/<pid>/status``, read
 from this process: imports and the worker's data included; ``ru_maxrss`` would count the
 forked parent's pages), this process's, and, per kind of task, the largest resident set a
 worker had while it ran a task of that kind (sampled every ``--sample`` seconds from
-``/proc`` and the scheduler's ``processing``): where the memory goes, step by step.
+``/proc`` and the scheduler's ``processing``): where the memory goes, step by step; and
+the fit's compute seconds per kind of task (Dask's task stream, both workers summed).
 
     PYTHONPATH=src .venv/bin/python benchmarks/bench_dask_recommend.py \
         --users 20000 --items 2000 --ratings 1000000 --rounds 30
+    # every base recommender (user_knn and item_knn too), issue 49:
+    PYTHONPATH=src .venv/bin/python benchmarks/bench_dask_recommend.py --users 30000 \
+        --items 6000 --ratings 3000000 --memory-limit 6GB --partitions 8 --base-recommenders all
     # MovieLens-20M's shape on 2 workers of 6 GB, beside the one-machine run at 10M:
     PYTHONPATH=src .venv/bin/python benchmarks/bench_dask_recommend.py --mode dask \
         --users 138493 --items 20000 --ratings 20000000 --memory-limit 6GB --partitions 8
@@ -123,9 +128,12 @@ def run_dask(args: argparse.Namespace, df: Any) -> tuple[dict[str, Any], Any]:
         print(f"workers' peak RSS before the fit (MB; imports, the ratings): {base}", flush=True)
         sampler.start()
         t0 = time.perf_counter()
-        rec = DaskRankBoostRecommender(client=client, n_estimators=args.rounds).fit(ddf)
+        rec = DaskRankBoostRecommender(client=client, n_estimators=args.rounds, **_extra(args))
+        with distributed.get_task_stream(client) as stream:
+            rec.fit(ddf)
         t1 = time.perf_counter()
         print(f"dask fit: {t1 - t0:.1f} s", flush=True)
+        _task_seconds(stream.data)
         _, items, _ = rec.recommend_all(k=10)
         items = items.compute()
         t2 = time.perf_counter()
@@ -140,6 +148,31 @@ def run_dask(args: argparse.Namespace, df: Any) -> tuple[dict[str, Any], Any]:
         client.close()
         cluster.close()
     return params, items
+
+
+def _extra(args: argparse.Namespace) -> dict[str, Any]:
+    """The estimator's parameters the flags change."""
+    if not args.base_recommenders:
+        return {}
+    from rankboost.recommend._base import BASE_RECOMMENDERS
+
+    names = args.base_recommenders
+    return {"base_recommenders": BASE_RECOMMENDERS if names == "all" else tuple(names.split(","))}
+
+
+def _task_seconds(tasks: list[dict[str, Any]]) -> None:
+    """Compute seconds per kind of task (both workers summed), the largest first."""
+    from dask.utils import key_split
+
+    total: dict[str, float] = {}
+    for t in tasks:
+        for ss in t.get("startstops", ()):
+            if ss["action"] == "compute":
+                kind = key_split(t["key"])
+                total[kind] = total.get(kind, 0.0) + ss["stop"] - ss["start"]
+    print("fit's compute seconds per kind of task (workers summed):")
+    for kind, sec in sorted(total.items(), key=lambda kv: -kv[1])[:14]:
+        print(f"  {kind:28s} {sec:8.1f}")
 
 
 def run_local(df: Any, params: dict[str, Any]) -> Any:
@@ -170,12 +203,15 @@ def main() -> None:
     ap.add_argument("--sample", type=float, default=0.5, help="seconds between samples")
     ap.add_argument("--mode", choices=("both", "dask", "local"), default="both")
     ap.add_argument("--no-local", action="store_true", help="as --mode dask")
+    ap.add_argument("--base-recommenders", default=None, help="comma separated, or 'all'")
     args = ap.parse_args()
     mode = "dask" if args.no_local else args.mode
 
     from rankboost.dask import DaskRankBoostRecommender
 
-    params: dict[str, Any] = dict(DaskRankBoostRecommender(n_estimators=args.rounds).params)
+    params: dict[str, Any] = dict(
+        DaskRankBoostRecommender(n_estimators=args.rounds, **_extra(args)).params
+    )
     shape = (args.users, args.items, args.ratings)
     df, items = None, None
     if mode in ("both", "dask"):

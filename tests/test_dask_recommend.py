@@ -171,11 +171,9 @@ def test_issue49_bad_recommender_input(client):
     with pytest.raises(ValueError, match=r"ratings must hold the columns \('u', 'i', 'r'\)"):
         est.fit(ddf, columns=("u", "i", "r"))
     for params, match in (
-        ({"base_recommenders": ("user_knn", "ease")}, "'user_knn' is not available on Dask"),
         ({"ease_lambda": "auto"}, "ease_lambda='auto'"),
         ({"inner_folds": 2}, "inner_folds=2"),
         ({"mode": "per_user"}, "mode='per_user'"),
-        ({"feature_users": [1, 2]}, "feature_users="),
         ({"n_estimators": 0}, "n_estimators"),
     ):
         with pytest.raises(ValueError, match=match):

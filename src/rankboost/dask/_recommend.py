@@ -15,7 +15,8 @@ step run where the ratings are and with the one-machine code:
   jumps to it), so every row, fold and label is the one-machine one; fold by fold, the
   client sums the blocks' Gram matrices without that fold, inverts once, and each block
   scores its rows of the fold (``BaseScores.fit(..., items=...)``: its users with the
-  totals of every user);
+  totals of every user); ``user_knn``'s neighbour pool rows and ``item_knn``'s pruned
+  neighbours come from :mod:`rankboost.dask._knn` (the one-machine bits);
 * **boosting**: the rows stay in their blocks, which are the partitions of
   :func:`rankboost.dask.train` (a user is a query, whole in its block), from the prior
   ``c * EASE`` as ``init_score``;
@@ -25,9 +26,8 @@ step run where the ratings are and with the one-machine code:
 The same ``random_state`` gives the one-machine model (to 1e-12, as the Dask ranker) and
 the same top-``k`` for every user, for ratings whose sums are exact in float64 (integers,
 halves): the totals are added in another order otherwise. What is not distributed is
-refused with a clear error: ``user_knn`` and ``item_knn`` (they need the other users'
-rows), ``ease_lambda="auto"`` and ``inner_folds`` (choices on held-out users), and the
-paper's per-user models.
+refused with a clear error: ``ease_lambda="auto"`` and ``inner_folds`` (choices on
+held-out users), and the paper's per-user models.
 """
 
 from __future__ import annotations
@@ -51,8 +51,9 @@ from ..recommend._pooled import (
     negatives_per_user,
 )
 from ..recommend._recommender import RankBoostRecommender
-from ..recommend._scale import ItemTotals, user_sample
+from ..recommend._scale import ItemTotals, neighbour_pool, user_sample
 from ._itemstats import item_stats
+from ._knn import knn_pool, knn_stats
 from ._ratings import UserBlocks, user_blocks
 from ._rectasks import (
     block_features,
@@ -97,10 +98,10 @@ class DaskRankBoostRecommender:
         The cluster's client (None: ``distributed.get_client()``).
     **params
         ``RankBoostRecommender``'s parameters, with the defaults of
-        :data:`DASK_DEFAULTS` where they differ: ``base_recommenders`` among
-        :data:`DASK_BASE_RECOMMENDERS` (the default), a number for ``ease_lambda`` (500),
-        ``inner_folds=None`` (``n_estimators`` rounds), ``mode="pooled"``, no
-        ``feature_users``. Other values are a ValueError naming the parameter.
+        :data:`DASK_DEFAULTS` where they differ: ``base_recommenders``
+        :data:`DASK_BASE_RECOMMENDERS` (the default; any of ``BASE_RECOMMENDERS`` runs),
+        a number for ``ease_lambda`` (500), ``inner_folds=None`` (``n_estimators``
+        rounds), ``mode="pooled"``. Other values are a ValueError naming the parameter.
 
     Attributes
     ----------
@@ -146,20 +147,16 @@ class DaskRankBoostRecommender:
             raise TypeError(f"DaskRankBoostRecommender: {exc}.") from None
         est._check_params()
         owner = "DaskRankBoostRecommender"
-        names = PooledOptions.of(est).base_recommenders
-        other = [n for n in names if n not in DASK_BASE_RECOMMENDERS]
         refusals = [
             (est.mode != "pooled", f"mode={est.mode!r}: only the pooled model is distributed"),
-            (bool(other), f"base_recommenders holds {other[0]!r}" if other else ""),
             (isinstance(est.ease_lambda, str), "ease_lambda='auto' (a held-out search)"),
             (est.inner_folds is not None, f"inner_folds={est.inner_folds!r} (inner CV)"),
-            (est.feature_users is not None, "feature_users= (user_knn's neighbour pool)"),
         ]
         for bad, what in refusals:
             if bad:
                 raise ValueError(
-                    f"{owner}: {what} is not available on Dask; it runs "
-                    f"base_recommenders among {DASK_BASE_RECOMMENDERS!r}, a number for "
+                    f"{owner}: {what} is not available on Dask; it runs every base "
+                    "recommender, a number for "
                     "ease_lambda and inner_folds=None (n_estimators rounds). Use "
                     "rankboost.recommend.RankBoostRecommender for the rest."
                 )
@@ -197,6 +194,8 @@ class DaskRankBoostRecommender:
         for t, _ in per_block[1:]:
             totals = totals.add(t)
         low = min(lo for _, lo in per_block)
+        self._feats = knn_pool(ub, template.feature_users)  # user_knn's (feature_users)
+        self._pool = neighbour_pool(self._feats, ub.users.shape[0])
         rows, counts = self._rows(client, ub, opts, low)
         X = self._cross_fit(client, ub, rows, opts, names, lam)
         fits = self._boost(client, rows, X, counts, opts, params, names)
@@ -283,17 +282,18 @@ class DaskRankBoostRecommender:
             for t in client.gather(per[1:]):
                 totals = totals.add(t)
             folds = [fold for fold, _ in rows]
+            knn_f = knn_stats(client, ub, folds, k, names, self._pool, totals.counts)
             weights_f, cooc_f = item_stats(client, ub, folds, k, totals.counts, names, lam, True)
             done = []
             for j, (b, (fold, fut)) in enumerate(zip(ub.blocks, rows, strict=True)):
                 cells = client.submit(
                     cross_fit_block, b, fold, fut, k, weights_f, cooc_f, totals, names, lam or 0.0,
-                    pure=False,
+                    knn_f, int(ub.starts[j]), pure=False,
                 )  # fmt: skip
                 parts[j].append(cells)
                 done.append(cells)
             distributed.wait(done)  # the fold's matrices are no longer needed
-            del weights_f, cooc_f
+            del weights_f, cooc_f, knn_f
         return [
             client.submit(block_features, fut, parts[j], pure=False)
             for j, (_, fut) in enumerate(rows)
@@ -366,14 +366,16 @@ class DaskRankBoostRecommender:
         names: tuple[str, ...],
         lam: float | None,
         totals: ItemTotals,
-    ) -> tuple[Any, Any, ItemTotals, tuple[str, ...], float]:
+    ) -> tuple[Any, Any, ItemTotals, tuple[str, ...], float, Any]:
         """The base recommenders' statistics on all the ratings (futures: tasks on the workers).
 
         EASE's weights and ``cooccurrence``'s neighbours (:func:`._itemstats.item_stats`),
-        the totals, the names and EASE's penalty.
+        the totals, the names, EASE's penalty, and ``user_knn``'s and ``item_knn``'s
+        (:func:`._knn.knn_stats`).
         """
+        knn_f = knn_stats(client, ub, None, 0, names, self._pool, totals.counts)
         weights_f, cooc_f = item_stats(client, ub, None, 0, totals.counts, names, lam, False)
-        return weights_f, cooc_f, totals, names, lam or 0.0
+        return weights_f, cooc_f, totals, names, lam or 0.0, knn_f
 
     # ------------------------------------------------------------------ recommend
     def _check_fitted(self) -> None:
@@ -402,7 +404,7 @@ class DaskRankBoostRecommender:
         lo = int(ub.starts[j])
         fut = client.submit(
             top_of_users, ub.blocks[j], *self._stats_f, self._fits[0], int(k), exclude_rated,
-            np.array([at - lo]), pure=False,
+            np.array([at - lo]), lo, pure=False,
         )  # fmt: skip
         pos, scores = fut.result()
         keep = pos[0] >= 0  # top_k pads a user with fewer candidates
@@ -433,7 +435,7 @@ class DaskRankBoostRecommender:
             lo, hi = int(ub.starts[j]), int(ub.starts[j + 1])
             fut = client.submit(
                 labelled_block, block, self._stats_f, self._fits[0], k, exclude_rated, None,
-                self.users_[lo:hi], self.items_, pure=False,
+                self.users_[lo:hi], self.items_, lo, pure=False,
             )  # fmt: skip
             out = dask.delayed(fut)
             items.append(da.from_delayed(out[1], (hi - lo, k), dtype=object))
@@ -450,19 +452,20 @@ class DaskRankBoostRecommender:
         self._check_fitted()
         client, ub = self._get_client(), self._ub
         R = sp.csr_matrix(sp.vstack(client.gather(ub.blocks), format="csr"))
-        weights_f, cooc_f, _, names, lam = self._stats_f
+        weights_f, cooc_f, _, names, lam, (_, near_f) = self._stats_f
         weights = None if weights_f is None else weights_f.result()
         cooc = None if cooc_f is None else cooc_f.result()
+        near = None if near_f is None else near_f.result()
         everyone = np.arange(self.n_users_, dtype=np.int64)
         labels = self.users_.tolist()
         data = FitInput(
             R, self.users_, self.items_, labels, True, {u: i for i, u in enumerate(labels)},
-            {it: i for i, it in enumerate(self.items_.tolist())}, everyone, everyone,
+            {it: i for i, it in enumerate(self.items_.tolist())}, everyone, self._feats,
         )  # fmt: skip
-        base = BaseScores(names, pool=everyone)
+        base = BaseScores(names, pool=self._feats)
         if "ease" in names:
             base.ease_lambda = lam
-        base.fit(R, ease_weights=weights, neighbours=cooc)
+        base.fit(R, ease_weights=weights, neighbours=cooc, item_neighbours=near)
         report = {k: v for k, v in self.report_.items() if k != "n_blocks"}
         fit = PooledResult(
             self._fits[0], self._fits[1], base, self.ease_lambda_, everyone, {}, report

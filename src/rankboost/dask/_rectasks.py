@@ -26,7 +26,7 @@ from ..recommend._pooled import (
     sample_unrated,
     top_of_block,
 )
-from ..recommend._scale import ItemTotals
+from ..recommend._scale import ItemTotals, PoolRows
 
 __all__ = [
     "block_features",
@@ -37,6 +37,7 @@ __all__ = [
     "cross_fit_block",
     "keep_ratings",
     "kind_part",
+    "knn_inputs",
     "labelled_block",
     "stacked",
     "top_of_users",
@@ -131,12 +132,27 @@ def cross_fit_block(  # noqa: PLR0917  the block's inputs
     totals: ItemTotals,
     names: tuple[str, ...],
     lam: float,
+    knn: tuple[PoolRows | None, sp.csr_matrix | None] = (None, None),
+    start: int = 0,
 ) -> NDArray[np.float64]:
-    """The block's rows of fold ``k``, scored by the base recommenders without fold ``k``."""
+    """The block's rows of fold ``k``, scored by the base recommenders without fold ``k``.
+
+    ``knn``: ``user_knn``'s pool rows and ``item_knn``'s neighbours (:mod:`._knn`) of those
+    ratings; ``start``: the block's first user.
+    """
     base = BaseScores(names, ease_lambda=lam, ease_float32=True)
-    base.fit(keep_ratings(R, fold != k), ease_weights=weights, neighbours=neighbours, items=totals)
+    base.fit(keep_ratings(R, fold != k), ease_weights=weights, neighbours=neighbours,
+             items=totals, **knn_inputs(knn, start))  # fmt: skip
     mine = rows["fold"] == k
     return base.cells(rows["u"][mine], rows["item"][mine])
+
+
+def knn_inputs(knn: tuple[PoolRows | None, sp.csr_matrix | None], start: int) -> dict[str, Any]:
+    """``BaseScores.fit``'s ``pool_rows`` (users as rows of the block) and ``item_neighbours``."""
+    pool_rows, near = knn
+    if pool_rows is not None:
+        pool_rows = pool_rows._replace(users=pool_rows.users - start)
+    return {"pool_rows": pool_rows, "item_neighbours": near}
 
 
 def block_features(rows: dict[str, NDArray[Any]], parts: list[NDArray[np.float64]]) -> NDArray:
@@ -174,18 +190,22 @@ def top_of_users(  # noqa: PLR0917  the block's inputs
     totals: ItemTotals,
     names: tuple[str, ...],
     lam: float,
+    knn: tuple[PoolRows | None, sp.csr_matrix | None],
     fit: PooledFit,
     k: int,
     exclude_rated: bool,
     users: NDArray[np.int64] | None,
+    start: int = 0,
 ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     """Top-``k`` items of the block's users (or of ``users``, local rows) under ``fit``.
 
     Scored in chunks of users of about ``_BLOCK_CELLS`` cells, as one machine's
-    ``recommend_all`` (a user's scores do not depend on the chunk).
+    ``recommend_all`` (a user's scores do not depend on the chunk). ``knn`` and ``start``:
+    as :func:`cross_fit_block`'s.
     """
     base = BaseScores(names, ease_lambda=lam)
-    base.fit(R, ease_weights=weights, neighbours=neighbours, items=totals)
+    base.fit(R, ease_weights=weights, neighbours=neighbours, items=totals,
+             **knn_inputs(knn, start))  # fmt: skip
     users = np.arange(R.shape[0], dtype=np.int64) if users is None else users
     step = block_size(R.shape[1], len(names))
     parts = [
@@ -213,15 +233,16 @@ def totals_without(R: sp.csr_matrix, fold: NDArray[np.int64], k: int) -> ItemTot
 
 def labelled_block(  # noqa: PLR0917  the block's inputs
     R: sp.csr_matrix,
-    stats: tuple[Any, Any, ItemTotals, tuple[str, ...], float],
+    stats: tuple[Any, Any, ItemTotals, tuple[str, ...], float, Any],
     fit: PooledFit,
     k: int,
     exclude_rated: bool,
     users: NDArray[np.int64] | None,
     user_labels: NDArray[Any],
     items: NDArray[Any],
+    start: int = 0,
 ) -> tuple[NDArray[Any], NDArray[Any], NDArray[np.float64]]:
     """:func:`_top` in labels (``user_labels``: the block's; padding: None)."""
-    pos, scores = top_of_users(R, *stats, fit, k, exclude_rated, users)
+    pos, scores = top_of_users(R, *stats, fit, k, exclude_rated, users, start)
     rows = np.arange(user_labels.shape[0]) if users is None else users
     return labelled_top(user_labels, items, True, rows, pos, scores)

@@ -54,6 +54,8 @@ from .._kernels.cells import (
 )
 from ._scale import (
     ItemTotals,
+    PoolRows,
+    adjusted_cosines,
     check_block_fit,
     check_cells,
     check_ease_memory,
@@ -63,7 +65,6 @@ from ._scale import (
     neighbour_pool,
     row_normalised,
     top_k_cosine,
-    top_k_similar,
     user_sample,
 )
 
@@ -136,6 +137,8 @@ class BaseScores:
         ease_weights: NDArray[np.floating] | None = None,
         items: ItemTotals | None = None,
         neighbours: sp.csr_matrix | None = None,
+        pool_rows: PoolRows | None = None,
+        item_neighbours: sp.csr_matrix | None = None,
     ) -> BaseScores:
         """Fit every base recommender on ``R`` (user x item CSR, stored entry = rating).
 
@@ -148,9 +151,11 @@ class BaseScores:
         ratings whose :class:`ItemTotals`, Gram matrix and EASE weights these are
         (``rankboost.dask``'s recommender: a partition's users, the sums over every
         partition). The scores of the block's users are then those of a fit on all the
-        ratings; ``user_knn`` and ``item_knn``, which need the other users' rows, are
-        refused. ``neighbours``: ``cooccurrence``'s pruned cosines of those ratings
-        (:func:`._scale.top_k_cosine`), so neither they nor the Gram matrix are needed here.
+        ratings. ``neighbours``: ``cooccurrence``'s pruned cosines of those ratings
+        (:func:`._scale.top_k_cosine`), so neither they nor the Gram matrix are needed here;
+        ``item_neighbours``: ``item_knn``'s (:func:`._scale.top_k_similar` of the centred
+        columns); ``pool_rows``: ``user_knn``'s pool rows (:class:`._scale.PoolRows`; its
+        users as rows of ``R``: a block's own, or outside it).
         """
         R = sp.csr_matrix(R, dtype=np.float64)
         n_users, n_items = R.shape
@@ -161,7 +166,8 @@ class BaseScores:
                     f"({n_items} x {n_items} for these ratings); got shape {np.shape(given)}."
                 )
         if items is not None:
-            check_block_fit(self.names, items, gram, ease_weights, n_items, neighbours)
+            knn = (pool_rows, item_neighbours)
+            check_block_fit(self.names, items, gram, ease_weights, n_items, neighbours, knn)
         if "ease" in self.names:
             check_ease_memory(n_items)  # before the other recommenders' work
         self._R = R
@@ -183,25 +189,21 @@ class BaseScores:
         )
         self._item_mean = (s_i + _DAMPING * mu) / (n_i + _DAMPING)
         self._pop = np.log1p(n_i)
-        rows = np.repeat(np.arange(n_users), n_u)
         want = set(self.names)
         if "user_knn" in want:
-            # neighbours' centred ratings, restricted to the pool
-            # (at most USER_KNN_POOL of them; the matrices hold the pool's rows only)
-            pool = self._pool = neighbour_pool(self.pool, n_users)
-            C = sp.csr_matrix((R.data - self._mu_u[rows], R.indices, R.indptr), shape=R.shape)
-            self._un = row_normalised(R)  # rows for the cosine
-            self._un_pool_csr = sp.csr_matrix(self._un[pool].T)  # items x pool, sparse
+            self._un = row_normalised(R)  # rows for the cosine; the pool's (<= USER_KNN_POOL):
+            if pool_rows is None:
+                pool_rows = PoolRows.of(R, self._mu_u, self._un, neighbour_pool(self.pool, n_users))
+            self._pool = pool_rows.users
+            self._un_pool_csr = sp.csr_matrix(pool_rows.normalised.T)  # items x pool, sparse
             # the pool's centred ratings by item (column i: who rated i, in increasing order)
-            self._uc_pool_csc = sp.csc_matrix(C[pool])
+            self._uc_pool_csc = sp.csc_matrix(pool_rows.centred)
         if "item_knn" in want:
-            # adjusted cosine: columns of user-centred ratings
-            C = sp.csr_matrix((R.data - self._mu_u[rows], R.indices, R.indptr), shape=R.shape)
-            near = top_k_similar(sp.csr_matrix(C.T), self.k)  # i -> j, sorted
+            given = item_neighbours  # i -> j, pruned
+            near = given if given is not None else adjusted_cosines(R, self._mu_u, self.k)
             self._item_sim = near.T.tocsr()  # j -> i: the items that keep j as a neighbour
-            self._item_dev = sp.csr_matrix(
-                (R.data - self._item_mean[R.indices], R.indices, R.indptr), shape=R.shape
-            )
+            dev = R.data - self._item_mean[R.indices]
+            self._item_dev = sp.csr_matrix((dev, R.indices, R.indptr), shape=R.shape)
         cooc = "cooccurrence" in want and neighbours is None
         if "ease" not in want and items is None:
             gram = None

@@ -16,9 +16,10 @@ similarities' transpose nor ``user_knn``'s neighbour matrix is dense). Here:
   of six features does not need 70,000 queries, and every target is still recommended for;
 * :func:`cross_gram` / :func:`csr_triple` / :func:`check_cells`: what ``BaseScores.cells``
   needs to score the cross-fitting's held-out cells without a users x items array;
-* :class:`ItemTotals` / :func:`check_block_fit`: what a fit on a block of users needs of
-  the other users (per-item sums, the Gram matrix, EASE's weights), so that blocks of users
-  add theirs up and score their own users (``rankboost.dask``'s recommender);
+* :class:`ItemTotals` / :class:`PoolRows` / :func:`check_block_fit`: what a fit on a block
+  of users needs of the other users (per-item sums, the Gram matrix, EASE's weights,
+  ``user_knn``'s pool rows, ``item_knn``'s neighbours), so that blocks of users add theirs
+  up and score their own users (``rankboost.dask``'s recommender);
 * :func:`check_dense_memory`: a clear error before allocating a dense array larger than the
   machine's available memory (EASE's items x items matrices), naming the sizes and what to do.
 """
@@ -39,7 +40,10 @@ __all__ = [
     "MAX_QUERIES",
     "USER_KNN_POOL",
     "ItemTotals",
+    "PoolRows",
+    "adjusted_cosines",
     "available_memory",
+    "centred",
     "check_block_fit",
     "check_cells",
     "check_dense_memory",
@@ -49,9 +53,12 @@ __all__ = [
     "gram_rows",
     "neighbour_pool",
     "row_normalised",
+    "row_norms",
+    "scaled_rows",
     "top_k_cosine",
     "top_k_cosine_rows",
     "top_k_similar",
+    "top_k_similar_rows",
     "user_sample",
 ]
 
@@ -63,10 +70,21 @@ MAX_QUERIES = 10_000
 _BLOCK_CELLS = 1 << 22
 
 
-def gram_rows(V: sp.csr_matrix, VT: sp.csr_matrix, lo: int, hi: int) -> NDArray[np.float64]:
-    """Rows ``[lo, hi)`` of ``V @ V.T`` as a dense array (``VT`` = ``V.T`` in CSR)."""
-    n = V.shape[0]
-    out = np.zeros((hi - lo, n))
+def gram_rows(
+    V: sp.csr_matrix,
+    VT: sp.csr_matrix,
+    lo: int,
+    hi: int,
+    out: NDArray[np.float64] | None = None,
+) -> NDArray[np.float64]:
+    """Rows ``[lo, hi)`` of ``V @ V.T`` as a dense array (``VT`` = ``V.T`` in CSR).
+
+    ``out``: rows ``[lo, hi)`` to add the terms to, each cell's in the order of ``V``'s row
+    (``V`` and ``VT`` a block of ``V``'s columns: the sum over every column, continued block
+    after block, has the bits of one call on all of them; ``rankboost.dask``'s ``item_knn``).
+    """
+    n = VT.shape[1]
+    out = np.zeros((hi - lo, n)) if out is None else out
     work = int(V.indptr[hi] - V.indptr[lo]) * max(1, VT.nnz // max(1, VT.shape[0]))
     gram.gram_rows(lo, hi, V.indptr.astype(np.int64), V.indices, V.data,
                    VT.indptr.astype(np.int64), VT.indices, VT.data, out,
@@ -125,9 +143,53 @@ def check_cells(
 
 def row_normalised(M: sp.csr_matrix) -> sp.csr_matrix:
     """``M`` with every row scaled to unit Euclidean norm (an empty row stays empty)."""
-    norms = np.sqrt(np.asarray(M.multiply(M).sum(axis=1)).ravel())
+    return scaled_rows(M, row_norms(M))
+
+
+def row_norms(M: sp.csr_matrix) -> NDArray[np.float64]:
+    """The Euclidean norm of every row of ``M`` (a row's: its own entries only)."""
+    return np.sqrt(np.asarray(M.multiply(M).sum(axis=1)).ravel())
+
+
+def scaled_rows(M: sp.csr_matrix, norms: NDArray[np.float64]) -> sp.csr_matrix:
+    """Row ``i`` of ``M`` divided by ``norms[i]`` (emptied where it is 0).
+
+    A row's entries come out in scipy's product order (reversed), which is the order the
+    Gram kernel then sums them in (:func:`top_k_similar`).
+    """
     inv = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
     return sp.csr_matrix(sp.diags(inv) @ M)
+
+
+def centred(R: sp.csr_matrix, means: NDArray[np.float64]) -> sp.csr_matrix:
+    """``R``'s ratings minus their user's mean (``means``, one per row), structure kept."""
+    rows = np.repeat(np.arange(R.shape[0]), np.diff(R.indptr))
+    return sp.csr_matrix((R.data - means[rows], R.indices, R.indptr), shape=R.shape)
+
+
+class PoolRows(NamedTuple):
+    """``user_knn``'s rows of its neighbour pool (:func:`neighbour_pool`).
+
+    ``users``: the pool (rows of the ratings, increasing); ``normalised``: their rows of
+    :func:`row_normalised` ratings; ``centred``: their :func:`centred` ratings (both CSR,
+    pool x items). Every entry is a function of its user's own ratings, so blocks of users
+    contribute theirs and the stacked rows are those of all the ratings.
+    """
+
+    users: NDArray[np.int64]
+    normalised: sp.csr_matrix
+    centred: sp.csr_matrix
+
+    @classmethod
+    def of(
+        cls,
+        R: sp.csr_matrix,
+        means: NDArray[np.float64],
+        normalised: sp.csr_matrix,
+        users: NDArray[np.int64],
+    ) -> PoolRows:
+        """The rows ``users`` of ``R`` (user ``means``, ``normalised = row_normalised(R)``)."""
+        return cls(users, normalised[users], centred(R[users], means[users]))
 
 
 def top_k_similar(V: sp.csr_matrix, k: int) -> sp.csr_matrix:
@@ -140,6 +202,22 @@ def top_k_similar(V: sp.csr_matrix, k: int) -> sp.csr_matrix:
     Vn = row_normalised(sp.csr_matrix(V, dtype=np.float64))
     VT = sp.csr_matrix(Vn.T)  # Vn's own index order kept: the sums' order (gram_rows)
     return _pruned(V.shape[0], k, lambda lo, hi: gram_rows(Vn, VT, lo, hi), np.empty(0))
+
+
+def adjusted_cosines(R: sp.csr_matrix, means: NDArray[np.float64], k: int) -> sp.csr_matrix:
+    """``item_knn``'s neighbours: :func:`top_k_similar` of the columns of :func:`centred` ``R``.
+
+    The adjusted cosine of Sarwar et al. (2001): items' columns of user-centred ratings.
+    """
+    return top_k_similar(sp.csr_matrix(centred(R, means).T), k)
+
+
+def top_k_similar_rows(G: NDArray[np.float64], lo: int, k: int) -> sp.csr_matrix:
+    """Rows ``[lo, lo + len(G))`` of :func:`top_k_similar`, from those rows ``G`` of its Gram.
+
+    As :func:`top_k_cosine_rows`: a row's neighbours depend on its own row only.
+    """
+    return _pruned(G.shape[1], k, lambda a, b: G[a - lo : b - lo], np.empty(0), lo, lo + G.shape[0])
 
 
 def top_k_cosine(
@@ -311,15 +389,19 @@ def check_block_fit(
     ease_weights: NDArray[np.floating] | None,
     n_items: int,
     neighbours: sp.csr_matrix | None = None,
+    knn: tuple[PoolRows | None, sp.csr_matrix | None] = (None, None),
 ) -> None:
-    """A block fit's inputs: the totals of every item, and the item x item matrices named."""
-    other = [n for n in names if n in ("user_knn", "item_knn")]
-    if other:
-        raise ValueError(
-            f"BaseScores.fit(items=...) fits a block of users, and {other[0]!r} needs the "
-            "other users' rows; use base recommenders among 'cooccurrence', 'ease', "
-            "'item_mean' and 'popularity'."
-        )
+    """A block fit's inputs: the totals of every item, and the item x item matrices named.
+
+    ``knn``: ``user_knn``'s pool rows and ``item_knn``'s neighbours of all the ratings.
+    """
+    for name, given in zip(("user_knn", "item_knn"), knn, strict=True):
+        if name in names and given is None:
+            what = "pool_rows= (PoolRows of" if name == "user_knn" else "item_neighbours= (of"
+            raise ValueError(
+                f"BaseScores.fit(items=...) fits a block of users, and {name!r} needs the "
+                f"other users' rows: pass {what} all the ratings)."
+            )
     if items.counts.shape != (n_items,):
         raise ValueError(
             f"BaseScores.fit: items holds totals of {items.counts.shape[0]} items, and the "
