@@ -172,7 +172,6 @@ def test_issue49_bad_recommender_input(client):
         est.fit(ddf, columns=("u", "i", "r"))
     for params, match in (
         ({"base_recommenders": ("user_knn", "ease")}, "'user_knn' is not available on Dask"),
-        ({"ease_lambda": "auto"}, "ease_lambda='auto'"),
         ({"inner_folds": 2}, "inner_folds=2"),
         ({"mode": "per_user"}, "mode='per_user'"),
         ({"feature_users": [1, 2]}, "feature_users="),

@@ -19,6 +19,8 @@ step run where the ratings are and with the one-machine code:
 * **boosting**: the rows stay in their blocks, which are the partitions of
   :func:`rankboost.dask.train` (a user is a query, whole in its block), from the prior
   ``c * EASE`` as ``init_score``;
+* **ease_lambda="auto"**: EASE's penalty chosen on a validation split as one machine's, its
+  per-user parts in the blocks (:mod:`rankboost.dask._ease_auto`);
 * **recommending**: each block scores its users with the base recommenders on all the
   ratings and keeps the top ``k``.
 
@@ -26,8 +28,7 @@ The same ``random_state`` gives the one-machine model (to 1e-12, as the Dask ran
 the same top-``k`` for every user, for ratings whose sums are exact in float64 (integers,
 halves): the totals are added in another order otherwise. What is not distributed is
 refused with a clear error: ``user_knn`` and ``item_knn`` (they need the other users'
-rows), ``ease_lambda="auto"`` and ``inner_folds`` (choices on held-out users), and the
-paper's per-user models.
+rows), ``inner_folds`` (a choice on held-out users), and the paper's per-user models.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from numpy.typing import NDArray
 
 from .._compat import require
 from ..booster import TrainingStoppedWarning
-from ..recommend._base import EASE_START, BaseScores
+from ..recommend._base import EASE_START, VALIDATION_FOLDS, BaseScores
 from ..recommend._labels import COLUMNS, check_k
 from ..recommend._pooled import (
     TOP_N,
@@ -52,6 +53,7 @@ from ..recommend._pooled import (
 )
 from ..recommend._recommender import RankBoostRecommender
 from ..recommend._scale import ItemTotals, user_sample
+from ._ease_auto import choose_ease_lambda as ease_auto
 from ._itemstats import item_stats
 from ._ratings import UserBlocks, user_blocks
 from ._rectasks import (
@@ -98,7 +100,7 @@ class DaskRankBoostRecommender:
     **params
         ``RankBoostRecommender``'s parameters, with the defaults of
         :data:`DASK_DEFAULTS` where they differ: ``base_recommenders`` among
-        :data:`DASK_BASE_RECOMMENDERS` (the default), a number for ``ease_lambda`` (500),
+        :data:`DASK_BASE_RECOMMENDERS` (the default), ``ease_lambda`` 500 (or ``"auto"``),
         ``inner_folds=None`` (``n_estimators`` rounds), ``mode="pooled"``, no
         ``feature_users``. Other values are a ValueError naming the parameter.
 
@@ -151,7 +153,6 @@ class DaskRankBoostRecommender:
         refusals = [
             (est.mode != "pooled", f"mode={est.mode!r}: only the pooled model is distributed"),
             (bool(other), f"base_recommenders holds {other[0]!r}" if other else ""),
-            (isinstance(est.ease_lambda, str), "ease_lambda='auto' (a held-out search)"),
             (est.inner_folds is not None, f"inner_folds={est.inner_folds!r} (inner CV)"),
             (est.feature_users is not None, "feature_users= (user_knn's neighbour pool)"),
         ]
@@ -189,7 +190,6 @@ class DaskRankBoostRecommender:
         client = self._get_client()
         ub = user_blocks(client, ratings, columns, template.rating_range)
         names = opts.base_recommenders
-        lam = float(opts.ease_lambda) if "ease" in names else None
         per_block = client.gather(
             [client.submit(block_totals, b, None, pure=False) for b in ub.blocks]
         )
@@ -198,6 +198,12 @@ class DaskRankBoostRecommender:
             totals = totals.add(t)
         low = min(lo for _, lo in per_block)
         rows, counts = self._rows(client, ub, opts, low)
+        lam = None
+        if "ease" in names and isinstance(opts.ease_lambda, str):  # "auto": a validation split
+            folds = [f for f, _ in rows] if opts.n_folds == VALIDATION_FOLDS else None  # same
+            lam = ease_auto(client, ub, opts.random_state, folds=folds)[0]
+        elif "ease" in names:
+            lam = float(opts.ease_lambda)
         X = self._cross_fit(client, ub, rows, opts, names, lam)
         fits = self._boost(client, rows, X, counts, opts, params, names)
         top_n = fits.get(TOP_N if opts.feedback == "auto" else opts.feedback)
