@@ -8,6 +8,12 @@ each. Fit and ``recommend_all(k=10)`` on Dask, then the same on one machine
 ``--local-users/--local-items/--local-ratings`` give the one-machine run another shape (e.g.
 MovieLens-10M's beside the Dask run at 20M; then the top 10 are not compared), and
 ``--mode`` runs one side only (``local``: in this process alone, for a clean peak).
+``--ease-lambda auto`` fits with EASE's penalty search; ``--mode choice`` times that search
+alone (``rankboost.dask._ease_auto``, the workers' peaks) beside the one-machine
+``choose_ease_lambda`` on the same ratings, and whether they choose the same penalty:
+
+    PYTHONPATH=src .venv/bin/python benchmarks/bench_dask_recommend.py --mode choice \
+        --users 30000 --items 6000 --ratings 3000000 --memory-limit 6GB
 
 Memory: each worker process's peak resident set (``VmHWM`` of ``/proc/<pid>/status``, read
 from this process: imports and the worker's data included; ``ru_maxrss`` would count the
@@ -119,7 +125,8 @@ def run_dask(args: argparse.Namespace, df: Any) -> tuple[dict[str, Any], Any]:
         print(f"workers' peak RSS before the fit (MB; imports, the ratings): {base}", flush=True)
         sampler.start()
         t0 = time.perf_counter()
-        rec = DaskRankBoostRecommender(client=client, n_estimators=args.rounds).fit(ddf)
+        rec = DaskRankBoostRecommender(client=client, n_estimators=args.rounds, **_ease(args))
+        rec = rec.fit(ddf)
         t1 = time.perf_counter()
         print(f"dask fit: {t1 - t0:.1f} s", flush=True)
         _, items, _ = rec.recommend_all(k=10)
@@ -136,6 +143,62 @@ def run_dask(args: argparse.Namespace, df: Any) -> tuple[dict[str, Any], Any]:
         client.close()
         cluster.close()
     return params, items
+
+
+def _ease(args: argparse.Namespace) -> dict[str, Any]:
+    """``ease_lambda=`` of ``--ease-lambda`` (none: the Dask default)."""
+    if args.ease_lambda is None:
+        return {}
+    return {"ease_lambda": "auto" if args.ease_lambda == "auto" else float(args.ease_lambda)}
+
+
+def run_choice(args: argparse.Namespace, df: Any) -> None:
+    """EASE's penalty search alone on Dask, then on one machine, on the same ratings."""
+    import dask.dataframe as dd
+    import distributed
+    import scipy.sparse as sp
+
+    from rankboost.dask._ease_auto import choose_ease_lambda as dask_choice
+    from rankboost.dask._ratings import user_blocks
+    from rankboost.recommend._base import choose_ease_lambda
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+            memory_limit=args.memory_limit,
+        )  # fmt: skip
+    client = distributed.Client(cluster)
+    try:
+        ddf = client.persist(dd.from_pandas(df, npartitions=args.partitions))
+        distributed.wait(ddf)
+        ub = user_blocks(client, ddf, ("user", "item", "rating"))
+        distributed.wait(ub.blocks)
+        sampler = Sampler(client, args.sample)
+        base = {a: round(_status_mb(p, "VmHWM")) for a, p in sampler.pids.items()}
+        print(f"workers' peak RSS before the choice (MB; imports, the ratings): {base}")
+        sampler.start()
+        t0 = time.perf_counter()
+        got = dask_choice(client, ub, 0)
+        t1 = time.perf_counter()
+        sampler.stop.set()
+        sampler.join()
+        peaks = {a: round(_status_mb(p, "VmHWM")) for a, p in sampler.pids.items()}
+        print(f"dask choice: {t1 - t0:.1f} s -> {got}; load {os.getloadavg()}")
+        print(f"workers' peak RSS (MB, VmHWM): {peaks}; limit {args.memory_limit} each")
+        sampler.report()
+    finally:
+        client.close()
+        cluster.close()
+    users, u = np.unique(df["user"].to_numpy(), return_inverse=True)
+    items, i = np.unique(df["item"].to_numpy(), return_inverse=True)
+    R = sp.csr_matrix((df["rating"].to_numpy(), (u, i)), shape=(users.size, items.size))
+    R.sort_indices()
+    t0 = time.perf_counter()
+    want = choose_ease_lambda(R, 0)
+    t1 = time.perf_counter()
+    print(f"one machine choice: {t1 - t0:.1f} s -> {want}; load {os.getloadavg()}")
+    print(f"the same penalty and values: {got == want}")
 
 
 def run_local(df: Any, params: dict[str, Any]) -> Any:
@@ -164,16 +227,22 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--memory-limit", default="3GB")
     ap.add_argument("--sample", type=float, default=0.5, help="seconds between samples")
-    ap.add_argument("--mode", choices=("both", "dask", "local"), default="both")
+    ap.add_argument("--mode", choices=("both", "dask", "local", "choice"), default="both")
+    ap.add_argument("--ease-lambda", default=None, help='"auto" or a number (default: Dask\'s)')
     ap.add_argument("--no-local", action="store_true", help="as --mode dask")
     args = ap.parse_args()
     mode = "dask" if args.no_local else args.mode
 
     from rankboost.dask import DaskRankBoostRecommender
 
-    params: dict[str, Any] = dict(DaskRankBoostRecommender(n_estimators=args.rounds).params)
+    params: dict[str, Any] = dict(
+        DaskRankBoostRecommender(n_estimators=args.rounds, **_ease(args)).params
+    )
     shape = (args.users, args.items, args.ratings)
     df, items = None, None
+    if mode == "choice":
+        run_choice(args, _ratings(*shape))
+        return
     if mode in ("both", "dask"):
         df = _ratings(*shape)
         params, items = run_dask(args, df)
