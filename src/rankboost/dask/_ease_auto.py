@@ -33,14 +33,15 @@ ratings. Here the fold computes them again (one more inverse) rather than holdin
 items x items array on a worker during the search.
 
 Memory per worker, ``n`` items: the lower-triangle stripes, ``2 n^2`` bytes (float32, up to
-``4 n^2`` while a full stripe of :data:`~rankboost.dask._itemstats.STRIPE_BYTES` is cut),
-on the workers that summed them and, copied, on the one that inverts; the inverse,
-``4 n^2`` (float32, when well conditioned) or ``8 n^2`` bytes (float64), on that worker and,
-copied, on each worker scoring users; per block, the sampled users' rows and a chunk of
-``_BLOCK_CELLS`` (4M) scores (32 MB). At 20,000 items: 0.8 GB of stripes + 3.2 GB of float64
-weights = 4.0 GB on the inverting worker, the same peak as the cross-fitting's EASE (the
-stripes are released before the cross-fitting starts). Time: one inverse per penalty
-evaluated (3-4 with the local search), as one machine.
+``4 n^2`` while the full stripes of :data:`~rankboost.dask._itemstats.STRIPE_BYTES` are
+cut), on the workers that summed them and, copied, on the one that inverts; the inverse,
+``4 n^2`` (float32, when well conditioned) or ``8 n^2`` bytes (float64), on that worker
+and, copied, on each worker scoring users; per block, the sampled users' rows and a chunk
+of about 4M scores (32 MB, :func:`~rankboost.recommend._base.users_per_block`). At 20,000
+items: 0.8 GB of stripes + 3.2 GB of float64 weights = 4.0 GB on the inverting worker, the
+bound of the final fit's EASE (:mod:`rankboost.dask._itemstats`); the stripes and weights
+are released before the cross-fitting starts. Time: one inverse per penalty evaluated
+(3-4 with the local search), as one machine.
 """
 
 from __future__ import annotations
@@ -52,11 +53,11 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..recommend._base import (
-    _BLOCK_CELLS,
     EASE_LAMBDAS,
     EASE_START,
     VALIDATION_FOLDS,
     split_ratings,
+    users_per_block,
 )
 from ..recommend._penalty import check_search, mean_ndcg, search_penalty, users_dcg
 from ..recommend._scale import user_sample
@@ -93,7 +94,7 @@ def relevant_counts(queries: Queries) -> NDArray[np.int64]:
 def block_dcg(queries: Queries, W: NDArray[np.floating], k: int) -> NDArray[np.float64]:
     """The DCG@``k`` of the block's sampled users under EASE's weights ``W``."""
     Bu, rel = queries
-    return users_dcg(Bu, rel, W, k, max(1, _BLOCK_CELLS // max(Bu.shape[1], 1)))
+    return users_dcg(Bu, rel, W, k, users_per_block(Bu.shape[1]))
 
 
 def choose_ease_lambda(  # noqa: PLR0917  the one-machine function's parameters

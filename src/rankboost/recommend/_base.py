@@ -75,6 +75,7 @@ __all__ = [
     "item_gram",
     "split_ratings",
     "user_means",
+    "users_per_block",
     "validation_split",
 ]
 
@@ -492,7 +493,7 @@ def choose_ease_lambda(
         return float(lambdas[0]), {}
     rel, Bu = rel[users], B[users]
     gram = item_gram(B)
-    step = max(1, _BLOCK_CELLS // R.shape[1])  # users scored at once: memory O(block x items)
+    step = users_per_block(R.shape[1])
     kept: dict[float, tuple[float, NDArray[np.floating]]] = {}
     seen: list[float] = []
 
@@ -512,6 +513,11 @@ def choose_ease_lambda(
     if keep is not None and chosen in kept:
         keep.update(gram=gram, weights=kept[chosen][1])
     return chosen, out
+
+
+def users_per_block(n_items: int) -> int:
+    """Users :func:`choose_ease_lambda` scores at once: memory O(block x items)."""
+    return max(1, _BLOCK_CELLS // max(n_items, 1))
 
 
 def split_ratings(R: sp.csr_matrix, held: NDArray[np.bool_]) -> tuple[sp.csr_matrix, sp.csr_matrix]:
