@@ -484,6 +484,9 @@ def choose_ease_lambda(
     fits EASE on the same ratings (the pooled fit's last cross-fitting fold, whose
     ratings these are when it has ``n_folds`` folds); at most two weight matrices are
     held at once (the best so far and the one evaluated).
+
+    Made of :func:`split_ratings` and :mod:`._penalty`'s pieces, which
+    :mod:`rankboost.dask._ease_auto` runs on blocks of users to choose the same penalty.
     """
     check_search(search)
     steps = steps or Steps(0, disable=True, desc="")
