@@ -9,6 +9,12 @@ each. Fit and ``recommend_all(k=10)`` on Dask, then the same on one machine
 MovieLens-10M's beside the Dask run at 20M; then the top 10 are not compared), and
 ``--mode`` runs one side only (``local``: in this process alone, for a clean peak).
 ``--base-recommenders`` (names, comma separated, or ``all``) replaces the Dask default's.
+``--ease-lambda auto`` fits with EASE's penalty search; ``--mode choice`` times that search
+alone (``rankboost.dask._ease_auto``, the workers' peaks) beside the one-machine
+``choose_ease_lambda`` on the same ratings, and whether they choose the same penalty:
+
+    PYTHONPATH=src .venv/bin/python benchmarks/bench_dask_recommend.py --mode choice \
+        --users 30000 --items 6000 --ratings 3000000 --memory-limit 6GB
 
 Memory: each worker process's peak resident set (``VmHWM`` of ``/proc/<pid>/status``, read
 from this process: imports and the worker's data included; ``ru_maxrss`` would count the
@@ -102,8 +108,22 @@ def _ratings(users: int, items: int, ratings: int) -> Any:
     return df
 
 
-def run_dask(args: argparse.Namespace, df: Any) -> tuple[dict[str, Any], Any]:
+def _scattered(client: Any, df: Any, partitions: int) -> Any:
+    """``df`` as a dask DataFrame of ``partitions`` parts scattered to the workers.
+
+    Not ``from_pandas``, which embeds the ratings in the task graph the scheduler receives
+    (Dask warned of a 305 MiB graph at the 20M shape).
+    """
     import dask.dataframe as dd
+    import distributed
+
+    parts = [df.iloc[idx] for idx in np.array_split(np.arange(len(df)), partitions)]
+    futures = client.scatter(parts)
+    distributed.wait(futures)
+    return dd.from_delayed(futures, meta=df.iloc[:0], verify_meta=False)
+
+
+def run_dask(args: argparse.Namespace, df: Any) -> tuple[dict[str, Any], Any]:
     import distributed
 
     from rankboost.dask import DaskRankBoostRecommender
@@ -117,12 +137,7 @@ def run_dask(args: argparse.Namespace, df: Any) -> tuple[dict[str, Any], Any]:
     client = distributed.Client(cluster)
     print(f"scheduler: {cluster.scheduler_address}", flush=True)
     try:
-        # scattered, not embedded in the graph (from_pandas would send the ratings to
-        # the scheduler inside the task graph: 305 MiB at the 20M shape)
-        parts = [df.iloc[idx] for idx in np.array_split(np.arange(len(df)), args.partitions)]
-        futures = client.scatter(parts)
-        ddf = dd.from_delayed(futures, meta=df.iloc[:0], verify_meta=False)
-        distributed.wait(futures)
+        ddf = _scattered(client, df, args.partitions)
         sampler = Sampler(client, args.sample)
         base = {a: round(_status_mb(p, "VmHWM")) for a, p in sampler.pids.items()}
         print(f"workers' peak RSS before the fit (MB; imports, the ratings): {base}", flush=True)
@@ -152,12 +167,15 @@ def run_dask(args: argparse.Namespace, df: Any) -> tuple[dict[str, Any], Any]:
 
 def _extra(args: argparse.Namespace) -> dict[str, Any]:
     """The estimator's parameters the flags change."""
-    if not args.base_recommenders:
-        return {}
     from rankboost.recommend._base import BASE_RECOMMENDERS
 
-    names = args.base_recommenders
-    return {"base_recommenders": BASE_RECOMMENDERS if names == "all" else tuple(names.split(","))}
+    out: dict[str, Any] = {}
+    if args.base_recommenders:
+        names = args.base_recommenders
+        out["base_recommenders"] = BASE_RECOMMENDERS if names == "all" else tuple(names.split(","))
+    if args.ease_lambda is not None:
+        out["ease_lambda"] = "auto" if args.ease_lambda == "auto" else float(args.ease_lambda)
+    return out
 
 
 def _task_seconds(tasks: list[dict[str, Any]]) -> None:
@@ -173,6 +191,53 @@ def _task_seconds(tasks: list[dict[str, Any]]) -> None:
     print("fit's compute seconds per kind of task (workers summed):")
     for kind, sec in sorted(total.items(), key=lambda kv: -kv[1])[:14]:
         print(f"  {kind:28s} {sec:8.1f}")
+
+
+def run_choice(args: argparse.Namespace, df: Any) -> None:
+    """EASE's penalty search alone on Dask, then on one machine, on the same ratings."""
+    import distributed
+    import scipy.sparse as sp
+
+    from rankboost.dask._ease_auto import choose_ease_lambda as dask_choice
+    from rankboost.dask._ratings import user_blocks
+    from rankboost.recommend._base import choose_ease_lambda
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+            memory_limit=args.memory_limit,
+        )  # fmt: skip
+    client = distributed.Client(cluster)
+    try:
+        ddf = _scattered(client, df, args.partitions)
+        ub = user_blocks(client, ddf, ("user", "item", "rating"))
+        distributed.wait(ub.blocks)
+        sampler = Sampler(client, args.sample)
+        base = {a: round(_status_mb(p, "VmHWM")) for a, p in sampler.pids.items()}
+        print(f"workers' peak RSS before the choice (MB; imports, the ratings): {base}")
+        sampler.start()
+        t0 = time.perf_counter()
+        got = dask_choice(client, ub, 0)
+        t1 = time.perf_counter()
+        sampler.stop.set()
+        sampler.join()
+        peaks = {a: round(_status_mb(p, "VmHWM")) for a, p in sampler.pids.items()}
+        print(f"dask choice: {t1 - t0:.1f} s -> {got}; load {os.getloadavg()}")
+        print(f"workers' peak RSS (MB, VmHWM): {peaks}; limit {args.memory_limit} each")
+        sampler.report()
+    finally:
+        client.close()
+        cluster.close()
+    users, u = np.unique(df["user"].to_numpy(), return_inverse=True)
+    items, i = np.unique(df["item"].to_numpy(), return_inverse=True)
+    R = sp.csr_matrix((df["rating"].to_numpy(), (u, i)), shape=(users.size, items.size))
+    R.sort_indices()
+    t0 = time.perf_counter()
+    want = choose_ease_lambda(R, 0)
+    t1 = time.perf_counter()
+    print(f"one machine choice: {t1 - t0:.1f} s -> {want}; load {os.getloadavg()}")
+    print(f"the same penalty and values: {got == want}")
 
 
 def run_local(df: Any, params: dict[str, Any]) -> Any:
@@ -201,7 +266,8 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--memory-limit", default="3GB")
     ap.add_argument("--sample", type=float, default=0.5, help="seconds between samples")
-    ap.add_argument("--mode", choices=("both", "dask", "local"), default="both")
+    ap.add_argument("--mode", choices=("both", "dask", "local", "choice"), default="both")
+    ap.add_argument("--ease-lambda", default=None, help='"auto" or a number (default: Dask\'s)')
     ap.add_argument("--no-local", action="store_true", help="as --mode dask")
     ap.add_argument("--base-recommenders", default=None, help="comma separated, or 'all'")
     args = ap.parse_args()
@@ -214,6 +280,9 @@ def main() -> None:
     )
     shape = (args.users, args.items, args.ratings)
     df, items = None, None
+    if mode == "choice":
+        run_choice(args, _ratings(*shape))
+        return
     if mode in ("both", "dask"):
         df = _ratings(*shape)
         params, items = run_dask(args, df)

@@ -675,7 +675,7 @@ def test_issue35_ease_in_float32_when_well_conditioned():
 def test_top_columns_is_the_stable_full_sort():
     """The partial top-k of EASE's penalty choice and ``top_k`` returns what the stable
     full sort did: ties to the lower column, -inf after numbers, NaN last."""
-    from rankboost.recommend._base import top_columns
+    from rankboost.recommend._penalty import top_columns
 
     rng = np.random.default_rng(5)
     for trial in range(120):

@@ -38,7 +38,14 @@ from ..recommend._scale import gram_rows, top_k_cosine_rows
 from ._ratings import UserBlocks
 from ._rectasks import keep_ratings
 
-__all__ = ["STRIPE_BYTES", "item_stats"]
+__all__ = [
+    "STRIPE_BYTES",
+    "ease_of_stripes",
+    "item_stats",
+    "lower_part",
+    "row_sum_max",
+    "summed_stripes",
+]
 
 #: the bytes of one stripe of rows of the summed Gram matrix (float64 while it is summed)
 STRIPE_BYTES = 1 << 28
@@ -130,7 +137,32 @@ def item_stats(  # noqa: PLR0917  the fit's state
     need_ease = "ease" in names and lam is not None
     if not (need_ease or "cooccurrence" in names):
         return None, None
-    n, blocks = counts.shape[0], ub.blocks
+    stripes, row_sums, neighbours = [], [], []
+    nn = BaseScores(names).k
+    for lo, G in summed_stripes(client, ub, folds, k, counts.shape[0]):
+        if need_ease:
+            stripes.append(client.submit(lower_part, G, lo, pure=False))
+            row_sums.append(client.submit(row_sum_max, G, pure=False))
+        if "cooccurrence" in names:
+            neighbours.append(client.submit(cosine_stripe, G, lo, nn, counts, pure=False))
+    cooc = client.submit(stack_rows, *neighbours, pure=False) if neighbours else None
+    weights = None
+    if need_ease:  # after the neighbours: every whole stripe is released before the inverse
+        assert lam is not None
+        weights = client.submit(ease_of_stripes, lam, float32, row_sums, cooc, *stripes, pure=False)
+    return weights, cooc
+
+
+def summed_stripes(
+    client: Any, ub: UserBlocks, folds: list[Any] | None, k: int, n: int
+) -> list[tuple[int, Any]]:
+    """Futures of the Gram matrix's stripes of rows, summed over blocks: ``(first row, stripe)``.
+
+    The ratings are ``ub``'s blocks' (outside fold ``k`` of ``folds`` when given). Each
+    worker sums the stripes of the blocks it holds, then the workers' stripes are added a
+    pair at a time; float32 while the counts are exact in it (module docstring).
+    """
+    blocks = ub.blocks
     dtype = np.float32 if ub.users.shape[0] < _FLOAT32_EXACT else np.float64
     by_worker: dict[str, list[Any]] = {}
     who = client.who_has(blocks)
@@ -138,8 +170,7 @@ def item_stats(  # noqa: PLR0917  the fit's state
         where = sorted(who.get(b.key, ())) or [""]
         by_worker.setdefault(where[0], []).extend([b, None if folds is None else folds[j]])
     rows = max(1, STRIPE_BYTES // (8 * max(n, 1)))
-    stripes, row_sums, neighbours = [], [], []
-    nn = BaseScores(names).k
+    out = []
     for lo in range(0, n, rows):
         hi = min(n, lo + rows)
         parts = [
@@ -162,14 +193,5 @@ def item_stats(  # noqa: PLR0917  the fit's state
                 if i + 1 < len(parts) else parts[i]
                 for i in range(0, len(parts), 2)
             ]  # fmt: skip
-        if need_ease:
-            stripes.append(client.submit(lower_part, parts[0], lo, pure=False))
-            row_sums.append(client.submit(row_sum_max, parts[0], pure=False))
-        if "cooccurrence" in names:
-            neighbours.append(client.submit(cosine_stripe, parts[0], lo, nn, counts, pure=False))
-    cooc = client.submit(stack_rows, *neighbours, pure=False) if neighbours else None
-    weights = None
-    if need_ease:  # after the neighbours: every whole stripe is released before the inverse
-        assert lam is not None
-        weights = client.submit(ease_of_stripes, lam, float32, row_sums, cooc, *stripes, pure=False)
-    return weights, cooc
+        out.append((lo, parts[0]))
+    return out

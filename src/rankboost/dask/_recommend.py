@@ -20,14 +20,16 @@ step run where the ratings are and with the one-machine code:
 * **boosting**: the rows stay in their blocks, which are the partitions of
   :func:`rankboost.dask.train` (a user is a query, whole in its block), from the prior
   ``c * EASE`` as ``init_score``;
+* **ease_lambda="auto"**: EASE's penalty chosen on a validation split as one machine's, its
+  per-user parts in the blocks (:mod:`rankboost.dask._ease_auto`);
 * **recommending**: each block scores its users with the base recommenders on all the
   ratings and keeps the top ``k``.
 
 The same ``random_state`` gives the one-machine model (to 1e-12, as the Dask ranker) and
 the same top-``k`` for every user, for ratings whose sums are exact in float64 (integers,
 halves): the totals are added in another order otherwise. What is not distributed is
-refused with a clear error: ``ease_lambda="auto"`` and ``inner_folds`` (choices on
-held-out users), and the paper's per-user models.
+refused with a clear error: ``inner_folds`` (a choice on held-out users), and the
+paper's per-user models.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from numpy.typing import NDArray
 
 from .._compat import require
 from ..booster import TrainingStoppedWarning
-from ..recommend._base import EASE_START, BaseScores
+from ..recommend._base import EASE_START, VALIDATION_FOLDS, BaseScores
 from ..recommend._labels import COLUMNS, check_k
 from ..recommend._pooled import (
     TOP_N,
@@ -52,6 +54,7 @@ from ..recommend._pooled import (
 )
 from ..recommend._recommender import RankBoostRecommender
 from ..recommend._scale import ItemTotals, neighbour_pool, user_sample
+from ._ease_auto import choose_ease_lambda as ease_auto
 from ._itemstats import item_stats
 from ._knn import knn_pool, knn_stats
 from ._ratings import UserBlocks, user_blocks
@@ -100,7 +103,7 @@ class DaskRankBoostRecommender:
         ``RankBoostRecommender``'s parameters, with the defaults of
         :data:`DASK_DEFAULTS` where they differ: ``base_recommenders``
         :data:`DASK_BASE_RECOMMENDERS` (the default; any of ``BASE_RECOMMENDERS`` runs),
-        a number for ``ease_lambda`` (500), ``inner_folds=None`` (``n_estimators``
+        ``ease_lambda`` 500 (or ``"auto"``), ``inner_folds=None`` (``n_estimators``
         rounds), ``mode="pooled"``. Other values are a ValueError naming the parameter.
 
     Attributes
@@ -149,7 +152,6 @@ class DaskRankBoostRecommender:
         owner = "DaskRankBoostRecommender"
         refusals = [
             (est.mode != "pooled", f"mode={est.mode!r}: only the pooled model is distributed"),
-            (isinstance(est.ease_lambda, str), "ease_lambda='auto' (a held-out search)"),
             (est.inner_folds is not None, f"inner_folds={est.inner_folds!r} (inner CV)"),
         ]
         for bad, what in refusals:
@@ -186,7 +188,6 @@ class DaskRankBoostRecommender:
         client = self._get_client()
         ub = user_blocks(client, ratings, columns, template.rating_range)
         names = opts.base_recommenders
-        lam = float(opts.ease_lambda) if "ease" in names else None
         per_block = client.gather(
             [client.submit(block_totals, b, None, pure=False) for b in ub.blocks]
         )
@@ -197,6 +198,12 @@ class DaskRankBoostRecommender:
         self._feats = knn_pool(ub, template.feature_users)  # user_knn's (feature_users)
         self._pool = neighbour_pool(self._feats, ub.users.shape[0])
         rows, counts = self._rows(client, ub, opts, low)
+        lam = None
+        if "ease" in names and isinstance(opts.ease_lambda, str):  # "auto": a validation split
+            folds = [f for f, _ in rows] if opts.n_folds == VALIDATION_FOLDS else None  # same
+            lam = ease_auto(client, ub, opts.random_state, folds=folds)[0]
+        elif "ease" in names:
+            lam = float(opts.ease_lambda)
         X = self._cross_fit(client, ub, rows, opts, names, lam)
         fits = self._boost(client, rows, X, counts, opts, params, names)
         top_n = fits.get(TOP_N if opts.feedback == "auto" else opts.feedback)

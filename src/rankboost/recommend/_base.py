@@ -45,13 +45,8 @@ from scipy.linalg import lapack
 
 from .._compat import Steps
 from .._kernels import blas_threads, use_parallel
-from .._kernels.cells import (
-    cooccurrence_cells,
-    ease_cells,
-    ease_rows,
-    item_knn_cells,
-    user_knn_cells,
-)
+from .._kernels.cells import cooccurrence_cells, ease_cells, item_knn_cells, user_knn_cells
+from ._penalty import check_search, mean_ndcg, search_penalty, users_dcg
 from ._scale import (
     ItemTotals,
     PoolRows,
@@ -79,7 +74,9 @@ __all__ = [
     "ease_weights_in_place",
     "entry_folds",
     "item_gram",
+    "split_ratings",
     "user_means",
+    "users_per_block",
     "validation_split",
 ]
 
@@ -379,37 +376,6 @@ def _mirror_upper(P: NDArray[np.floating], rows: int = 256) -> None:
         np.copyto(d, d.T.copy(), where=np.tri(b - a, k=-1, dtype=bool))
 
 
-def top_columns(S: NDArray[np.float64], k: int) -> NDArray[np.int64]:
-    """``np.argsort(-S, axis=1, kind="stable")[:, :k]``, without sorting whole rows.
-
-    A partition finds each row's ``k``-th largest value ``t``; only the cells ``>= t``
-    (``k`` of them unless ``t`` is tied) are sorted, stably in column order, so ties go to
-    the lower column exactly as the full sort does. Rows with NaN among their ``k`` largest
-    (fewer than ``k`` numbers) take the full sort.
-    """
-    n, m = S.shape
-    if k >= m or n == 0 or k <= 0:
-        return np.argsort(-S, axis=1, kind="stable")[:, : max(k, 0)]
-    neg = -S
-    part = np.argpartition(neg, k - 1, axis=1)[:, :k]
-    t = np.take_along_axis(neg, part, axis=1).max(axis=1)  # NaN when a NaN is among them
-    full = np.isnan(t)
-    cand = neg <= t[:, None]
-    cand[full] = False
-    counts = cand.sum(axis=1)
-    r, c = np.nonzero(cand)  # row-major: columns ascending within a row
-    pos = np.arange(r.shape[0]) - np.repeat(np.cumsum(counts) - counts, counts)
-    width = max(int(counts.max()), k)
-    vals = np.full((n, width), np.inf)  # padding after a row's cells: sorts after them
-    cols = np.zeros((n, width), dtype=np.int64)
-    vals[r, pos] = neg[r, c]
-    cols[r, pos] = c
-    out = np.take_along_axis(cols, np.argsort(vals, axis=1, kind="stable")[:, :k], axis=1)
-    if full.any():
-        out[full] = np.argsort(neg[full], axis=1, kind="stable")[:, :k]
-    return out
-
-
 def item_gram(B: sp.csr_matrix) -> NDArray[np.float64]:
     """The dense item-item Gram matrix ``B^T B`` of the binary ``B``.
 
@@ -451,14 +417,6 @@ def ease_weights_in_place(G: NDArray[np.floating], lam: float) -> NDArray[np.flo
     W /= -np.diag(W).copy()  # in place: one items x items array besides the gram
     np.fill_diagonal(W, 0.0)
     return W
-
-
-def _unrated_ease_scores(b: sp.csr_matrix, W: NDArray[np.floating]) -> NDArray[np.float64]:
-    """EASE's raw scores ``X_u B`` of the users of the binary ``b``, ``-inf`` at their history."""
-    S = np.zeros(b.shape)
-    ease_rows(csr_triple(b), W, S, use_parallel(b.nnz * b.shape[1]))
-    S[np.repeat(np.arange(b.shape[0]), np.diff(b.indptr)), b.indices] = -np.inf
-    return S
 
 
 def entry_folds(R: sp.csr_matrix, n_folds: int, rng: np.random.Generator) -> NDArray[np.int64]:
@@ -528,71 +486,57 @@ def choose_ease_lambda(
     fits EASE on the same ratings (the pooled fit's last cross-fitting fold, whose
     ratings these are when it has ``n_folds`` folds); at most two weight matrices are
     held at once (the best so far and the one evaluated).
+
+    Made of :func:`split_ratings` and :mod:`._penalty`'s pieces, which
+    :mod:`rankboost.dask._ease_auto` runs on blocks of users to choose the same penalty.
     """
-    if search not in ("local", "grid"):
-        raise ValueError(f"search must be 'local' or 'grid'; got {search!r}.")
+    check_search(search)
     steps = steps or Steps(0, disable=True, desc="")
-    n_users, n_items = R.shape
-    n_u = np.diff(R.indptr)
-    rows = np.repeat(np.arange(n_users), n_u)
-    held = validation_split(R, seed, n_folds)
-    rest = ~held
-    liked = held & (R.data >= user_means(R)[rows] - 1e-9)
-    B = sp.csr_matrix(
-        (np.ones(int(rest.sum())), (rows[rest], R.indices[rest])), shape=(n_users, n_items)
-    )
-    users = user_sample(np.unique(rows[liked]), seed)  # at most MAX_QUERIES users
+    B, rel = split_ratings(R, validation_split(R, seed, n_folds))
+    users = user_sample(np.flatnonzero(np.diff(rel.indptr)), seed)  # at most MAX_QUERIES
     if users.shape[0] == 0 or B.nnz == 0:
         return float(lambdas[0]), {}
-    rel = sp.csr_matrix(
-        (np.ones(int(liked.sum())), (rows[liked], R.indices[liked])), shape=(n_users, n_items)
-    )[users]
-    Bu = B[users]
-    kk = min(k, n_items)
-    disc = 1.0 / np.log2(np.arange(2, kk + 2))
-    idcg = np.cumsum(disc)[np.minimum(np.diff(rel.indptr), kk) - 1]
+    rel, Bu = rel[users], B[users]
     gram = item_gram(B)
-    step = max(1, _BLOCK_CELLS // n_items)  # users scored at once: memory O(block x items)
-    found: dict[float, float] = {}
-    kept: dict[float, NDArray[np.floating]] = {}
+    step = users_per_block(R.shape[1])
+    kept: dict[float, tuple[float, NDArray[np.floating]]] = {}
+    seen: list[float] = []
 
     def value(lam: float) -> float:
-        if lam not in found:
-            steps.start(f"choosing ease_lambda {len(found) + 1}/{len(grid)}")
-            W = _ease_weights(gram, lam, float32)
-            dcg = np.empty(users.shape[0])
-            for s in range(0, users.shape[0], step):
-                top = top_columns(_unrated_ease_scores(Bu[s : s + step], W), kk)
-                hit = np.take_along_axis(rel[s : s + step].toarray() > 0, top, axis=1)
-                dcg[s : s + step] = (hit * disc).sum(axis=1)
-            found[lam] = float(np.mean(dcg / idcg))
-            if keep is not None and (not kept or found[lam] > found[next(iter(kept))]):
-                kept.clear()
-                kept[lam] = W  # the best so far (the first of ties, as the choice)
-            steps.done()
-        return found[lam]
+        steps.start(f"choosing ease_lambda {len(seen) + 1}/{len(lambdas)}")
+        W = _ease_weights(gram, lam, float32)
+        seen.append(lam)
+        got = mean_ndcg(users_dcg(Bu, rel, W, k, step), np.diff(rel.indptr), k, R.shape[1])
+        if keep is not None and (not kept or got > next(iter(kept.values()))[0]):
+            kept.clear()
+            kept[lam] = (got, W)  # the best so far (the first of ties, as the choice)
+        steps.done()
+        return got
 
-    grid = sorted(float(lam) for lam in lambdas) if search == "local" else list(map(float, lambdas))
-    if search == "grid":
-        for lam in grid:
-            value(lam)
-    else:
-        i = grid.index(EASE_START) if EASE_START in grid else (len(grid) - 1) // 2
-        while True:
-            here = value(grid[i])
-            low = value(grid[i - 1]) if i > 0 else -np.inf
-            high = value(grid[i + 1]) if i + 1 < len(grid) else -np.inf
-            if low >= here and low >= high:
-                i -= 1
-            elif high > here:
-                i += 1
-            else:
-                break
-    steps.done(len(grid) - len(found))  # the penalties the search did not need
-    order = [float(lam) for lam in lambdas if float(lam) in found]
-    out = {lam: found[lam] for lam in order}
-    best = max(out.values())
-    chosen = next(lam for lam in out if out[lam] == best)
+    chosen, out = search_penalty(value, lambdas, search, EASE_START)
+    steps.done(len(lambdas) - len(out))  # the penalties the search did not need
     if keep is not None and chosen in kept:
-        keep.update(gram=gram, weights=kept[chosen])
+        keep.update(gram=gram, weights=kept[chosen][1])
     return chosen, out
+
+
+def users_per_block(n_items: int) -> int:
+    """Users :func:`choose_ease_lambda` scores at once: memory O(block x items)."""
+    return max(1, _BLOCK_CELLS // max(n_items, 1))
+
+
+def split_ratings(R: sp.csr_matrix, held: NDArray[np.bool_]) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """:func:`choose_ease_lambda`'s split of ``R``'s ratings by the mask ``held`` (per rating).
+
+    Returns the binary matrix of the ratings not held out (EASE's training ratings) and the
+    one of the held-out ratings the user *liked*, at or above their mean rating (the
+    relevant items). Row by row: a block of whole users gives its rows of both.
+    """
+    rows = np.repeat(np.arange(R.shape[0]), np.diff(R.indptr))
+    rest = ~held
+    liked = held & (R.data >= user_means(R)[rows] - 1e-9)
+
+    def binary(m: NDArray[np.bool_]) -> sp.csr_matrix:
+        return sp.csr_matrix((np.ones(int(m.sum())), (rows[m], R.indices[m])), shape=R.shape)
+
+    return binary(rest), binary(liked)

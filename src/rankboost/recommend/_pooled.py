@@ -48,10 +48,10 @@ from ._base import (
     choose_ease_lambda,
     entry_folds,
     inverse_blas_threads,
-    top_columns,
     user_means,
     user_sample,
 )
+from ._penalty import top_columns
 from ._rounds import choose_rounds, train_quiet
 
 __all__ = [
