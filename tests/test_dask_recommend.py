@@ -173,7 +173,6 @@ def test_issue49_bad_recommender_input(client):
     for params, match in (
         ({"base_recommenders": ("user_knn", "ease")}, "'user_knn' is not available on Dask"),
         ({"ease_lambda": "auto"}, "ease_lambda='auto'"),
-        ({"inner_folds": 2}, "inner_folds=2"),
         ({"mode": "per_user"}, "mode='per_user'"),
         ({"feature_users": [1, 2]}, "feature_users="),
         ({"n_estimators": 0}, "n_estimators"),
