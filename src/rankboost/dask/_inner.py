@@ -37,8 +37,10 @@ at most ``MAX_QUERIES`` = 10,000 users in all, each ``n_rated * (1 + negatives) 
 HELD_UNRATED`` rows; ``d`` the base recommenders), the booster's block of the training rows
 (as a fit without inner CV), and the scoring of the held-out users: ``8 * 2**22`` bytes of
 staged scores (``_BLOCK_CELLS``) plus ``users_b * (n_estimators + 1) * 8`` of NDCG rows. At
-MovieLens-20M's shape: 10,000 users x ~590 rows x 7 x 8 B = 330 MB in all, split over the
-workers.
+MovieLens-20M's shape: 10,000 users x ~530 rows (144 ratings each) x 7 x 8 B = 300 MB in all,
+split over the workers; it runs after the cross-fitting, when no item x item matrix is held.
+At 30,000 users x 6,000 items x 3M ratings its tasks peaked at 650-800 MB per worker, under
+the fit's peak (the Gram stripes, 1.2-1.4 GB; benchmarks/bench_dask_recommend.py).
 """
 
 from __future__ import annotations
