@@ -8,9 +8,14 @@ each. Fit and ``recommend_all(k=10)`` on Dask, then the same on one machine
 ``--local-users/--local-items/--local-ratings`` give the one-machine run another shape (e.g.
 MovieLens-10M's beside the Dask run at 20M; then the top 10 are not compared), and
 ``--mode`` runs one side only (``local``: in this process alone, for a clean peak).
-``--base-recommenders`` (names, comma separated, or ``all``) replaces the Dask default's.
-``--ease-lambda auto`` fits with EASE's penalty search; ``--mode choice`` times that search
-alone (``rankboost.dask._ease_auto``, the workers' peaks) beside the one-machine
+The estimator runs with ``RankBoostRecommender``'s defaults (every base recommender,
+``ease_lambda="auto"``, ``inner_folds=2``); ``--base-recommenders`` (names, comma
+separated, or ``all``), ``--ease-lambda`` (``auto`` or a number), ``--inner-folds`` (a
+number or ``none``), ``--refit`` and ``--prior-scale`` (a number or ``none``) change them.
+The fit's compute seconds per kind of task are printed, the time of the pooled models' step
+(the inner CV's runs and curves, and the training on every target) apart, and each side's
+chosen rounds and multiplier. ``--mode choice`` times EASE's penalty search alone
+(``rankboost.dask._ease_auto``, the workers' peaks) beside the one-machine
 ``choose_ease_lambda`` on the same ratings, and whether they choose the same penalty:
 
     PYTHONPATH=src .venv/bin/python benchmarks/bench_dask_recommend.py --mode choice \
@@ -143,11 +148,13 @@ def run_dask(args: argparse.Namespace, df: Any) -> tuple[dict[str, Any], Any]:
         print(f"workers' peak RSS before the fit (MB; imports, the ratings): {base}", flush=True)
         sampler.start()
         t0 = time.perf_counter()
-        rec = DaskRankBoostRecommender(client=client, n_estimators=args.rounds, **_extra(args))
-        with distributed.get_task_stream(client) as stream:
+        rec = DaskRankBoostRecommender(client=client, **_params(args))
+        with distributed.get_task_stream(client) as stream, _timed_pooled_models() as spent:
             rec.fit(ddf)
         t1 = time.perf_counter()
-        print(f"dask fit: {t1 - t0:.1f} s", flush=True)
+        each = [round(x, 1) for x in spent]
+        print(f"dask fit: {t1 - t0:.1f} s, of which the pooled models (inner CV and training) "
+              f"{sum(spent):.1f} s {each}; {_choice(rec)}", flush=True)  # fmt: skip
         _task_seconds(stream.data)
         _, items, _ = rec.recommend_all(k=10)
         items = items.compute()
@@ -163,19 +170,6 @@ def run_dask(args: argparse.Namespace, df: Any) -> tuple[dict[str, Any], Any]:
         client.close()
         cluster.close()
     return params, items
-
-
-def _extra(args: argparse.Namespace) -> dict[str, Any]:
-    """The estimator's parameters the flags change."""
-    from rankboost.recommend._base import BASE_RECOMMENDERS
-
-    out: dict[str, Any] = {}
-    if args.base_recommenders:
-        names = args.base_recommenders
-        out["base_recommenders"] = BASE_RECOMMENDERS if names == "all" else tuple(names.split(","))
-    if args.ease_lambda is not None:
-        out["ease_lambda"] = "auto" if args.ease_lambda == "auto" else float(args.ease_lambda)
-    return out
 
 
 def _task_seconds(tasks: list[dict[str, Any]]) -> None:
@@ -249,9 +243,56 @@ def run_local(df: Any, params: dict[str, Any]) -> Any:
     _, items, _ = one.recommend_all(k=10)
     t2 = time.perf_counter()
     print(f"one machine fit: {t1 - t0:.1f} s, recommend_all(k=10): {t2 - t1:.1f} s; "
-          f"load {os.getloadavg()}")  # fmt: skip
+          f"load {os.getloadavg()}; {_choice(one)}")  # fmt: skip
     print(f"this process's peak RSS (MB, VmHWM): {_status_mb(os.getpid(), 'VmHWM'):.0f}")
     return items
+
+
+def _params(args: argparse.Namespace) -> dict[str, Any]:
+    """The recommender's parameters of the command line."""
+    from rankboost.recommend._base import BASE_RECOMMENDERS
+
+    out: dict[str, Any] = {"n_estimators": args.rounds, "refit": args.refit}
+    if args.base_recommenders:
+        names = args.base_recommenders
+        out["base_recommenders"] = BASE_RECOMMENDERS if names == "all" else tuple(names.split(","))
+    if args.ease_lambda is not None:
+        out["ease_lambda"] = "auto" if args.ease_lambda == "auto" else float(args.ease_lambda)
+    if args.inner_folds is not None:
+        out["inner_folds"] = None if args.inner_folds == "none" else int(args.inner_folds)
+    if args.prior_scale is not None:
+        out["prior_scale"] = None if args.prior_scale == "none" else float(args.prior_scale)
+    return out
+
+
+def _choice(rec: Any) -> str:
+    """What the inner CV chose (rounds of both models, the prior's multiplier)."""
+    r = rec.report_
+    return (f"rounds {r['n_rounds']} (rating model {r['n_rounds_rating_model']}), "
+            f"prior_scale_ {rec.prior_scale_}")  # fmt: skip
+
+
+class _timed_pooled_models:  # noqa: N801  a context manager used like a function
+    """Seconds spent in each pooled model's step of the Dask fit (``_inner.fit_kind``)."""
+
+    def __enter__(self) -> list[float]:
+        from rankboost.dask import _recommend
+
+        self.module, self.spent = _recommend, []
+        self.original = _recommend.fit_kind
+
+        def timed(*a: Any, **kw: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return self.original(*a, **kw)
+            finally:
+                self.spent.append(time.perf_counter() - t0)
+
+        _recommend.fit_kind = timed
+        return self.spent
+
+    def __exit__(self, *exc: Any) -> None:
+        self.module.fit_kind = self.original
 
 
 def main() -> None:
@@ -270,14 +311,15 @@ def main() -> None:
     ap.add_argument("--ease-lambda", default=None, help='"auto" or a number (default: Dask\'s)')
     ap.add_argument("--no-local", action="store_true", help="as --mode dask")
     ap.add_argument("--base-recommenders", default=None, help="comma separated, or 'all'")
+    ap.add_argument("--inner-folds", default=None, help="a number, or none")
+    ap.add_argument("--refit", action="store_true", help="refit=True (with --inner-folds)")
+    ap.add_argument("--prior-scale", default=None, help="a number, or none (inner CV)")
     args = ap.parse_args()
     mode = "dask" if args.no_local else args.mode
 
     from rankboost.dask import DaskRankBoostRecommender
 
-    params: dict[str, Any] = dict(
-        DaskRankBoostRecommender(n_estimators=args.rounds, **_extra(args)).params
-    )
+    params: dict[str, Any] = dict(DaskRankBoostRecommender(**_params(args)).params)
     shape = (args.users, args.items, args.ratings)
     df, items = None, None
     if mode == "choice":

@@ -171,7 +171,6 @@ def test_issue49_bad_recommender_input(client):
     with pytest.raises(ValueError, match=r"ratings must hold the columns \('u', 'i', 'r'\)"):
         est.fit(ddf, columns=("u", "i", "r"))
     for params, match in (
-        ({"inner_folds": 2}, "inner_folds=2"),
         ({"mode": "per_user"}, "mode='per_user'"),
         ({"n_estimators": 0}, "n_estimators"),
     ):

@@ -19,7 +19,10 @@ step run where the ratings are and with the one-machine code:
   neighbours come from :mod:`rankboost.dask._knn` (the one-machine bits);
 * **boosting**: the rows stay in their blocks, which are the partitions of
   :func:`rankboost.dask.train` (a user is a query, whole in its block), from the prior
-  ``c * EASE`` as ``init_score``;
+  ``c * EASE`` as ``init_score``; with ``inner_folds``, the rounds (and with
+  ``prior_scale=None`` the multiplier ``c``) are chosen on held-out users by one machine's
+  search, its runs trained on the blocks and its curves scored there
+  (:mod:`rankboost.dask._inner`);
 * **ease_lambda="auto"**: EASE's penalty chosen on a validation split as one machine's, its
   per-user parts in the blocks (:mod:`rankboost.dask._ease_auto`);
 * **recommending**: each block scores its users with the base recommenders on all the
@@ -28,13 +31,11 @@ step run where the ratings are and with the one-machine code:
 The same ``random_state`` gives the one-machine model (to 1e-12, as the Dask ranker) and
 the same top-``k`` for every user, for ratings whose sums are exact in float64 (integers,
 halves): the totals are added in another order otherwise. What is not distributed is
-refused with a clear error: ``inner_folds`` (a choice on held-out users), and the
-paper's per-user models.
+refused with a clear error: the paper's per-user models (``mode="per_user"``).
 """
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -42,19 +43,21 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from .._compat import require
-from ..booster import TrainingStoppedWarning
-from ..recommend._base import EASE_START, VALIDATION_FOLDS, BaseScores
+from ..recommend._base import VALIDATION_FOLDS, BaseScores
 from ..recommend._labels import COLUMNS, check_k
 from ..recommend._pooled import (
     TOP_N,
     PooledFit,
     PooledOptions,
     PooledResult,
+    held_unrated,
     negatives_per_user,
+    prior_scales,
 )
 from ..recommend._recommender import RankBoostRecommender
 from ..recommend._scale import ItemTotals, neighbour_pool, user_sample
 from ._ease_auto import choose_ease_lambda as ease_auto
+from ._inner import KindRows, fit_kind
 from ._itemstats import item_stats
 from ._knn import knn_pool, knn_stats
 from ._ratings import UserBlocks, user_blocks
@@ -66,21 +69,11 @@ from ._rectasks import (
     cross_fit_block,
     kind_part,
     labelled_block,
-    stacked,
     top_of_users,
     totals_without,
 )
 
-__all__ = ["DASK_BASE_RECOMMENDERS", "DaskRankBoostRecommender"]
-
-#: the base recommenders whose statistics add up over blocks of users
-DASK_BASE_RECOMMENDERS = ("cooccurrence", "ease", "item_mean", "popularity")
-#: where the Dask recommender's defaults differ from RankBoostRecommender's (not distributed)
-DASK_DEFAULTS: dict[str, Any] = {
-    "base_recommenders": DASK_BASE_RECOMMENDERS,
-    "ease_lambda": EASE_START,  # where "auto"'s search starts (the penalty it picked on MovieLens)
-    "inner_folds": None,
-}
+__all__ = ["DaskRankBoostRecommender"]
 
 
 # --------------------------------------------------------------------------- the estimator
@@ -101,10 +94,9 @@ class DaskRankBoostRecommender:
         The cluster's client (None: ``distributed.get_client()``).
     **params
         ``RankBoostRecommender``'s parameters, with the defaults of
-        :data:`DASK_DEFAULTS` where they differ: ``base_recommenders``
-        :data:`DASK_BASE_RECOMMENDERS` (the default; any of ``BASE_RECOMMENDERS`` runs),
-        ``ease_lambda`` 500 (or ``"auto"``), ``inner_folds=None`` (``n_estimators``
-        rounds), ``mode="pooled"``. Other values are a ValueError naming the parameter.
+        ``RankBoostRecommender``'s parameters, with its defaults (one definition: the
+        same model as ``RankBoostRecommender(**params)``); ``mode`` must be ``"pooled"``.
+        An unknown or invalid value is a ValueError naming the parameter.
 
     Attributes
     ----------
@@ -114,6 +106,8 @@ class DaskRankBoostRecommender:
         As ``RankBoostRecommender``'s (pooled).
     prior_scale_, ease_lambda_ : float or None
         As ``RankBoostRecommender``'s.
+    rounds_curve_, rating_rounds_curve_ : ndarray or None
+        As ``RankBoostRecommender``'s: the inner CV's held-out NDCG@10 per round.
     report_ : dict
         As ``RankBoostRecommender``'s, and ``n_blocks`` (blocks of users).
 
@@ -131,7 +125,7 @@ class DaskRankBoostRecommender:
 
     def __init__(self, *, client: Any = None, **params: Any) -> None:
         self.client = client
-        self.params = {**DASK_DEFAULTS, **params}
+        self.params = dict(params)  # RankBoostRecommender's, with its defaults
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickle without the client or the workers' data (use :meth:`to_local`)."""
@@ -149,19 +143,12 @@ class DaskRankBoostRecommender:
         except TypeError as exc:
             raise TypeError(f"DaskRankBoostRecommender: {exc}.") from None
         est._check_params()
-        owner = "DaskRankBoostRecommender"
-        refusals = [
-            (est.mode != "pooled", f"mode={est.mode!r}: only the pooled model is distributed"),
-            (est.inner_folds is not None, f"inner_folds={est.inner_folds!r} (inner CV)"),
-        ]
-        for bad, what in refusals:
-            if bad:
-                raise ValueError(
-                    f"{owner}: {what} is not available on Dask; it runs every base "
-                    "recommender, a number for "
-                    "ease_lambda and inner_folds=None (n_estimators rounds). Use "
-                    "rankboost.recommend.RankBoostRecommender for the rest."
-                )
+        if est.mode != "pooled":
+            raise ValueError(
+                f"DaskRankBoostRecommender: mode={est.mode!r} is not available on Dask: only "
+                "the pooled model is distributed. Use rankboost.recommend.RankBoostRecommender "
+                "for the paper's per-user models."
+            )
         return est
 
     # ------------------------------------------------------------------ fit
@@ -205,7 +192,7 @@ class DaskRankBoostRecommender:
         elif "ease" in names:
             lam = float(opts.ease_lambda)
         X = self._cross_fit(client, ub, rows, opts, names, lam)
-        fits = self._boost(client, rows, X, counts, opts, params, names)
+        fits = self._boost(client, rows, X, counts, opts, params, names, ub.starts)
         top_n = fits.get(TOP_N if opts.feedback == "auto" else opts.feedback)
         top_n = top_n or next(iter(fits.values()))
         by_rating = fits.get("ratings", top_n)
@@ -214,6 +201,7 @@ class DaskRankBoostRecommender:
         self.users_, self.items_ = ub.users, ub.items
         self.n_users_, self.n_items_ = ub.users.shape[0], ub.items.shape[0]
         self.model_, self.rating_model_ = top_n.model, by_rating.model
+        self.rounds_curve_, self.rating_rounds_curve_ = top_n.curve, by_rating.curve
         self.prior_scale_ = top_n.scale if top_n.prior is not None else None
         self.ease_lambda_ = lam
         self.report_ = {
@@ -235,11 +223,15 @@ class DaskRankBoostRecommender:
         n_b = len(ub.blocks)
         in_block = np.searchsorted(ub.starts, sample, side="right") - 1
         n_neg = np.zeros(sample.shape[0], dtype=np.int64)
+        held = held_unrated(opts)  # and the inner CV's unrated rows (drawn with them)
+        n_all = n_neg
         if sample_neg:
             n_neg = negatives_per_user(ub.n_rated[sample], n_items, float(opts.negatives))
+            n_all = np.minimum(n_items - ub.n_rated[sample], n_neg + held)
         neg_block = np.bincount(in_block, weights=n_neg, minlength=n_b).astype(np.int64)
         rated_block = np.bincount(in_block, weights=ub.n_rated[sample], minlength=n_b)
-        neg_before = np.concatenate([[0], np.cumsum(neg_block)])
+        all_block = np.bincount(in_block, weights=n_all, minlength=n_b).astype(np.int64)
+        neg_before = np.concatenate([[0], np.cumsum(all_block)])
         draws_before = np.concatenate([[0], np.cumsum(np.bincount(in_block, minlength=n_b))])
         rows = []
         for j, block in enumerate(ub.blocks):
@@ -258,7 +250,7 @@ class DaskRankBoostRecommender:
             mine = sample[in_block == j] - ub.starts[j]
             fut = client.submit(
                 block_rows, block, fold, int(ub.starts[j]), mine, neg, sample_neg,
-                float(opts.negatives), low, pure=False,
+                float(opts.negatives), low, held, pure=False,
             )  # fmt: skip
             rows.append((fold, fut))
         return rows, (rated_block.astype(np.int64) + neg_block, rated_block.astype(np.int64))
@@ -315,25 +307,23 @@ class DaskRankBoostRecommender:
         opts: PooledOptions,
         params: Any,
         names: tuple[str, ...],
+        starts: NDArray[np.int64],
     ) -> dict[str, PooledFit]:
-        """The pooled model of each kind of feedback, trained on the blocks (``train_pooled``)."""
-        import dask.array as da
+        """The pooled model of each kind of feedback, trained on the blocks (``train_pooled``).
 
-        from ._train import train
-
+        Rounds and prior multiplier by the inner CV on the blocks (:mod:`._inner`).
+        """
         sampled = "rated" if opts.feedback in ("auto", "liked") else opts.feedback
         kinds = ("ratings", TOP_N) if opts.feedback == "auto" else (opts.feedback,)
-        d = len(names)
         fits: dict[str, PooledFit] = {}
         for kind in kinds:
             subset = kind == "ratings" and sampled != kind
             n_rows = counts[1] if subset else counts[0]
             live = [j for j in range(len(rows)) if n_rows[j] > 0]
-
-            def part(j: int, what: str, kind: str = kind, subset: bool = subset) -> Any:
-                return client.submit(kind_part, rows[j][1], X[j], kind, subset, what, pure=False)
-
-            checks = client.gather([part(j, "check") for j in live])
+            checks = client.gather([
+                client.submit(kind_part, rows[j][1], X[j], kind, subset, "check", pure=False)
+                for j in live
+            ])  # fmt: skip
             labels = np.unique(np.concatenate([c[0] for c in checks]))
             no_pair = kind == "ratings" and not any(c[1] for c in checks)
             if labels.shape[0] < 2 or no_pair:
@@ -344,26 +334,9 @@ class DaskRankBoostRecommender:
                     "needs two different ratings. Use feedback='auto', 'liked', 'rated' or "
                     "'both' (rated above unrated), or add ratings."
                 )
-            sizes = [int(n_rows[j]) for j in live]
-            Xd, yd, qd = (
-                stacked([part(j, what) for j in live], sizes, shape, dtype)
-                for what, shape, dtype in (
-                    ("X", (d,), np.float64), ("y", (), np.float64), ("qid", (), np.int64)
-                )
-            )  # fmt: skip
             col = names.index("ease") if opts.prior == "ease" and kind != "ratings" else None
-            c = 0.0
-            if col is not None:
-                c = float(opts.prior_scale) if opts.prior_scale is not None else 0.25
-            f0 = None if col is None else c * da.nan_to_num(Xd[:, col])
-            p = params.replace(n_rounds=max(params.n_rounds, 1))
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", TrainingStoppedWarning)
-                model = train(
-                    client, Xd, yd, qd, feedback="bipartite" if kind == "rated" else "layered",
-                    init_score=f0, params=p,
-                )  # fmt: skip
-            fits[kind] = PooledFit(model, None, min(params.n_rounds, model.n_rounds), col, c)
+            kr = KindRows(rows, X, kind, subset, n_rows, len(names), col, starts)
+            fits[kind] = fit_kind(client, kr, opts, params, prior_scales(opts))
         return fits
 
     def _stats(

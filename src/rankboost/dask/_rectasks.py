@@ -88,12 +88,14 @@ def block_rows(  # noqa: PLR0917  the block's inputs
     sample_negatives: bool,
     ratio: float,
     low: float,
+    held: int = 0,
 ) -> dict[str, NDArray[Any]]:
     """The block's rows of the pooled problem (``pooled_problem``'s, in their order).
 
     ``sampled``: the block's users of the training sample (local rows); ``neg``: the seed,
     the number of folds, the doubles drawn before the block's users and by all the sampled
-    users, the unrated rows before the block's and in all.
+    users, the unrated rows (held ones included) before the block's and in all; ``held``:
+    the unrated rows per user sampled for the inner CV only (flagged ``"held"``).
     """
     seed, n_folds, before, n_draws, neg_before, n_neg = neg
     n_u = np.diff(R.indptr)
@@ -105,20 +107,22 @@ def block_rows(  # noqa: PLR0917  the block's inputs
     it = [R.indices[keep].astype(np.int64)]
     y = [1.0 + R.data[keep] - low]
     f = [fold[keep]]
+    h = [np.zeros(u[0].shape[0], dtype=bool)]
     if sample_negatives:
-        nu, ni, _ = sample_unrated(R, sampled, ratio, _stream(seed, "negatives", before), 0)
+        nu, ni, nh = sample_unrated(R, sampled, ratio, _stream(seed, "negatives", before), held)
         rng = _stream(seed, "negatives", n_draws)  # the folds of every unrated row, then ours
         nf = rng.integers(0, n_folds, size=n_neg)[neg_before : neg_before + nu.shape[0]]
         u.append(nu)
         it.append(ni)
         y.append(np.zeros(nu.shape[0]))
         f.append(nf)
-    uu, ii, yy, ff = (np.concatenate(a) for a in (u, it, y, f))
+        h.append(nh)
+    uu, ii, yy, ff, hh = (np.concatenate(a) for a in (u, it, y, f, h))
     liked = (yy > 0) & (yy >= 1.0 + user_means(R)[uu] - low - 1e-9)
     order = np.lexsort((ii, uu))
     return {
         "u": uu[order], "qid": uu[order] + start, "item": ii[order], "y": yy[order],
-        "fold": ff[order], "liked": liked[order],
+        "fold": ff[order], "liked": liked[order], "held": hh[order],
     }  # fmt: skip
 
 
@@ -164,7 +168,7 @@ def block_features(rows: dict[str, NDArray[Any]], parts: list[NDArray[np.float64
 
 
 def block_problem(rows: dict[str, NDArray[Any]], X: NDArray[np.float64]) -> PooledProblem:
-    return PooledProblem(X, rows["y"], rows["qid"], None, rows["liked"])
+    return PooledProblem(X, rows["y"], rows["qid"], rows.get("held"), rows["liked"])
 
 
 def kind_part(rows: dict[str, Any], X: NDArray, kind: str, subset: bool, what: str) -> Any:
@@ -172,6 +176,8 @@ def kind_part(rows: dict[str, Any], X: NDArray, kind: str, subset: bool, what: s
     prob = block_problem(rows, X)
     if subset:
         prob = prob.subset(prob.y > 0)
+    if prob.held.any():
+        prob = prob.subset(~prob.held)  # the inner CV's evaluation rows: never trained on
     if what == "X":
         return prob.X
     if what == "y":

@@ -52,7 +52,7 @@ from ._base import (
     user_sample,
 )
 from ._penalty import top_columns
-from ._rounds import choose_rounds, train_quiet
+from ._rounds import RoundsChoice, choose_rounds, fit_rounds, train_quiet
 
 __all__ = [
     "FEEDBACK",
@@ -291,27 +291,23 @@ def _fit_kind(  # noqa: PLR0917  private helper of train_pooled
     inner group); when no group can be used, the model is trained on every target for
     ``params.n_rounds``, as without inner CV (the first multiplier of ``scales``).
     """
-    if prior is None:
-        scales = (0.0,)
-    chosen = None
-    if inner_folds is not None and np.unique(prob.qid).shape[0] >= inner_folds:
+    n_users = np.unique(prob.qid).shape[0] if inner_folds is not None else 0
+
+    def choose(scales: tuple[float, ...]) -> RoundsChoice | None:
         col = None if prior is None else np.nan_to_num(prob.X[:, prior])
         rng = seed_stream(random_state, "inner_folds")
-        chosen = choose_rounds(prob, kind, params, inner_folds, rng, col, scales, steps, refit)
-    c, rounds, curve = scales[0], params.n_rounds, None
-    if chosen is not None:
-        c, rounds, curve = chosen.scale, chosen.rounds, chosen.curve
-    scale = c if prior is not None else 0.0
-    if chosen is not None and chosen.model is not None:  # refit=False: kept at its best round
-        return PooledFit(chosen.model, curve, min(rounds, chosen.model.n_rounds), prior, scale)
-    if prob.held.any():
-        prob = prob.subset(~prob.held)  # evaluation rows only
-    f0 = None if prior is None else c * np.nan_to_num(prob.X[:, prior])
-    p = params.replace(n_rounds=max(rounds, 1))
-    steps.start(f"training the pooled model ({kind}, {p.n_rounds} rounds)")
-    model = train_quiet(prob.X, prob.feedback(kind), p, feature_names=None, init_score=f0)
-    steps.done()
-    return PooledFit(model, curve, min(rounds, model.n_rounds), prior, scale)
+        return choose_rounds(prob, kind, params, inner_folds or 0, rng, col, scales, steps, refit)
+
+    def train_all(c: float, p: TrainParams) -> RankBoostModel:
+        sub = prob.subset(~prob.held) if prob.held.any() else prob  # evaluation rows only
+        f0 = None if prior is None else c * np.nan_to_num(sub.X[:, prior])
+        steps.start(f"training the pooled model ({kind}, {p.n_rounds} rounds)")
+        model = train_quiet(sub.X, sub.feedback(kind), p, feature_names=None, init_score=f0)
+        steps.done()
+        return model
+
+    found = fit_rounds(n_users, params, inner_folds, prior is not None, scales, choose, train_all)
+    return PooledFit(*found[:3], prior, found[3])
 
 
 def top_k(scores: NDArray[np.float64], k: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
@@ -414,7 +410,7 @@ def train_pooled(
     feedback, n_folds, inner_folds = opts.feedback, opts.n_folds, opts.inner_folds
     rng = seed_stream(opts.random_state, "negatives")
     sampled = "rated" if feedback in ("auto", "liked") else feedback
-    held = HELD_UNRATED if inner_folds is not None and sampled != "ratings" else 0
+    held = held_unrated(opts)
     fold = entry_folds(R, n_folds, seed_stream(opts.random_state, "rating_folds"))
     prefit = {}
     if ease_fit and n_folds == VALIDATION_FOLDS:  # moved out of ease_fit: freed after the fold
@@ -443,7 +439,7 @@ def train_pooled(
             )
         col = base["names"].index("ease") if opts.prior == "ease" and kind != "ratings" else None
         fits[kind] = _fit_kind(
-            prob, kind, params, inner_folds, opts.random_state, col, _scales(opts), steps,
+            prob, kind, params, inner_folds, opts.random_state, col, prior_scales(opts), steps,
             opts.refit,
         )  # fmt: skip
     steps.start("the base recommenders on all the ratings")
@@ -452,11 +448,17 @@ def train_pooled(
     return fits, scores, int((~problem.held).sum())
 
 
-def _scales(opts: PooledOptions) -> tuple[float, ...]:
+def prior_scales(opts: PooledOptions) -> tuple[float, ...]:
     """The prior's multipliers tried: ``prior_scale``, or the grid (0.25 without inner CV)."""
     if opts.prior_scale is not None:
         return (float(opts.prior_scale),)
     return EASE_PRIOR_SCALES if opts.inner_folds is not None else (0.25,)
+
+
+def held_unrated(opts: PooledOptions) -> int:
+    """Unrated rows per target sampled for the inner CV only: :data:`HELD_UNRATED`, or 0."""
+    sampled = opts.feedback not in ("ratings",)  # "auto", "liked": rated above unrated
+    return HELD_UNRATED if opts.inner_folds is not None and sampled else 0
 
 
 def has_pair(y: NDArray[np.float64], qid: NDArray[np.int64]) -> bool:

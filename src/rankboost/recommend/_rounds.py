@@ -4,7 +4,7 @@ Written on the model-selection floor (:mod:`rankboost.model_selection`). The tar
 dealt at random into ``inner_folds`` groups (:func:`~rankboost.model_selection.group_folds`,
 seed stream ``"inner_folds"``). For a held-out group and a multiplier ``c`` of the prior, one
 model is trained on the other groups' rows and the held-out users' NDCG@10 is read after
-every round off its staged scores (:func:`_held_out_curve`); the groups and multipliers run
+every round off its staged scores (:func:`held_out_users`); the groups and multipliers run
 through :func:`~rankboost.model_selection.cross_validate`, and
 :func:`~rankboost.model_selection.first_best_grid` chooses (on equal values the first
 multiplier of the grid, then the fewest rounds). Two ways to use it (:func:`choose_rounds`):
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
@@ -59,9 +59,20 @@ class PooledProblem(Protocol):
     def feedback(self, kind: str, rows: NDArray[np.bool_] | None = None) -> LayeredFeedback: ...
 
 
-__all__ = ["RoundsChoice", "choose_rounds", "select_rounds", "train_quiet"]
+__all__ = [
+    "FoldRun",
+    "RoundsChoice",
+    "choose_rounds",
+    "fit_rounds",
+    "fold_usable",
+    "held_out_users",
+    "padded_curve",
+    "search_rounds",
+    "select_rounds",
+    "train_quiet",
+]
 
-#: scores held at once by :func:`_held_out_curve` (rounds x rows of a block of users)
+#: scores held at once by :func:`held_out_users` (rounds x rows of a block of users)
 _BLOCK_CELLS = 1 << 22
 
 
@@ -105,7 +116,7 @@ def choose_rounds(  # noqa: PLR0917  private, its callers' validated pieces
     One run of ``params.n_rounds`` per held-out group and multiplier of ``scales`` (the
     runs boost from ``c * prior``; ``prior`` None: from 0, one multiplier); the held-out
     users' scores after every round come from the run's rounds at the end and their
-    NDCG@10 from one kernel call per block of users (:func:`_held_out_curve`).
+    NDCG@10 from one kernel call per block of users (:func:`held_out_users`).
     ``refit=True``: every group is held out in turn and the mean curves compared;
     ``refit=False``: the first group only, and its model kept. None when no group can be
     used (no held-out row, or one label only among the training rows).
@@ -113,6 +124,40 @@ def choose_rounds(  # noqa: PLR0917  private, its callers' validated pieces
     steps = steps or Steps(0, disable=True, desc="")
     start = 0 if prior is None else 1
     group = group_folds(problem.qid, inner_folds, rng)
+
+    def run(
+        train: NDArray[np.bool_], valid: NDArray[np.bool_], c: float, what: str
+    ) -> tuple[NDArray[np.float64], RankBoostModel] | None:
+        rows = (train & ~problem.held, valid)
+        return _fold_curve(problem, kind, params, *rows, prior, c, steps, what)
+
+    return search_rounds(group, kind, inner_folds, scales, refit, start, run)
+
+
+#: one inner-CV run (:func:`search_rounds`): ``(train, valid, scale, what) -> (curve, model)``
+FoldRun = Callable[
+    [NDArray[np.bool_], NDArray[np.bool_], float, str],
+    "tuple[NDArray[np.float64], RankBoostModel] | None",
+]
+
+
+def search_rounds(  # noqa: PLR0917  choose_rounds' pieces
+    group: NDArray[np.int64],
+    kind: str,
+    inner_folds: int,
+    scales: Sequence[float],
+    refit: bool,
+    start: int,
+    run: FoldRun,
+) -> RoundsChoice | None:
+    """:func:`choose_rounds`' search over the groups and multipliers, whatever trains.
+
+    ``group``: the inner group of every row (or of every user, when ``run`` takes masks
+    of users: the Dask recommender's); ``run(train, valid, c, what)`` trains on ``train``
+    from ``c * prior`` and returns the padded held-out curve of ``valid`` and the model
+    (:func:`_fold_curve`), or None when the fold cannot be used. The groups run in order,
+    the multipliers inside; ``refit=False`` runs the first group only and keeps its model.
+    """
     calls = itertools.count()  # cross_validate runs the groups in order, the scales inside
     usable: set[int] = set()
     models: dict[float, RankBoostModel] = {}
@@ -126,8 +171,7 @@ def choose_rounds(  # noqa: PLR0917  private, its callers' validated pieces
             if refit
             else f"training the pooled model ({kind}) and choosing its rounds on held-out users"
         )
-        rows = (train & ~problem.held, valid)
-        out = _fold_curve(problem, kind, params, *rows, prior, c, steps, what)
+        out = run(train, valid, c, what)
         if out is None:
             return None
         usable.add(k)
@@ -145,6 +189,40 @@ def choose_rounds(  # noqa: PLR0917  private, its callers' validated pieces
     s, t = first_best_grid(curves)
     c = float(scales[s])
     return RoundsChoice(c, t + 1 - start, curves[s].copy(), models.get(c))
+
+
+def fit_rounds(  # noqa: PLR0917  the pooled fit's pieces
+    n_users: int,
+    params: TrainParams,
+    inner_folds: int | None,
+    has_prior: bool,
+    scales: tuple[float, ...],
+    choose: Callable[[tuple[float, ...]], RoundsChoice | None],
+    train_all: Callable[[float, TrainParams], RankBoostModel],
+) -> tuple[RankBoostModel, NDArray[np.float64] | None, int, float]:
+    """One pooled model: its rounds (and prior multiplier) by the inner CV, whatever trains.
+
+    ``choose(scales)``: :func:`choose_rounds` (or the Dask recommender's search), run when
+    ``inner_folds`` is set and at most ``n_users`` (the targets); ``train_all(c, p)``: the
+    model on every target's training rows from ``c * prior`` with ``p``. ``refit=False``
+    (the choice holds a model): that model is kept at its best round; otherwise, or when
+    no group can be used, ``train_all`` runs for the rounds chosen (``params.n_rounds``
+    without a choice, the first multiplier of ``scales``). Returns the model, the curve
+    (None without a choice), the rounds used and the prior's multiplier (0 without prior).
+    """
+    if not has_prior:
+        scales = (0.0,)
+    chosen = None
+    if inner_folds is not None and n_users >= inner_folds:
+        chosen = choose(scales)
+    c, rounds, curve = scales[0], params.n_rounds, None
+    if chosen is not None:
+        c, rounds, curve = chosen.scale, chosen.rounds, chosen.curve
+    scale = c if has_prior else 0.0
+    if chosen is not None and chosen.model is not None:  # refit=False: kept at its best round
+        return chosen.model, curve, min(rounds, chosen.model.n_rounds), scale
+    model = train_all(c, params.replace(n_rounds=max(rounds, 1)))
+    return model, curve, min(rounds, model.n_rounds), scale
 
 
 def select_rounds(  # noqa: PLR0917  choose_rounds' arguments
@@ -190,7 +268,7 @@ def _fold_curve(  # noqa: PLR0917  private helper of choose_rounds
     labels = problem.labels(kind)
     steps.start(what)
     try:
-        if not valid.any() or not train.any() or labels[train].max() == labels[train].min():
+        if not fold_usable(labels[train], bool(valid.any())):
             return None
         grades = problem.gains(kind)[valid]
         f0 = None if prior is None else scale * prior[train]
@@ -200,9 +278,22 @@ def _fold_curve(  # noqa: PLR0917  private helper of choose_rounds
                                 None if prior is None else scale * prior[valid])  # fmt: skip
     finally:
         steps.done()
-    full = np.full(params.n_rounds + start, curve[-1] if curve.size else np.nan)
-    full[: curve.shape[0]] = curve  # a stopped run keeps its last value
-    return full, model
+    return padded_curve(curve, params.n_rounds + start), model
+
+
+def fold_usable(train_labels: NDArray[np.float64], any_valid: bool) -> bool:
+    """Whether an inner fold can be used: a held-out row, two labels among the training rows.
+
+    ``train_labels``: the training rows' labels (or their distinct values per block).
+    """
+    return any_valid and train_labels.size > 0 and train_labels.max() != train_labels.min()
+
+
+def padded_curve(curve: NDArray[np.float64], width: int) -> NDArray[np.float64]:
+    """The held-out curve over ``width`` round counts: a stopped run keeps its last value."""
+    full = np.full(width, curve[-1] if curve.size else np.nan)
+    full[: curve.shape[0]] = curve
+    return full
 
 
 def _held_out_curve(  # noqa: PLR0917  private helper of _fold_curve
@@ -213,13 +304,28 @@ def _held_out_curve(  # noqa: PLR0917  private helper of _fold_curve
     start: int,
     prior: NDArray[np.float64] | None,
 ) -> NDArray[np.float64]:
-    """Mean NDCG@10 of the held-out rows after every round (index 0 = the prior, if any).
+    """Mean NDCG@10 of the held-out rows after every round (index 0 = the prior, if any)."""
+    return held_out_users(model, Xv, qv, grades, start, prior).mean(axis=0)
+
+
+def held_out_users(  # noqa: PLR0917  _held_out_curve's pieces
+    model: RankBoostModel,
+    Xv: NDArray[np.float64],
+    qv: NDArray[np.int64],
+    grades: NDArray[np.float64],
+    start: int,
+    prior: NDArray[np.float64] | None,
+) -> NDArray[np.float64]:
+    """NDCG@10 of every held-out user after every round (index 0 = the prior, if any).
+
+    Shape ``(users, rounds)``, users in increasing ``qv`` (rows grouped by user); its mean
+    over the users (``.mean(axis=0)``) is the held-out curve.
 
     The rows' scores after every round (:func:`~rankboost.model_selection.staged_scores`,
     rounds x rows) are built for blocks of whole users of at most :data:`_BLOCK_CELLS`
     cells, so memory stays O(block), not rounds x held-out rows; the per-user NDCG rows
-    (:func:`~rankboost.model_selection.round_curves`, gain ``2**grade - 1``) are stacked and
-    averaged, the same numbers as one block.
+    (:func:`~rankboost.model_selection.round_curves`, gain ``2**grade - 1``) are stacked,
+    the same numbers as one block: a user's row does not depend on the others.
     """
     width = model.n_rounds + start
     n = Xv.shape[0]
@@ -232,4 +338,4 @@ def _held_out_curve(  # noqa: PLR0917  private helper of _fold_curve
         HT = staged_scores(model, Xv[a:b], model.n_rounds, base=base, start=1 - start)
         per_user.append(round_curves(HT, grades[a:b], qv[a:b]))
         del HT  # before the next block's: one block of scores at a time
-    return np.concatenate(per_user).mean(axis=0)
+    return np.concatenate(per_user) if per_user else np.empty((0, width))
