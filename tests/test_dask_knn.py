@@ -28,6 +28,7 @@ from rankboost.datasets import make_ratings
 from rankboost.recommend import RankBoostRecommender
 from rankboost.recommend._base import BASE_RECOMMENDERS, BaseScores
 from rankboost.recommend._scale import ItemTotals, neighbour_pool
+from test_dask_recommend import assert_same_fit as same_fit
 
 if any(importlib.util.find_spec(m) is None for m in ("dask", "distributed", "pandas")):
     pytest.skip("dask, distributed and pandas are needed", allow_module_level=True)
@@ -67,22 +68,9 @@ def _same_csr(got, want):
 
 
 def assert_same_fit(one, dist, k=10):
-    for a, b in ((one.model_, dist.model_), (one.rating_model_, dist.rating_model_)):
-        assert a.n_rounds == b.n_rounds
-        for key in ("feature", "threshold", "default"):
-            np.testing.assert_array_equal(a.history[key], b.history[key], err_msg=key)
-        for key in ("alpha", "z", "rloss"):
-            np.testing.assert_allclose(b.history[key], a.history[key], rtol=1e-12, atol=1e-12)
-    assert {k_: v for k_, v in dist.report_.items() if k_ != "n_blocks"} == one.report_
+    """test_dask_recommend's comparison, and ``to_local()``'s top ``k`` of every user."""
+    same_fit(one, dist, k)
     users, items, scores = one.recommend_all(k)
-    d_users, d_items, d_scores = dist.recommend_all(k)
-    np.testing.assert_array_equal(d_users, users)
-    np.testing.assert_array_equal(d_items.compute(), items)  # every user's top k
-    np.testing.assert_allclose(d_scores.compute(), scores, rtol=1e-9, atol=1e-9)
-    for user in users[:: max(1, len(users) // 4)]:
-        got, want = dist.recommend(user, k), one.recommend(user, k)
-        np.testing.assert_array_equal(got[0], want[0])
-        np.testing.assert_allclose(got[1], want[1], rtol=1e-9, atol=1e-9)
     local = dist.to_local()
     assert type(local) is RankBoostRecommender
     np.testing.assert_array_equal(local.recommend_all(k)[1], items)

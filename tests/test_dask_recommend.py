@@ -130,8 +130,8 @@ def test_issue49_partitioning_does_not_change_the_fit(client):
 
 def test_issue49_killed_worker_mid_boosting(client, monkeypatch):
     """kill -9 a worker in round 4 of the pooled model's training: the booster rebuilds its
-    blocks from the rows, which Dask recomputes from the ratings, and the model and top 10
-    equal the uninterrupted fit's."""
+    blocks from the rows, which Dask recomputes from the ratings, and the model (rankers
+    equal, statistics to 1e-12) and top 10 equal the uninterrupted fit's."""
     from rankboost.dask import _train
 
     df = _frame(make_ratings(150, 50, 2500, scale="whole", random_state=5), 5)
@@ -152,7 +152,14 @@ def test_issue49_killed_worker_mid_boosting(client, monkeypatch):
         survived = rbd.DaskRankBoostRecommender(client=client, **params)
         survived.fit(dd.from_pandas(df, npartitions=4))
     assert killed
-    assert survived.model_.to_dict() == whole.model_.to_dict()
+    # rankers equal; the lost worker's blocks are summed in another grouping once rebuilt,
+    # so the recorded statistics may differ in the last bits (docs/distributed.md)
+    for a, b in ((whole.model_, survived.model_), (whole.rating_model_, survived.rating_model_)):
+        for key in ("feature", "threshold", "default"):
+            np.testing.assert_array_equal(b.history[key], a.history[key], err_msg=key)
+        for key in ("alpha", "r", "z", "rloss"):
+            np.testing.assert_allclose(b.history[key], a.history[key], rtol=1e-12, atol=1e-12)
+    assert survived.report_ == whole.report_
     client.wait_for_workers(2, timeout=60)
     np.testing.assert_array_equal(
         survived.recommend_all(10)[1].compute(), whole.recommend_all(10)[1].compute()
