@@ -93,7 +93,6 @@ class DaskRankBoostRecommender:
     client : distributed.Client, default=None
         The cluster's client (None: ``distributed.get_client()``).
     **params
-        ``RankBoostRecommender``'s parameters, with the defaults of
         ``RankBoostRecommender``'s parameters, with its defaults (one definition: the
         same model as ``RankBoostRecommender(**params)``); ``mode`` must be ``"pooled"``.
         An unknown or invalid value is a ValueError naming the parameter.
