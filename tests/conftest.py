@@ -35,6 +35,18 @@ def kill_a_worker_at(client: Any, iteration: int) -> tuple[Any, list[Any]]:
     return kill, killed
 
 
+def ratings_frame(R: Any, seed: int = 0, users: Any = None, items: Any = None) -> Any:
+    """A ratings matrix as shuffled (user, item, rating) rows, so that a user's rows straddle
+    the partitions of ``dd.from_pandas``; labels: the positions, or ``users``/``items``."""
+    import pandas as pd
+
+    coo = R.tocoo()
+    u = coo.row if users is None else np.asarray(users)[coo.row]
+    i = coo.col if items is None else np.asarray(items)[coo.col]
+    df = pd.DataFrame({"user": u, "item": i, "rating": coo.data})
+    return df.sample(frac=1.0, random_state=seed).reset_index(drop=True)
+
+
 @contextlib.contextmanager
 def two_worker_client() -> Iterator[Any]:
     """A ``distributed.Client`` of a real ``LocalCluster``: 2 worker processes, 1 thread each.

@@ -19,6 +19,7 @@ import pytest
 import scipy.sparse as sp
 
 import rankboost as rb
+from conftest import ratings_frame as _frame
 from conftest import two_worker_client
 from rankboost.datasets import make_ratings
 from rankboost.recommend import RankBoostRecommender
@@ -45,13 +46,6 @@ def client():
 
     with two_worker_client() as c:
         yield c
-
-
-def _frame(R, seed=0):
-    """A ratings matrix as shuffled (user, item, rating) rows."""
-    coo = R.tocoo()
-    df = pd.DataFrame({"user": coo.row, "item": coo.col, "rating": coo.data})
-    return df.sample(frac=1.0, random_state=seed).reset_index(drop=True)
 
 
 def _matrix(df):

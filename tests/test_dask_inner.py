@@ -12,17 +12,22 @@ absent) and ``make_ratings`` problems; a worker killed in an inner-CV run; bad i
 from __future__ import annotations
 
 import importlib.util
-import warnings
 from typing import Any
 
 import numpy as np
 import pytest
 
 import rankboost as rb
-from conftest import kill_a_worker_at, two_worker_client
+from conftest import ratings_frame as _frame
+from conftest import two_worker_client
 from rankboost.datasets import make_ratings
 from rankboost.recommend import RankBoostRecommender
-from test_dask_recommend import ML100K, assert_same_fit
+from test_dask_recommend import (
+    ML100K,
+    assert_same_after_a_lost_worker,
+    assert_same_fit,
+    fit_with_a_worker_lost,
+)
 
 if any(importlib.util.find_spec(m) is None for m in ("dask", "distributed", "pandas")):
     pytest.skip("dask, distributed and pandas are needed", allow_module_level=True)
@@ -31,6 +36,11 @@ pd: Any = None
 rbd: Any = None
 
 pytestmark = pytest.mark.xdist_group("dask")
+
+
+def _items(n):
+    """Item labels that are not their positions."""
+    return np.arange(n) * 3 + 1
 
 
 @pytest.fixture(scope="module")
@@ -43,12 +53,6 @@ def client():
 
     with two_worker_client() as c:
         yield c
-
-
-def _frame(R, seed=0):
-    coo = R.tocoo()
-    df = pd.DataFrame({"user": coo.row, "item": coo.col * 3 + 1, "rating": coo.data})
-    return df.sample(frac=1.0, random_state=seed).reset_index(drop=True)
 
 
 def assert_same_choice(one, dist):
@@ -83,7 +87,7 @@ def _fit_both(df, n_partitions=3, **params):
 )
 def test_issue49_inner_cv_chooses_as_one_machine(client, params):
     _fit_both.client = client
-    df = _frame(make_ratings(120, 50, 2400, scale="half", random_state=4), 4)
+    df = _frame(make_ratings(120, 50, 2400, scale="half", random_state=4), 4, items=_items(50))
     one, dist = _fit_both(df, n_estimators=10, random_state=5, **params)
     assert one.rounds_curve_ is not None
     assert_same_choice(one, dist)
@@ -108,48 +112,21 @@ def test_issue49_inner_cv_movielens_100k(client):
 def test_issue49_inner_cv_killed_worker(client, monkeypatch):
     """kill -9 a worker in round 3 of the first inner-CV run (the model kept, refit=False):
     the runs' rows and splits are recomputed from the ratings, and the choice, curve, model
-    and top 10 are the uninterrupted fit's. The model's rankers and alphas are equal; its
-    recorded ``r`` and ``rloss`` after the lost round may differ in the last bit (the
-    booster's replay of a rebuilt block, as without inner CV: 1.4e-17 on main at 5669b8d)."""
-    from rankboost.dask import _train
-
-    df = _frame(make_ratings(120, 40, 2000, scale="whole", random_state=6), 6)
+    and top 10 are the uninterrupted fit's (``assert_same_after_a_lost_worker``)."""
+    df = _frame(make_ratings(120, 40, 2000, scale="whole", random_state=6), 6, items=_items(40))
     params = {"n_estimators": 8, "inner_folds": 2, "prior_scale": None}
-    client.wait_for_workers(2, timeout=60)
-    whole = rbd.DaskRankBoostRecommender(client=client, **params)
-    whole.fit(dd.from_pandas(df, npartitions=4))
-    client.wait_for_workers(2, timeout=60)
-    kill, killed = kill_a_worker_at(client, 2)
-    train = _train.train
-
-    def train_and_kill(*a, **kw):
-        return train(*a, callbacks=[kill], **kw)
-
-    monkeypatch.setattr(_train, "train", train_and_kill)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        survived = rbd.DaskRankBoostRecommender(client=client, **params)
-        survived.fit(dd.from_pandas(df, npartitions=4))
-    assert killed
-    h0, h1 = whole.model_.history, survived.model_.history
-    for key in ("feature", "threshold", "default", "alpha"):
-        np.testing.assert_array_equal(h1[key], h0[key], err_msg=key)
-    for key in ("r", "rloss"):
-        np.testing.assert_allclose(h1[key], h0[key], rtol=1e-12, atol=1e-12, err_msg=key)
+    whole, survived = fit_with_a_worker_lost(client, monkeypatch, df, params, at=2)
     assert survived.prior_scale_ == whole.prior_scale_
     np.testing.assert_array_equal(survived.rounds_curve_, whole.rounds_curve_)
-    assert survived.report_ == whole.report_
-    client.wait_for_workers(2, timeout=60)
-    np.testing.assert_array_equal(
-        survived.recommend_all(10)[1].compute(), whole.recommend_all(10)[1].compute()
-    )
+    assert_same_after_a_lost_worker(whole, survived)
 
 
 def test_issue49_inner_cv_few_users_and_no_usable_group(client):
     """Fewer targets than inner folds: n_estimators rounds, no curve, as one machine."""
     _fit_both.client = client
     R = make_ratings(3, 20, 40, scale="whole", random_state=1)
-    one, dist = _fit_both(_frame(R, 1), 2, n_estimators=4, inner_folds=5, prior_scale=None)
+    df = _frame(R, 1, items=_items(R.shape[1]))
+    one, dist = _fit_both(df, 2, n_estimators=4, inner_folds=5, prior_scale=None)
     assert one.rounds_curve_ is None
     assert_same_choice(one, dist)
 
@@ -158,7 +135,7 @@ def test_issue49_inner_cv_few_users_and_no_usable_group(client):
 
 
 def test_issue49_inner_cv_bad_input(client):
-    df = _frame(make_ratings(40, 20, 400, scale="whole", random_state=1), 1)
+    df = _frame(make_ratings(40, 20, 400, scale="whole", random_state=1), 1, items=_items(20))
     ddf = dd.from_pandas(df, npartitions=2)
     for params, match in (
         ({"inner_folds": 1}, "inner_folds"),

@@ -23,6 +23,7 @@ import pytest
 import scipy.sparse as sp
 
 import rankboost as rb
+from conftest import ratings_frame as _frame
 from conftest import two_worker_client
 from rankboost.datasets import make_ratings
 from rankboost.recommend import RankBoostRecommender
@@ -50,14 +51,6 @@ def client():
 
     with two_worker_client() as c:
         yield c
-
-
-def _frame(R, seed=0, users=None):
-    """A ratings matrix as shuffled (user, item, rating) rows (users straddle partitions)."""
-    coo = R.tocoo()
-    u = coo.row if users is None else np.asarray(users)[coo.row]
-    df = pd.DataFrame({"user": u, "item": coo.col, "rating": coo.data})
-    return df.sample(frac=1.0, random_state=seed).reset_index(drop=True)
 
 
 def _same_csr(got, want):
