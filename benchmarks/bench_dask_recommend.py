@@ -43,10 +43,12 @@ the fit's compute seconds per kind of task (Dask's task stream, both workers sum
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import threading
 import time
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -113,6 +115,26 @@ def _ratings(users: int, items: int, ratings: int) -> Any:
     return df
 
 
+@contextlib.contextmanager
+def _cluster(memory_limit: str) -> Iterator[Any]:
+    """A client of a ``LocalCluster`` of 2 worker processes x 1 thread, ``memory_limit`` each."""
+    import distributed
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+            memory_limit=memory_limit,
+        )  # fmt: skip
+    client = distributed.Client(cluster)
+    print(f"scheduler: {cluster.scheduler_address}", flush=True)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
 def _scattered(client: Any, df: Any, partitions: int) -> Any:
     """``df`` as a dask DataFrame of ``partitions`` parts scattered to the workers.
 
@@ -133,15 +155,7 @@ def run_dask(args: argparse.Namespace, df: Any) -> tuple[dict[str, Any], Any]:
 
     from rankboost.dask import DaskRankBoostRecommender
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-            memory_limit=args.memory_limit,
-        )  # fmt: skip
-    client = distributed.Client(cluster)
-    print(f"scheduler: {cluster.scheduler_address}", flush=True)
-    try:
+    with _cluster(args.memory_limit) as client:
         ddf = _scattered(client, df, args.partitions)
         sampler = Sampler(client, args.sample)
         base = {a: round(_status_mb(p, "VmHWM")) for a, p in sampler.pids.items()}
@@ -166,9 +180,6 @@ def run_dask(args: argparse.Namespace, df: Any) -> tuple[dict[str, Any], Any]:
         print(f"workers' peak RSS (MB, VmHWM): {peaks}; limit {args.memory_limit} each")
         sampler.report()
         params = dict(rec.params)
-    finally:
-        client.close()
-        cluster.close()
     return params, items
 
 
@@ -196,14 +207,7 @@ def run_choice(args: argparse.Namespace, df: Any) -> None:
     from rankboost.dask._ratings import user_blocks
     from rankboost.recommend._base import choose_ease_lambda
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-            memory_limit=args.memory_limit,
-        )  # fmt: skip
-    client = distributed.Client(cluster)
-    try:
+    with _cluster(args.memory_limit) as client:
         ddf = _scattered(client, df, args.partitions)
         ub = user_blocks(client, ddf, ("user", "item", "rating"))
         distributed.wait(ub.blocks)
@@ -220,9 +224,6 @@ def run_choice(args: argparse.Namespace, df: Any) -> None:
         print(f"dask choice: {t1 - t0:.1f} s -> {got}; load {os.getloadavg()}")
         print(f"workers' peak RSS (MB, VmHWM): {peaks}; limit {args.memory_limit} each")
         sampler.report()
-    finally:
-        client.close()
-        cluster.close()
     users, u = np.unique(df["user"].to_numpy(), return_inverse=True)
     items, i = np.unique(df["item"].to_numpy(), return_inverse=True)
     R = sp.csr_matrix((df["rating"].to_numpy(), (u, i)), shape=(users.size, items.size))
