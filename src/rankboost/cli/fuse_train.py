@@ -107,8 +107,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="with --clicks: the fusion that served the log (as 'clicks simulate --fusion'); "
         "every session must show the top of its list on --runs, else an error counts what "
         "disagrees. Repeat it for a log of several fusions served A/B (each session one "
-        "fusion's list): --propensity auto then harvests their interventions, and each "
-        "click weighs 1 / its expected examination over the fusions served for its query",
+        "fusion's list): --propensity auto then harvests their interventions",
     )
     g.add_argument(
         "--held-out",
@@ -457,12 +456,6 @@ def _fit_clicks(args: argparse.Namespace, model: Any, runs: Any, given: dict[str
             f"rankboost fuse train: --logged-by: every session of {args.clicks!r} shows the "
             f"top of a declared fusion's list on the runs ({shares})\n"
         )
-        if len(t.served.labels) > 1 and t.propensity.method != "none":
-            sys.stderr.write(
-                "rankboost fuse train: --logged-by: each click weighs 1 / its expected "
-                "examination over the declared fusions, by their shares of its query's "
-                "sessions (policy-aware)\n"
-            )
     sys.stderr.write(
         f"rankboost fuse train: --clicks: learning from {t.pairs.shape[0]} {args.click_pairs} "
         f"pairs of {t.n_sessions} sessions and {int(t.n_clicks)} clicks of {args.clicks!r}; "

@@ -49,8 +49,7 @@ class ClickTargets(NamedTuple):
 
     #: ``(n_pairs, 2)`` rows ``(lower, upper)``: the clicked row should rank above the other
     pairs: NDArray[np.int64]
-    #: ``(n_pairs,)`` summed inverse-propensity weights (policy-aware for a log of several
-    #: declared fusions: :func:`rankboost.fusion._click_logged.policy_weights`)
+    #: ``(n_pairs,)`` summed inverse-propensity weights
     weights: NDArray[np.float64]
     #: ``(n_rows,)`` debiased click-through rate (0 where never shown): the held-out gain
     gain: NDArray[np.float64]
@@ -238,23 +237,14 @@ def click_targets(
         prop = _auto_propensity(log, N, served, owner)
     else:
         prop = resolve_propensity(log, propensity, N)
-    assert log.row is not None
-    n = qid.shape[0]
-    if served is not None and len(served.labels) > 1 and prop.method != "none":
-        # A/B: each click weighs 1 / rho, its expected examination over the fusions served
-        from ._click_logged import policy_weights
-
-        row_w = np.zeros(n)
-        row_w[log.row] = policy_weights(log, served, prop.values, max_weight)
-        p, w = click_pairs(log, None, pairs=pairs)
-        w = w * row_w[p[:, 1]]
-    else:
-        p, w = click_pairs(log, prop, pairs=pairs, max_weight=max_weight)
+    p, w = click_pairs(log, prop, pairs=pairs, max_weight=max_weight)
     if p.shape[0] == 0:
         raise ValueError(
             f"{owner}: {log.source} yields no {pairs} pair (a click and another shown "
             "document of one session); the fusion needs at least one."
         )
+    assert log.row is not None
+    n = qid.shape[0]
     click_w = np.zeros(log.n_entries)
     on = log.click == 1
     click_w[on] = log.count[on] * prop.weights(log.position[on], max_weight)

@@ -11,15 +11,6 @@ its block of tied scores, since a tie may be broken either way). A log that disa
 error that counts the impressions, sessions and queries that no declared fusion serves where
 they were logged, with an example and what to fix. A session the lists of several fusions
 agree on is counted for the first of them.
-
-**Policy-aware weights** (:func:`policy_weights`). In a log of several fusions served A/B, a
-document one fusion shows and the other does not is shown in a share of the sessions only:
-weighting its clicks by ``1 / p_k`` alone would give it that share of the pair mass of a
-document every session shows. Its clicks are weighted instead by ``1 / rho``, ``rho`` its
-expected examination over the fusions served for its query, ``sum_i pi_i(q) p_{rank_i(d)}``
-(``pi_i(q)`` the share of the query's sessions fusion ``i`` served, ``p`` 0 below the
-deepest position the log shows): the policy-aware estimator of Oosterhuis & de Rijke (SIGIR
-2020), which is ``1 / p_k`` when one fusion served the log.
 """
 
 from __future__ import annotations
@@ -35,7 +26,6 @@ __all__ = [
     "Served",
     "check_logged",
     "logging_fusions",
-    "policy_weights",
     "served_ranks",
     "simple_fusion",
 ]
@@ -54,9 +44,6 @@ class Served(NamedTuple):
     session: NDArray[np.int64]
     #: sessions (times their ``count``) each fusion served
     n_sessions: NDArray[np.float64]
-    #: per fusion, ``(n_entries, 2)``: the first and last rank it serves each log entry's
-    #: document at (:func:`served_ranks`)
-    ranks: list[NDArray[np.int64]]
 
 
 def simple_fusion(spec: str, names: list[str]) -> Any:
@@ -183,7 +170,7 @@ def check_logged(log: Any, logged_by: Any, items: list[Any], owner: str) -> Serv
     counts = log.session_count
     if (served >= 0).all():
         n = np.bincount(served, weights=counts, minlength=len(labels)).astype(np.float64)
-        return Served(labels, served.astype(np.int64), n, ranks)
+        return Served(labels, served.astype(np.int64), n)
     bad_s = served < 0
     in_bad = np.repeat(bad_s, np.diff(log.starts))
     bad = in_bad & ~ok.any(axis=0)  # the impressions no declared fusion serves there
@@ -208,51 +195,3 @@ def check_logged(log: Any, logged_by: Any, items: list[Any], owner: str) -> Serv
         "the runs it fused, as deep as it fused them; for several fusions served A/B, each "
         f"({both}); for lists interleaved within a session, none."
     )
-
-
-def policy_weights(
-    log: Any, served: Served, values: NDArray[np.float64], max_weight: float | None
-) -> NDArray[np.float64]:
-    """``(n_entries,)``: ``min(1 / rho, max_weight)`` of each log entry (module docstring).
-
-    ``rho`` of an entry is ``sum_i pi_i(q) pbar_i``: over the declared fusions, the share of
-    the query's sessions fusion ``i`` served times the mean of ``p_k`` over the ranks it
-    serves the document at (its block of tied scores), ``p_k = values[k - 1]``, 0 below the
-    deepest position the log shows (a fusion shows as many results as the log's lists).
-    Entries with ``rho = 0`` (no fusion served for the query shows the document) get 0; a
-    clicked entry always has ``rho > 0``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from rankboost.clicks import ClickLog
-    >>> log = ClickLog.from_arrays(qid=["q"] * 4, docid=["a", "b", "a", "c"],
-    ...                            position=[1, 2, 1, 2], click=[0, 1, 0, 1], session=[0, 0, 1, 1])
-    >>> ranks = [np.array([[1, 1], [2, 2], [1, 1], [3, 3]]),  # fusion 0 serves a, b, c
-    ...          np.array([[1, 1], [3, 3], [1, 1], [2, 2]])]  # fusion 1 serves a, c, b
-    >>> served = Served(["f0", "f1"], np.array([0, 1]), np.array([1.0, 1.0]), ranks)
-    >>> policy_weights(log, served, np.array([1.0, 0.5]), None).tolist()  # b, c: 1 / (0.5 * 0.5)
-    [1.0, 4.0, 1.0, 4.0]
-    """
-    K = min(values.shape[0], int(log.position.max()))
-    cum = np.r_[0.0, np.cumsum(values)]
-    first = log.starts[:-1]
-    q_of_session = log.qid_code[first]
-    n_q = int(log.qid_code.max()) + 1
-    weight = log.session_count
-    total = np.bincount(q_of_session, weights=weight, minlength=n_q)
-    rho = np.zeros(log.n_entries)
-    for i, r in enumerate(served.ranks):
-        mine = served.session == i
-        share = np.bincount(q_of_session[mine], weights=weight[mine], minlength=n_q)
-        share = np.divide(share, total, out=np.zeros(n_q), where=total > 0)
-        lo, hi = r[:, 0], r[:, 1]
-        top = np.minimum(hi, K)
-        shown = np.where(top >= lo, cum[top] - cum[np.minimum(lo, K + 1) - 1], 0.0)
-        rho += share[log.qid_code] * shown / (hi - lo + 1)
-    out = np.zeros(log.n_entries)
-    on = rho > 0
-    out[on] = 1.0 / rho[on]
-    if max_weight is not None:
-        np.minimum(out, max_weight, out=out)
-    return out
