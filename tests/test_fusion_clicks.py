@@ -189,6 +189,33 @@ def test_issue51_a_log_without_clicks_and_queries_without_one(hybrid):
             fit_clicks(LinearFusion(), runs, some)
 
 
+def test_issue51_too_few_queries_to_rank_says_which_are_missing_and_why():
+    """Queries whose every document was clicked have nothing to rank below a click: the
+    error counts them apart from the queries the inner folds can use."""
+    qs = np.repeat([f"q{i}" for i in range(6)], 2)
+    ds = np.tile(["a", "b"], 6)
+    runs = [
+        Run(qs, ds, np.tile([1, 2], 6), np.tile([2.0, 1.0], 6), name="one"),
+        Run(qs, ds, np.tile([2, 1], 6), np.tile([1.0, 2.0], 6), name="two"),
+    ]
+    log = ClickLog.from_arrays(
+        qid=qs, docid=ds, position=np.tile([1, 2], 6),
+        click=[1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1],
+    )  # fmt: skip
+    want = (
+        r"^LinearFusion fit_clicks: the rounds and the prior's scale are chosen by 5-fold "
+        r"cross-validation over the queries with a click and a document without, which needs "
+        r"at least 5 of them; the log has 2 \(4 other clicked queries have a click on every "
+        r"document the runs return, which leaves nothing to rank below it\)\. Pass an int "
+        r"number of rounds"
+    )
+    with pytest.raises(ValueError, match=want):
+        fit_clicks(LinearFusion(), runs, log)
+    # with fixed rounds and prior scale nothing is chosen: the same log trains
+    lin = fit_clicks(LinearFusion(n_rounds=3, prior_scale=0.0), runs, log)
+    assert lin.n_rounds_ == 3
+
+
 def test_issue51_wrong_types_and_the_options_of_train_clicks(hybrid):
     runs, qrels = hybrid
     log = _log(runs, qrels, n=200).log

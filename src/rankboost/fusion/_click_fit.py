@@ -278,12 +278,22 @@ def click_folds(
     try:
         sub = query_folds(clicked, t.qcode[rows], int(cv_folds), pair_labels=clicked)
     except ValueError:
-        n = int(np.unique(t.qcode[rows][clicked == 1]).size)
+        q = t.qcode[rows]
+        n_click = np.bincount(q, weights=clicked)
+        n_rows = np.bincount(q)
+        usable = int(np.sum((n_click > 0) & (n_click < n_rows)))
+        full = int(np.sum((n_click > 0) & (n_click == n_rows)))
+        why = (
+            f" ({full} other clicked queries have a click on every document the runs return, "
+            "which leaves nothing to rank below it)"
+            if full
+            else ""
+        )
         raise ValueError(
-            f"{owner}: {chosen} chosen by {cv_folds}-fold cross-validation over the clicked "
-            f"queries, which needs at least {cv_folds} of them; the log has {n}. Pass an int "
-            "number of rounds and a prior scale (or choose the family), or fewer folds "
-            "(cv_folds, --cv-folds)."
+            f"{owner}: {chosen} chosen by {cv_folds}-fold cross-validation over the queries "
+            f"with a click and a document without, which needs at least {cv_folds} of them; "
+            f"the log has {usable}{why}. Pass an int number of rounds and a prior scale (or "
+            "choose the family), or fewer folds (cv_folds, --cv-folds)."
         ) from None
     out = np.full(rows.shape[0], -1, dtype=np.int64)
     out[rows] = sub
