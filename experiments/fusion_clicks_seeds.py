@@ -69,44 +69,66 @@ def _seed(name: str, fold: int, kind: str, eta: float, n: int, rep: int) -> int:
     return _stable_seed(name, fold, kind, eta, n, rep)
 
 
+class _Fold:
+    """One outer fold: the runs on its training and test queries, the training grades, and
+    the held-out NDCG@10 of a fusion (``score``)."""
+
+    def __init__(self, runs: dict, qrels: dict, train_q: list, test_q: list) -> None:
+        from rankboost.fusion import Qrels
+        from rankboost.fusion.features import FusionFeatures, grades_for
+        from rankboost.fusion.linear import linear_features
+
+        tr, te = set(train_q), set(test_q)
+        self.runs_tr = [subset(r, tr) for r in runs.values()]
+        self.runs_te = [subset(r, te) for r in runs.values()]
+        self.names = [r.name for r in self.runs_tr]
+        self.qrels, self.test_q = qrels, test_q
+        self.qrels_tr = Qrels.from_dict({q: qrels[q] for q in train_q})
+        _, self.qid, self.docid = linear_features(self.runs_tr, "minmax")
+        rows = FusionFeatures(np.empty((self.qid.shape[0], 0)), self.qid, self.docid, [])
+        self.y = grades_for(rows, self.qrels_tr)
+
+    def score(self, model: Any) -> np.ndarray:
+        fused = top(model.fuse(self.runs_te).to_dict())
+        return per_query(self.qrels, fused, self.test_q)["ndcg@10"]
+
+    def baselines(self) -> dict[str, np.ndarray]:
+        """The qrels-trained fusion's and each logger's per-query NDCG@10."""
+        from rankboost.fusion import LinearFusion
+
+        out = {"qrels": self.score(LinearFusion().fit(self.runs_tr, self.qrels_tr))}
+        for kind in LOGGERS:
+            out[f"logger_{kind}"] = self.score(logger(kind, self.names))
+        return out
+
+    def simulate(self, kind: str, n: int, eta: float, seed: int) -> Any:
+        from rankboost.clicks import simulate_clicks
+
+        served = logger(kind, self.names).decision_function(self.runs_tr)[2]
+        return simulate_clicks(
+            self.y, self.qid, served, n, eta=eta, docids=self.docid, random_state=seed
+        )
+
+
 def fold_job(args: tuple) -> dict:
     """Every logger, eta and variant on one (collection, fold, sessions, replicate)."""
-    from rankboost.clicks import simulate_clicks
-    from rankboost.fusion import AutoFusion, LinearFusion, Qrels
+    from rankboost.fusion import AutoFusion, LinearFusion
     from rankboost.fusion.clicks import fit_clicks
-    from rankboost.fusion.features import FusionFeatures, grades_for
-    from rankboost.fusion.linear import linear_features
 
     name, runs, qrels, train_q, test_q, fold, n, rep, family = args
-    tr, te = set(train_q), set(test_q)
-    runs_tr = [subset(r, tr) for r in runs.values()]
-    runs_te = [subset(r, te) for r in runs.values()]
-    names = [r.name for r in runs_tr]
-    out: dict[str, np.ndarray] = {}
-    info: dict[str, list] = {}
-
-    def score(model: Any) -> np.ndarray:
-        return per_query(qrels, top(model.fuse(runs_te).to_dict()), test_q)["ndcg@10"]
-
+    info: dict[str, Any] = {}
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        qrels_tr = Qrels.from_dict({q: qrels[q] for q in train_q})
-        if rep == 0:
-            out["qrels"] = score(LinearFusion().fit(runs_tr, qrels_tr))
-            for kind in LOGGERS:
-                out[f"logger_{kind}"] = score(logger(kind, names))
-        _, qid, docid = linear_features(runs_tr, "minmax")
-        y = grades_for(FusionFeatures(np.empty((qid.shape[0], 0)), qid, docid, []), qrels_tr)
+        fo = _Fold(runs, qrels, train_q, test_q)
+        out = fo.baselines() if rep == 0 else {}
         for kind in LOGGERS:
-            served = logger(kind, names).decision_function(runs_tr)[2]
             for eta in ETAS:
-                seed = _seed(name, fold, kind, eta, n, rep)
-                sim = simulate_clicks(y, qid, served, n, eta=eta, docids=docid, random_state=seed)
+                sim = fo.simulate(kind, n, eta, _seed(name, fold, kind, eta, n, rep))
                 if family == "auto_shown":
-                    m = fit_clicks(AutoFusion(), runs_tr, sim.log, held_out="shown")
+                    m = fit_clicks(AutoFusion(), fo.runs_tr, sim.log, held_out="shown")
                     key = f"{kind}|{eta:g}|auto_shown"
-                    out[key], info[key] = score(m), m.selection_["family"]
+                    out[key], info[key] = fo.score(m), m.selection_["family"]
                     continue
                 fits = {
                     "debiased": ("auto", "all"),
@@ -115,9 +137,11 @@ def fold_job(args: tuple) -> dict:
                     "debiased_shown": ("auto", "shown"),
                 }
                 for variant, (prop, held) in fits.items():
-                    m = fit_clicks(LinearFusion(), runs_tr, sim.log, propensity=prop, held_out=held)
+                    m = fit_clicks(
+                        LinearFusion(), fo.runs_tr, sim.log, propensity=prop, held_out=held
+                    )
                     key = f"{kind}|{eta:g}|{variant}"
-                    out[key] = score(m)
+                    out[key] = fo.score(m)
                     w = np.asarray(m.weights_, dtype=np.float64)
                     info[key] = [float(w[0] / w.sum()), int(m.n_rounds_)]
     return {
@@ -137,47 +161,27 @@ def ab_job(args: tuple) -> dict:
     """``ab`` and ``ab_oracle`` on one (collection, fold, sessions, replicate)."""
     from fusion_clicks_ab import _concat
 
-    from rankboost.clicks import simulate_clicks
-    from rankboost.fusion import LinearFusion, Qrels
+    from rankboost.fusion import LinearFusion
     from rankboost.fusion.clicks import fit_clicks
-    from rankboost.fusion.features import FusionFeatures, grades_for
-    from rankboost.fusion.linear import linear_features
 
     name, runs, qrels, train_q, test_q, fold, n, rep, share = args
-    tr, te = set(train_q), set(test_q)
-    runs_tr = [subset(r, tr) for r in runs.values()]
-    runs_te = [subset(r, te) for r in runs.values()]
-    names = [r.name for r in runs_tr]
-    qrels_tr = Qrels.from_dict({q: qrels[q] for q in train_q})
-    out: dict[str, np.ndarray] = {}
-    info: dict[str, list] = {}
-
-    def score(model: Any) -> np.ndarray:
-        return per_query(qrels, top(model.fuse(runs_te).to_dict()), test_q)["ndcg@10"]
-
+    info: dict[str, Any] = {}
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if rep == 0:
-            out["qrels"] = score(LinearFusion().fit(runs_tr, qrels_tr))
-            for kind in LOGGERS:
-                out[f"logger_{kind}"] = score(logger(kind, names))
-        _, qid, docid = linear_features(runs_tr, "minmax")
-        y = grades_for(FusionFeatures(np.empty((qid.shape[0], 0)), qid, docid, []), qrels_tr)
+        fo = _Fold(runs, qrels, train_q, test_q)
+        out = fo.baselines() if rep == 0 else {}
         logs, n_rrf = [], int(round(share * n))
         for kind, m in (("wsum", n - n_rrf), ("rrf", n_rrf)):
-            served = logger(kind, names).decision_function(runs_tr)[2]
             seed = _stable_seed(name, fold, f"ab-{kind}", 2.0, n, *([rep] if rep else []))
-            logs.append(
-                simulate_clicks(y, qid, served, m, eta=2.0, docids=docid, random_state=seed)
-            )
+            logs.append(fo.simulate(kind, m, 2.0, seed))
         ab = _concat(logs[0].log, logs[1].log)
         declared = ["wsum:0.7,0.3", "rrf"]
         for variant, prop in (("ab", "auto"), ("ab_oracle", logs[0].propensity)):
-            m = fit_clicks(LinearFusion(), runs_tr, ab, propensity=prop, logged_by=declared)
-            out[variant] = score(m)
-            w = np.asarray(m.weights_, dtype=np.float64)
-            info[variant] = [float(w[0] / w.sum()), int(m.n_rounds_)]
+            model = fit_clicks(LinearFusion(), fo.runs_tr, ab, propensity=prop, logged_by=declared)
+            out[variant] = fo.score(model)
+            w = np.asarray(model.weights_, dtype=np.float64)
+            info[variant] = [float(w[0] / w.sum()), int(model.n_rounds_)]
     return {"collection": name, "fold": fold, "queries": list(test_q), "ndcg": out,
             "info": info, "seconds": time.perf_counter() - t0}  # fmt: skip
 
