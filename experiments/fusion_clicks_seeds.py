@@ -110,6 +110,12 @@ class _Fold:
         )
 
 
+def _result(name: str, fold: int, test_q: list, out: dict, info: dict, t0: float) -> dict:
+    """What a job keeps for one (collection, fold, sessions, replicate)."""
+    return {"collection": name, "fold": fold, "queries": list(test_q), "ndcg": out,
+            "info": info, "seconds": time.perf_counter() - t0}  # fmt: skip
+
+
 def fold_job(args: tuple) -> dict:
     """Every logger, eta and variant on one (collection, fold, sessions, replicate)."""
     from rankboost.fusion import AutoFusion, LinearFusion
@@ -144,14 +150,7 @@ def fold_job(args: tuple) -> dict:
                     out[key] = fo.score(m)
                     w = np.asarray(m.weights_, dtype=np.float64)
                     info[key] = [float(w[0] / w.sum()), int(m.n_rounds_)]
-    return {
-        "collection": name,
-        "fold": fold,
-        "queries": list(test_q),
-        "ndcg": out,
-        "info": info,
-        "seconds": time.perf_counter() - t0,
-    }
+    return _result(name, fold, test_q, out, info, t0)
 
 
 AB_VARIANTS = ("ab", "ab_oracle")
@@ -182,8 +181,7 @@ def ab_job(args: tuple) -> dict:
             out[variant] = fo.score(model)
             w = np.asarray(model.weights_, dtype=np.float64)
             info[variant] = [float(w[0] / w.sum()), int(model.n_rounds_)]
-    return {"collection": name, "fold": fold, "queries": list(test_q), "ndcg": out,
-            "info": info, "seconds": time.perf_counter() - t0}  # fmt: skip
+    return _result(name, fold, test_q, out, info, t0)
 
 
 def run_all(  # noqa: PLR0913
