@@ -754,11 +754,11 @@ def test_inner_cv_holds_one_block_of_scores_at_a_time(monkeypatch):
     monkeypatch.setattr(_rounds, "_BLOCK_CELLS", cells)
     assert prob.X.shape[0] > 3 * 300
     args = (model, prob.X, prob.qid, prob.gains("rated"), 1, np.nan_to_num(prob.X[:, 1]))
-    _rounds._held_out_curve(*args)  # what the model caches at its first scoring: not counted
+    _rounds.held_out_users(*args)  # what the model caches at its first scoring: not counted
     tracemalloc.start()
     try:
         entry = tracemalloc.get_traced_memory()[0]
-        _rounds._held_out_curve(*args)
+        _rounds.held_out_users(*args)
         peak = tracemalloc.get_traced_memory()[1] - entry
     finally:
         tracemalloc.stop()

@@ -274,8 +274,9 @@ def _fold_curve(  # noqa: PLR0917  private helper of choose_rounds
         f0 = None if prior is None else scale * prior[train]
         fb = problem.feedback(kind, train)
         model = train_quiet(problem.X[train], fb, params, init_score=f0)
-        curve = _held_out_curve(model, problem.X[valid], problem.qid[valid], grades, start,
-                                None if prior is None else scale * prior[valid])  # fmt: skip
+        pv = None if prior is None else scale * prior[valid]
+        users = held_out_users(model, problem.X[valid], problem.qid[valid], grades, start, pv)
+        curve = users.mean(axis=0)  # the mean NDCG@10 of the held-out users after each round
     finally:
         steps.done()
     return padded_curve(curve, params.n_rounds + start), model
@@ -296,19 +297,7 @@ def padded_curve(curve: NDArray[np.float64], width: int) -> NDArray[np.float64]:
     return full
 
 
-def _held_out_curve(  # noqa: PLR0917  private helper of _fold_curve
-    model: RankBoostModel,
-    Xv: NDArray[np.float64],
-    qv: NDArray[np.int64],
-    grades: NDArray[np.float64],
-    start: int,
-    prior: NDArray[np.float64] | None,
-) -> NDArray[np.float64]:
-    """Mean NDCG@10 of the held-out rows after every round (index 0 = the prior, if any)."""
-    return held_out_users(model, Xv, qv, grades, start, prior).mean(axis=0)
-
-
-def held_out_users(  # noqa: PLR0917  _held_out_curve's pieces
+def held_out_users(  # noqa: PLR0917  the held-out rows' arrays, as _fold_curve has them
     model: RankBoostModel,
     Xv: NDArray[np.float64],
     qv: NDArray[np.int64],
