@@ -92,6 +92,17 @@ class Sampler(threading.Thread):
                     at[addr] = max(at.get(addr, 0.0), rss)
             self.stop.wait(self.every)
 
+    def peaks(self) -> dict[str, int]:
+        """Each worker's peak resident set so far (MB, VmHWM)."""
+        return {a: round(_status_mb(p, "VmHWM")) for a, p in self.pids.items()}
+
+    def finish(self, limit: str) -> None:
+        """Stop sampling; print the workers' peaks against ``limit`` and the per-task table."""
+        self.stop.set()
+        self.join()
+        print(f"workers' peak RSS (MB, VmHWM): {self.peaks()}; limit {limit} each")
+        self.report()
+
     def report(self) -> None:
         names = {a: f"w{i}" for i, a in enumerate(sorted(self.pids))}
         print("largest resident set (MB) of a worker while it ran a task of each kind:")
@@ -158,7 +169,7 @@ def run_dask(args: argparse.Namespace, df: Any) -> tuple[dict[str, Any], Any]:
     with _cluster(args.memory_limit) as client:
         ddf = _scattered(client, df, args.partitions)
         sampler = Sampler(client, args.sample)
-        base = {a: round(_status_mb(p, "VmHWM")) for a, p in sampler.pids.items()}
+        base = sampler.peaks()
         print(f"workers' peak RSS before the fit (MB; imports, the ratings): {base}", flush=True)
         sampler.start()
         t0 = time.perf_counter()
@@ -173,12 +184,8 @@ def run_dask(args: argparse.Namespace, df: Any) -> tuple[dict[str, Any], Any]:
         _, items, _ = rec.recommend_all(k=10)
         items = items.compute()
         t2 = time.perf_counter()
-        sampler.stop.set()
-        sampler.join()
-        peaks = {a: round(_status_mb(p, "VmHWM")) for a, p in sampler.pids.items()}
         print(f"dask recommend_all(k=10): {t2 - t1:.1f} s; load {os.getloadavg()}")
-        print(f"workers' peak RSS (MB, VmHWM): {peaks}; limit {args.memory_limit} each")
-        sampler.report()
+        sampler.finish(args.memory_limit)
         params = dict(rec.params)
     return params, items
 
@@ -212,18 +219,14 @@ def run_choice(args: argparse.Namespace, df: Any) -> None:
         ub = user_blocks(client, ddf, ("user", "item", "rating"))
         distributed.wait(ub.blocks)
         sampler = Sampler(client, args.sample)
-        base = {a: round(_status_mb(p, "VmHWM")) for a, p in sampler.pids.items()}
+        base = sampler.peaks()
         print(f"workers' peak RSS before the choice (MB; imports, the ratings): {base}")
         sampler.start()
         t0 = time.perf_counter()
         got = dask_choice(client, ub, 0)
         t1 = time.perf_counter()
-        sampler.stop.set()
-        sampler.join()
-        peaks = {a: round(_status_mb(p, "VmHWM")) for a, p in sampler.pids.items()}
         print(f"dask choice: {t1 - t0:.1f} s -> {got}; load {os.getloadavg()}")
-        print(f"workers' peak RSS (MB, VmHWM): {peaks}; limit {args.memory_limit} each")
-        sampler.report()
+        sampler.finish(args.memory_limit)
     users, u = np.unique(df["user"].to_numpy(), return_inverse=True)
     items, i = np.unique(df["item"].to_numpy(), return_inverse=True)
     R = sp.csr_matrix((df["rating"].to_numpy(), (u, i)), shape=(users.size, items.size))
