@@ -18,6 +18,7 @@ import pytest
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 MQ2008_FOLD1_TRAIN = SHARED_DATA / "letor4" / "MQ2008" / "Fold1" / "train.txt.gz"
+ML100K = SHARED_DATA / "movielens" / "ml-100k" / "u.data.gz"
 
 
 def kill_a_worker_at(client: Any, iteration: int) -> tuple[Any, list[Any]]:

@@ -4,18 +4,15 @@ matrices (hypothesis), on MovieLens 100K's shape, across blocks of users, and ba
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import ML100K
 from rankboost.recommend import _base
 from rankboost.recommend._base import BASE_RECOMMENDERS, BaseScores
-
-ML100K = Path(__file__).resolve().parents[1].parent / "shared/data/movielens/ml-100k/u.data.gz"
 
 
 def _dense_at(base: BaseScores, users: np.ndarray, items: np.ndarray) -> np.ndarray:

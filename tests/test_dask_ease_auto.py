@@ -11,7 +11,6 @@ then gives the one-machine model and top 10 (MovieLens 100K, skipped when absent
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,8 +18,8 @@ import pytest
 import scipy.sparse as sp
 
 import rankboost as rb
+from conftest import ML100K, two_worker_client
 from conftest import ratings_frame as _frame
-from conftest import two_worker_client
 from rankboost.datasets import make_ratings
 from rankboost.recommend import RankBoostRecommender
 from rankboost.recommend._base import choose_ease_lambda, validation_split
@@ -32,7 +31,6 @@ pd: Any = None
 rbd: Any = None
 
 pytestmark = pytest.mark.xdist_group("dask")
-ML100K = Path("/work/shared/data/movielens/ml-100k/u.data.gz")
 BASE = ("cooccurrence", "ease", "item_mean", "popularity")
 
 
@@ -133,7 +131,7 @@ def test_no_liked_held_out_item_takes_the_first_penalty(client):
 # --------------------------------------------------------------------------- the fit
 
 
-@pytest.mark.skipif(not ML100K.exists(), reason="MovieLens 100K is not in /work/shared/data")
+@pytest.mark.skipif(not ML100K.exists(), reason="MovieLens 100K is not in ../shared/data")
 def test_movielens_100k_auto_penalty_model_and_top10(client):
     ds = rb.datasets.load_movielens(ML100K)
     df = pd.DataFrame({"user": ds.user, "item": ds.item, "rating": ds.rating})

@@ -93,7 +93,7 @@ def test_issue49_inner_cv_chooses_as_one_machine(client, params):
     assert_same_choice(one, dist)
 
 
-@pytest.mark.skipif(not ML100K.exists(), reason="MovieLens 100K is not in /work/shared/data")
+@pytest.mark.skipif(not ML100K.exists(), reason="MovieLens 100K is not in ../shared/data")
 def test_issue49_inner_cv_movielens_100k(client):
     """The defaults of the inner CV (inner_folds=2, refit=False) and prior_scale=None."""
     _fit_both.client = client

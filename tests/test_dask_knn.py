@@ -15,7 +15,6 @@ import importlib.util
 import os
 import signal
 import warnings
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,8 +22,8 @@ import pytest
 import scipy.sparse as sp
 
 import rankboost as rb
+from conftest import ML100K, two_worker_client
 from conftest import ratings_frame as _frame
-from conftest import two_worker_client
 from rankboost.datasets import make_ratings
 from rankboost.recommend import RankBoostRecommender
 from rankboost.recommend._base import BASE_RECOMMENDERS, BaseScores
@@ -38,7 +37,6 @@ pd: Any = None
 rbd: Any = None
 
 pytestmark = pytest.mark.xdist_group("dask")
-ML100K = Path("/work/shared/data/movielens/ml-100k/u.data.gz")
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +106,7 @@ def test_issue49_knn_statistics_have_the_one_machine_bits(client, monkeypatch, s
         assert near.nnz > 0
 
 
-@pytest.mark.skipif(not ML100K.exists(), reason="MovieLens 100K is not in /work/shared/data")
+@pytest.mark.skipif(not ML100K.exists(), reason="MovieLens 100K is not in ../shared/data")
 def test_issue49_movielens_100k_every_base_recommender_top10_of_every_user(client):
     ds = rb.datasets.load_movielens(ML100K)
     df = pd.DataFrame({"user": ds.user, "item": ds.item, "rating": ds.rating})

@@ -5,7 +5,7 @@ On a real ``distributed.LocalCluster`` with 2 worker processes, a dask DataFrame
 same ``random_state``, the one-machine ``RankBoostRecommender(**est.params)`` fitted on the
 same rows: the same models (rankers equal, alphas to 1e-12, as tests/test_dask.py), the same
 top 10 of every user (``recommend_all``, ``recommend``, ``to_local``). MovieLens 100K
-(/work/shared/data, skipped when absent) and ``datasets.make_ratings`` problems with other
+(../shared/data, skipped when absent) and ``datasets.make_ratings`` problems with other
 labels, ratings in halves and every kind of feedback; a worker killed mid-boosting; bad
 input.
 """
@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import importlib.util
 import warnings
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
 import rankboost as rb
-from conftest import kill_a_worker_at, two_worker_client
+from conftest import ML100K, kill_a_worker_at, two_worker_client
 from conftest import ratings_frame as _frame
 from rankboost.datasets import make_ratings
 from rankboost.recommend import RankBoostRecommender
@@ -33,7 +32,6 @@ pd: Any = None
 rbd: Any = None
 
 pytestmark = pytest.mark.xdist_group("dask")
-ML100K = Path("/work/shared/data/movielens/ml-100k/u.data.gz")
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +67,7 @@ def assert_same_fit(one, dist, k=10):
         np.testing.assert_allclose(got[1], want[1], rtol=1e-9, atol=1e-9)
 
 
-@pytest.mark.skipif(not ML100K.exists(), reason="MovieLens 100K is not in /work/shared/data")
+@pytest.mark.skipif(not ML100K.exists(), reason="MovieLens 100K is not in ../shared/data")
 def test_issue49_movielens_100k_top10_of_every_user(client):
     ds = rb.datasets.load_movielens(ML100K)
     df = pd.DataFrame({"user": ds.user, "item": ds.item, "rating": ds.rating})
